@@ -1,0 +1,36 @@
+/*
+ * The ksched subcommands. Each takes (argc, argv) with argv[0] the
+ * subcommand's name and returns the process exit code:
+ *   0  success
+ *   1  invalid input (config, plugins, cluster file) — the problems are
+ *      printed on stderr
+ *   2  usage error (unknown option, missing argument)
+ *   3  `schedule` only: the run completed but some pods could not be placed
+ */
+#ifndef KS_CLI_H
+#define KS_CLI_H
+
+#define KS_EXIT_OK 0
+#define KS_EXIT_INVALID 1
+#define KS_EXIT_USAGE 2
+#define KS_EXIT_UNPLACED 3
+
+int ks_cli_validate(int argc, char **argv);
+int ks_cli_plugins(int argc, char **argv);
+int ks_cli_schedule(int argc, char **argv);
+
+/* Shared option state for --plugin-dir (repeatable) and
+ * --no-default-plugin-path. */
+typedef struct ks_cli_plugin_opts {
+    const char *dirs[32];
+    unsigned n_dirs;
+    int no_default_path;
+} ks_cli_plugin_opts_t;
+
+/* Add a --plugin-dir; returns -1 (and prints) when there are too many. */
+int ks_cli_add_plugin_dir(ks_cli_plugin_opts_t *o, const char *dir);
+/* Print "ksched <cmd>: <msg>\nTry 'ksched <cmd> --help'." and return 2. */
+int ks_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

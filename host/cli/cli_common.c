@@ -1,0 +1,26 @@
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int ks_cli_add_plugin_dir(ks_cli_plugin_opts_t *o, const char *dir)
+{
+    if (o->n_dirs >= sizeof o->dirs / sizeof o->dirs[0]) {
+        fprintf(stderr, "ksched: too many --plugin-dir options (at most %zu)\n",
+                sizeof o->dirs / sizeof o->dirs[0]);
+        return -1;
+    }
+    o->dirs[o->n_dirs++] = dir;
+    return 0;
+}
+
+int ks_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "ksched %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'ksched %s --help'.\n", cmd);
+    return KS_EXIT_USAGE;
+}

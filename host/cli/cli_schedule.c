@@ -1,0 +1,447 @@
+/* ksched schedule: schedule every pending pod of a cluster file. */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/cache.h"
+#include "cluster/intern.h"
+#include "cluster/objects.h"
+#include "framework/generation.h"
+#include "framework/log.h"
+#include "framework/scheduler.h"
+#include "framework/status.h"
+
+static const char usage[] =
+    "Usage: ksched schedule --cluster FILE... [--config FILE] [options]\n"
+    "\n"
+    "Read nodes and pods from Kubernetes manifests (multi-document YAML or\n"
+    "a `kind: List`, as `kubectl get nodes,pods -A -o yaml` prints), schedule\n"
+    "every pending pod whose schedulerName matches a profile, and print the\n"
+    "bindings and, for each pod that could not be placed, why.\n"
+    "\n"
+    "The run ends when nothing left can change: no pod is active, backing\n"
+    "off, or waiting at Permit. Time is simulated: backoffs and Permit\n"
+    "timeouts elapse at once when nothing else can run.\n"
+    "\n"
+    "Options:\n"
+    "  -f, --cluster FILE       a manifest file; repeatable\n"
+    "  -c, --config FILE        KubeSchedulerConfiguration (default: built-in)\n"
+    "  -p, --plugin-dir DIR     search DIR for plugin .so files; repeatable\n"
+    "      --no-default-plugin-path\n"
+    "                           search only the --plugin-dir directories\n"
+    "  -o, --output FORMAT      table (default), yaml or json\n"
+    "  -e, --explain NS/POD     for this pod, print every node's filter\n"
+    "                           verdict and every plugin's weighted score\n"
+    "                           (every node is then evaluated)\n"
+    "      --deterministic      break score ties by the smallest node name\n"
+    "                           (default: at random, as kube-scheduler)\n"
+    "      --run-all-filters    run every Filter plugin on every node instead\n"
+    "                           of stopping at the first failure\n"
+    "  -j, --parallelism N      worker threads for Filter/Score (default:\n"
+    "                           the config's parallelism)\n"
+    "  -v, --verbose            log more (repeat for debug)\n"
+    "  -h, --help               show this help\n"
+    "\n"
+    "Exit status: 0 every pending pod was placed, 3 some could not be\n"
+    "placed, 1 invalid input, 2 usage.\n";
+
+typedef struct binding {
+    const ks_pod_t *pod;
+    const char *node;
+} binding_t;
+
+typedef struct run {
+    binding_t *b;
+    size_t n_b, cap_b;
+    const char *explain_ns, *explain_name;
+    uint32_t explain_attempt;
+} run_t;
+
+static void on_bound(void *ud, const ks_pod_t *pod, const char *node)
+{
+    run_t *r = ud;
+    if (r->n_b == r->cap_b) {
+        r->cap_b = r->cap_b ? r->cap_b * 2 : 64;
+        r->b = realloc(r->b, r->cap_b * sizeof *r->b);
+    }
+    r->b[r->n_b].pod = pod;
+    r->b[r->n_b].node = node;
+    r->n_b++;
+}
+
+static void explain(run_t *run, const ks_cycle_result_t *r)
+{
+    const struct ks_node_status_map *m = r->statuses;
+    size_t np = r->fw->n_points[KS_EP_SCORE], p;
+    uint32_t i, k;
+    run->explain_attempt++;
+    printf("explain %s/%s (attempt %u, profile \"%s\")\n", r->pod->ns,
+           r->pod->name, run->explain_attempt, r->fw->profile_name);
+    for (i = 0; m && i < m->n; i++) {
+        const ks_node_info_t *ni = ks_snapshot_node_at(m->snap, i);
+        int feasible = 0;
+        for (k = 0; k < r->n_feasible; k++)
+            if (r->feasible[k] == ni)
+                feasible = 1;
+        if (feasible) {
+            for (k = 0; k < r->n_feasible; k++)
+                if (r->feasible[k] == ni)
+                    break;
+            printf("  %-24s passes filters", ni->node->name);
+            if (r->scored) {
+                printf("; score %lld =", (long long)r->totals[k]);
+                for (p = 0; p < np; p++)
+                    printf("%s %s %lld", p ? " +" : "",
+                           r->fw->points[KS_EP_SCORE][p].inst->name,
+                           (long long)r->scores[p * r->n_feasible + k]);
+            }
+            printf("\n");
+        } else if (m->set[i]) {
+            char msg[2048];
+            printf("  %-24s rejected by %s: %s\n", ni->node->name,
+                   m->st[i].plugin ? m->st[i].plugin : "PreFilter",
+                   ks_status_message(&m->st[i], msg, sizeof msg));
+        } else {
+            printf("  %-24s not evaluated\n", ni->node->name);
+        }
+    }
+    if (r->selected)
+        printf("  selected: %s\n", r->selected);
+    if (r->message)
+        printf("  %s\n", r->message);
+    if (r->nominated)
+        printf("  nominated: %s\n", r->nominated);
+}
+
+static void on_cycle(void *ud, const ks_cycle_result_t *r)
+{
+    run_t *run = ud;
+    if (run->explain_name && strcmp(r->pod->name, run->explain_name) == 0 &&
+        strcmp(r->pod->ns, run->explain_ns) == 0)
+        explain(run, r);
+}
+
+typedef struct pending {
+    const ks_pod_t *pod;
+    char *message;
+    int gated;
+} pending_t;
+
+typedef struct pend_list {
+    pending_t *a;
+    size_t n, cap;
+} pend_list_t;
+
+static void collect_pending(void *ud, const ks_pod_t *pod, const char *msg,
+                            int gated)
+{
+    pend_list_t *l = ud;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->a = realloc(l->a, l->cap * sizeof *l->a);
+    }
+    l->a[l->n].pod = pod;
+    l->a[l->n].message = strdup(msg);
+    l->a[l->n].gated = gated;
+    l->n++;
+}
+
+static int cmp_pending(const void *a, const void *b)
+{
+    const pending_t *x = a, *y = b;
+    int c = strcmp(x->pod->ns, y->pod->ns);
+    return c ? c : strcmp(x->pod->name, y->pod->name);
+}
+
+/* JSON string with escapes. */
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch == '\n')
+            printf("\\n");
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void print_result(const char *output, const run_t *run,
+                         const pend_list_t *pend, ks_pod_t *const *others,
+                         size_t n_others)
+{
+    size_t i;
+    if (strcmp(output, "table") == 0) {
+        printf("%-40s %s\n", "POD", "NODE");
+        for (i = 0; i < run->n_b; i++) {
+            char name[512];
+            snprintf(name, sizeof name, "%s/%s", run->b[i].pod->ns,
+                     run->b[i].pod->name);
+            printf("%-40s %s\n", name, run->b[i].node);
+        }
+        for (i = 0; i < pend->n; i++) {
+            char name[512];
+            snprintf(name, sizeof name, "%s/%s", pend->a[i].pod->ns,
+                     pend->a[i].pod->name);
+            printf("%-40s <none>  %s%s\n", name,
+                   pend->a[i].gated ? "gated: " : "", pend->a[i].message);
+        }
+        printf("\n%zu bound, %zu could not be placed", run->n_b, pend->n);
+        if (n_others)
+            printf(", %zu left to other schedulers", n_others);
+        printf("\n");
+        return;
+    }
+    if (strcmp(output, "yaml") == 0) {
+        printf("bindings:%s\n", run->n_b ? "" : " []");
+        for (i = 0; i < run->n_b; i++)
+            printf("- pod: %s/%s\n  node: %s\n", run->b[i].pod->ns,
+                   run->b[i].pod->name, run->b[i].node);
+        printf("unschedulable:%s\n", pend->n ? "" : " []");
+        for (i = 0; i < pend->n; i++) {
+            printf("- pod: %s/%s\n  gated: %s\n  message: ",
+                   pend->a[i].pod->ns, pend->a[i].pod->name,
+                   pend->a[i].gated ? "true" : "false");
+            json_str(pend->a[i].message); /* a JSON string is valid YAML */
+            printf("\n");
+        }
+        printf("otherSchedulers:%s\n", n_others ? "" : " []");
+        for (i = 0; i < n_others; i++)
+            printf("- pod: %s/%s\n  schedulerName: %s\n", others[i]->ns,
+                   others[i]->name, others[i]->scheduler_name);
+        return;
+    }
+    printf("{\"bindings\": [");
+    for (i = 0; i < run->n_b; i++) {
+        printf("%s{\"namespace\": ", i ? ", " : "");
+        json_str(run->b[i].pod->ns);
+        printf(", \"name\": ");
+        json_str(run->b[i].pod->name);
+        printf(", \"node\": ");
+        json_str(run->b[i].node);
+        printf("}");
+    }
+    printf("], \"unschedulable\": [");
+    for (i = 0; i < pend->n; i++) {
+        printf("%s{\"namespace\": ", i ? ", " : "");
+        json_str(pend->a[i].pod->ns);
+        printf(", \"name\": ");
+        json_str(pend->a[i].pod->name);
+        printf(", \"gated\": %s, \"message\": ",
+               pend->a[i].gated ? "true" : "false");
+        json_str(pend->a[i].message);
+        printf("}");
+    }
+    printf("], \"otherSchedulers\": [");
+    for (i = 0; i < n_others; i++) {
+        printf("%s{\"namespace\": ", i ? ", " : "");
+        json_str(others[i]->ns);
+        printf(", \"name\": ");
+        json_str(others[i]->name);
+        printf("}");
+    }
+    printf("]}\n");
+}
+
+static void notice(const char *msg)
+{
+    ks_log(KS_LOG_INFO, "%s", msg);
+}
+
+int ks_cli_schedule(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"cluster", required_argument, NULL, 'f'},
+        {"config", required_argument, NULL, 'c'},
+        {"plugin-dir", required_argument, NULL, 'p'},
+        {"no-default-plugin-path", no_argument, NULL, 'N'},
+        {"output", required_argument, NULL, 'o'},
+        {"explain", required_argument, NULL, 'e'},
+        {"deterministic", no_argument, NULL, 'D'},
+        {"run-all-filters", no_argument, NULL, 'A'},
+        {"parallelism", required_argument, NULL, 'j'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    ks_cli_plugin_opts_t po = {{0}, 0, 0};
+    const char *clusters[64];
+    unsigned n_clusters = 0;
+    const char *config = NULL, *output = "table", *explain_arg = NULL;
+    int deterministic = 0, run_all = 0, parallelism = 0, verbose = 0, c;
+    ks_generation_opts_t go;
+    ks_generation_t *gen = NULL;
+    ks_error_t err = {0};
+    ks_manifest_t m;
+    ks_cache_t *cache = NULL;
+    ks_scheduler_t *s = NULL;
+    ks_sched_opts_t so;
+    run_t run;
+    pend_list_t pend = {0};
+    ks_pod_t **others = NULL;
+    size_t n_others = 0, i;
+    char ns_buf[256];
+    int rc = KS_EXIT_OK;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+f:c:p:o:e:j:vh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (n_clusters == 64)
+                return ks_cli_usage_error("schedule", "too many --cluster "
+                                                      "files (at most 64)");
+            clusters[n_clusters++] = optarg;
+            break;
+        case 'c': config = optarg; break;
+        case 'p':
+            if (ks_cli_add_plugin_dir(&po, optarg) != 0)
+                return KS_EXIT_USAGE;
+            break;
+        case 'N': po.no_default_path = 1; break;
+        case 'o': output = optarg; break;
+        case 'e': explain_arg = optarg; break;
+        case 'D': deterministic = 1; break;
+        case 'A': run_all = 1; break;
+        case 'j': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 1024)
+                return ks_cli_usage_error("schedule", "--parallelism must be "
+                                                      "an integer in 1..1024, "
+                                                      "got '%s'",
+                                          optarg);
+            parallelism = (int)v;
+            break;
+        }
+        case 'v': verbose++; break;
+        case 'h': fputs(usage, stdout); return KS_EXIT_OK;
+        default:
+            return ks_cli_usage_error("schedule", "unknown or incomplete "
+                                                  "option '%s'",
+                                      argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return ks_cli_usage_error("schedule", "unexpected argument '%s'",
+                                  argv[optind]);
+    if (n_clusters == 0)
+        return ks_cli_usage_error("schedule", "--cluster FILE is required");
+    if (strcmp(output, "table") && strcmp(output, "yaml") &&
+        strcmp(output, "json"))
+        return ks_cli_usage_error("schedule", "--output must be table, yaml "
+                                              "or json, got '%s'",
+                                  output);
+    memset(&run, 0, sizeof run);
+    if (explain_arg) {
+        const char *slash = strchr(explain_arg, '/');
+        if (slash == NULL || slash == explain_arg || slash[1] == '\0' ||
+            (size_t)(slash - explain_arg) >= sizeof ns_buf)
+            return ks_cli_usage_error("schedule", "--explain takes "
+                                                  "NAMESPACE/POD, got '%s'",
+                                      explain_arg);
+        memcpy(ns_buf, explain_arg, (size_t)(slash - explain_arg));
+        ns_buf[slash - explain_arg] = '\0';
+        run.explain_ns = ns_buf;
+        run.explain_name = slash + 1;
+    }
+    ks_log_set_level(KS_LOG_WARN + verbose);
+
+    memset(&go, 0, sizeof go);
+    go.config_path = config;
+    go.plugin_dirs = po.dirs;
+    go.n_plugin_dirs = po.n_dirs;
+    go.no_default_path = po.no_default_path;
+    go.parallelism = parallelism;
+    if (ks_generation_build(&go, &gen, &err) != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return KS_EXIT_INVALID;
+    }
+    memset(&m, 0, sizeof m);
+    for (i = 0; i < n_clusters; i++) {
+        if (ks_manifest_load_file(&m, clusters[i], ks_intern_global(), notice,
+                                  &err) != 0) {
+            fprintf(stderr, "%s\n", err.msg);
+            ks_manifest_free(&m);
+            ks_generation_unref(gen);
+            return KS_EXIT_INVALID;
+        }
+    }
+    cache = ks_cache_new(ks_intern_global());
+    for (i = 0; i < m.n_nodes; i++) {
+        if (ks_cache_add_node(cache, m.nodes[i], &err) != 0) {
+            fprintf(stderr, "%s\n", err.msg);
+            rc = KS_EXIT_INVALID;
+            goto out;
+        }
+        m.nodes[i] = NULL;
+    }
+    for (i = 0; i < m.n_services; i++) {
+        ks_cache_add_service(cache, m.services[i]);
+        m.services[i] = NULL;
+    }
+    for (i = 0; i < m.n_namespaces; i++) {
+        ks_cache_add_namespace(cache, m.namespaces[i]);
+        m.namespaces[i] = NULL;
+    }
+    for (i = 0; i < m.n_pods; i++) {
+        ks_pod_t *pod = m.pods[i];
+        if (pod->node_name[0] == '\0')
+            continue;
+        if (ks_cache_add_pod(cache, pod, &err) != 0) {
+            fprintf(stderr, "%s\n", err.msg);
+            rc = KS_EXIT_INVALID;
+            goto out;
+        }
+        m.pods[i] = NULL;
+    }
+    memset(&so, 0, sizeof so);
+    so.deterministic = deterministic;
+    so.run_all_filters = run_all;
+    if (explain_arg) {
+        so.percentage_override = 100;
+        so.score_single_node = 1;
+    }
+    so.obs.bound = on_bound;
+    so.obs.cycle = on_cycle;
+    so.obs.ud = &run;
+    s = ks_scheduler_new(gen, cache, &so);
+    for (i = 0; i < m.n_pods; i++) {
+        ks_pod_t *pod = m.pods[i];
+        if (pod == NULL)
+            continue;
+        m.pods[i] = NULL;
+        if (ks_scheduler_add_pod(s, pod) != 0) {
+            others = realloc(others, (n_others + 1) * sizeof *others);
+            others[n_others++] = pod;
+        }
+    }
+    ks_scheduler_run_batch(s);
+    ks_scheduler_foreach_pending(s, collect_pending, &pend);
+    if (pend.n)
+        qsort(pend.a, pend.n, sizeof *pend.a, cmp_pending);
+
+    print_result(output, &run, &pend, others, n_others);
+    if (pend.n > 0)
+        rc = KS_EXIT_UNPLACED;
+out:
+    ks_scheduler_free(s);
+    ks_cache_free(cache);
+    ks_manifest_free(&m);
+    for (i = 0; i < n_others; i++)
+        ks_pod_free(others[i]);
+    free(others);
+    for (i = 0; i < pend.n; i++)
+        free(pend.a[i].message);
+    free(pend.a);
+    free(run.b);
+    ks_generation_unref(gen);
+    return rc;
+}

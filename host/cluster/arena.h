@@ -1,0 +1,25 @@
+/*
+ * Private: a bump allocator for one cluster object (a pod, a node...). All
+ * memory of the object comes from its arena and is released at once.
+ *
+ * The arena header lives inside its first chunk, so creating one is a
+ * single malloc. Allocations are zero-filled and aligned for any type.
+ * Not thread-safe: one arena is filled by one thread.
+ */
+#ifndef KS_CLUSTER_ARENA_H
+#define KS_CLUSTER_ARENA_H
+
+#include <stddef.h>
+
+typedef struct ks_arena ks_arena_t;
+
+/* `first` is the expected total size (a hint); NULL on ENOMEM. */
+ks_arena_t *ks_arena_new(size_t first);
+/* Zero-filled block of n bytes; NULL on ENOMEM. n == 0 gives a valid
+ * unique pointer. */
+void *ks_arena_alloc(ks_arena_t *a, size_t n);
+/* Bytes handed out so far (a size hint for the next arena). */
+size_t ks_arena_used(const ks_arena_t *a);
+void ks_arena_free(ks_arena_t *a);
+
+#endif

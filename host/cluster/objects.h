@@ -1,0 +1,93 @@
+/*
+ * Cluster objects read from Kubernetes manifests (YAML, as `kubectl get -o
+ * yaml` prints them): Node, Pod, Service, Namespace, plus `kind: List` and
+ * multi-document streams.
+ *
+ * Each pod and node is one allocation block owned by the caller of the
+ * reader (free with ks_pod_free / ks_node_free); every string in it is
+ * interned in the table passed in. Derived pod fields (requests, non-zero
+ * requests, host_ports) are filled here. Pure with respect to global state,
+ * except interning; a reader may be used from one thread at a time.
+ */
+#ifndef KS_OBJECTS_H
+#define KS_OBJECTS_H
+
+#include <stddef.h>
+
+#include "ksched/types.h"
+#include "error.h"
+#include "intern.h"
+
+typedef struct ks_service {
+    const char *ns;
+    const char *name;
+    ks_label_selector_t *selector; /* spec.selector as a selector; NULL if none */
+} ks_service_t;
+
+typedef struct ks_namespace {
+    const char *name;
+    ks_labels_t labels;
+} ks_namespace_t;
+
+/* Everything read from one or more manifest files. Owns its objects. */
+typedef struct ks_manifest {
+    ks_node_t **nodes;
+    size_t n_nodes;
+    ks_pod_t **pods;
+    size_t n_pods;
+    ks_service_t **services;
+    size_t n_services;
+    ks_namespace_t **namespaces;
+    size_t n_namespaces;
+    size_t n_skipped; /* objects of other kinds, skipped with a notice */
+} ks_manifest_t;
+
+/* Read a manifest file (multi-document; `kind: List` items are flattened).
+ * Appends to *m (zero-initialise it first). Unknown kinds are skipped with a
+ * notice written to `notice` (may be NULL: silent). Malformed objects fail
+ * with "FILE:LINE:COL: ...". */
+int ks_manifest_load_file(ks_manifest_t *m, const char *path, ks_intern_t *in,
+                          void (*notice)(const char *msg), ks_error_t *err);
+int ks_manifest_load_string(ks_manifest_t *m, const char *name,
+                            const char *yaml, size_t len, ks_intern_t *in,
+                            void (*notice)(const char *msg), ks_error_t *err);
+/* Frees every object still owned by the manifest (set an entry to NULL to
+ * keep it). */
+void ks_manifest_free(ks_manifest_t *m);
+
+/* Build one object from a parsed libyaml mapping node (`doc` is a
+ * yaml_document_t *, `node` a yaml_node_t *). `file` is used in messages.
+ * Used by the manifest reader and by the conformance scenario reader. */
+int ks_pod_from_yaml(const char *file, void *doc, void *node, ks_intern_t *in,
+                     ks_pod_t **out, ks_error_t *err);
+/* Parse one RFC 3339 timestamp ("2022-06-01T00:00:00Z", fractions and
+ * offsets allowed) into Unix milliseconds; 0, or -1 when malformed. */
+int ks_rfc3339_parse(const char *s, int64_t *unix_ms);
+int ks_node_from_yaml(const char *file, void *doc, void *node, ks_intern_t *in,
+                      ks_node_t **out, ks_error_t *err);
+int ks_service_from_yaml(const char *file, void *doc, void *node,
+                         ks_intern_t *in, ks_service_t **out, ks_error_t *err);
+int ks_namespace_from_yaml(const char *file, void *doc, void *node,
+                           ks_intern_t *in, ks_namespace_t **out,
+                           ks_error_t *err);
+
+void ks_pod_free(ks_pod_t *pod);
+void ks_node_free(ks_node_t *node);
+void ks_service_free(ks_service_t *svc);
+void ks_namespace_free(ks_namespace_t *ns);
+
+/* Resource helpers on ks_resources_t (fixed arrays, no allocation). Scalar
+ * names are matched by address, then by content. add/sub create missing
+ * scalar slots; when all KS_MAX_SCALAR_RESOURCES slots are taken a new name
+ * is dropped. */
+void ks_resources_add(ks_resources_t *dst, const ks_resources_t *src);
+void ks_resources_sub(ks_resources_t *dst, const ks_resources_t *src);
+/* Value of scalar resource `name` (interned), 0 if absent. */
+int64_t ks_resources_scalar(const ks_resources_t *r, const char *name);
+/* Set scalar `name` to v (adds a slot); -1 when all slots are taken. */
+int ks_resources_set_scalar(ks_resources_t *r, const char *name, int64_t v);
+/* dst = max(dst, src) per resource for cpu, memory, ephemeral storage and
+ * scalars (not pods), as upstream Resource.SetMaxResource. */
+void ks_resources_set_max(ks_resources_t *dst, const ks_resources_t *src);
+
+#endif

@@ -1,0 +1,790 @@
+/*
+ * v1.Pod from a libyaml tree: every field of ks_pod_t, the API server's
+ * requests-from-limits defaulting, and the derived fields (effective
+ * requests, non-zero requests, host ports) as upstream v1.24 computes them.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "objects.h"
+#include "objects_yaml.h"
+
+/* Upstream's defaults for containers that do not request cpu / memory. */
+#define KS_DEFAULT_MILLI_CPU_REQUEST 100
+#define KS_DEFAULT_MEMORY_REQUEST (200 * 1024 * 1024)
+
+typedef struct pod_block {
+    ks_arena_t *arena;
+    ks_pod_t pod;
+} pod_block_t;
+
+/* Size of the last pod read on this thread: the next arena's first chunk. */
+static _Thread_local size_t pod_size_hint = 2048;
+
+/* Which of cpu / memory each container's requests name (after defaulting). */
+typedef struct container_flags {
+    unsigned present;
+} container_flags_t;
+
+/* --- affinity ------------------------------------------------------------- */
+
+static int parse_node_selector_term(ks_yctx_t *c, const yaml_node_t *n,
+                                    ks_node_selector_term_t *t)
+{
+    size_t old;
+    int rc;
+    if ((rc = ky_expect_map(c, n)) != 0)
+        return rc;
+    old = ky_push(c, "matchExpressions");
+    rc = ky_requirements(c, ky_get(c, n, "matchExpressions"), 1,
+                         &t->match_expressions, &t->n_match_expressions);
+    ky_pop(c, old);
+    if (rc != 0)
+        return rc;
+    old = ky_push(c, "matchFields");
+    rc = ky_requirements(c, ky_get(c, n, "matchFields"), 1, &t->match_fields,
+                         &t->n_match_fields);
+    ky_pop(c, old);
+    return rc;
+}
+
+static int parse_node_affinity(ks_yctx_t *c, const yaml_node_t *n,
+                               const ks_node_affinity_t **out)
+{
+    ks_node_affinity_t *na;
+    const yaml_node_t *req, *pref;
+    size_t old;
+    uint32_t i;
+    int rc;
+    if ((rc = ky_expect_map(c, n)) != 0)
+        return rc;
+    if ((na = ky_alloc(c, sizeof(*na))) == NULL)
+        return KS_ENOMEM;
+    req = ky_get(c, n, "requiredDuringSchedulingIgnoredDuringExecution");
+    if (req != NULL) {
+        ks_node_selector_t *sel;
+        ks_node_selector_term_t *terms = NULL;
+        const yaml_node_t *tn;
+        size_t old2;
+        old = ky_push(c, "requiredDuringSchedulingIgnoredDuringExecution");
+        if ((rc = ky_expect_map(c, req)) != 0)
+            return rc;
+        if ((sel = ky_alloc(c, sizeof(*sel))) == NULL)
+            return KS_ENOMEM;
+        tn = ky_get(c, req, "nodeSelectorTerms");
+        old2 = ky_push(c, "nodeSelectorTerms");
+        if ((rc = ky_expect_seq(c, tn)) != 0)
+            return rc;
+        sel->n_terms = ky_seq_len(tn);
+        if (sel->n_terms > 0 &&
+            (terms = ky_alloc(c, sel->n_terms * sizeof(*terms))) == NULL)
+            return KS_ENOMEM;
+        for (i = 0; i < sel->n_terms; i++) {
+            size_t old3 = ky_push_index(c, i);
+            if ((rc = parse_node_selector_term(c, ky_seq_at(c, tn, i),
+                                               &terms[i])) != 0)
+                return rc;
+            ky_pop(c, old3);
+        }
+        sel->terms = terms;
+        ky_pop(c, old2);
+        ky_pop(c, old);
+        na->required = sel;
+    }
+    pref = ky_get(c, n, "preferredDuringSchedulingIgnoredDuringExecution");
+    if (pref != NULL) {
+        ks_preferred_scheduling_term_t *p = NULL;
+        old = ky_push(c, "preferredDuringSchedulingIgnoredDuringExecution");
+        if ((rc = ky_expect_seq(c, pref)) != 0)
+            return rc;
+        na->n_preferred = ky_seq_len(pref);
+        if (na->n_preferred > 0 &&
+            (p = ky_alloc(c, na->n_preferred * sizeof(*p))) == NULL)
+            return KS_ENOMEM;
+        for (i = 0; i < na->n_preferred; i++) {
+            const yaml_node_t *item = ky_seq_at(c, pref, i);
+            size_t old2 = ky_push_index(c, i), old3;
+            if ((rc = ky_expect_map(c, item)) != 0)
+                return rc;
+            if ((rc = ky_f_int32(c, item, "weight", &p[i].weight)) != 0)
+                return rc;
+            old3 = ky_push(c, "preference");
+            rc = parse_node_selector_term(c, ky_get(c, item, "preference"),
+                                          &p[i].preference);
+            if (rc != 0)
+                return rc;
+            ky_pop(c, old3);
+            ky_pop(c, old2);
+        }
+        na->preferred = p;
+        ky_pop(c, old);
+    }
+    *out = na;
+    return 0;
+}
+
+static int parse_pod_affinity_term(ks_yctx_t *c, const yaml_node_t *n,
+                                   ks_pod_affinity_term_t *t)
+{
+    int rc;
+    if (n == NULL)
+        return ky_fail(c, n, "expected a mapping");
+    if ((rc = ky_expect_map(c, n)) != 0)
+        return rc;
+    if ((rc = ky_f_label_selector(c, n, "labelSelector",
+                                  &t->label_selector)) != 0)
+        return rc;
+    if ((rc = ky_f_strings(c, n, "namespaces", &t->namespaces,
+                           &t->n_namespaces)) != 0)
+        return rc;
+    if ((rc = ky_f_label_selector(c, n, "namespaceSelector",
+                                  &t->namespace_selector)) != 0)
+        return rc;
+    return ky_f_str(c, n, "topologyKey", &t->topology_key);
+}
+
+static int parse_pod_affinity(ks_yctx_t *c, const yaml_node_t *n,
+                              const ks_pod_affinity_t **out)
+{
+    ks_pod_affinity_t *pa;
+    const yaml_node_t *req, *pref;
+    uint32_t i;
+    size_t old;
+    int rc;
+    if ((rc = ky_expect_map(c, n)) != 0)
+        return rc;
+    if ((pa = ky_alloc(c, sizeof(*pa))) == NULL)
+        return KS_ENOMEM;
+    req = ky_get(c, n, "requiredDuringSchedulingIgnoredDuringExecution");
+    if (req != NULL) {
+        ks_pod_affinity_term_t *terms = NULL;
+        old = ky_push(c, "requiredDuringSchedulingIgnoredDuringExecution");
+        if ((rc = ky_expect_seq(c, req)) != 0)
+            return rc;
+        pa->n_required = ky_seq_len(req);
+        if (pa->n_required > 0 &&
+            (terms = ky_alloc(c, pa->n_required * sizeof(*terms))) == NULL)
+            return KS_ENOMEM;
+        for (i = 0; i < pa->n_required; i++) {
+            size_t old2 = ky_push_index(c, i);
+            if ((rc = parse_pod_affinity_term(c, ky_seq_at(c, req, i),
+                                              &terms[i])) != 0)
+                return rc;
+            ky_pop(c, old2);
+        }
+        pa->required = terms;
+        ky_pop(c, old);
+    }
+    pref = ky_get(c, n, "preferredDuringSchedulingIgnoredDuringExecution");
+    if (pref != NULL) {
+        ks_weighted_pod_affinity_term_t *w = NULL;
+        old = ky_push(c, "preferredDuringSchedulingIgnoredDuringExecution");
+        if ((rc = ky_expect_seq(c, pref)) != 0)
+            return rc;
+        pa->n_preferred = ky_seq_len(pref);
+        if (pa->n_preferred > 0 &&
+            (w = ky_alloc(c, pa->n_preferred * sizeof(*w))) == NULL)
+            return KS_ENOMEM;
+        for (i = 0; i < pa->n_preferred; i++) {
+            const yaml_node_t *item = ky_seq_at(c, pref, i);
+            size_t old2 = ky_push_index(c, i), old3;
+            if ((rc = ky_expect_map(c, item)) != 0)
+                return rc;
+            if ((rc = ky_f_int32(c, item, "weight", &w[i].weight)) != 0)
+                return rc;
+            old3 = ky_push(c, "podAffinityTerm");
+            rc = parse_pod_affinity_term(
+                c, ky_get(c, item, "podAffinityTerm"), &w[i].term);
+            if (rc != 0)
+                return rc;
+            ky_pop(c, old3);
+            ky_pop(c, old2);
+        }
+        pa->preferred = w;
+        ky_pop(c, old);
+    }
+    *out = pa;
+    return 0;
+}
+
+static int parse_affinity(ks_yctx_t *c, const yaml_node_t *n,
+                          ks_affinity_t *a)
+{
+    const yaml_node_t *v;
+    size_t old;
+    int rc;
+    if ((rc = ky_expect_map(c, n)) != 0)
+        return rc;
+    if ((v = ky_get(c, n, "nodeAffinity")) != NULL) {
+        old = ky_push(c, "nodeAffinity");
+        if ((rc = parse_node_affinity(c, v, &a->node_affinity)) != 0)
+            return rc;
+        ky_pop(c, old);
+    }
+    if ((v = ky_get(c, n, "podAffinity")) != NULL) {
+        old = ky_push(c, "podAffinity");
+        if ((rc = parse_pod_affinity(c, v, &a->pod_affinity)) != 0)
+            return rc;
+        ky_pop(c, old);
+    }
+    if ((v = ky_get(c, n, "podAntiAffinity")) != NULL) {
+        old = ky_push(c, "podAntiAffinity");
+        if ((rc = parse_pod_affinity(c, v, &a->pod_anti_affinity)) != 0)
+            return rc;
+        ky_pop(c, old);
+    }
+    return 0;
+}
+
+/* --- tolerations, spread constraints, gates ------------------------------- */
+
+static int parse_effect(ks_yctx_t *c, const yaml_node_t *map,
+                        ks_taint_effect_t *out)
+{
+    const char *s;
+    const yaml_node_t *v = ky_get(c, map, "effect");
+    size_t old;
+    int rc;
+    *out = KS_EFFECT_ALL;
+    if (v == NULL)
+        return 0;
+    old = ky_push(c, "effect");
+    if ((rc = ky_str(c, v, &s)) != 0)
+        return rc;
+    if (s[0] == '\0')
+        *out = KS_EFFECT_ALL;
+    else if (strcmp(s, "NoSchedule") == 0)
+        *out = KS_EFFECT_NO_SCHEDULE;
+    else if (strcmp(s, "PreferNoSchedule") == 0)
+        *out = KS_EFFECT_PREFER_NO_SCHEDULE;
+    else if (strcmp(s, "NoExecute") == 0)
+        *out = KS_EFFECT_NO_EXECUTE;
+    else
+        return ky_fail(c, v, "unknown effect \"%s\" (valid: NoSchedule, "
+                             "PreferNoSchedule, NoExecute)", s);
+    ky_pop(c, old);
+    return 0;
+}
+
+static int parse_tolerations(ks_yctx_t *c, const yaml_node_t *n, ks_pod_t *pod)
+{
+    ks_toleration_t *t;
+    uint32_t i, cnt;
+    int rc;
+    if ((rc = ky_expect_seq(c, n)) != 0)
+        return rc;
+    if ((cnt = ky_seq_len(n)) == 0)
+        return 0;
+    if ((t = ky_alloc(c, cnt * sizeof(*t))) == NULL)
+        return KS_ENOMEM;
+    for (i = 0; i < cnt; i++) {
+        const yaml_node_t *item = ky_seq_at(c, n, i), *opn;
+        size_t old = ky_push_index(c, i);
+        const char *op;
+        if (item == NULL || !ky_is_map(item))
+            return item ? ky_expect_map(c, item)
+                        : ky_fail(c, item, "expected a mapping");
+        if ((rc = ky_f_str(c, item, "key", &t[i].key)) != 0 ||
+            (rc = ky_f_str(c, item, "value", &t[i].value)) != 0 ||
+            (rc = ky_f_str(c, item, "operator", &op)) != 0 ||
+            (rc = parse_effect(c, item, &t[i].effect)) != 0)
+            return rc;
+        opn = ky_get(c, item, "operator");
+        if (op[0] == '\0' || strcmp(op, "Equal") == 0) {
+            t[i].op = KS_TOLERATION_EQUAL;
+        } else if (strcmp(op, "Exists") == 0) {
+            t[i].op = KS_TOLERATION_EXISTS;
+        } else {
+            ky_push(c, "operator");
+            return ky_fail(c, opn, "unknown operator \"%s\" (valid: Equal, "
+                                   "Exists)", op);
+        }
+        ky_pop(c, old);
+    }
+    pod->tolerations = t;
+    pod->n_tolerations = cnt;
+    return 0;
+}
+
+static int parse_policy(ks_yctx_t *c, const yaml_node_t *map, const char *key,
+                        ks_inclusion_policy_t *out)
+{
+    const char *s;
+    int rc;
+    if ((rc = ky_f_str(c, map, key, &s)) != 0)
+        return rc;
+    if (s[0] == '\0') {
+        *out = KS_POLICY_UNSET;
+    } else if (strcmp(s, "Honor") == 0) {
+        *out = KS_POLICY_HONOR;
+    } else if (strcmp(s, "Ignore") == 0) {
+        *out = KS_POLICY_IGNORE;
+    } else {
+        size_t old = ky_push(c, key);
+        rc = ky_fail(c, ky_get(c, map, key),
+                     "unknown policy \"%s\" (valid: Honor, Ignore)", s);
+        ky_pop(c, old);
+        return rc;
+    }
+    return 0;
+}
+
+static int parse_spread(ks_yctx_t *c, const yaml_node_t *n, ks_pod_t *pod)
+{
+    ks_topology_spread_constraint_t *t;
+    uint32_t i, cnt;
+    int rc;
+    if ((rc = ky_expect_seq(c, n)) != 0)
+        return rc;
+    if ((cnt = ky_seq_len(n)) == 0)
+        return 0;
+    if ((t = ky_alloc(c, cnt * sizeof(*t))) == NULL)
+        return KS_ENOMEM;
+    for (i = 0; i < cnt; i++) {
+        const yaml_node_t *item = ky_seq_at(c, n, i);
+        size_t old = ky_push_index(c, i);
+        const char *wu;
+        if (item == NULL || !ky_is_map(item))
+            return item ? ky_expect_map(c, item)
+                        : ky_fail(c, item, "expected a mapping");
+        if ((rc = ky_f_int32(c, item, "maxSkew", &t[i].max_skew)) != 0 ||
+            (rc = ky_f_str(c, item, "topologyKey", &t[i].topology_key)) != 0 ||
+            (rc = ky_f_str(c, item, "whenUnsatisfiable", &wu)) != 0 ||
+            (rc = ky_f_label_selector(c, item, "labelSelector",
+                                      &t[i].label_selector)) != 0 ||
+            (rc = ky_f_int32(c, item, "minDomains", &t[i].min_domains)) != 0 ||
+            (rc = parse_policy(c, item, "nodeAffinityPolicy",
+                               &t[i].node_affinity_policy)) != 0 ||
+            (rc = parse_policy(c, item, "nodeTaintsPolicy",
+                               &t[i].node_taints_policy)) != 0)
+            return rc;
+        if (wu[0] == '\0' || strcmp(wu, "DoNotSchedule") == 0) {
+            t[i].when_unsatisfiable = KS_DO_NOT_SCHEDULE;
+        } else if (strcmp(wu, "ScheduleAnyway") == 0) {
+            t[i].when_unsatisfiable = KS_SCHEDULE_ANYWAY;
+        } else {
+            ky_push(c, "whenUnsatisfiable");
+            return ky_fail(c, ky_get(c, item, "whenUnsatisfiable"),
+                           "unknown action \"%s\" (valid: DoNotSchedule, "
+                           "ScheduleAnyway)", wu);
+        }
+        ky_pop(c, old);
+    }
+    pod->spread_constraints = t;
+    pod->n_spread_constraints = cnt;
+    return 0;
+}
+
+static int parse_gates(ks_yctx_t *c, const yaml_node_t *n, ks_pod_t *pod)
+{
+    const char **g;
+    uint32_t i, cnt;
+    int rc;
+    if ((rc = ky_expect_seq(c, n)) != 0)
+        return rc;
+    if ((cnt = ky_seq_len(n)) == 0)
+        return 0;
+    if ((g = ky_alloc(c, cnt * sizeof(*g))) == NULL)
+        return KS_ENOMEM;
+    for (i = 0; i < cnt; i++) {
+        const yaml_node_t *item = ky_seq_at(c, n, i);
+        size_t old = ky_push_index(c, i);
+        if (item == NULL || !ky_is_map(item))
+            return item ? ky_expect_map(c, item)
+                        : ky_fail(c, item, "expected a mapping");
+        if ((rc = ky_f_str(c, item, "name", &g[i])) != 0)
+            return rc;
+        ky_pop(c, old);
+    }
+    pod->scheduling_gates = g;
+    pod->n_scheduling_gates = cnt;
+    return 0;
+}
+
+/* --- containers ----------------------------------------------------------- */
+
+static int parse_ports(ks_yctx_t *c, const yaml_node_t *n, ks_container_t *ct)
+{
+    ks_container_port_t *p;
+    uint32_t i, cnt;
+    int rc;
+    if ((rc = ky_expect_seq(c, n)) != 0)
+        return rc;
+    if ((cnt = ky_seq_len(n)) == 0)
+        return 0;
+    if ((p = ky_alloc(c, cnt * sizeof(*p))) == NULL)
+        return KS_ENOMEM;
+    for (i = 0; i < cnt; i++) {
+        const yaml_node_t *item = ky_seq_at(c, n, i);
+        size_t old = ky_push_index(c, i);
+        const char *proto;
+        if (item == NULL || !ky_is_map(item))
+            return item ? ky_expect_map(c, item)
+                        : ky_fail(c, item, "expected a mapping");
+        if ((rc = ky_f_int32(c, item, "containerPort",
+                             &p[i].container_port)) != 0 ||
+            (rc = ky_f_int32(c, item, "hostPort", &p[i].host_port)) != 0 ||
+            (rc = ky_f_str(c, item, "protocol", &proto)) != 0 ||
+            (rc = ky_f_str(c, item, "hostIP", &p[i].host_ip)) != 0)
+            return rc;
+        if (proto[0] == '\0' || strcmp(proto, "TCP") == 0) {
+            p[i].protocol = KS_PROTO_TCP;
+        } else if (strcmp(proto, "UDP") == 0) {
+            p[i].protocol = KS_PROTO_UDP;
+        } else if (strcmp(proto, "SCTP") == 0) {
+            p[i].protocol = KS_PROTO_SCTP;
+        } else {
+            ky_push(c, "protocol");
+            return ky_fail(c, ky_get(c, item, "protocol"),
+                           "unknown protocol \"%s\" (valid: TCP, UDP, SCTP)",
+                           proto);
+        }
+        ky_pop(c, old);
+    }
+    ct->ports = p;
+    ct->n_ports = cnt;
+    return 0;
+}
+
+/* The API server's defaulting: every resource with a limit and no request
+ * gets the limit as its request. */
+static void requests_from_limits(ks_container_t *ct, unsigned *req_present,
+                                 unsigned lim_present)
+{
+    uint32_t i;
+    if ((lim_present & KY_RES_CPU) && !(*req_present & KY_RES_CPU))
+        ct->requests.milli_cpu = ct->limits.milli_cpu;
+    if ((lim_present & KY_RES_MEMORY) && !(*req_present & KY_RES_MEMORY))
+        ct->requests.memory = ct->limits.memory;
+    if ((lim_present & KY_RES_EPHEMERAL) && !(*req_present & KY_RES_EPHEMERAL))
+        ct->requests.ephemeral_storage = ct->limits.ephemeral_storage;
+    if ((lim_present & KY_RES_PODS) && !(*req_present & KY_RES_PODS))
+        ct->requests.allowed_pods = ct->limits.allowed_pods;
+    *req_present |= lim_present;
+    for (i = 0; i < ct->limits.n_scalar; i++) {
+        const ks_scalar_resource_t *s = &ct->limits.scalar[i];
+        uint32_t j;
+        for (j = 0; j < ct->requests.n_scalar; j++)
+            if (ct->requests.scalar[j].name == s->name)
+                break;
+        if (j == ct->requests.n_scalar)
+            ks_resources_set_scalar(&ct->requests, s->name, s->value);
+    }
+}
+
+static int parse_container(ks_yctx_t *c, const yaml_node_t *n,
+                           ks_container_t *ct, container_flags_t *fl)
+{
+    const yaml_node_t *res;
+    unsigned lim = 0;
+    size_t old;
+    int rc;
+    if (n == NULL || !ky_is_map(n))
+        return n ? ky_expect_map(c, n) : ky_fail(c, n, "expected a mapping");
+    if ((rc = ky_f_str(c, n, "name", &ct->name)) != 0 ||
+        (rc = ky_f_str(c, n, "image", &ct->image)) != 0)
+        return rc;
+    fl->present = 0;
+    res = ky_get(c, n, "resources");
+    if (res != NULL) {
+        old = ky_push(c, "resources");
+        if ((rc = ky_expect_map(c, res)) != 0 ||
+            (rc = ky_f_resources(c, res, "requests", &ct->requests,
+                                 &fl->present)) != 0 ||
+            (rc = ky_f_resources(c, res, "limits", &ct->limits, &lim)) != 0)
+            return rc;
+        ky_pop(c, old);
+        /* a limit needs a free request slot when it is a new scalar */
+        if (ct->limits.n_scalar > 0) {
+            ks_resources_t probe = ct->requests;
+            uint32_t i;
+            for (i = 0; i < ct->limits.n_scalar; i++)
+                if (ks_resources_scalar(&probe, ct->limits.scalar[i].name) ==
+                        0 &&
+                    ks_resources_set_scalar(&probe, ct->limits.scalar[i].name,
+                                            0) != 0) {
+                    old = ky_push(c, "resources");
+                    return ky_fail(c, res, "more than %d extended resources",
+                                   KS_MAX_SCALAR_RESOURCES);
+                }
+        }
+        requests_from_limits(ct, &fl->present, lim);
+    }
+    if (ky_get(c, n, "ports") != NULL) {
+        old = ky_push(c, "ports");
+        if ((rc = parse_ports(c, ky_get(c, n, "ports"), ct)) != 0)
+            return rc;
+        ky_pop(c, old);
+    }
+    return 0;
+}
+
+static int parse_containers(ks_yctx_t *c, const yaml_node_t *spec,
+                            const char *key, const ks_container_t **out,
+                            uint32_t *n_out, container_flags_t **flags)
+{
+    const yaml_node_t *n = ky_get(c, spec, key);
+    ks_container_t *ct;
+    container_flags_t *fl;
+    uint32_t i, cnt;
+    size_t old;
+    int rc;
+    *out = NULL;
+    *n_out = 0;
+    *flags = NULL;
+    if (n == NULL)
+        return 0;
+    old = ky_push(c, key);
+    if ((rc = ky_expect_seq(c, n)) != 0)
+        return rc;
+    cnt = ky_seq_len(n);
+    if (cnt > 0) {
+        if ((ct = ky_alloc(c, cnt * sizeof(*ct))) == NULL ||
+            (fl = ky_alloc(c, cnt * sizeof(*fl))) == NULL)
+            return KS_ENOMEM;
+        for (i = 0; i < cnt; i++) {
+            size_t old2 = ky_push_index(c, i);
+            if ((rc = parse_container(c, ky_seq_at(c, n, i), &ct[i],
+                                      &fl[i])) != 0)
+                return rc;
+            ky_pop(c, old2);
+        }
+        *out = ct;
+        *n_out = cnt;
+        *flags = fl;
+    }
+    ky_pop(c, old);
+    return 0;
+}
+
+/* --- derived fields ------------------------------------------------------- */
+
+static int64_t non_zero_cpu(const ks_container_t *ct,
+                            const container_flags_t *fl)
+{
+    return (fl->present & KY_RES_CPU) ? ct->requests.milli_cpu
+                                      : KS_DEFAULT_MILLI_CPU_REQUEST;
+}
+
+static int64_t non_zero_mem(const ks_container_t *ct,
+                            const container_flags_t *fl)
+{
+    return (fl->present & KY_RES_MEMORY) ? ct->requests.memory
+                                         : KS_DEFAULT_MEMORY_REQUEST;
+}
+
+static int compute_derived(ks_yctx_t *c, ks_pod_t *pod,
+                           const container_flags_t *cfl,
+                           const container_flags_t *ifl)
+{
+    ks_container_port_t *hp;
+    uint32_t i, j, k, n_hp = 0;
+    int64_t cpu = 0, mem = 0;
+
+    memset(&pod->requests, 0, sizeof(pod->requests));
+    for (i = 0; i < pod->n_containers; i++) {
+        ks_resources_add(&pod->requests, &pod->containers[i].requests);
+        cpu += non_zero_cpu(&pod->containers[i], &cfl[i]);
+        mem += non_zero_mem(&pod->containers[i], &cfl[i]);
+    }
+    for (i = 0; i < pod->n_init_containers; i++) {
+        int64_t icpu = non_zero_cpu(&pod->init_containers[i], &ifl[i]);
+        int64_t imem = non_zero_mem(&pod->init_containers[i], &ifl[i]);
+        ks_resources_set_max(&pod->requests,
+                             &pod->init_containers[i].requests);
+        if (icpu > cpu)
+            cpu = icpu;
+        if (imem > mem)
+            mem = imem;
+    }
+    ks_resources_add(&pod->requests, &pod->overhead);
+    cpu += pod->overhead.milli_cpu;
+    mem += pod->overhead.memory;
+    pod->non_zero_milli_cpu = cpu;
+    pod->non_zero_memory = mem;
+
+    for (i = 0; i < pod->n_containers; i++)
+        for (j = 0; j < pod->containers[i].n_ports; j++)
+            if (pod->containers[i].ports[j].host_port > 0)
+                n_hp++;
+    if (n_hp == 0)
+        return 0;
+    if ((hp = ky_alloc(c, n_hp * sizeof(*hp))) == NULL)
+        return KS_ENOMEM;
+    k = 0;
+    for (i = 0; i < pod->n_containers; i++)
+        for (j = 0; j < pod->containers[i].n_ports; j++)
+            if (pod->containers[i].ports[j].host_port > 0)
+                hp[k++] = pod->containers[i].ports[j];
+    pod->host_ports = hp;
+    pod->n_host_ports = n_hp;
+    return 0;
+}
+
+/* --- the pod -------------------------------------------------------------- */
+
+static int parse_metadata(ks_yctx_t *c, const yaml_node_t *root,
+                          ks_pod_t *pod)
+{
+    const yaml_node_t *md = ky_get(c, root, "metadata");
+    size_t old;
+    int rc;
+    if (md == NULL)
+        return ky_fail(c, root, "metadata.name is required");
+    old = ky_push(c, "metadata");
+    if ((rc = ky_expect_map(c, md)) != 0)
+        return rc;
+    if ((rc = ky_f_str(c, md, "namespace", &pod->ns)) != 0 ||
+        (rc = ky_f_str(c, md, "name", &pod->name)) != 0)
+        return rc;
+    ky_pop(c, old);
+    if (pod->ns[0] == '\0' &&
+        (pod->ns = ky_intern(c, "default", 7)) == NULL)
+        return KS_ENOMEM;
+    if (pod->name[0] == '\0')
+        return ky_fail(c, md, "metadata.name is required");
+    ky_set_what(c, "pod", pod->ns, pod->name);
+    old = ky_push(c, "metadata");
+    if ((rc = ky_f_str(c, md, "uid", &pod->uid)) != 0 ||
+        (rc = ky_f_labels(c, md, "labels", &pod->labels)) != 0 ||
+        (rc = ky_f_labels(c, md, "annotations", &pod->annotations)) != 0 ||
+        (rc = ky_f_time(c, md, "creationTimestamp",
+                        &pod->creation_unix_ms)) != 0)
+        return rc;
+    if (ky_get(c, md, "deletionTimestamp") != NULL) {
+        int64_t ignored = 0;
+        if ((rc = ky_f_time(c, md, "deletionTimestamp", &ignored)) != 0)
+            return rc;
+        pod->deleting = 1;
+    }
+    ky_pop(c, old);
+    if (pod->uid[0] == '\0') {
+        char buf[512];
+        int w = snprintf(buf, sizeof(buf), "%s/%s", pod->ns, pod->name);
+        if (w < 0 || (size_t)w >= sizeof(buf))
+            return ky_fail(c, md, "namespace/name too long");
+        if ((pod->uid = ky_intern(c, buf, (size_t)w)) == NULL)
+            return KS_ENOMEM;
+    }
+    return 0;
+}
+
+static int parse_spec(ks_yctx_t *c, const yaml_node_t *spec, ks_pod_t *pod)
+{
+    container_flags_t *cfl = NULL, *ifl = NULL;
+    const yaml_node_t *v;
+    size_t old;
+    int rc;
+
+    old = ky_push(c, "spec");
+    if ((rc = ky_expect_map(c, spec)) != 0)
+        return rc;
+    if ((rc = ky_f_str(c, spec, "schedulerName", &pod->scheduler_name)) != 0 ||
+        (rc = ky_f_str(c, spec, "nodeName", &pod->node_name)) != 0 ||
+        (rc = ky_f_labels(c, spec, "nodeSelector", &pod->node_selector)) != 0 ||
+        (rc = ky_f_int32(c, spec, "priority", &pod->priority)) != 0 ||
+        (rc = ky_f_str(c, spec, "priorityClassName",
+                       &pod->priority_class_name)) != 0 ||
+        (rc = ky_f_resources(c, spec, "overhead", &pod->overhead, NULL)) != 0)
+        return rc;
+    if ((v = ky_get(c, spec, "affinity")) != NULL) {
+        size_t o2 = ky_push(c, "affinity");
+        if ((rc = parse_affinity(c, v, &pod->affinity)) != 0)
+            return rc;
+        ky_pop(c, o2);
+    }
+    if ((v = ky_get(c, spec, "tolerations")) != NULL) {
+        size_t o2 = ky_push(c, "tolerations");
+        if ((rc = parse_tolerations(c, v, pod)) != 0)
+            return rc;
+        ky_pop(c, o2);
+    }
+    if ((v = ky_get(c, spec, "topologySpreadConstraints")) != NULL) {
+        size_t o2 = ky_push(c, "topologySpreadConstraints");
+        if ((rc = parse_spread(c, v, pod)) != 0)
+            return rc;
+        ky_pop(c, o2);
+    }
+    if ((v = ky_get(c, spec, "schedulingGates")) != NULL) {
+        size_t o2 = ky_push(c, "schedulingGates");
+        if ((rc = parse_gates(c, v, pod)) != 0)
+            return rc;
+        ky_pop(c, o2);
+    }
+    if ((rc = parse_containers(c, spec, "containers", &pod->containers,
+                               &pod->n_containers, &cfl)) != 0 ||
+        (rc = parse_containers(c, spec, "initContainers",
+                               &pod->init_containers, &pod->n_init_containers,
+                               &ifl)) != 0)
+        return rc;
+    ky_pop(c, old);
+    return compute_derived(c, pod, cfl, ifl);
+}
+
+int ks_pod_from_yaml(const char *file, void *doc, void *node, ks_intern_t *in,
+                     ks_pod_t **out, ks_error_t *err)
+{
+    yaml_node_t *root = node, *v;
+    ks_yctx_t ctx, *c = &ctx;
+    ks_arena_t *arena;
+    pod_block_t *blk;
+    ks_pod_t *pod;
+    int rc;
+
+    *out = NULL;
+    if ((arena = ks_arena_new(pod_size_hint)) == NULL)
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    ky_init(c, file, doc, in, arena, err);
+    ky_set_what(c, "pod", NULL, NULL);
+    if ((blk = ky_alloc(c, sizeof(*blk))) == NULL) {
+        rc = KS_ENOMEM;
+        goto fail;
+    }
+    blk->arena = arena;
+    pod = &blk->pod;
+    if (root == NULL || !ky_is_map(root)) {
+        rc = ky_fail(c, root, "expected a mapping");
+        goto fail;
+    }
+    pod->scheduler_name = pod->node_name = pod->nominated_node_name =
+        pod->priority_class_name = ks_intern_empty(in);
+    if ((rc = parse_metadata(c, root, pod)) != 0)
+        goto fail;
+    if ((v = ky_get(c, root, "spec")) != NULL) {
+        if ((rc = parse_spec(c, v, pod)) != 0)
+            goto fail;
+    } else if ((rc = compute_derived(c, pod, NULL, NULL)) != 0) {
+        goto fail;
+    }
+    if (pod->scheduler_name[0] == '\0' &&
+        (pod->scheduler_name = ky_intern(c, "default-scheduler", 17)) ==
+            NULL) {
+        rc = KS_ENOMEM;
+        goto fail;
+    }
+    if ((v = ky_get(c, root, "status")) != NULL) {
+        size_t old = ky_push(c, "status");
+        if ((rc = ky_expect_map(c, v)) != 0 ||
+            (rc = ky_f_str(c, v, "nominatedNodeName",
+                           &pod->nominated_node_name)) != 0 ||
+            (rc = ky_f_time(c, v, "startTime", &pod->start_unix_ms)) != 0)
+            goto fail;
+        ky_pop(c, old);
+    }
+    pod_size_hint = ks_arena_used(arena) + 64;
+    *out = pod;
+    return 0;
+fail:
+    ks_arena_free(arena);
+    return rc;
+}
+
+void ks_pod_free(ks_pod_t *pod)
+{
+    pod_block_t *blk;
+    if (pod == NULL)
+        return;
+    blk = (pod_block_t *)(void *)((char *)pod - offsetof(pod_block_t, pod));
+    ks_arena_free(blk->arena);
+}

@@ -1,0 +1,209 @@
+/*
+ * Snapshots (upstream internal/cache Snapshot + UpdateSnapshot). A snapshot
+ * keeps its own copy of every real node's NodeInfo (pod arrays are arrays of
+ * pointers into the cache's pods, so a copy is cheap), in node-name order.
+ * An update walks the cache's recency list only down to the first NodeInfo
+ * not newer than the snapshot, so its cost follows what changed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_impl.h"
+
+typedef struct snap_entry {
+    ks_ni_t ni; /* first; not indexed */
+    const char *name;
+    int dead;
+} snap_entry_t;
+
+struct ks_snapshot {
+    ks_strmap_t by_name; /* name -> snap_entry_t* */
+    snap_entry_t **order; /* by name */
+    uint32_t n_order, cap_order;
+    uint64_t generation; /* the newest cache generation seen */
+    ks_strmap_t images;  /* image name -> (uintptr_t) number of nodes */
+    uint64_t images_gen;
+    int have_images;
+};
+
+ks_snapshot_t *ks_snapshot_new(void)
+{
+    return calloc(1, sizeof(ks_snapshot_t));
+}
+
+static void entry_free(snap_entry_t *e)
+{
+    ks_ni_destroy(&e->ni);
+    free(e);
+}
+
+void ks_snapshot_free(ks_snapshot_t *s)
+{
+    uint32_t i;
+    if (s == NULL)
+        return;
+    for (i = 0; i < s->n_order; i++)
+        entry_free(s->order[i]);
+    free(s->order);
+    ks_strmap_destroy(&s->by_name);
+    ks_strmap_destroy(&s->images);
+    free(s);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const snap_entry_t *x = *(const snap_entry_t *const *)a;
+    const snap_entry_t *y = *(const snap_entry_t *const *)b;
+    return strcmp(x->name, y->name);
+}
+
+/* Drop dead entries and merge the sorted `added` into the order. */
+static int rebuild_order(ks_snapshot_t *s, snap_entry_t **added,
+                         uint32_t n_added, int have_dead)
+{
+    uint32_t i, j, k, live = 0;
+    snap_entry_t **merged;
+    uint32_t total;
+    if (have_dead) {
+        for (i = 0; i < s->n_order; i++) {
+            if (s->order[i]->dead)
+                entry_free(s->order[i]);
+            else
+                s->order[live++] = s->order[i];
+        }
+        s->n_order = live;
+    }
+    if (n_added == 0)
+        return 0;
+    qsort(added, n_added, sizeof(*added), cmp_entry);
+    total = s->n_order + n_added;
+    merged = malloc((size_t)total * sizeof(*merged));
+    if (merged == NULL)
+        return -1;
+    for (i = j = k = 0; i < s->n_order || j < n_added;) {
+        if (j == n_added ||
+            (i < s->n_order && strcmp(s->order[i]->name, added[j]->name) < 0))
+            merged[k++] = s->order[i++];
+        else
+            merged[k++] = added[j++];
+    }
+    free(s->order);
+    s->order = merged;
+    s->n_order = total;
+    s->cap_order = total;
+    return 0;
+}
+
+static int copy_images(ks_cache_t *c, ks_snapshot_t *s)
+{
+    size_t i;
+    if (s->have_images && s->images_gen == c->images_gen)
+        return 0;
+    ks_strmap_clear(&s->images);
+    if (ks_strmap_reserve(&s->images, c->images.count) != 0)
+        return -1;
+    for (i = 0; i < c->images.cap; i++)
+        if (c->images.slots[i].key != NULL &&
+            ks_strmap_put(&s->images, c->images.slots[i].key,
+                          c->images.slots[i].val) != 0)
+            return -1;
+    s->images_gen = c->images_gen;
+    s->have_images = 1;
+    return 0;
+}
+
+int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
+{
+    snap_entry_t **added = NULL;
+    uint32_t n_added = 0, cap_added = 0, i;
+    int have_dead = 0;
+    ks_cache_node_t *cn;
+    uint64_t newest = s->generation;
+
+    for (cn = c->head; cn != NULL; cn = cn->next) {
+        snap_entry_t *e;
+        if (cn->ni.pub.generation <= s->generation)
+            break;
+        if (cn->ni.pub.generation > newest)
+            newest = cn->ni.pub.generation;
+        if (cn->node == NULL)
+            continue; /* placeholders are not in snapshots */
+        e = ks_strmap_get(&s->by_name, cn->name);
+        if (e == NULL) {
+            if (n_added == cap_added) {
+                uint32_t ncap = cap_added ? cap_added * 2 : 16;
+                snap_entry_t **na = realloc(added, ncap * sizeof(*na));
+                if (na == NULL)
+                    goto nomem;
+                added = na;
+                cap_added = ncap;
+            }
+            if ((e = calloc(1, sizeof(*e))) == NULL)
+                goto nomem;
+            ks_ni_init(&e->ni, 0);
+            e->name = cn->name;
+            if (ks_strmap_put(&s->by_name, e->name, e) != 0) {
+                free(e);
+                goto nomem;
+            }
+            added[n_added++] = e;
+        }
+        if (ks_ni_copy(&e->ni, &cn->ni.pub) != 0)
+            goto nomem;
+    }
+
+    /* Entries of nodes that left the cache (or became placeholders). */
+    if (s->by_name.count > c->n_real_nodes) {
+        for (i = 0; i < s->n_order; i++) {
+            snap_entry_t *e = s->order[i];
+            ks_cache_node_t *live = ks_strmap_get(&c->nodes, e->name);
+            if (live == NULL || live->node == NULL) {
+                e->dead = 1;
+                have_dead = 1;
+                ks_strmap_del(&s->by_name, e->name);
+            }
+        }
+    }
+    if (rebuild_order(s, added, n_added, have_dead) != 0)
+        goto nomem;
+    free(added);
+    if (copy_images(c, s) != 0) {
+        s->have_images = 0;
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    }
+    s->generation = newest;
+    ks_cache_bury(c);
+    return 0;
+nomem:
+    /* Keep the snapshot consistent: entries already created stay, the
+     * generation is not advanced, so the next update retries everything. */
+    if (n_added > 0 && rebuild_order(s, added, n_added, have_dead) != 0) {
+        for (i = 0; i < n_added; i++) {
+            ks_strmap_del(&s->by_name, added[i]->name);
+            entry_free(added[i]);
+        }
+    }
+    free(added);
+    return ks_error_set(err, KS_ENOMEM, "out of memory");
+}
+
+uint32_t ks_snapshot_num_nodes(const ks_snapshot_t *s)
+{
+    return s->n_order;
+}
+
+const ks_node_info_t *ks_snapshot_node_at(const ks_snapshot_t *s, uint32_t i)
+{
+    return i < s->n_order ? &s->order[i]->ni.pub : NULL;
+}
+
+const ks_node_info_t *ks_snapshot_get(const ks_snapshot_t *s, const char *name)
+{
+    snap_entry_t *e = ks_strmap_get(&s->by_name, name);
+    return e ? &e->ni.pub : NULL;
+}
+
+uint32_t ks_snapshot_image_num_nodes(const ks_snapshot_t *s, const char *image)
+{
+    return (uint32_t)(uintptr_t)ks_strmap_get(&s->images, image);
+}

@@ -1,0 +1,108 @@
+/*
+ * KubeSchedulerConfiguration: reading, validation and the default merge.
+ *
+ * ks_config_load_file() reads a kubescheduler.config.k8s.io/v1 (or v1beta3)
+ * file with libyaml, rejects unknown fields, and merges every profile's
+ * plugins with ksched's default plugin set exactly as upstream's
+ * mergePlugins/mergePluginSet do. The result still holds multiPoint; the
+ * expansion of multiPoint into extension points needs the plugins'
+ * descriptors and is done by the framework builder.
+ *
+ * Ownership: a ks_config_t owns everything reachable from it; free with
+ * ks_config_free(). Thread-safety: none; a config is immutable once loaded
+ * and may then be read from any thread.
+ */
+#ifndef KS_CONFIG_H
+#define KS_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ksched/plugin.h"
+#include "error.h"
+
+typedef enum ks_ext_point {
+    KS_EP_PRE_ENQUEUE = 0,
+    KS_EP_QUEUE_SORT,
+    KS_EP_PRE_FILTER,
+    KS_EP_FILTER,
+    KS_EP_POST_FILTER,
+    KS_EP_PRE_SCORE,
+    KS_EP_SCORE,
+    KS_EP_RESERVE,
+    KS_EP_PERMIT,
+    KS_EP_PRE_BIND,
+    KS_EP_BIND,
+    KS_EP_POST_BIND,
+    KS_EP_MULTI_POINT, /* only in configs; never a runtime list */
+    KS_EP_COUNT
+} ks_ext_point_t;
+
+/* "PreEnqueue", "QueueSort", ..., "MultiPoint" (upstream's type names). */
+const char *ks_ext_point_name(ks_ext_point_t ep);
+/* "preEnqueue", "queueSort", ..., "multiPoint" (the YAML field names). */
+const char *ks_ext_point_field(ks_ext_point_t ep);
+
+typedef struct ks_plugin_ref {
+    char *name;
+    int32_t weight; /* 0 when not given */
+    uint32_t line, column; /* where it was written; 0 for defaults */
+} ks_plugin_ref_t;
+
+typedef struct ks_plugin_set {
+    ks_plugin_ref_t *enabled;
+    size_t n_enabled;
+    ks_plugin_ref_t *disabled; /* name "*" disables all defaults */
+    size_t n_disabled;
+} ks_plugin_set_t;
+
+typedef struct ks_plugin_config {
+    char *name;
+    ks_args_t *args; /* never NULL; a map (possibly empty) */
+    uint32_t line, column;
+} ks_plugin_config_t;
+
+typedef struct ks_profile_config {
+    char *scheduler_name;              /* "default-scheduler" by default */
+    int32_t percentage_of_nodes_to_score; /* -1: not set, use the top level */
+    ks_plugin_set_t points[KS_EP_COUNT];  /* after the default merge */
+    ks_plugin_config_t *plugin_config;
+    size_t n_plugin_config;
+    uint32_t line; /* where the profile begins; 0 for the built-in one */
+} ks_profile_config_t;
+
+typedef struct ks_config {
+    char *path; /* as given, or "<default>" */
+    int32_t percentage_of_nodes_to_score; /* 0: adaptive */
+    int32_t parallelism;                  /* default 16 */
+    int64_t pod_initial_backoff_seconds;  /* default 1 */
+    int64_t pod_max_backoff_seconds;      /* default 10 */
+    ks_profile_config_t *profiles;
+    size_t n_profiles;
+    void *priv_; /* arena and YAML state, private */
+} ks_config_t;
+
+/* Load and merge. On failure *out is NULL and err lists every problem found
+ * ("FILE:LINE:COL: what is wrong; what was expected"), one per line. */
+int ks_config_load_file(const char *path, ks_config_t **out, ks_error_t *err);
+/* The same for a YAML text; `name` is used as the file name in messages. */
+int ks_config_load_string(const char *name, const char *yaml, size_t len,
+                          ks_config_t **out, ks_error_t *err);
+/* Read a config from an already parsed libyaml node (the `config:` key of a
+ * conformance scenario). `doc` is a yaml_document_t*, `node` a yaml_node_t*. */
+int ks_config_load_yaml_node(const char *name, void *doc, void *node,
+                             ks_config_t **out, ks_error_t *err);
+/* The configuration used when no file is given: one profile,
+ * "default-scheduler", with the default plugins. Never fails except ENOMEM
+ * (then NULL). */
+ks_config_t *ks_config_default(void);
+void ks_config_free(ks_config_t *cfg);
+
+/* The pluginConfig args for `plugin` in `prof`, or NULL. */
+const ks_args_t *ks_profile_plugin_args(const ks_profile_config_t *prof,
+                                        const char *plugin);
+
+/* Is `name` one of upstream's volume plugins that ksched does not model? */
+int ks_plugin_is_volume(const char *name);
+
+#endif /* KS_CONFIG_H */

@@ -1,0 +1,722 @@
+/*
+ * The KubeSchedulerConfiguration schema: the entry points that load a file,
+ * a string or a libyaml node, read every field with its type, validate the
+ * values as upstream's validation does, and merge each profile's plugins with
+ * the default set.
+ */
+#include "config_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KS_API_V1 "kubescheduler.config.k8s.io/v1"
+#define KS_API_V1BETA3 "kubescheduler.config.k8s.io/v1beta3"
+#define KS_KIND "KubeSchedulerConfiguration"
+#define KS_DEFAULT_SCHEDULER "default-scheduler"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* --- the schema ------------------------------------------------------------- */
+
+enum {
+    TOP_API,
+    TOP_KIND,
+    TOP_PROFILES,
+    TOP_PERCENTAGE,
+    TOP_PARALLELISM,
+    TOP_INITIAL_BACKOFF,
+    TOP_MAX_BACKOFF,
+    TOP_LEADER_ELECTION,
+    TOP_CLIENT_CONNECTION,
+    TOP_HEALTHZ,
+    TOP_METRICS,
+    TOP_PROFILING,
+    TOP_CONTENTION,
+    TOP_EXTENDERS
+};
+
+static const ks_cfg_field_t top_fields[] = {
+    {"apiVersion", KS_CFG_T_STR},
+    {"kind", KS_CFG_T_STR},
+    {"profiles", KS_CFG_T_SEQ},
+    {"percentageOfNodesToScore", KS_CFG_T_INT},
+    {"parallelism", KS_CFG_T_INT},
+    {"podInitialBackoffSeconds", KS_CFG_T_INT},
+    {"podMaxBackoffSeconds", KS_CFG_T_INT},
+    {"leaderElection", KS_CFG_T_MAP},
+    {"clientConnection", KS_CFG_T_MAP},
+    {"healthzBindAddress", KS_CFG_T_STR},
+    {"metricsBindAddress", KS_CFG_T_STR},
+    {"enableProfiling", KS_CFG_T_BOOL},
+    {"enableContentionProfiling", KS_CFG_T_BOOL},
+    {"extenders", KS_CFG_T_SEQ},
+};
+
+/* Upstream's LeaderElectionConfiguration and ClientConnectionConfiguration:
+ * read for their types only. */
+static const ks_cfg_field_t leader_fields[] = {
+    {"leaderElect", KS_CFG_T_BOOL},     {"leaseDuration", KS_CFG_T_STR},
+    {"renewDeadline", KS_CFG_T_STR},    {"retryPeriod", KS_CFG_T_STR},
+    {"resourceLock", KS_CFG_T_STR},     {"resourceName", KS_CFG_T_STR},
+    {"resourceNamespace", KS_CFG_T_STR},
+};
+
+static const ks_cfg_field_t client_fields[] = {
+    {"kubeconfig", KS_CFG_T_STR}, {"acceptContentTypes", KS_CFG_T_STR},
+    {"contentType", KS_CFG_T_STR}, {"qps", KS_CFG_T_NUM},
+    {"burst", KS_CFG_T_INT},
+};
+
+enum { PROF_NAME, PROF_PERCENTAGE, PROF_PLUGINS, PROF_PLUGIN_CONFIG };
+
+static const ks_cfg_field_t profile_fields[] = {
+    {"schedulerName", KS_CFG_T_STR},
+    {"percentageOfNodesToScore", KS_CFG_T_INT},
+    {"plugins", KS_CFG_T_MAP},
+    {"pluginConfig", KS_CFG_T_SEQ},
+};
+
+enum { SET_ENABLED, SET_DISABLED };
+
+static const ks_cfg_field_t set_fields[] = {
+    {"enabled", KS_CFG_T_SEQ},
+    {"disabled", KS_CFG_T_SEQ},
+};
+
+enum { PLUGIN_NAME, PLUGIN_WEIGHT };
+
+static const ks_cfg_field_t plugin_fields[] = {
+    {"name", KS_CFG_T_STR},
+    {"weight", KS_CFG_T_INT},
+};
+
+enum { PC_NAME, PC_ARGS };
+
+static const ks_cfg_field_t plugin_config_fields[] = {
+    {"name", KS_CFG_T_STR},
+    {"args", KS_CFG_T_ANY},
+};
+
+/* Per profile, what the cross-profile checks need while the document lives. */
+typedef struct profile_nodes {
+    yaml_node_t *item;       /* the profile mapping */
+    yaml_node_t *name;       /* schedulerName value, or NULL */
+    yaml_node_t *queue_sort; /* plugins.queueSort value, or NULL */
+    int ok;                  /* read without problems of its own */
+} profile_nodes_t;
+
+/* --- small readers ------------------------------------------------------------ */
+
+/* Read integer field `v` (already typed int) at `path` into *out, checking
+ * [min, max]. `range_code` is the code for a value out of range. Returns 0,
+ * or -1 after reporting. */
+static int read_int(ks_cfg_ctx_t *c, const yaml_node_t *v, const char *path,
+                    int64_t min, int64_t max, int range_code, int64_t *out)
+{
+    int64_t x;
+    if (ks_cfg_int64(v, &x) != 0) {
+        ks_cfg_problem(c, KS_ESCHEMA, v, "%s: %s is out of range for an integer",
+                       path, ks_cfg_text(v));
+        return -1;
+    }
+    if (x < min || x > max) {
+        if (max == INT32_MAX && min == 1)
+            ks_cfg_problem(c, range_code, v, "%s: must be greater than 0, found %" PRId64,
+                           path, x);
+        else if (max == INT32_MAX || max == INT64_MAX)
+            ks_cfg_problem(c, range_code, v, "%s: must be at least %" PRId64
+                           ", found %" PRId64, path, min, x);
+        else
+            ks_cfg_problem(c, range_code, v,
+                           "%s: %" PRId64 " is not in the valid range [%" PRId64
+                           "-%" PRId64 "]",
+                           path, x, min, max);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static char *dup_text(ks_cfg_ctx_t *c, const yaml_node_t *v)
+{
+    return ks_cfg_arena_strndup(c->arena, ks_cfg_text(v), v->data.scalar.length);
+}
+
+/* One `enabled` or `disabled` list. Entries that are rejected or ignored are
+ * left out of the result. */
+static void read_plugin_list(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *path,
+                             int enabled, ks_plugin_ref_t **refs, size_t *n)
+{
+    size_t len = ks_cfg_seq_len(seq), i;
+    ks_plugin_ref_t *out;
+
+    *refs = NULL;
+    *n = 0;
+    if (len == 0)
+        return;
+    out = ks_cfg_arena_alloc(c->arena, len * sizeof *out);
+    if (out == NULL)
+        return;
+    for (i = 0; i < len; i++) {
+        yaml_node_t *item = ks_cfg_seq_item(c, seq, i);
+        yaml_node_t *f[COUNT(plugin_fields)];
+        char ipath[160], wpath[176], buf[96];
+        const char *name;
+        int64_t weight = 0;
+        int bad = 0;
+
+        snprintf(ipath, sizeof ipath, "%s[%zu]", path, i);
+        if (item == NULL || item->type != YAML_MAPPING_NODE) {
+            ks_cfg_problem(c, KS_ESCHEMA, item, "%s: expected a mapping, found %s",
+                           ipath, ks_cfg_describe(item, buf, sizeof buf));
+            continue;
+        }
+        ks_cfg_fields(c, item, ipath, plugin_fields, COUNT(plugin_fields), f, NULL);
+        if (f[PLUGIN_NAME] == NULL || f[PLUGIN_NAME]->data.scalar.length == 0) {
+            ks_cfg_problem(c, KS_ESCHEMA, item, "%s: name is required", ipath);
+            continue;
+        }
+        name = ks_cfg_text(f[PLUGIN_NAME]);
+        if (f[PLUGIN_WEIGHT] != NULL && enabled) {
+            snprintf(wpath, sizeof wpath, "%s.weight", ipath);
+            if (read_int(c, f[PLUGIN_WEIGHT], wpath, 0, 100, KS_EWEIGHT, &weight) != 0)
+                bad = 1;
+        }
+        if (ks_plugin_is_volume(name)) {
+            if (enabled)
+                ks_cfg_problem(c, KS_EUNAVAILABLE, f[PLUGIN_NAME],
+                               "plugin \"%s\" is not available in ksched (volumes "
+                               "are not modelled); remove it from the profile",
+                               name);
+            continue; /* disabling one is accepted and has nothing to do */
+        }
+        if (enabled && strcmp(name, "*") == 0) {
+            ks_cfg_problem(c, KS_ESCHEMA, f[PLUGIN_NAME],
+                           "%s: \"*\" can only be used in a disabled list", ipath);
+            continue;
+        }
+        if (bad)
+            continue;
+        out[*n].name = dup_text(c, f[PLUGIN_NAME]);
+        out[*n].weight = (int32_t)weight;
+        out[*n].line = ks_cfg_line(item);
+        out[*n].column = ks_cfg_column(item);
+        (*n)++;
+    }
+    *refs = out;
+}
+
+/* profiles[i].plugins into custom[KS_EP_COUNT]. */
+static void read_plugins(ks_cfg_ctx_t *c, yaml_node_t *map, const char *path,
+                         ks_plugin_set_t *custom, yaml_node_t **queue_sort)
+{
+    ks_cfg_field_t fields[KS_EP_COUNT];
+    yaml_node_t *points[KS_EP_COUNT];
+    int ep;
+
+    for (ep = 0; ep < KS_EP_COUNT; ep++) {
+        fields[ep].name = ks_ext_point_field((ks_ext_point_t)ep);
+        fields[ep].type = KS_CFG_T_MAP;
+    }
+    ks_cfg_fields(c, map, path, fields, KS_EP_COUNT, points, NULL);
+    *queue_sort = points[KS_EP_QUEUE_SORT];
+    for (ep = 0; ep < KS_EP_COUNT; ep++) {
+        yaml_node_t *s[COUNT(set_fields)];
+        char ppath[112], lpath[128];
+        if (points[ep] == NULL)
+            continue;
+        snprintf(ppath, sizeof ppath, "%s.%s", path, fields[ep].name);
+        ks_cfg_fields(c, points[ep], ppath, set_fields, COUNT(set_fields), s, NULL);
+        if (s[SET_ENABLED] != NULL) {
+            snprintf(lpath, sizeof lpath, "%s.enabled", ppath);
+            read_plugin_list(c, s[SET_ENABLED], lpath, 1, &custom[ep].enabled,
+                             &custom[ep].n_enabled);
+        }
+        if (s[SET_DISABLED] != NULL) {
+            snprintf(lpath, sizeof lpath, "%s.disabled", ppath);
+            read_plugin_list(c, s[SET_DISABLED], lpath, 0, &custom[ep].disabled,
+                             &custom[ep].n_disabled);
+        }
+    }
+}
+
+/* profiles[i].pluginConfig. */
+static void read_plugin_config(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *path,
+                               ks_profile_config_t *prof)
+{
+    size_t len = ks_cfg_seq_len(seq), i, j;
+    yaml_node_t **names;
+
+    if (len == 0)
+        return;
+    prof->plugin_config = ks_cfg_arena_alloc(c->arena, len * sizeof *prof->plugin_config);
+    names = ks_cfg_arena_alloc(c->arena, len * sizeof *names);
+    if (prof->plugin_config == NULL || names == NULL)
+        return;
+    for (i = 0; i < len; i++) {
+        yaml_node_t *item = ks_cfg_seq_item(c, seq, i);
+        yaml_node_t *f[COUNT(plugin_config_fields)];
+        ks_plugin_config_t *pc;
+        char ipath[128], apath[136], buf[96];
+        const char *name;
+        int dup = 0;
+
+        snprintf(ipath, sizeof ipath, "%s[%zu]", path, i);
+        if (item == NULL || item->type != YAML_MAPPING_NODE) {
+            ks_cfg_problem(c, KS_ESCHEMA, item, "%s: expected a mapping, found %s",
+                           ipath, ks_cfg_describe(item, buf, sizeof buf));
+            continue;
+        }
+        ks_cfg_fields(c, item, ipath, plugin_config_fields,
+                      COUNT(plugin_config_fields), f, NULL);
+        if (f[PC_NAME] == NULL || f[PC_NAME]->data.scalar.length == 0) {
+            ks_cfg_problem(c, KS_ESCHEMA, item, "%s: name is required", ipath);
+            continue;
+        }
+        name = ks_cfg_text(f[PC_NAME]);
+        for (j = 0; j < i; j++) {
+            if (names[j] != NULL && strcmp(ks_cfg_text(names[j]), name) == 0) {
+                ks_cfg_problem(c, KS_EDUPCONFIG, item,
+                               "%s: repeated pluginConfig for plugin \"%s\" "
+                               "(first at line %" PRIu32 ")",
+                               ipath, name, ks_cfg_line(names[j]));
+                dup = 1;
+                break;
+            }
+        }
+        if (dup)
+            continue;
+        names[i] = f[PC_NAME];
+        if (ks_plugin_is_volume(name))
+            continue; /* accepted and ignored: volumes are not modelled */
+        pc = &prof->plugin_config[prof->n_plugin_config];
+        snprintf(apath, sizeof apath, "%s.args", ipath);
+        pc->args = ks_cfg_args_build(c, f[PC_ARGS], apath);
+        if (pc->args == NULL)
+            continue;
+        if (f[PC_ARGS] == NULL) { /* no args: an empty map where the entry is */
+            pc->args->line = ks_cfg_line(item);
+            pc->args->column = ks_cfg_column(item);
+        }
+        pc->name = dup_text(c, f[PC_NAME]);
+        pc->line = ks_cfg_line(item);
+        pc->column = ks_cfg_column(item);
+        prof->n_plugin_config++;
+    }
+}
+
+static void read_profile(ks_cfg_ctx_t *c, yaml_node_t *item, size_t idx,
+                         size_t n_profiles, ks_profile_config_t *prof,
+                         profile_nodes_t *pn)
+{
+    yaml_node_t *f[COUNT(profile_fields)];
+    ks_plugin_set_t custom[KS_EP_COUNT];
+    char path[48], fpath[96];
+    unsigned before = c->n_problems;
+    int64_t v;
+    int rc;
+
+    memset(custom, 0, sizeof custom);
+    prof->percentage_of_nodes_to_score = -1;
+    prof->line = ks_cfg_line(item);
+    pn->item = item;
+    snprintf(path, sizeof path, "profiles[%zu]", idx);
+    ks_cfg_fields(c, item, path, profile_fields, COUNT(profile_fields), f, NULL);
+
+    pn->name = f[PROF_NAME];
+    if (f[PROF_NAME] != NULL) {
+        if (f[PROF_NAME]->data.scalar.length == 0)
+            ks_cfg_problem(c, KS_ESCHEMA, f[PROF_NAME],
+                           "%s.schedulerName: must not be empty", path);
+        prof->scheduler_name = dup_text(c, f[PROF_NAME]);
+    } else if (n_profiles == 1) {
+        prof->scheduler_name = ks_cfg_arena_strdup(c->arena, KS_DEFAULT_SCHEDULER);
+    } else {
+        ks_cfg_problem(c, KS_ESCHEMA, item,
+                       "%s: schedulerName is required when there are several "
+                       "profiles", path);
+    }
+    if (f[PROF_PERCENTAGE] != NULL) {
+        snprintf(fpath, sizeof fpath, "%s.percentageOfNodesToScore", path);
+        if (read_int(c, f[PROF_PERCENTAGE], fpath, 0, 100, KS_ESCHEMA, &v) == 0)
+            prof->percentage_of_nodes_to_score = (int32_t)v;
+    }
+    pn->queue_sort = NULL;
+    if (f[PROF_PLUGINS] != NULL) {
+        snprintf(fpath, sizeof fpath, "%s.plugins", path);
+        read_plugins(c, f[PROF_PLUGINS], fpath, custom, &pn->queue_sort);
+    }
+    if (f[PROF_PLUGIN_CONFIG] != NULL) {
+        snprintf(fpath, sizeof fpath, "%s.pluginConfig", path);
+        read_plugin_config(c, f[PROF_PLUGIN_CONFIG], fpath, prof);
+    }
+    rc = ks_cfg_merge_profile(c->arena, custom, prof);
+    if (rc != KS_OK)
+        ks_cfg_problem(c, rc, item, "out of memory");
+    pn->ok = c->n_problems == before;
+}
+
+static int sets_equal(const ks_plugin_set_t *a, const ks_plugin_set_t *b)
+{
+    size_t i;
+    if (a->n_enabled != b->n_enabled || a->n_disabled != b->n_disabled)
+        return 0;
+    for (i = 0; i < a->n_enabled; i++)
+        if (strcmp(a->enabled[i].name, b->enabled[i].name) != 0 ||
+            a->enabled[i].weight != b->enabled[i].weight)
+            return 0;
+    for (i = 0; i < a->n_disabled; i++)
+        if (strcmp(a->disabled[i].name, b->disabled[i].name) != 0)
+            return 0;
+    return 1;
+}
+
+/* Checks across profiles: unique scheduler names, one queue sort setting. */
+static void check_profiles(ks_cfg_ctx_t *c, ks_config_t *cfg, profile_nodes_t *pn)
+{
+    size_t i, j;
+    const ks_plugin_set_t *qs0 = &cfg->profiles[0].points[KS_EP_QUEUE_SORT];
+    const char *qs_name = qs0->n_enabled ? qs0->enabled[0].name : NULL;
+    const ks_args_t *qs_args = qs_name ? ks_profile_plugin_args(&cfg->profiles[0], qs_name)
+                                       : NULL;
+
+    for (i = 1; i < cfg->n_profiles; i++) {
+        const ks_profile_config_t *p = &cfg->profiles[i];
+        const ks_plugin_set_t *qs = &p->points[KS_EP_QUEUE_SORT];
+        const ks_args_t *args;
+        if (p->scheduler_name == NULL)
+            continue;
+        for (j = 0; j < i; j++) {
+            const ks_profile_config_t *q = &cfg->profiles[j];
+            if (q->scheduler_name == NULL ||
+                strcmp(q->scheduler_name, p->scheduler_name) != 0)
+                continue;
+            ks_cfg_problem(c, KS_ESCHEMA, pn[i].name ? pn[i].name : pn[i].item,
+                           "profiles[%zu].schedulerName: duplicate scheduler name "
+                           "\"%s\" (also used by profiles[%zu] at line %" PRIu32 ")",
+                           i, p->scheduler_name, j,
+                           ks_cfg_line(pn[j].name ? pn[j].name : pn[j].item));
+            break;
+        }
+        if (!pn[0].ok || !pn[i].ok)
+            continue;
+        if (!sets_equal(qs0, qs)) {
+            ks_cfg_problem(c, KS_ESCHEMA, pn[i].queue_sort ? pn[i].queue_sort : pn[i].item,
+                           "profiles[%zu].plugins.queueSort: must be the same for "
+                           "all profiles (differs from profiles[0])", i);
+            continue;
+        }
+        /* Profile i's args for the queue sort plugin, when it sets them,
+         * must equal profiles[0]'s (absent there: none). */
+        if (qs_name != NULL && (args = ks_profile_plugin_args(p, qs_name)) != NULL &&
+            !ks_cfg_args_equal(qs_args, args))
+            ks_cfg_problem(c, KS_ESCHEMA, pn[i].item,
+                           "profiles[%zu].pluginConfig: the args of queue sort "
+                           "plugin \"%s\" must be the same for all profiles",
+                           i, qs_name);
+    }
+}
+
+static void check_api(ks_cfg_ctx_t *c, yaml_node_t *root, yaml_node_t *api,
+                      yaml_node_t *kind, int require)
+{
+    if (api != NULL) {
+        const char *s = ks_cfg_text(api);
+        if (strcmp(s, KS_API_V1) != 0 && strcmp(s, KS_API_V1BETA3) != 0)
+            ks_cfg_problem(c, KS_ESCHEMA, api,
+                           "apiVersion \"%s\" is not supported (expected " KS_API_V1
+                           " or " KS_API_V1BETA3 ")", s);
+    } else if (require) {
+        ks_cfg_problem(c, KS_ESCHEMA, root,
+                       "apiVersion is missing (expected " KS_API_V1 " or "
+                       KS_API_V1BETA3 ")");
+    }
+    if (kind != NULL) {
+        if (strcmp(ks_cfg_text(kind), KS_KIND) != 0)
+            ks_cfg_problem(c, KS_ESCHEMA, kind,
+                           "kind \"%s\" is not supported (expected " KS_KIND ")",
+                           ks_cfg_text(kind));
+    } else if (require) {
+        ks_cfg_problem(c, KS_ESCHEMA, root, "kind is missing (expected " KS_KIND ")");
+    }
+}
+
+static ks_config_t *config_new(ks_cfg_arena_t *arena, const char *name)
+{
+    ks_config_t *cfg = ks_cfg_arena_alloc(arena, sizeof *cfg);
+    if (cfg == NULL)
+        return NULL;
+    cfg->priv_ = arena;
+    cfg->path = ks_cfg_arena_strdup(arena, name);
+    cfg->percentage_of_nodes_to_score = 0;
+    cfg->parallelism = 16;
+    cfg->pod_initial_backoff_seconds = 1;
+    cfg->pod_max_backoff_seconds = 10;
+    return cfg;
+}
+
+/* Read the document rooted at `root` into a new config. */
+static ks_config_t *read_root(ks_cfg_ctx_t *c, yaml_node_t *root, int require_api)
+{
+    yaml_node_t *f[COUNT(top_fields)], *ignore[8];
+    ks_config_t *cfg = config_new(c->arena, c->file);
+    profile_nodes_t *pn = NULL;
+    size_t n_items = 0, i;
+    int64_t v;
+    char buf[96];
+
+    if (cfg == NULL)
+        return NULL;
+    if (ks_cfg_is_null(root) && !require_api) {
+        memset(f, 0, sizeof f);
+    } else if (root->type != YAML_MAPPING_NODE) {
+        ks_cfg_problem(c, KS_ESCHEMA, root,
+                       "expected a KubeSchedulerConfiguration mapping, found %s",
+                       ks_cfg_describe(root, buf, sizeof buf));
+        return NULL;
+    } else {
+        ks_cfg_fields(c, root, "", top_fields, COUNT(top_fields), f, NULL);
+        check_api(c, root, f[TOP_API], f[TOP_KIND], require_api);
+    }
+
+    if (f[TOP_PERCENTAGE] != NULL &&
+        read_int(c, f[TOP_PERCENTAGE], "percentageOfNodesToScore", 0, 100,
+                 KS_ESCHEMA, &v) == 0)
+        cfg->percentage_of_nodes_to_score = (int32_t)v;
+    if (f[TOP_PARALLELISM] != NULL &&
+        read_int(c, f[TOP_PARALLELISM], "parallelism", 1, INT32_MAX, KS_ESCHEMA,
+                 &v) == 0)
+        cfg->parallelism = (int32_t)v;
+    if (f[TOP_INITIAL_BACKOFF] != NULL &&
+        read_int(c, f[TOP_INITIAL_BACKOFF], "podInitialBackoffSeconds", 1,
+                 INT32_MAX, KS_ESCHEMA, &v) == 0)
+        cfg->pod_initial_backoff_seconds = v;
+    if (f[TOP_MAX_BACKOFF] != NULL &&
+        read_int(c, f[TOP_MAX_BACKOFF], "podMaxBackoffSeconds", 1, INT32_MAX,
+                 KS_ESCHEMA, &v) == 0)
+        cfg->pod_max_backoff_seconds = v;
+    if (cfg->pod_max_backoff_seconds < cfg->pod_initial_backoff_seconds) {
+        if (f[TOP_MAX_BACKOFF] != NULL)
+            ks_cfg_problem(c, KS_ESCHEMA, f[TOP_MAX_BACKOFF],
+                           "podMaxBackoffSeconds: %" PRId64 " is less than "
+                           "podInitialBackoffSeconds (%" PRId64 ")",
+                           cfg->pod_max_backoff_seconds,
+                           cfg->pod_initial_backoff_seconds);
+        else
+            ks_cfg_problem(c, KS_ESCHEMA, f[TOP_INITIAL_BACKOFF],
+                           "podInitialBackoffSeconds: %" PRId64 " is greater than "
+                           "podMaxBackoffSeconds (%" PRId64 ", the default); set "
+                           "podMaxBackoffSeconds too",
+                           cfg->pod_initial_backoff_seconds,
+                           cfg->pod_max_backoff_seconds);
+    }
+    if (f[TOP_LEADER_ELECTION] != NULL)
+        ks_cfg_fields(c, f[TOP_LEADER_ELECTION], "leaderElection", leader_fields,
+                      COUNT(leader_fields), ignore, NULL);
+    if (f[TOP_CLIENT_CONNECTION] != NULL)
+        ks_cfg_fields(c, f[TOP_CLIENT_CONNECTION], "clientConnection", client_fields,
+                      COUNT(client_fields), ignore, NULL);
+    if (f[TOP_EXTENDERS] != NULL && ks_cfg_seq_len(f[TOP_EXTENDERS]) > 0)
+        ks_cfg_problem(c, KS_EUNAVAILABLE, f[TOP_EXTENDERS],
+                       "extenders are not supported by ksched");
+
+    if (f[TOP_PROFILES] != NULL)
+        n_items = ks_cfg_seq_len(f[TOP_PROFILES]);
+    cfg->n_profiles = n_items ? n_items : 1;
+    cfg->profiles = ks_cfg_arena_alloc(c->arena, cfg->n_profiles * sizeof *cfg->profiles);
+    pn = ks_cfg_arena_alloc(c->arena, cfg->n_profiles * sizeof *pn);
+    if (cfg->profiles == NULL || pn == NULL)
+        return NULL;
+    if (n_items == 0) {
+        /* No profiles: upstream's defaulting adds one default profile. */
+        ks_profile_config_t *p = &cfg->profiles[0];
+        p->scheduler_name = ks_cfg_arena_strdup(c->arena, KS_DEFAULT_SCHEDULER);
+        p->percentage_of_nodes_to_score = -1;
+        if (ks_cfg_merge_profile(c->arena, NULL, p) != KS_OK)
+            return NULL;
+        return cfg;
+    }
+    for (i = 0; i < n_items; i++) {
+        yaml_node_t *item = ks_cfg_seq_item(c, f[TOP_PROFILES], i);
+        if (item == NULL || item->type != YAML_MAPPING_NODE) {
+            ks_cfg_problem(c, KS_ESCHEMA, item, "profiles[%zu]: expected a mapping, found %s",
+                           i, ks_cfg_describe(item, buf, sizeof buf));
+            cfg->profiles[i].percentage_of_nodes_to_score = -1;
+            pn[i].item = item;
+            continue;
+        }
+        read_profile(c, item, i, n_items, &cfg->profiles[i], &pn[i]);
+    }
+    check_profiles(c, cfg, pn);
+    return cfg;
+}
+
+/* --- entry points ------------------------------------------------------------ */
+
+static void ctx_init(ks_cfg_ctx_t *c, const char *name, ks_error_t *err,
+                     ks_cfg_arena_t *arena)
+{
+    memset(c, 0, sizeof *c);
+    c->file = name;
+    c->err = err;
+    c->arena = arena;
+    if (err != NULL) {
+        err->code = 0;
+        err->msg[0] = '\0';
+    }
+}
+
+/* Turn the reading's outcome into the return value. */
+static int finish(ks_cfg_ctx_t *c, ks_config_t *cfg, ks_config_t **out)
+{
+    if (c->arena->failed && c->n_problems == 0)
+        ks_cfg_problem_at(c, KS_ENOMEM, 1, 1, "out of memory");
+    if (cfg == NULL && c->n_problems == 0)
+        ks_cfg_problem_at(c, KS_ENOMEM, 1, 1, "out of memory");
+    ks_cfg_problems_finish(c);
+    if (c->n_problems > 0) {
+        ks_cfg_arena_free(c->arena);
+        return c->first_code;
+    }
+    *out = cfg;
+    return KS_OK;
+}
+
+static int load_node(const char *name, yaml_document_t *doc, yaml_node_t *node,
+                     int require_api, ks_config_t **out, ks_error_t *err)
+{
+    ks_cfg_ctx_t c;
+    ks_cfg_arena_t *arena = ks_cfg_arena_new();
+    ks_config_t *cfg;
+
+    if (arena == NULL)
+        return ks_error_set(err, KS_ENOMEM, "%s: out of memory", name);
+    ctx_init(&c, name, err, arena);
+    c.doc = doc;
+    cfg = read_root(&c, node, require_api);
+    return finish(&c, cfg, out);
+}
+
+int ks_config_load_string(const char *name, const char *yaml, size_t len,
+                          ks_config_t **out, ks_error_t *err)
+{
+    yaml_document_t doc;
+    ks_cfg_ctx_t c;
+    int rc;
+
+    if (out == NULL)
+        return ks_error_set(err, KS_EINVAL, "ks_config_load_string: out is NULL");
+    *out = NULL;
+    if (name == NULL)
+        name = "<string>";
+    if (yaml == NULL)
+        return ks_error_set(err, KS_EINVAL, "%s: no YAML text given", name);
+    ctx_init(&c, name, err, NULL);
+    if (ks_cfg_yaml_load(&c, yaml, len, &doc) != 0) {
+        ks_cfg_problems_finish(&c);
+        return c.first_code;
+    }
+    rc = load_node(name, &doc, yaml_document_get_root_node(&doc), 1, out, err);
+    yaml_document_delete(&doc);
+    return rc;
+}
+
+int ks_config_load_file(const char *path, ks_config_t **out, ks_error_t *err)
+{
+    FILE *f;
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    int rc;
+
+    if (out == NULL || path == NULL)
+        return ks_error_set(err, KS_EINVAL, "ks_config_load_file: NULL argument");
+    *out = NULL;
+    f = fopen(path, "rb");
+    if (f == NULL)
+        return ks_error_set(err, KS_EIO, "%s: cannot open: %s", path, strerror(errno));
+    for (;;) {
+        size_t got;
+        if (cap - len < 4096) {
+            char *grown = realloc(text, cap ? cap * 2 : 8192);
+            if (grown == NULL) {
+                free(text);
+                fclose(f);
+                return ks_error_set(err, KS_ENOMEM, "%s: out of memory", path);
+            }
+            text = grown;
+            cap = cap ? cap * 2 : 8192;
+        }
+        got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f)) {
+        rc = ks_error_set(err, KS_EIO, "%s: cannot read: %s", path, strerror(errno));
+        free(text);
+        fclose(f);
+        return rc;
+    }
+    fclose(f);
+    rc = ks_config_load_string(path, text, len, out, err);
+    free(text);
+    return rc;
+}
+
+int ks_config_load_yaml_node(const char *name, void *doc, void *node,
+                             ks_config_t **out, ks_error_t *err)
+{
+    if (out == NULL || doc == NULL)
+        return ks_error_set(err, KS_EINVAL, "ks_config_load_yaml_node: NULL argument");
+    *out = NULL;
+    if (name == NULL)
+        name = "<config>";
+    return load_node(name, doc, node, 0, out, err);
+}
+
+ks_config_t *ks_config_default(void)
+{
+    ks_cfg_arena_t *arena = ks_cfg_arena_new();
+    ks_config_t *cfg;
+    ks_profile_config_t *p;
+
+    if (arena == NULL)
+        return NULL;
+    cfg = config_new(arena, "<default>");
+    if (cfg == NULL)
+        goto fail;
+    p = ks_cfg_arena_alloc(arena, sizeof *p);
+    if (p == NULL)
+        goto fail;
+    p->scheduler_name = ks_cfg_arena_strdup(arena, KS_DEFAULT_SCHEDULER);
+    p->percentage_of_nodes_to_score = -1;
+    if (ks_cfg_merge_profile(arena, NULL, p) != KS_OK || arena->failed)
+        goto fail;
+    cfg->profiles = p;
+    cfg->n_profiles = 1;
+    return cfg;
+fail:
+    ks_cfg_arena_free(arena);
+    return NULL;
+}
+
+void ks_config_free(ks_config_t *cfg)
+{
+    if (cfg != NULL)
+        ks_cfg_arena_free(cfg->priv_); /* cfg itself lives in the arena */
+}
+
+const ks_args_t *ks_profile_plugin_args(const ks_profile_config_t *prof,
+                                        const char *plugin)
+{
+    size_t i;
+    if (prof == NULL || plugin == NULL)
+        return NULL;
+    for (i = 0; i < prof->n_plugin_config; i++)
+        if (strcmp(prof->plugin_config[i].name, plugin) == 0)
+            return prof->plugin_config[i].args;
+    return NULL;
+}

@@ -1,0 +1,33 @@
+/*
+ * The per-cycle state store behind the SDK's ks_cycle_state_t.
+ *
+ * A small array of (key, data, clone, free) entries; keys are copied.
+ * Owned by the scheduling cycle (or the binding cycle that inherits it).
+ * read() may run concurrently with other read()s; write()/delete() need
+ * exclusive access.
+ */
+#ifndef KS_CYCLE_STATE_H
+#define KS_CYCLE_STATE_H
+
+#include <stdint.h>
+
+#include "ksched/plugin.h"
+
+ks_cycle_state_t *ks_cycle_state_new(void);
+/* Frees every entry with its free fn, then the state. NULL is a no-op. */
+void ks_cycle_state_free(ks_cycle_state_t *cs);
+/* Drop all entries, keep the allocation (reuse across cycles). */
+void ks_cycle_state_clear(ks_cycle_state_t *cs);
+int ks_cycle_state_write(ks_cycle_state_t *cs, const char *key, void *data,
+                         ks_state_clone_fn clone_fn, ks_state_free_fn free_fn);
+void *ks_cycle_state_read(const ks_cycle_state_t *cs, const char *key);
+void ks_cycle_state_delete(ks_cycle_state_t *cs, const char *key);
+/* Deep copy using each entry's clone fn (NULL clone: the pointer is shared
+ * and the copy will not free it). NULL on ENOMEM. */
+ks_cycle_state_t *ks_cycle_state_clone(const ks_cycle_state_t *cs);
+/* Skip sets recorded by PreFilter / PreScore (bit = index of the plugin in
+ * the framework's Filter / Score list; at most 64 plugins per point). */
+uint64_t *ks_cycle_state_skip_filter(ks_cycle_state_t *cs);
+uint64_t *ks_cycle_state_skip_score(ks_cycle_state_t *cs);
+
+#endif

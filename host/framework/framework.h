@@ -1,0 +1,218 @@
+/*
+ * A framework: one profile's plugins, instantiated and ordered per extension
+ * point, and the functions that run each extension point with upstream's
+ * semantics.
+ *
+ * Building (ks_framework_build) checks, before any plugin code runs, that
+ * every enabled plugin exists and implements each point it is enabled at,
+ * expands multiPoint exactly as upstream's expandMultiPointPlugins, checks
+ * duplicates, QueueSort (exactly one), Bind (at least one) and the score
+ * weights, then calls each plugin's create with its pluginConfig args.
+ * Every problem is reported, each naming the plugin, its file and the
+ * profile.
+ *
+ * Ownership: a framework holds a reference on each loaded plugin it uses and
+ * owns the plugin instances; ks_framework_free destroys them. Frameworks are
+ * grouped in a generation (ks_generation_t) that is reference counted: every
+ * scheduling cycle, waiting pod and binding cycle holds the generation it
+ * started with.
+ *
+ * Threads: build/free and every run_* except run_filter/run_score on the
+ * loop thread; run_filter and the score phase may run on workers.
+ */
+#ifndef KS_FRAMEWORK_H
+#define KS_FRAMEWORK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ksched/plugin.h"
+#include "config/config.h"
+#include "cluster/cache.h"
+#include "error.h"
+#include "registry.h"
+#include "status.h"
+
+typedef struct ks_framework ks_framework_t;
+typedef struct ks_fw_env ks_fw_env_t;
+
+/* Operations the scheduler provides to plugins through the host API. */
+typedef struct ks_fw_ops {
+    int (*bind)(ks_fw_env_t *env, const ks_pod_t *pod, const char *node);
+    int (*delete_pod)(ks_fw_env_t *env, const ks_pod_t *pod);
+    int (*set_nominated_node)(ks_fw_env_t *env, const ks_pod_t *pod,
+                              const char *node);
+    void (*event)(ks_fw_env_t *env, const ks_pod_t *pod, const char *type,
+                  const char *reason, const char *message);
+    ks_waiting_pod_t *(*waiting_pod_get)(ks_fw_env_t *env, const char *uid);
+    void (*waiting_pods_iterate)(ks_fw_env_t *env, ks_waiting_pod_fn fn,
+                                 void *ud);
+    const ks_pod_t *(*waiting_pod_pod)(ks_waiting_pod_t *wp);
+    void (*waiting_pod_allow)(ks_waiting_pod_t *wp, const char *plugin);
+    void (*waiting_pod_reject)(ks_waiting_pod_t *wp, const char *plugin,
+                               const char *msg);
+    /* Pods nominated to `node` (any priority). */
+    uint32_t (*nominated_pods)(ks_fw_env_t *env, const char *node,
+                               const ks_pod_t **out, uint32_t cap);
+} ks_fw_ops_t;
+
+/* What the framework needs from its surroundings; owned by the scheduler
+ * (or a test). */
+struct ks_fw_env {
+    ks_snapshot_t *snapshot; /* the snapshot of the current cycle */
+    ks_cache_t *cache;
+    const ks_fw_ops_t *ops; /* may be NULL: those host calls then fail */
+    int deterministic;
+    uint64_t rng;
+    int64_t (*now_ms)(ks_fw_env_t *env);
+    void *ud;
+    int verbose; /* log level threshold, KS_LOG_* */
+};
+
+typedef struct ks_handle {
+    ks_framework_t *fw;
+    struct ks_plugin_inst *inst;
+} ks_handle_impl_t;
+
+typedef struct ks_plugin_inst {
+    ks_loaded_plugin_t *lp; /* reference held */
+    const ks_plugin_t *d;   /* &lp->desc */
+    void *self;
+    struct ks_handle handle;
+    const char *name;
+    int created;
+} ks_plugin_inst_t;
+
+/* One entry of a runtime list. */
+typedef struct ks_point_entry {
+    ks_plugin_inst_t *inst;
+    int32_t weight; /* Score only; >= 1 */
+} ks_point_entry_t;
+
+struct ks_framework {
+    char *profile_name;
+    int32_t percentage_of_nodes_to_score; /* -1: use the global value */
+    ks_plugin_inst_t **insts;
+    size_t n_insts;
+    ks_point_entry_t *points[KS_EP_MULTI_POINT];
+    size_t n_points[KS_EP_MULTI_POINT];
+    ks_fw_env_t *env;
+    int parallelism;
+    struct ks_pool *pool; /* worker threads, NULL when parallelism == 1 */
+};
+
+/* Is `ep` implemented by descriptor `d` (Reserve needs both functions)? */
+int ks_plugin_implements(const ks_plugin_t *d, ks_ext_point_t ep);
+/* The SDK function name(s) a point needs, for messages ("score",
+ * "reserve and unreserve"). */
+const char *ks_ext_point_fn(ks_ext_point_t ep);
+
+/* Build a framework for `prof`. All problems are appended to err. */
+int ks_framework_build(const ks_profile_config_t *prof, const char *cfg_path,
+                       const ks_registry_t *reg, int parallelism,
+                       ks_framework_t **out, ks_error_t *err);
+/* Like build, but stop before calling any plugin's create (for validate
+ * listings that must not run plugin code twice). */
+void ks_framework_free(ks_framework_t *fw);
+void ks_framework_set_env(ks_framework_t *fw, ks_fw_env_t *env);
+
+/* --- runtime --------------------------------------------------------------- */
+
+/* The node-status map of one cycle: one status per snapshot node index. */
+struct ks_node_status_map {
+    ks_status_t *st; /* indexed like the snapshot */
+    uint8_t *set;    /* 1 when st[i] holds a failure */
+    uint32_t n;
+    const ks_snapshot_t *snap;
+};
+
+struct ks_prefilter_result {
+    int all;                  /* 1: no restriction */
+    const char **names;       /* interned node names */
+    uint32_t n, cap;
+};
+
+ks_code_t ks_fw_run_pre_enqueue(ks_framework_t *fw, const ks_pod_t *pod,
+                                ks_status_t *st);
+int ks_fw_less(ks_framework_t *fw, const ks_queued_pod_t *a,
+               const ks_queued_pod_t *b);
+/* Runs PreFilter plugins; records Skip in the cycle state; result is the
+ * intersection of every plugin's node set (res->all when none restricts). */
+ks_code_t ks_fw_run_pre_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
+                               const ks_pod_t *pod,
+                               struct ks_prefilter_result *res,
+                               ks_status_t *st);
+void ks_prefilter_result_free(struct ks_prefilter_result *r);
+/* Filter plugins on one node. run_all: keep going after a failure (every
+ * failing plugin's reasons are merged into st); otherwise stop at the first. */
+ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
+                           const ks_pod_t *pod, const ks_node_info_t *ni,
+                           int run_all, ks_status_t *st);
+/* upstream RunFilterPluginsWithNominatedPods. */
+ks_code_t ks_fw_run_filter_with_nominated(ks_framework_t *fw,
+                                          ks_cycle_state_t *cs,
+                                          const ks_pod_t *pod,
+                                          const ks_node_info_t *ni,
+                                          int run_all, ks_status_t *st);
+ks_code_t ks_fw_run_prefilter_add_pod(ks_framework_t *fw, ks_cycle_state_t *cs,
+                                      const ks_pod_t *pod,
+                                      const ks_pod_t *to_add,
+                                      const ks_node_info_t *ni,
+                                      ks_status_t *st);
+ks_code_t ks_fw_run_prefilter_remove_pod(ks_framework_t *fw,
+                                         ks_cycle_state_t *cs,
+                                         const ks_pod_t *pod,
+                                         const ks_pod_t *to_remove,
+                                         const ks_node_info_t *ni,
+                                         ks_status_t *st);
+/* PostFilter plugins until one returns Success or a non-Unschedulable
+ * status. *nominated receives the node (interned) or NULL. The message of
+ * the last Unschedulable status goes to st. */
+ks_code_t ks_fw_run_post_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
+                                const ks_pod_t *pod,
+                                const struct ks_node_status_map *m,
+                                const char **nominated, ks_status_t *st);
+ks_code_t ks_fw_run_pre_score(ks_framework_t *fw, ks_cycle_state_t *cs,
+                              const ks_pod_t *pod,
+                              const ks_node_info_t *const *nodes, uint32_t n,
+                              ks_status_t *st);
+/* Score + NormalizeScore + weight for every Score plugin not skipped.
+ * scores is a [n_score_plugins][n] matrix (row i: plugin i of the Score
+ * list, weighted); rows of skipped plugins are left all zero and
+ * skipped[i] set. totals[n] receives the sums. */
+ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
+                          const ks_pod_t *pod,
+                          const ks_node_info_t *const *nodes, uint32_t n,
+                          int64_t *scores, uint8_t *skipped, int64_t *totals,
+                          ks_status_t *st);
+ks_code_t ks_fw_run_reserve(ks_framework_t *fw, ks_cycle_state_t *cs,
+                            const ks_pod_t *pod, const char *node,
+                            ks_status_t *st);
+void ks_fw_run_unreserve(ks_framework_t *fw, ks_cycle_state_t *cs,
+                         const ks_pod_t *pod, const char *node);
+/* Permit: on KS_WAIT, *timeout_ms is the smallest timeout asked for (capped
+ * at 15 minutes), *wait_plugins lists the plugins that asked (bit i of the
+ * Permit list). */
+ks_code_t ks_fw_run_permit(ks_framework_t *fw, ks_cycle_state_t *cs,
+                           const ks_pod_t *pod, const char *node,
+                           uint64_t *timeout_ms, uint64_t *wait_plugins,
+                           const char **timeout_plugin, ks_status_t *st);
+ks_code_t ks_fw_run_pre_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
+                             const ks_pod_t *pod, const char *node,
+                             ks_status_t *st);
+ks_code_t ks_fw_run_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
+                         const ks_pod_t *pod, const char *node,
+                         ks_status_t *st);
+void ks_fw_run_post_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
+                         const ks_pod_t *pod, const char *node);
+/* Does any plugin that rejected (names in `plugins`) care about `ev`?
+ * (EnqueueExtensions; plugins without events_to_register care about all.) */
+int ks_fw_event_matters(ks_framework_t *fw, const char *plugin,
+                        ks_cluster_event_t ev);
+
+/* The host API table (one per process). */
+const ks_host_api_t *ks_host_api(void);
+/* The scheduler's ops for the waiting-pod calls that carry no handle. */
+void ks_host_api_set_ops(const ks_fw_ops_t *ops);
+
+#endif

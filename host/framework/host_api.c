@@ -1,0 +1,384 @@
+/* The host API table handed to every plugin's create. */
+#include "framework.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cluster/intern.h"
+#include "cycle_state.h"
+#include "log.h"
+
+#define H(h) ((struct ks_handle *)(h))
+#define ENV(h) (H(h)->fw->env)
+
+static void api_status_reason(ks_status_t *st, const char *reason)
+{
+    ks_status_add_reason(st, reason);
+}
+
+static void api_status_reasonf(ks_status_t *st, const char *fmt, ...)
+{
+    char buf[KS_STATUS_REASON_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ks_status_add_reason(st, buf);
+}
+
+static void api_log(ks_handle_t *h, ks_log_level_t level, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ks_log((int)level, "plugin %s: %s", H(h)->inst->name, buf);
+}
+
+static const char *api_intern(ks_handle_t *h, const char *s)
+{
+    (void)h;
+    return ks_intern_str(ks_intern_global(), s ? s : "");
+}
+
+static void api_prefilter_add(ks_prefilter_result_t *r, const char *name)
+{
+    const char *in = ks_intern_str(ks_intern_global(), name);
+    uint32_t i;
+    r->all = 0;
+    for (i = 0; i < r->n; i++)
+        if (r->names[i] == in)
+            return;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 8;
+        r->names = realloc(r->names, r->cap * sizeof *r->names);
+    }
+    r->names[r->n++] = in;
+}
+
+static void api_prefilter_none(ks_prefilter_result_t *r)
+{
+    r->all = 0;
+    r->n = 0;
+}
+
+static uint32_t api_num_nodes(ks_handle_t *h)
+{
+    ks_fw_env_t *e = ENV(h);
+    return e && e->snapshot ? ks_snapshot_num_nodes(e->snapshot) : 0;
+}
+
+static const ks_node_info_t *api_node_at(ks_handle_t *h, uint32_t i)
+{
+    ks_fw_env_t *e = ENV(h);
+    if (e == NULL || e->snapshot == NULL ||
+        i >= ks_snapshot_num_nodes(e->snapshot))
+        return NULL;
+    return ks_snapshot_node_at(e->snapshot, i);
+}
+
+static const ks_node_info_t *api_get(ks_handle_t *h, const char *name)
+{
+    ks_fw_env_t *e = ENV(h);
+    return e && e->snapshot ? ks_snapshot_get(e->snapshot, name) : NULL;
+}
+
+static uint32_t api_image_num_nodes(ks_handle_t *h, const char *image)
+{
+    ks_fw_env_t *e = ENV(h);
+    return e && e->snapshot ? ks_snapshot_image_num_nodes(e->snapshot, image)
+                            : 0;
+}
+
+static ks_labels_t api_namespace_labels(ks_handle_t *h, const char *ns)
+{
+    ks_fw_env_t *e = ENV(h);
+    ks_labels_t none = {NULL, 0};
+    return e && e->cache ? ks_cache_namespace_labels(e->cache, ns) : none;
+}
+
+static uint32_t api_owner_selectors(ks_handle_t *h, const ks_pod_t *pod,
+                                    const ks_label_selector_t **out,
+                                    uint32_t cap)
+{
+    ks_fw_env_t *e = ENV(h);
+    return e && e->cache ? ks_cache_owner_selectors(e->cache, pod, out, cap)
+                         : 0;
+}
+
+static ks_code_t api_node_status_code(const ks_node_status_map_t *m,
+                                      const char *node_name)
+{
+    const ks_node_info_t *ni;
+    uint32_t lo = 0, hi;
+    if (m == NULL || m->snap == NULL)
+        return KS_SUCCESS;
+    hi = ks_snapshot_num_nodes(m->snap);
+    /* The snapshot is in name order: binary search. */
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        int c;
+        ni = ks_snapshot_node_at(m->snap, mid);
+        c = strcmp(ni->node->name, node_name);
+        if (c == 0)
+            return m->set[mid] ? m->st[mid].code : KS_SUCCESS;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return KS_SUCCESS;
+}
+
+static ks_waiting_pod_t *api_wp_get(ks_handle_t *h, const char *uid)
+{
+    ks_fw_env_t *e = ENV(h);
+    if (e == NULL || e->ops == NULL || e->ops->waiting_pod_get == NULL)
+        return NULL;
+    return e->ops->waiting_pod_get(e, uid);
+}
+
+/* The waiting-pod calls need the env, which the waiting pod knows; the ops
+ * table is process-wide, reached through the first env that registered. */
+static const ks_fw_ops_t *g_ops;
+
+static const ks_pod_t *api_wp_pod(ks_waiting_pod_t *wp)
+{
+    return g_ops && wp ? g_ops->waiting_pod_pod(wp) : NULL;
+}
+
+static void api_wp_allow(ks_waiting_pod_t *wp, const char *plugin)
+{
+    if (g_ops && wp)
+        g_ops->waiting_pod_allow(wp, plugin);
+}
+
+static void api_wp_reject(ks_waiting_pod_t *wp, const char *plugin,
+                          const char *msg)
+{
+    if (g_ops && wp)
+        g_ops->waiting_pod_reject(wp, plugin, msg);
+}
+
+static void api_wp_iterate(ks_handle_t *h, ks_waiting_pod_fn fn, void *ud)
+{
+    ks_fw_env_t *e = ENV(h);
+    if (e && e->ops && e->ops->waiting_pods_iterate)
+        e->ops->waiting_pods_iterate(e, fn, ud);
+}
+
+static int api_bind(ks_handle_t *h, const ks_pod_t *pod, const char *node)
+{
+    ks_fw_env_t *e = ENV(h);
+    if (e == NULL || e->ops == NULL || e->ops->bind == NULL)
+        return -1;
+    return e->ops->bind(e, pod, node);
+}
+
+static int api_delete_pod(ks_handle_t *h, const ks_pod_t *pod)
+{
+    ks_fw_env_t *e = ENV(h);
+    if (e == NULL || e->ops == NULL || e->ops->delete_pod == NULL)
+        return -1;
+    return e->ops->delete_pod(e, pod);
+}
+
+static int api_set_nominated(ks_handle_t *h, const ks_pod_t *pod,
+                             const char *node)
+{
+    ks_fw_env_t *e = ENV(h);
+    if (e == NULL || e->ops == NULL || e->ops->set_nominated_node == NULL)
+        return -1;
+    return e->ops->set_nominated_node(e, pod, node);
+}
+
+static void api_event(ks_handle_t *h, const ks_pod_t *pod, const char *type,
+                      const char *reason, const char *message)
+{
+    ks_fw_env_t *e = ENV(h);
+    if (e && e->ops && e->ops->event)
+        e->ops->event(e, pod, type, reason, message);
+}
+
+static ks_node_info_t *api_ni_clone(ks_handle_t *h, const ks_node_info_t *ni)
+{
+    (void)h;
+    return ks_node_info_clone(ni);
+}
+
+static void api_ni_free(ks_handle_t *h, ks_node_info_t *ni)
+{
+    (void)h;
+    ks_node_info_free(ni);
+}
+
+static void api_ni_add(ks_handle_t *h, ks_node_info_t *ni, const ks_pod_t *p)
+{
+    (void)h;
+    ks_node_info_add_pod(ni, p);
+}
+
+static void api_ni_remove(ks_handle_t *h, ks_node_info_t *ni,
+                          const ks_pod_t *p)
+{
+    (void)h;
+    ks_node_info_remove_pod(ni, p);
+}
+
+static ks_cycle_state_t *api_cs_clone(ks_handle_t *h,
+                                      const ks_cycle_state_t *cs)
+{
+    (void)h;
+    return ks_cycle_state_clone(cs);
+}
+
+static void api_cs_free(ks_handle_t *h, ks_cycle_state_t *cs)
+{
+    (void)h;
+    ks_cycle_state_free(cs);
+}
+
+static ks_code_t api_run_filters(ks_handle_t *h, ks_cycle_state_t *cs,
+                                 const ks_pod_t *pod, const ks_node_info_t *ni,
+                                 ks_status_t *st)
+{
+    return ks_fw_run_filter_with_nominated(H(h)->fw, cs, pod, ni, 1, st);
+}
+
+static ks_code_t api_run_add(ks_handle_t *h, ks_cycle_state_t *cs,
+                             const ks_pod_t *pod, const ks_pod_t *to_add,
+                             const ks_node_info_t *ni, ks_status_t *st)
+{
+    return ks_fw_run_prefilter_add_pod(H(h)->fw, cs, pod, to_add, ni, st);
+}
+
+static ks_code_t api_run_remove(ks_handle_t *h, ks_cycle_state_t *cs,
+                                const ks_pod_t *pod, const ks_pod_t *to_remove,
+                                const ks_node_info_t *ni, ks_status_t *st)
+{
+    return ks_fw_run_prefilter_remove_pod(H(h)->fw, cs, pod, to_remove, ni,
+                                          st);
+}
+
+static ks_status_t *api_status_new(ks_handle_t *h)
+{
+    ks_status_t *st = calloc(1, sizeof *st);
+    (void)h;
+    return st;
+}
+
+static void api_status_free(ks_status_t *st)
+{
+    free(st);
+}
+
+static const char *api_status_message(const ks_status_t *st)
+{
+    return st && st->n_reasons ? st->reasons[0] : "";
+}
+
+static uint32_t api_nominated_pods(ks_handle_t *h, const char *node,
+                                   const ks_pod_t **out, uint32_t cap)
+{
+    ks_fw_env_t *e = ENV(h);
+    if (e == NULL || e->ops == NULL || e->ops->nominated_pods == NULL)
+        return 0;
+    return e->ops->nominated_pods(e, node, out, cap);
+}
+
+static int64_t api_now_ms(ks_handle_t *h)
+{
+    ks_fw_env_t *e = ENV(h);
+    struct timespec ts;
+    if (e && e->now_ms)
+        return e->now_ms(e);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint32_t api_rand_below(ks_handle_t *h, uint32_t n)
+{
+    ks_fw_env_t *e = ENV(h);
+    uint64_t x;
+    if (n == 0 || e == NULL || e->deterministic)
+        return 0;
+    /* xorshift64*; racy updates only cost randomness, never safety. */
+    x = e->rng ? e->rng : 0x9e3779b97f4a7c15ull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    e->rng = x;
+    return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32) % n;
+}
+
+static uint32_t api_reason_count(const ks_status_t *st)
+{
+    return st ? st->n_reasons : 0;
+}
+
+static const char *api_reason_at(const ks_status_t *st, uint32_t i)
+{
+    return st && i < st->n_reasons ? st->reasons[i] : NULL;
+}
+
+static const ks_host_api_t api = {
+    .abi_major = KS_ABI_MAJOR,
+    .abi_minor = KS_ABI_MINOR,
+    .size = sizeof(ks_host_api_t),
+    .status_reason = api_status_reason,
+    .status_reasonf = api_status_reasonf,
+    .log = api_log,
+    .intern = api_intern,
+    .cycle_state_write = ks_cycle_state_write,
+    .cycle_state_read = ks_cycle_state_read,
+    .cycle_state_delete = ks_cycle_state_delete,
+    .prefilter_result_add_node = api_prefilter_add,
+    .prefilter_result_set_none = api_prefilter_none,
+    .snapshot_num_nodes = api_num_nodes,
+    .snapshot_node_at = api_node_at,
+    .snapshot_get = api_get,
+    .image_num_nodes = api_image_num_nodes,
+    .namespace_labels = api_namespace_labels,
+    .owner_selectors = api_owner_selectors,
+    .node_status_code = api_node_status_code,
+    .waiting_pod_get = api_wp_get,
+    .waiting_pod_pod = api_wp_pod,
+    .waiting_pod_allow = api_wp_allow,
+    .waiting_pod_reject = api_wp_reject,
+    .waiting_pods_iterate = api_wp_iterate,
+    .bind = api_bind,
+    .delete_pod = api_delete_pod,
+    .set_nominated_node = api_set_nominated,
+    .event = api_event,
+    .nodeinfo_clone = api_ni_clone,
+    .nodeinfo_free = api_ni_free,
+    .nodeinfo_add_pod = api_ni_add,
+    .nodeinfo_remove_pod = api_ni_remove,
+    .cycle_state_clone = api_cs_clone,
+    .cycle_state_free = api_cs_free,
+    .run_filters = api_run_filters,
+    .run_prefilter_add_pod = api_run_add,
+    .run_prefilter_remove_pod = api_run_remove,
+    .status_new = api_status_new,
+    .status_free = api_status_free,
+    .status_message = api_status_message,
+    .nominated_pods = api_nominated_pods,
+    .now_ms = api_now_ms,
+    .rand_below = api_rand_below,
+    .status_reason_count = api_reason_count,
+    .status_reason_at = api_reason_at,
+};
+
+const ks_host_api_t *ks_host_api(void)
+{
+    return &api;
+}
+
+void ks_host_api_set_ops(const ks_fw_ops_t *ops)
+{
+    g_ops = ops;
+}

@@ -1,0 +1,44 @@
+/*
+ * Loading one plugin shared object.
+ *
+ * ks_plugin_load() copies the file to a private path (so that dlopen can
+ * never hand back an older mapping of a replaced file), dlopen()s the copy
+ * with RTLD_NOW | RTLD_LOCAL, finds the descriptor and checks, in order:
+ * magic (KS_ENOTPLUGIN), ABI major (KS_EABIMAJOR), ABI minor not newer than
+ * the host (KS_EABIMINOR), struct size at least the v1 size (KS_ESHORT),
+ * name present (KS_ENONAME). The descriptor is copied (min(size, ours),
+ * zero-filled), so later fields a plugin does not know read as NULL.
+ *
+ * A loaded plugin is reference counted: the registry holds one reference,
+ * and every framework generation holds one per plugin it uses. The last
+ * ks_plugin_unref() dlclose()s the copy and deletes the file.
+ * Thread-safety: ref/unref are atomic; load must run on one thread at once.
+ */
+#ifndef KS_PLUGIN_LOADER_H
+#define KS_PLUGIN_LOADER_H
+
+#include <stdint.h>
+
+#include "ksched/plugin.h"
+#include "error.h"
+
+typedef struct ks_loaded_plugin {
+    int refs;          /* atomic */
+    char *path;        /* the file as found in the plugin path */
+    char *copy_path;   /* the private copy actually mapped */
+    void *dl;          /* dlopen handle */
+    ks_plugin_t desc;  /* validated copy of the descriptor */
+    uint64_t load_seq; /* increases with every load in this process */
+} ks_loaded_plugin_t;
+
+int ks_plugin_load(const char *path, ks_loaded_plugin_t **out, ks_error_t *err);
+ks_loaded_plugin_t *ks_plugin_ref(ks_loaded_plugin_t *p);
+void ks_plugin_unref(ks_loaded_plugin_t *p);
+/* Number of plugin images currently mapped by this process (for tests and
+ * /debug). */
+int ks_plugin_live_count(void);
+
+/* The basename of p->path (for messages). */
+const char *ks_plugin_file(const ks_loaded_plugin_t *p);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * The scheduling queue (upstream PriorityQueue): activeQ ordered by the
+ * QueueSort plugin, a backoff queue ordered by backoff expiry, and the
+ * unschedulable pool. Pods held by a PreEnqueue plugin wait in the pool
+ * marked `gated` until an update lets them in.
+ *
+ * Backoff: initial * 2^(attempts-1), capped at max. Pods in the pool for
+ * longer than 5 minutes are flushed back by ks_queue_flush(). A cluster
+ * event moves the pool's pods whose failing plugins registered for it.
+ *
+ * The queue owns the ks_qpod_t records; a popped record is "in flight" and
+ * still owned by the queue until ks_queue_done() or one of the requeue
+ * calls. Loop thread only.
+ */
+#ifndef KS_QUEUE_H
+#define KS_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ksched/plugin.h"
+
+enum ks_qwhere {
+    KS_Q_NONE = 0,
+    KS_Q_ACTIVE,
+    KS_Q_BACKOFF,
+    KS_Q_UNSCHED,
+    KS_Q_INFLIGHT
+};
+
+#define KS_QPOD_MAX_PLUGINS 8
+
+typedef struct ks_qpod {
+    ks_queued_pod_t q; /* first: handed to QueueSort's less() */
+    ks_pod_t *pod;     /* owned while not assumed */
+    int where;
+    size_t heap_idx;
+    int64_t backoff_expiry_ms;
+    int64_t unsched_since_ms;
+    int gated;
+    int assumed; /* the pod belongs to the cache (assumed/binding) */
+    uint64_t cycle; /* scheduling cycle of the last attempt */
+    const char *plugins[KS_QPOD_MAX_PLUGINS]; /* rejecting plugins */
+    unsigned n_plugins;
+    char *last_message; /* last failure, malloc'd */
+    struct ks_qpod *hnext; /* uid hash chain */
+    struct ks_qpod *uprev, *unext; /* unschedulable pool list */
+} ks_qpod_t;
+
+typedef int (*ks_queue_less_fn)(void *ud, const ks_queued_pod_t *a,
+                                const ks_queued_pod_t *b);
+
+typedef struct ks_queue ks_queue_t;
+
+ks_queue_t *ks_queue_new(ks_queue_less_fn less, void *ud,
+                         int64_t initial_backoff_ms, int64_t max_backoff_ms);
+/* Frees every record and the pods they own. */
+void ks_queue_free(ks_queue_t *q);
+void ks_queue_set_less(ks_queue_t *q, ks_queue_less_fn less, void *ud);
+
+/* Add a new pending pod (takes ownership). gated: PreEnqueue refused it.
+ * Returns the record. */
+ks_qpod_t *ks_queue_add(ks_queue_t *q, ks_pod_t *pod, int64_t now, int gated);
+ks_qpod_t *ks_queue_get(ks_queue_t *q, const char *uid);
+/* Pop the head of activeQ (NULL when empty); the record is in flight. */
+ks_qpod_t *ks_queue_pop(ks_queue_t *q, int64_t now, uint64_t cycle);
+/* After a failed attempt: to backoff when a move request happened since the
+ * attempt started (or `to_backoff`), else to the unschedulable pool. */
+void ks_queue_requeue_failed(ks_queue_t *q, ks_qpod_t *qp, int64_t now,
+                             int to_backoff);
+/* Remove a record; the caller takes the pod (the record is freed). */
+ks_pod_t *ks_queue_remove(ks_queue_t *q, ks_qpod_t *qp);
+/* Move backoff pods whose backoff expired to activeQ; flush pool pods older
+ * than max_unsched_ms. Returns how many moved. */
+size_t ks_queue_flush(ks_queue_t *q, int64_t now, int64_t max_unsched_ms);
+/* A cluster event: move pool pods for which `matters` says yes (pods
+ * without rejecting plugins always move). Gated pods never move here. */
+size_t ks_queue_move_on_event(ks_queue_t *q, int64_t now,
+                              int (*matters)(void *ud, const ks_qpod_t *qp),
+                              void *ud);
+/* Record that a move request happened at `cycle`. */
+void ks_queue_note_move(ks_queue_t *q, uint64_t cycle);
+/* Ungate: the pod passed PreEnqueue now. */
+void ks_queue_activate(ks_queue_t *q, ks_qpod_t *qp, int64_t now);
+
+size_t ks_queue_len(const ks_queue_t *q, int where);
+/* Earliest backoff expiry, or -1 when the backoff queue is empty. */
+int64_t ks_queue_next_backoff(const ks_queue_t *q);
+/* Visit every record (any state). */
+void ks_queue_foreach(ks_queue_t *q, void (*fn)(void *ud, ks_qpod_t *qp),
+                      void *ud);
+/* The backoff duration for `attempts`. */
+int64_t ks_queue_backoff_ms(const ks_queue_t *q, uint32_t attempts);
+
+#endif

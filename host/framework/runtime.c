@@ -1,0 +1,689 @@
+/* Running each extension point with upstream's status rules. */
+#include "framework.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cycle_state.h"
+#include "cluster/intern.h"
+#include "pool.h"
+
+#define PERMIT_MAX_TIMEOUT_MS (15ull * 60 * 1000)
+
+static ks_code_t fail(ks_status_t *st, const char *plugin, ks_code_t code)
+{
+    st->code = code;
+    st->plugin = plugin;
+    return code;
+}
+
+/* A plugin returned an error: keep its reasons behind a prefix naming it. */
+static ks_code_t as_error(ks_status_t *st, const char *what, const char *plugin)
+{
+    char msg[KS_STATUS_REASON_MAX - 128];
+    char buf[KS_STATUS_REASON_MAX];
+    ks_status_message(st, msg, sizeof msg);
+    snprintf(buf, sizeof buf, "running %s plugin \"%.64s\": %s", what, plugin,
+             msg[0] ? msg : "error without a message");
+    st->n_reasons = 0;
+    ks_status_add_reason(st, buf);
+    return fail(st, plugin, KS_ERROR);
+}
+
+static int is_unsched(ks_code_t c)
+{
+    return c == KS_UNSCHEDULABLE || c == KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
+/* A code a plugin may not return at this point is turned into an error. */
+static ks_code_t invalid_code(ks_status_t *st, const char *what,
+                              const char *plugin, int code)
+{
+    st->n_reasons = 0;
+    ks_status_add_reasonf(st, "%s plugin \"%s\" returned an invalid status "
+                              "code %d",
+                          what, plugin, code);
+    return fail(st, plugin, KS_ERROR);
+}
+
+static int valid_code(int c)
+{
+    return c >= KS_SUCCESS && c <= KS_PENDING;
+}
+
+ks_code_t ks_fw_run_pre_enqueue(ks_framework_t *fw, const ks_pod_t *pod,
+                                ks_status_t *st)
+{
+    size_t i;
+    ks_status_reset(st);
+    for (i = 0; i < fw->n_points[KS_EP_PRE_ENQUEUE]; i++) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_PRE_ENQUEUE][i].inst;
+        ks_code_t c = in->d->pre_enqueue(in->self, pod, st);
+        if (c == KS_SUCCESS)
+            continue;
+        if (!valid_code((int)c))
+            return invalid_code(st, "PreEnqueue", in->name, (int)c);
+        if (c == KS_ERROR)
+            return as_error(st, "PreEnqueue", in->name);
+        return fail(st, in->name, c);
+    }
+    return KS_SUCCESS;
+}
+
+int ks_fw_less(ks_framework_t *fw, const ks_queued_pod_t *a,
+               const ks_queued_pod_t *b)
+{
+    ks_plugin_inst_t *in = fw->points[KS_EP_QUEUE_SORT][0].inst;
+    return in->d->less(in->self, a, b);
+}
+
+void ks_prefilter_result_free(struct ks_prefilter_result *r)
+{
+    free(r->names);
+    r->names = NULL;
+    r->n = r->cap = 0;
+}
+
+/* Intersect acc with one plugin's result. */
+static void prefilter_merge(struct ks_prefilter_result *acc,
+                            const struct ks_prefilter_result *r)
+{
+    uint32_t i, j, k = 0;
+    if (r->all)
+        return;
+    if (acc->all) {
+        acc->all = 0;
+        acc->n = 0;
+        if (acc->cap < r->n) {
+            acc->cap = r->n;
+            acc->names = realloc(acc->names, acc->cap * sizeof *acc->names);
+        }
+        for (i = 0; i < r->n; i++) {
+            for (j = 0; j < acc->n; j++)
+                if (acc->names[j] == r->names[i])
+                    break;
+            if (j == acc->n)
+                acc->names[acc->n++] = r->names[i];
+        }
+        return;
+    }
+    for (i = 0; i < acc->n; i++) {
+        for (j = 0; j < r->n; j++)
+            if (r->names[j] == acc->names[i])
+                break;
+        if (j < r->n)
+            acc->names[k++] = acc->names[i];
+    }
+    acc->n = k;
+}
+
+ks_code_t ks_fw_run_pre_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
+                               const ks_pod_t *pod,
+                               struct ks_prefilter_result *res,
+                               ks_status_t *st)
+{
+    size_t i;
+    struct ks_prefilter_result one = {0};
+    char with_nodes[512] = "";
+    size_t off = 0, n_with = 0;
+    uint64_t *skip = ks_cycle_state_skip_filter(cs);
+
+    ks_status_reset(st);
+    res->all = 1;
+    res->n = 0;
+    for (i = 0; i < fw->n_points[KS_EP_PRE_FILTER]; i++) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_PRE_FILTER][i].inst;
+        ks_code_t c;
+        size_t f;
+        one.all = 1;
+        one.n = 0;
+        c = in->d->pre_filter(in->self, cs, pod, &one, st);
+        if (c == KS_SKIP) {
+            /* Skip the plugin's Filter for this cycle. */
+            for (f = 0; f < fw->n_points[KS_EP_FILTER]; f++)
+                if (fw->points[KS_EP_FILTER][f].inst == in)
+                    *skip |= 1ull << f;
+            continue;
+        }
+        if (c != KS_SUCCESS) {
+            ks_prefilter_result_free(&one);
+            if (!valid_code((int)c))
+                return invalid_code(st, "PreFilter", in->name, (int)c);
+            if (is_unsched(c))
+                return fail(st, in->name, c);
+            return as_error(st, "PreFilter", in->name);
+        }
+        if (!one.all) {
+            off += (size_t)snprintf(with_nodes + off,
+                                    off < sizeof with_nodes
+                                        ? sizeof with_nodes - off
+                                        : 0,
+                                    "%s%s", n_with ? " " : "", in->name);
+            n_with++;
+        }
+        prefilter_merge(res, &one);
+        if (!res->all && res->n == 0) {
+            ks_prefilter_result_free(&one);
+            st->n_reasons = 0;
+            if (n_with == 1)
+                ks_status_add_reasonf(st, "node(s) didn't satisfy plugin %s",
+                                      with_nodes);
+            else
+                ks_status_add_reasonf(
+                    st, "node(s) didn't satisfy plugin(s) [%s] simultaneously",
+                    with_nodes);
+            return fail(st, in->name, KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+        }
+    }
+    ks_prefilter_result_free(&one);
+    return KS_SUCCESS;
+}
+
+static int code_rank(ks_code_t c)
+{
+    switch (c) {
+    case KS_ERROR: return 3;
+    case KS_UNSCHEDULABLE_AND_UNRESOLVABLE: return 2;
+    case KS_UNSCHEDULABLE: return 1;
+    default: return 0;
+    }
+}
+
+ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
+                           const ks_pod_t *pod, const ks_node_info_t *ni,
+                           int run_all, ks_status_t *st)
+{
+    size_t i, n = fw->n_points[KS_EP_FILTER];
+    const ks_point_entry_t *pl = fw->points[KS_EP_FILTER];
+    uint64_t skip = *ks_cycle_state_skip_filter(cs);
+    ks_status_t one;
+
+    ks_status_reset(st);
+    for (i = 0; i < n; i++) {
+        ks_plugin_inst_t *in = pl[i].inst;
+        ks_code_t c;
+        if (skip & (1ull << i))
+            continue;
+        one.code = KS_SUCCESS;
+        one.plugin = NULL;
+        one.n_reasons = 0;
+        c = in->d->filter(in->self, cs, pod, ni, &one);
+        if (c == KS_SUCCESS)
+            continue;
+        if (!is_unsched(c)) {
+            /* Filter plugins may only return Success or Unschedulable*. */
+            st->n_reasons = 0;
+            ks_status_merge_reasons(st, &one);
+            if (!valid_code((int)c))
+                return invalid_code(st, "Filter", in->name, (int)c);
+            return as_error(st, "Filter", in->name);
+        }
+        if (code_rank(c) > code_rank(st->code))
+            st->code = c;
+        if (st->plugin == NULL)
+            st->plugin = in->name;
+        ks_status_merge_reasons(st, &one);
+        if (!run_all)
+            return st->code;
+    }
+    return st->code;
+}
+
+ks_code_t ks_fw_run_prefilter_add_pod(ks_framework_t *fw, ks_cycle_state_t *cs,
+                                      const ks_pod_t *pod,
+                                      const ks_pod_t *to_add,
+                                      const ks_node_info_t *ni,
+                                      ks_status_t *st)
+{
+    size_t i;
+    uint64_t skip = *ks_cycle_state_skip_filter(cs);
+    ks_status_reset(st);
+    for (i = 0; i < fw->n_points[KS_EP_PRE_FILTER]; i++) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_PRE_FILTER][i].inst;
+        ks_code_t c;
+        size_t f;
+        int skipped = 0;
+        if (in->d->pre_filter_add_pod == NULL)
+            continue;
+        for (f = 0; f < fw->n_points[KS_EP_FILTER]; f++)
+            if (fw->points[KS_EP_FILTER][f].inst == in && (skip & (1ull << f)))
+                skipped = 1;
+        if (skipped)
+            continue;
+        c = in->d->pre_filter_add_pod(in->self, cs, pod, to_add, ni, st);
+        if (c != KS_SUCCESS)
+            return as_error(st, "PreFilterExtension AddPod", in->name);
+    }
+    return KS_SUCCESS;
+}
+
+ks_code_t ks_fw_run_prefilter_remove_pod(ks_framework_t *fw,
+                                         ks_cycle_state_t *cs,
+                                         const ks_pod_t *pod,
+                                         const ks_pod_t *to_remove,
+                                         const ks_node_info_t *ni,
+                                         ks_status_t *st)
+{
+    size_t i;
+    uint64_t skip = *ks_cycle_state_skip_filter(cs);
+    ks_status_reset(st);
+    for (i = 0; i < fw->n_points[KS_EP_PRE_FILTER]; i++) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_PRE_FILTER][i].inst;
+        ks_code_t c;
+        size_t f;
+        int skipped = 0;
+        if (in->d->pre_filter_remove_pod == NULL)
+            continue;
+        for (f = 0; f < fw->n_points[KS_EP_FILTER]; f++)
+            if (fw->points[KS_EP_FILTER][f].inst == in && (skip & (1ull << f)))
+                skipped = 1;
+        if (skipped)
+            continue;
+        c = in->d->pre_filter_remove_pod(in->self, cs, pod, to_remove, ni, st);
+        if (c != KS_SUCCESS)
+            return as_error(st, "PreFilterExtension RemovePod", in->name);
+    }
+    return KS_SUCCESS;
+}
+
+ks_code_t ks_fw_run_filter_with_nominated(ks_framework_t *fw,
+                                          ks_cycle_state_t *cs,
+                                          const ks_pod_t *pod,
+                                          const ks_node_info_t *ni,
+                                          int run_all, ks_status_t *st)
+{
+    const ks_pod_t *nom[64];
+    uint32_t n_nom = 0, i;
+    ks_node_info_t *ni2 = NULL;
+    ks_cycle_state_t *cs2 = NULL;
+    int added = 0;
+    ks_code_t c;
+
+    if (fw->env && fw->env->ops && fw->env->ops->nominated_pods && ni->node)
+        n_nom = fw->env->ops->nominated_pods(fw->env, ni->node->name, nom, 64);
+    if (n_nom > 64)
+        n_nom = 64;
+    for (i = 0; i < n_nom; i++) {
+        if (nom[i]->priority < pod->priority || nom[i]->uid == pod->uid)
+            continue;
+        if (ni2 == NULL) {
+            ni2 = ks_node_info_clone(ni);
+            cs2 = ks_cycle_state_clone(cs);
+        }
+        ks_node_info_add_pod(ni2, nom[i]);
+        if (ks_fw_run_prefilter_add_pod(fw, cs2, pod, nom[i], ni2, st) !=
+            KS_SUCCESS) {
+            ks_node_info_free(ni2);
+            ks_cycle_state_free(cs2);
+            return st->code;
+        }
+        added = 1;
+    }
+    if (!added) {
+        if (ni2) {
+            ks_node_info_free(ni2);
+            ks_cycle_state_free(cs2);
+        }
+        return ks_fw_run_filter(fw, cs, pod, ni, run_all, st);
+    }
+    /* Pass 1: with the nominated pods of equal or higher priority. */
+    c = ks_fw_run_filter(fw, cs2, pod, ni2, run_all, st);
+    ks_node_info_free(ni2);
+    ks_cycle_state_free(cs2);
+    if (c != KS_SUCCESS)
+        return c;
+    /* Pass 2: without them (they might not land after all). */
+    return ks_fw_run_filter(fw, cs, pod, ni, run_all, st);
+}
+
+ks_code_t ks_fw_run_post_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
+                                const ks_pod_t *pod,
+                                const struct ks_node_status_map *m,
+                                const char **nominated, ks_status_t *st)
+{
+    size_t i;
+    ks_status_t one;
+    ks_status_reset(st);
+    *nominated = NULL;
+    for (i = 0; i < fw->n_points[KS_EP_POST_FILTER]; i++) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_POST_FILTER][i].inst;
+        ks_code_t c;
+        const char *nn = NULL;
+        ks_status_reset(&one);
+        c = in->d->post_filter(in->self, cs, pod, m, &nn, &one);
+        if (c == KS_SUCCESS) {
+            *nominated = nn ? ks_intern_str(ks_intern_global(), nn) : NULL;
+            ks_status_reset(st);
+            return KS_SUCCESS;
+        }
+        if (!is_unsched(c)) {
+            st->n_reasons = 0;
+            ks_status_merge_reasons(st, &one);
+            if (!valid_code((int)c))
+                return invalid_code(st, "PostFilter", in->name, (int)c);
+            return as_error(st, "PostFilter", in->name);
+        }
+        if (code_rank(c) > code_rank(st->code))
+            st->code = c;
+        st->plugin = in->name;
+        ks_status_merge_reasons(st, &one);
+    }
+    if (st->code == KS_SUCCESS)
+        st->code = KS_UNSCHEDULABLE;
+    return st->code;
+}
+
+ks_code_t ks_fw_run_pre_score(ks_framework_t *fw, ks_cycle_state_t *cs,
+                              const ks_pod_t *pod,
+                              const ks_node_info_t *const *nodes, uint32_t n,
+                              ks_status_t *st)
+{
+    size_t i;
+    uint64_t *skip = ks_cycle_state_skip_score(cs);
+    ks_status_reset(st);
+    for (i = 0; i < fw->n_points[KS_EP_PRE_SCORE]; i++) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_PRE_SCORE][i].inst;
+        ks_code_t c = in->d->pre_score(in->self, cs, pod, nodes, n, st);
+        size_t s;
+        if (c == KS_SKIP) {
+            for (s = 0; s < fw->n_points[KS_EP_SCORE]; s++)
+                if (fw->points[KS_EP_SCORE][s].inst == in)
+                    *skip |= 1ull << s;
+            continue;
+        }
+        if (c != KS_SUCCESS) {
+            if (!valid_code((int)c))
+                return invalid_code(st, "PreScore", in->name, (int)c);
+            return as_error(st, "PreScore", in->name);
+        }
+    }
+    return KS_SUCCESS;
+}
+
+typedef struct score_job {
+    ks_framework_t *fw;
+    ks_cycle_state_t *cs;
+    const ks_pod_t *pod;
+    const ks_node_info_t *const *nodes;
+    uint32_t n;
+    int64_t *scores;
+    uint64_t skip;
+    /* first failure */
+    int failed;
+    ks_status_t err;
+    pthread_mutex_t mu;
+} score_job_t;
+
+static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    score_job_t *j = ud;
+    size_t np = j->fw->n_points[KS_EP_SCORE], p;
+    const ks_point_entry_t *pl = j->fw->points[KS_EP_SCORE];
+    uint32_t k;
+    ks_status_t st;
+    (void)worker;
+    for (p = 0; p < np; p++) {
+        ks_plugin_inst_t *in = pl[p].inst;
+        int64_t *row = j->scores + p * j->n;
+        if (j->skip & (1ull << p))
+            continue;
+        for (k = b; k < e; k++) {
+            int64_t s = 0;
+            ks_code_t c;
+            st.n_reasons = 0;
+            st.code = KS_SUCCESS;
+            c = in->d->score(in->self, j->cs, j->pod, j->nodes[k], &s, &st);
+            if (c != KS_SUCCESS) {
+                pthread_mutex_lock(&j->mu);
+                if (!j->failed) {
+                    j->failed = 1;
+                    ks_status_reset(&j->err);
+                    ks_status_merge_reasons(&j->err, &st);
+                    if (!valid_code((int)c))
+                        invalid_code(&j->err, "Score", in->name, (int)c);
+                    else
+                        as_error(&j->err, "Score", in->name);
+                }
+                pthread_mutex_unlock(&j->mu);
+                return;
+            }
+            row[k] = s;
+        }
+    }
+}
+
+ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
+                          const ks_pod_t *pod,
+                          const ks_node_info_t *const *nodes, uint32_t n,
+                          int64_t *scores, uint8_t *skipped, int64_t *totals,
+                          ks_status_t *st)
+{
+    size_t np = fw->n_points[KS_EP_SCORE], p;
+    uint32_t k;
+    score_job_t j;
+    ks_node_score_t stack_ns[256];
+    ks_node_score_t *ns = n <= 256 ? stack_ns : NULL;
+
+    ks_status_reset(st);
+    memset(scores, 0, np * n * sizeof *scores);
+    memset(totals, 0, n * sizeof *totals);
+    memset(&j, 0, sizeof j);
+    j.fw = fw;
+    j.cs = cs;
+    j.pod = pod;
+    j.nodes = nodes;
+    j.n = n;
+    j.scores = scores;
+    j.skip = *ks_cycle_state_skip_score(cs);
+    pthread_mutex_init(&j.mu, NULL);
+    for (p = 0; p < np; p++)
+        skipped[p] = (j.skip >> p) & 1;
+    ks_pool_run(fw->pool, n, n / (4 * ks_pool_size(fw->pool)) + 1, score_chunk,
+                &j);
+    pthread_mutex_destroy(&j.mu);
+    if (j.failed) {
+        ks_status_reset(st);
+        st->code = j.err.code;
+        st->plugin = j.err.plugin;
+        ks_status_merge_reasons(st, &j.err);
+        return st->code;
+    }
+    if (ns == NULL)
+        ns = malloc(n * sizeof *ns);
+    for (p = 0; p < np; p++) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_SCORE][p].inst;
+        int64_t *row = scores + p * n;
+        int32_t w = fw->points[KS_EP_SCORE][p].weight;
+        if (skipped[p])
+            continue;
+        if (in->d->normalize_score) {
+            ks_code_t c;
+            for (k = 0; k < n; k++) {
+                ns[k].node_name = nodes[k]->node->name;
+                ns[k].score = row[k];
+            }
+            c = in->d->normalize_score(in->self, cs, pod, ns, n, st);
+            if (c != KS_SUCCESS) {
+                if (ns != stack_ns)
+                    free(ns);
+                if (!valid_code((int)c))
+                    return invalid_code(st, "NormalizeScore", in->name, (int)c);
+                return as_error(st, "NormalizeScore", in->name);
+            }
+            for (k = 0; k < n; k++)
+                row[k] = ns[k].score;
+        }
+        for (k = 0; k < n; k++) {
+            if (row[k] < KS_MIN_NODE_SCORE || row[k] > KS_MAX_NODE_SCORE) {
+                if (ns != stack_ns)
+                    free(ns);
+                st->n_reasons = 0;
+                ks_status_add_reasonf(
+                    st,
+                    "plugin \"%s\" returns an invalid score %lld for node "
+                    "\"%s\", it should be in the range of [%d, %d] after "
+                    "normalizing",
+                    in->name, (long long)row[k], nodes[k]->node->name,
+                    KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE);
+                return fail(st, in->name, KS_ERROR);
+            }
+            row[k] *= w;
+            totals[k] += row[k];
+        }
+    }
+    if (ns != stack_ns)
+        free(ns);
+    return KS_SUCCESS;
+}
+
+ks_code_t ks_fw_run_reserve(ks_framework_t *fw, ks_cycle_state_t *cs,
+                            const ks_pod_t *pod, const char *node,
+                            ks_status_t *st)
+{
+    size_t i;
+    ks_status_reset(st);
+    for (i = 0; i < fw->n_points[KS_EP_RESERVE]; i++) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_RESERVE][i].inst;
+        ks_code_t c = in->d->reserve(in->self, cs, pod, node, st);
+        if (c != KS_SUCCESS) {
+            if (!valid_code((int)c))
+                return invalid_code(st, "Reserve", in->name, (int)c);
+            return as_error(st, "Reserve", in->name);
+        }
+    }
+    return KS_SUCCESS;
+}
+
+void ks_fw_run_unreserve(ks_framework_t *fw, ks_cycle_state_t *cs,
+                         const ks_pod_t *pod, const char *node)
+{
+    size_t i = fw->n_points[KS_EP_RESERVE];
+    while (i-- > 0) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_RESERVE][i].inst;
+        in->d->unreserve(in->self, cs, pod, node);
+    }
+}
+
+ks_code_t ks_fw_run_permit(ks_framework_t *fw, ks_cycle_state_t *cs,
+                           const ks_pod_t *pod, const char *node,
+                           uint64_t *timeout_ms, uint64_t *wait_plugins,
+                           const char **timeout_plugin, ks_status_t *st)
+{
+    size_t i;
+    int waiting = 0;
+    ks_status_reset(st);
+    *timeout_ms = 0;
+    *wait_plugins = 0;
+    *timeout_plugin = NULL;
+    for (i = 0; i < fw->n_points[KS_EP_PERMIT]; i++) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_PERMIT][i].inst;
+        uint64_t t = 0;
+        ks_code_t c = in->d->permit(in->self, cs, pod, node, &t, st);
+        if (c == KS_SUCCESS)
+            continue;
+        if (is_unsched(c))
+            return fail(st, in->name, c);
+        if (c == KS_WAIT) {
+            if (t > PERMIT_MAX_TIMEOUT_MS)
+                t = PERMIT_MAX_TIMEOUT_MS;
+            if (!waiting || t < *timeout_ms) {
+                *timeout_ms = t;
+                *timeout_plugin = in->name;
+            }
+            waiting = 1;
+            *wait_plugins |= 1ull << i;
+            continue;
+        }
+        if (!valid_code((int)c))
+            return invalid_code(st, "Permit", in->name, (int)c);
+        return as_error(st, "Permit", in->name);
+    }
+    if (waiting) {
+        st->n_reasons = 0;
+        ks_status_add_reasonf(st,
+                              "one or more plugins asked to wait and no "
+                              "plugin rejected pod \"%s\"",
+                              pod->name);
+        st->code = KS_WAIT;
+        return KS_WAIT;
+    }
+    return KS_SUCCESS;
+}
+
+ks_code_t ks_fw_run_pre_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
+                             const ks_pod_t *pod, const char *node,
+                             ks_status_t *st)
+{
+    size_t i;
+    ks_status_reset(st);
+    for (i = 0; i < fw->n_points[KS_EP_PRE_BIND]; i++) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_PRE_BIND][i].inst;
+        ks_code_t c = in->d->pre_bind(in->self, cs, pod, node, st);
+        if (c != KS_SUCCESS) {
+            if (!valid_code((int)c))
+                return invalid_code(st, "PreBind", in->name, (int)c);
+            return as_error(st, "PreBind", in->name);
+        }
+    }
+    return KS_SUCCESS;
+}
+
+ks_code_t ks_fw_run_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
+                         const ks_pod_t *pod, const char *node,
+                         ks_status_t *st)
+{
+    size_t i;
+    ks_status_reset(st);
+    for (i = 0; i < fw->n_points[KS_EP_BIND]; i++) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_BIND][i].inst;
+        ks_code_t c = in->d->bind(in->self, cs, pod, node, st);
+        if (c == KS_SKIP) {
+            st->n_reasons = 0;
+            continue;
+        }
+        if (c != KS_SUCCESS) {
+            if (!valid_code((int)c))
+                return invalid_code(st, "Bind", in->name, (int)c);
+            return as_error(st, "Bind", in->name);
+        }
+        st->plugin = in->name;
+        return KS_SUCCESS;
+    }
+    st->code = KS_SKIP;
+    return KS_SKIP;
+}
+
+void ks_fw_run_post_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
+                         const ks_pod_t *pod, const char *node)
+{
+    size_t i;
+    for (i = 0; i < fw->n_points[KS_EP_POST_BIND]; i++) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_POST_BIND][i].inst;
+        in->d->post_bind(in->self, cs, pod, node);
+    }
+}
+
+int ks_fw_event_matters(ks_framework_t *fw, const char *plugin,
+                        ks_cluster_event_t ev)
+{
+    size_t i;
+    for (i = 0; i < fw->n_insts; i++) {
+        ks_plugin_inst_t *in = fw->insts[i];
+        ks_cluster_event_t evs[32];
+        uint32_t n, k;
+        if (strcmp(in->name, plugin) != 0)
+            continue;
+        if (in->d->events_to_register == NULL)
+            return 1;
+        n = in->d->events_to_register(in->self, evs, 32);
+        if (n > 32)
+            return 1; /* more than we asked for: be safe, requeue */
+        for (k = 0; k < n; k++)
+            if ((evs[k].resource & ev.resource) && (evs[k].action & ev.action))
+                return 1;
+        return 0;
+    }
+    return 1;
+}

@@ -1,0 +1,134 @@
+/*
+ * The scheduler: queue, scheduling cycles (upstream scheduleOne /
+ * schedulePod), Permit waits and binding cycles, driven step by step.
+ *
+ * Two drivers use it:
+ *  - batch (ks_scheduler_run_batch): a virtual clock jumps to the next
+ *    deadline (backoff expiry, Permit timeout) when nothing else can run;
+ *    the run ends when no pod is active, backing off, or waiting at Permit.
+ *  - a libuv loop (ks_scheduler_attach_loop): an idle handle runs cycles
+ *    while there is work and one timer is armed for the next deadline, on
+ *    the loop's real clock.
+ *
+ * Ownership: the scheduler owns its queue, snapshot, waiting pods and the
+ * reference on the current generation; the cache is the caller's.
+ * Pending pods handed to ks_scheduler_add_pod are owned by the scheduler
+ * (queue, then cache once assumed). Loop thread only.
+ */
+#ifndef KS_SCHEDULER_H
+#define KS_SCHEDULER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "cluster/cache.h"
+#include "error.h"
+#include "framework.h"
+#include "generation.h"
+
+typedef struct ks_scheduler ks_scheduler_t;
+
+/* Everything one scheduling cycle found; valid during the observer call. */
+typedef struct ks_cycle_result {
+    const ks_pod_t *pod;
+    ks_framework_t *fw;
+    uint32_t n_nodes; /* nodes in the snapshot */
+    /* Filter */
+    const ks_node_info_t *const *feasible;
+    uint32_t n_feasible;
+    const struct ks_node_status_map *statuses; /* failures by node index */
+    /* Score (scored != 0): row p of scores is Score plugin p */
+    int scored;
+    const int64_t *scores;
+    const uint8_t *score_skipped;
+    const int64_t *totals;
+    /* Outcome */
+    const char *selected;   /* NULL when unschedulable or on error */
+    const char *message;    /* FitError or error message, NULL on success */
+    const char *nominated;  /* PostFilter's nominated node, or NULL */
+    int error;              /* 1: an Error status (not a FitError) */
+} ks_cycle_result_t;
+
+typedef struct ks_sched_observer {
+    void (*cycle)(void *ud, const ks_cycle_result_t *r);
+    void (*bound)(void *ud, const ks_pod_t *pod, const char *node);
+    /* Every failed attempt, with the FailedScheduling message and the
+     * plugins that rejected the pod. */
+    void (*failed)(void *ud, const ks_pod_t *pod, const char *message);
+    void (*deleted)(void *ud, const ks_pod_t *pod); /* preemption victims */
+    void *ud;
+} ks_sched_observer_t;
+
+typedef struct ks_sched_opts {
+    int deterministic;       /* ties: smallest node name; offsets 0 */
+    int run_all_filters;     /* no early exit between Filter plugins */
+    int score_single_node;   /* score even when one node is feasible */
+    int percentage_override; /* > 0: use instead of the config's */
+    ks_sched_observer_t obs;
+} ks_sched_opts_t;
+
+ks_scheduler_t *ks_scheduler_new(ks_generation_t *gen, ks_cache_t *cache,
+                                 const ks_sched_opts_t *opts);
+/* Releases the generation reference; pods still queued are freed. */
+void ks_scheduler_free(ks_scheduler_t *s);
+
+/* Swap in a new generation between cycles (takes the caller's reference).
+ * In-flight pods keep the generation they started with. */
+void ks_scheduler_set_generation(ks_scheduler_t *s, ks_generation_t *gen);
+ks_generation_t *ks_scheduler_generation(const ks_scheduler_t *s);
+
+/* A pending pod (node_name empty): queued if a profile matches its
+ * schedulerName, else returned back to the caller (returns 1, caller keeps
+ * ownership). 0 when queued. */
+int ks_scheduler_add_pod(ks_scheduler_t *s, ks_pod_t *pod);
+/* Cluster changes that the cache already applied: re-check gated and
+ * unschedulable pods. */
+void ks_scheduler_on_event(ks_scheduler_t *s, ks_cluster_event_t ev);
+
+/* Run one scheduling cycle for the head of activeQ (after flushing expired
+ * backoffs) and any ready binding cycles. Returns 1 if it did work. */
+int ks_scheduler_step(ks_scheduler_t *s);
+/* Batch driver (virtual clock). */
+void ks_scheduler_run_batch(ks_scheduler_t *s);
+/* libuv driver (real clock); detach stops the handles (closes them). */
+int ks_scheduler_attach_loop(ks_scheduler_t *s, uv_loop_t *loop);
+void ks_scheduler_detach_loop(ks_scheduler_t *s);
+/* Wake the loop driver after adding pods or events. */
+void ks_scheduler_kick(ks_scheduler_t *s);
+
+/* Run one scheduling attempt for `pod` right now (upstream schedulePod and,
+ * on a FitError, PostFilter), without assuming, reserving or binding, and
+ * hand the result to cb. The pod is not queued; it stays the caller's.
+ * PostFilter side effects (victims deleted from the cache, nomination)
+ * do happen. Used by the conformance runner. */
+int ks_scheduler_try(ks_scheduler_t *s, const ks_pod_t *pod,
+                     void (*cb)(void *ud, const ks_cycle_result_t *r),
+                     void *ud, ks_error_t *err);
+
+/* Counts for reporting. */
+typedef struct ks_sched_stats {
+    uint64_t attempts, scheduled, unschedulable, errors, bound, waiting,
+        preemptions;
+} ks_sched_stats_t;
+ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s);
+size_t ks_scheduler_pending(const ks_scheduler_t *s, int where);
+/* Visit pods that are still pending (not bound) with their last message. */
+void ks_scheduler_foreach_pending(ks_scheduler_t *s,
+                                  void (*fn)(void *ud, const ks_pod_t *pod,
+                                             const char *message, int gated),
+                                  void *ud);
+/* Set the clock used by the next steps (tests). */
+void ks_scheduler_set_clock(ks_scheduler_t *s, int64_t (*now_ms)(void *ud),
+                            void *ud);
+int64_t ks_scheduler_now(const ks_scheduler_t *s);
+
+/* The FitError text: "0/N nodes are available: C reason, ... ." */
+void ks_fit_error_format(const struct ks_node_status_map *m, uint32_t n_nodes,
+                         const ks_status_t *prefilter, const char *post_msg,
+                         char *buf, size_t len);
+/* upstream numFeasibleNodesToFind. */
+uint32_t ks_num_feasible_nodes_to_find(uint32_t n_all, int32_t percentage);
+
+#endif

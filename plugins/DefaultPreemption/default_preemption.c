@@ -1,0 +1,1078 @@
+/*
+ * DefaultPreemption: the PostFilter plugin that makes room for a pod no node
+ * could take, by evicting pods of lower priority. It follows kube-scheduler
+ * v1.24.1 (the DefaultPreemption plugin and its preemption evaluator):
+ *
+ *   1. Eligibility: a pod whose preemptionPolicy is Never never preempts. A
+ *      pod that has a nominated node on which a lower-priority pod is still
+ *      terminating waits instead of preempting again, unless the Filter
+ *      verdict for that node is UnschedulableAndUnresolvable.
+ *   2. Candidate nodes: every node of the snapshot whose Filter verdict is
+ *      not UnschedulableAndUnresolvable. A number of them (the larger of
+ *      minCandidateNodesPercentage % of them and minCandidateNodesAbsolute,
+ *      capped by their count) is dry-run, starting at a random offset and
+ *      wrapping around; the dry run stops as soon as that many candidates
+ *      were found.
+ *   3. Victims on one node: on private copies of the NodeInfo and the cycle
+ *      state, remove every pod of lower priority, check that the pod then
+ *      passes the Filter plugins, and add the removed pods back one by one,
+ *      most important first (higher priority, then earlier start), keeping
+ *      each one the pod still fits with. The rest are the victims.
+ *   4. Choice of node among the candidates: fewest PodDisruptionBudget
+ *      violations, then the lowest highest-priority victim, then the lowest
+ *      sum of victim priorities (each shifted by 2^31 so that negative
+ *      priorities cannot make more victims look cheaper), then the fewest
+ *      victims, then the latest start among the highest-priority victims,
+ *      then the first candidate in evaluation order.
+ *   5. The victims are deleted (or rejected when they wait at Permit), pods
+ *      of lower priority nominated to the chosen node lose their nomination,
+ *      and the chosen node is returned as the pod's nominated node.
+ *
+ * When no candidate exists the status carries the same summary the
+ * scheduler's FitError prints, over the dry-run verdicts: "0/N nodes are
+ * available: COUNT REASON, ...", every reason of every node's verdict
+ * counted, entries sorted as strings; every message this plugin returns
+ * starts with "preemption: ".
+ *
+ * Differences from upstream, by construction of ksched's model:
+ *   - ksched has no PodDisruptionBudgets, so no victim ever violates one:
+ *     the number of violating victims is always 0 and rule 1 of step 4
+ *     never separates candidates.
+ *   - Upstream evaluates nodes in parallel and keeps candidates in a map, so
+ *     its last tie-break is effectively random; here nodes are evaluated in
+ *     order and candidates keep that order.
+ *   - A pod without status.startTime counts as started "now" (the wall
+ *     clock, read once per PostFilter call), as upstream's GetPodStartTime.
+ *   - A host whose API table predates status_reason_count/status_reason_at
+ *     exposes only the first reason of a status; with such a host a node
+ *     contributes one reason to the summary.
+ *
+ * Threads: everything runs on the host's loop thread (PostFilter).
+ */
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ksched/helpers.h>
+#include <ksched/plugin.h>
+
+#define DP_NAME "DefaultPreemption"
+#define DP_VERSION "1.24.1-ks1"
+
+#define DP_DEFAULT_MIN_PERCENTAGE 10
+#define DP_DEFAULT_MIN_ABSOLUTE 100
+
+#define DP_MSG_NOT_HELPFUL "Preemption is not helpful for scheduling"
+#define DP_MSG_NO_VICTIMS "No preemption victims found for incoming pod"
+#define DP_MSG_TERMINATING \
+    "not eligible due to a terminating pod on the nominated node."
+#define DP_MSG_NEVER "not eligible due to preemptionPolicy=Never."
+
+/* --- plugin instance ------------------------------------------------------ */
+
+typedef struct dp_plugin {
+    const ks_host_api_t *api;
+    ks_handle_t *h;
+    int32_t min_percentage; /* minCandidateNodesPercentage, 0..100 */
+    int32_t min_absolute;   /* minCandidateNodesAbsolute, >= 0 */
+} dp_plugin_t;
+
+/* --- a growable string ---------------------------------------------------- */
+
+typedef struct dp_buf {
+    char *s;
+    size_t len, cap;
+    int oom;
+} dp_buf_t;
+
+static void dp_buf_printf(dp_buf_t *b, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void dp_buf_printf(dp_buf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    if (b->oom)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->oom = 1;
+        return;
+    }
+    if (b->len + (size_t)n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 128;
+        char *s;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        s = realloc(b->s, cap);
+        if (s == NULL) {
+            b->oom = 1;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+static char *dp_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d != NULL)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* --- the reasons of a status ---------------------------------------------- */
+
+/* Copies of every reason of a failing status, in order. */
+typedef struct dp_reasons {
+    char **v; /* owned strings */
+    uint32_t n;
+} dp_reasons_t;
+
+static void dp_reasons_free(dp_reasons_t *rs)
+{
+    uint32_t i;
+    for (i = 0; i < rs->n; i++)
+        free(rs->v[i]);
+    free(rs->v);
+    rs->v = NULL;
+    rs->n = 0;
+}
+
+/* Append a copy of s; -1 when out of memory. */
+static int dp_reasons_push(dp_reasons_t *rs, const char *s)
+{
+    char *copy = dp_strdup(s);
+    char **v;
+    if (copy == NULL)
+        return -1;
+    v = realloc(rs->v, sizeof(*v) * (rs->n + 1));
+    if (v == NULL) {
+        free(copy);
+        return -1;
+    }
+    rs->v = v;
+    rs->v[rs->n++] = copy;
+    return 0;
+}
+
+/* The reasons joined with ", " (upstream Status.Message); "" when none.
+ * NULL when out of memory. The caller frees the result. */
+static char *dp_reasons_join(const dp_reasons_t *rs)
+{
+    size_t len = 1, off = 0;
+    uint32_t i;
+    char *s;
+    for (i = 0; i < rs->n; i++)
+        len += strlen(rs->v[i]) + (i ? 2 : 0);
+    s = malloc(len);
+    if (s == NULL)
+        return NULL;
+    for (i = 0; i < rs->n; i++) {
+        size_t n = strlen(rs->v[i]);
+        if (i) {
+            memcpy(s + off, ", ", 2);
+            off += 2;
+        }
+        memcpy(s + off, rs->v[i], n);
+        off += n;
+    }
+    s[off] = '\0';
+    return s;
+}
+
+/* 1 when the host table has the per-reason accessors (added after v1.0). */
+static int dp_api_has_reason_at(const ks_host_api_t *api)
+{
+    return api->size >= offsetof(ks_host_api_t, status_reason_at) +
+                            sizeof(api->status_reason_at) &&
+           api->status_reason_count != NULL && api->status_reason_at != NULL;
+}
+
+/* Copy every reason of st into rs (empty reasons are skipped). Hosts
+ * without the per-reason accessors expose only the first reason. Returns -1
+ * when out of memory. */
+static int dp_reasons_from_status(const ks_host_api_t *api,
+                                  const ks_status_t *st, dp_reasons_t *rs)
+{
+    if (dp_api_has_reason_at(api)) {
+        uint32_t i, n = api->status_reason_count(st);
+        for (i = 0; i < n; i++) {
+            const char *m = api->status_reason_at(st, i);
+            if (m != NULL && *m != '\0' && dp_reasons_push(rs, m) != 0)
+                return -1;
+        }
+    } else {
+        const char *m = api->status_message(st);
+        if (m != NULL && *m != '\0' && dp_reasons_push(rs, m) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* --- pod ordering (upstream util.MoreImportantPod, GetPodStartTime) ------- */
+
+static int64_t dp_wall_now_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+        return INT64_MAX;
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A pod's start time; a pod that has not started counts as started now. */
+static int64_t dp_start_ms(const ks_pod_t *p, int64_t now_ms)
+{
+    return p->start_unix_ms != 0 ? p->start_unix_ms : now_ms;
+}
+
+/* Higher priority first; among equals, the pod that started earlier. */
+static int dp_more_important(const ks_pod_t *a, const ks_pod_t *b,
+                             int64_t now_ms)
+{
+    if (a->priority != b->priority)
+        return a->priority > b->priority;
+    return dp_start_ms(a, now_ms) < dp_start_ms(b, now_ms);
+}
+
+/* Stable insertion sort, most important first (a handful of pods per node). */
+static void dp_sort_by_importance(const ks_pod_t **pods, uint32_t n,
+                                  int64_t now_ms)
+{
+    uint32_t i, j;
+    for (i = 1; i < n; i++) {
+        const ks_pod_t *p = pods[i];
+        for (j = i; j > 0 && dp_more_important(p, pods[j - 1], now_ms); j--)
+            pods[j] = pods[j - 1];
+        pods[j] = p;
+    }
+}
+
+/* --- the state of one PostFilter call ------------------------------------- */
+
+/* One entry of the preemption's node-to-verdict map. */
+typedef struct dp_verdict {
+    const char *node;
+    ks_code_t code;
+    dp_reasons_t reasons; /* owned; may be empty */
+} dp_verdict_t;
+
+/* A node where preemption would let the pod in. */
+typedef struct dp_candidate {
+    const char *node;         /* interned */
+    const ks_pod_t **victims; /* owned array, most important first */
+    uint32_t n_victims;
+    uint32_t n_pdb_violations; /* always 0: no PodDisruptionBudgets */
+} dp_candidate_t;
+
+typedef struct dp_run {
+    const dp_plugin_t *pl;
+    const ks_host_api_t *api;
+    ks_handle_t *h;
+    ks_cycle_state_t *cs;
+    const ks_pod_t *pod;
+    int64_t now_ms;
+
+    dp_verdict_t *verdicts;
+    uint32_t n_verdicts, cap_verdicts;
+    dp_candidate_t *cands;
+    uint32_t n_cands, cap_cands;
+    char **errs; /* owned messages of Error verdicts, in evaluation order */
+    uint32_t n_errs, cap_errs;
+} dp_run_t;
+
+static int dp_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+    uint32_t c;
+    void *p;
+    if (need <= *cap)
+        return 0;
+    c = *cap ? *cap * 2 : 8;
+    while (c < need)
+        c *= 2;
+    p = realloc(*arr, (size_t)c * elem);
+    if (p == NULL)
+        return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+/* Record a verdict; takes the reasons over (*reasons is left empty, also
+ * on failure). */
+static int dp_add_verdict(dp_run_t *r, const char *node, ks_code_t code,
+                          dp_reasons_t *reasons)
+{
+    void *arr = r->verdicts;
+    if (dp_grow(&arr, &r->cap_verdicts, r->n_verdicts + 1,
+                sizeof(dp_verdict_t)) != 0) {
+        dp_reasons_free(reasons);
+        return -1;
+    }
+    r->verdicts = arr;
+    r->verdicts[r->n_verdicts].node = node;
+    r->verdicts[r->n_verdicts].code = code;
+    r->verdicts[r->n_verdicts].reasons = *reasons;
+    r->n_verdicts++;
+    reasons->v = NULL;
+    reasons->n = 0;
+    return 0;
+}
+
+static int dp_add_error(dp_run_t *r, const char *msg)
+{
+    void *arr = r->errs;
+    char *copy = dp_strdup(msg);
+    if (copy == NULL ||
+        dp_grow(&arr, &r->cap_errs, r->n_errs + 1, sizeof(char *)) != 0) {
+        free(copy);
+        return -1;
+    }
+    r->errs = arr;
+    r->errs[r->n_errs++] = copy;
+    return 0;
+}
+
+/* Takes ownership of `victims`. */
+static int dp_add_candidate(dp_run_t *r, const char *node,
+                            const ks_pod_t **victims, uint32_t n)
+{
+    void *arr = r->cands;
+    if (dp_grow(&arr, &r->cap_cands, r->n_cands + 1,
+                sizeof(dp_candidate_t)) != 0) {
+        free(victims);
+        return -1;
+    }
+    r->cands = arr;
+    r->cands[r->n_cands].node = node;
+    r->cands[r->n_cands].victims = victims;
+    r->cands[r->n_cands].n_victims = n;
+    r->cands[r->n_cands].n_pdb_violations = 0;
+    r->n_cands++;
+    return 0;
+}
+
+static void dp_run_free(dp_run_t *r)
+{
+    uint32_t i;
+    for (i = 0; i < r->n_verdicts; i++)
+        dp_reasons_free(&r->verdicts[i].reasons);
+    for (i = 0; i < r->n_cands; i++)
+        free(r->cands[i].victims);
+    for (i = 0; i < r->n_errs; i++)
+        free(r->errs[i]);
+    free(r->verdicts);
+    free(r->cands);
+    free(r->errs);
+}
+
+/* --- victims on one node (upstream SelectVictimsOnNode) ------------------- */
+
+/* The outcome of the victim search on one node. On KS_SUCCESS, victims and
+ * n_victims are set (the array is the caller's); otherwise reasons holds
+ * the failing status's reasons (the caller's, may be empty). */
+typedef struct dp_node_result {
+    ks_code_t code;
+    dp_reasons_t reasons;
+    const ks_pod_t **victims;
+    uint32_t n_victims;
+} dp_node_result_t;
+
+/* Run one host call that takes a scratch status. Returns its code; on
+ * failure *reasons (empty on entry) receives copies of every reason of the
+ * status. Running out of memory is an error with the reason
+ * "out of memory". */
+enum { DP_CALL_FILTERS, DP_CALL_ADD, DP_CALL_REMOVE };
+
+static ks_code_t dp_call(dp_run_t *r, int which, ks_cycle_state_t *cs,
+                         const ks_node_info_t *ni, const ks_pod_t *other,
+                         dp_reasons_t *reasons)
+{
+    const ks_host_api_t *api = r->api;
+    ks_status_t *st = api->status_new(r->h);
+    ks_code_t code;
+    if (st == NULL) {
+        (void)dp_reasons_push(reasons, "out of memory");
+        return KS_ERROR;
+    }
+    switch (which) {
+    case DP_CALL_ADD:
+        code = api->run_prefilter_add_pod(r->h, cs, r->pod, other, ni, st);
+        break;
+    case DP_CALL_REMOVE:
+        code = api->run_prefilter_remove_pod(r->h, cs, r->pod, other, ni, st);
+        break;
+    default:
+        code = api->run_filters(r->h, cs, r->pod, ni, st);
+        break;
+    }
+    if (code != KS_SUCCESS && dp_reasons_from_status(api, st, reasons) != 0) {
+        dp_reasons_free(reasons);
+        (void)dp_reasons_push(reasons, "out of memory");
+        code = KS_ERROR;
+    }
+    api->status_free(st);
+    return code;
+}
+
+static void dp_select_victims(dp_run_t *r, const ks_node_info_t *ni,
+                              dp_node_result_t *out)
+{
+    const ks_host_api_t *api = r->api;
+    const ks_pod_t **potential = NULL, **victims = NULL;
+    ks_node_info_t *copy = NULL;
+    ks_cycle_state_t *state = NULL;
+    uint32_t n_potential = 0, n_victims = 0, i;
+    dp_reasons_t reasons = {0};
+    ks_code_t code;
+
+    memset(out, 0, sizeof *out);
+
+    /* Every pod of lower priority than the preemptor may be a victim. */
+    if (ni->n_pods > 0) {
+        potential = malloc(sizeof(*potential) * ni->n_pods);
+        victims = malloc(sizeof(*victims) * ni->n_pods);
+        if (potential == NULL || victims == NULL)
+            goto oom;
+    }
+    for (i = 0; i < ni->n_pods; i++)
+        if (ni->pods[i]->priority < r->pod->priority)
+            potential[n_potential++] = ni->pods[i];
+    if (n_potential == 0) {
+        out->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        if (dp_reasons_push(&out->reasons, DP_MSG_NO_VICTIMS) != 0)
+            goto oom;
+        goto done;
+    }
+
+    copy = api->nodeinfo_clone(r->h, ni);
+    state = api->cycle_state_clone(r->h, r->cs);
+    if (copy == NULL || state == NULL)
+        goto oom;
+
+    for (i = 0; i < n_potential; i++) {
+        api->nodeinfo_remove_pod(r->h, copy, potential[i]);
+        code = dp_call(r, DP_CALL_REMOVE, state, copy, potential[i], &reasons);
+        if (code != KS_SUCCESS) {
+            out->code = KS_ERROR;
+            out->reasons = reasons;
+            goto done;
+        }
+    }
+
+    /* Without all of them the pod must fit, or the node is no candidate. */
+    code = dp_call(r, DP_CALL_FILTERS, state, copy, NULL, &reasons);
+    if (code != KS_SUCCESS) {
+        out->code = code;
+        out->reasons = reasons;
+        goto done;
+    }
+
+    /* Reprieve as many as possible, most important first. */
+    dp_sort_by_importance(potential, n_potential, r->now_ms);
+    for (i = 0; i < n_potential; i++) {
+        const ks_pod_t *p = potential[i];
+        api->nodeinfo_add_pod(r->h, copy, p);
+        code = dp_call(r, DP_CALL_ADD, state, copy, p, &reasons);
+        if (code != KS_SUCCESS) {
+            out->code = KS_ERROR;
+            out->reasons = reasons;
+            goto done;
+        }
+        code = dp_call(r, DP_CALL_FILTERS, state, copy, NULL, &reasons);
+        if (code == KS_SUCCESS)
+            continue;
+        dp_reasons_free(&reasons);
+        api->nodeinfo_remove_pod(r->h, copy, p);
+        code = dp_call(r, DP_CALL_REMOVE, state, copy, p, &reasons);
+        if (code != KS_SUCCESS) {
+            out->code = KS_ERROR;
+            out->reasons = reasons;
+            goto done;
+        }
+        victims[n_victims++] = p;
+    }
+    out->code = KS_SUCCESS;
+    out->victims = victims;
+    out->n_victims = n_victims;
+    victims = NULL;
+    goto done;
+
+oom:
+    dp_reasons_free(&out->reasons);
+    out->code = KS_ERROR;
+    (void)dp_reasons_push(&out->reasons, "out of memory");
+done:
+    if (state != NULL)
+        api->cycle_state_free(r->h, state);
+    if (copy != NULL)
+        api->nodeinfo_free(r->h, copy);
+    free(potential);
+    free(victims);
+}
+
+/* --- dry run (upstream DryRunPreemption) ---------------------------------- */
+
+/* Number of candidates to look for among n potential nodes. */
+static uint32_t dp_num_candidates(const dp_plugin_t *pl, uint32_t n)
+{
+    int64_t k = (int64_t)n * pl->min_percentage / 100;
+    if (k < pl->min_absolute)
+        k = pl->min_absolute;
+    if (k > (int64_t)n)
+        k = n;
+    return (uint32_t)k;
+}
+
+static int dp_dry_run(dp_run_t *r, const ks_node_info_t *const *nodes,
+                      uint32_t n, uint32_t offset, uint32_t want)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        const ks_node_info_t *ni = nodes[(offset + i) % n];
+        dp_node_result_t res;
+        dp_select_victims(r, ni, &res);
+        if (res.code == KS_SUCCESS && res.n_victims > 0) {
+            if (dp_add_candidate(r, ni->node->name, res.victims,
+                                 res.n_victims) != 0)
+                return -1;
+            if (r->n_cands >= want)
+                break;
+            continue;
+        }
+        if (res.code == KS_SUCCESS) {
+            dp_buf_t b = {0};
+            free(res.victims);
+            dp_buf_printf(&b, "expected at least one victim pod on node \"%s\"",
+                          ni->node->name);
+            if (b.oom || dp_reasons_push(&res.reasons, b.s) != 0) {
+                free(b.s);
+                return -1;
+            }
+            free(b.s);
+            res.code = KS_ERROR;
+        }
+        if (res.code == KS_ERROR) {
+            /* The node's error, as upstream's status-as-error: every reason
+             * joined. */
+            char *joined = dp_reasons_join(&res.reasons);
+            int rc = joined != NULL ? dp_add_error(r, joined) : -1;
+            free(joined);
+            if (rc != 0) {
+                dp_reasons_free(&res.reasons);
+                return -1;
+            }
+        }
+        if (dp_add_verdict(r, ni->node->name, res.code, &res.reasons) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* --- messages ------------------------------------------------------------- */
+
+static int dp_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "0/N nodes are available: C1 R1, C2 R2." over the run's verdicts, with N
+ * the number of verdicts (upstream FitError.Error without a PostFilter
+ * message). */
+static void dp_fit_error(const dp_run_t *r, dp_buf_t *b)
+{
+    const char **reasons = NULL;
+    char **entries = NULL;
+    size_t total = 0;
+    uint32_t n_reasons = 0, n_entries = 0, i, j;
+
+    dp_buf_printf(b, "0/%u nodes are available: ", r->n_verdicts);
+    for (i = 0; i < r->n_verdicts; i++)
+        total += r->verdicts[i].reasons.n;
+    if (total > 0) {
+        reasons = malloc(sizeof(*reasons) * total);
+        entries = malloc(sizeof(*entries) * total);
+        if (reasons == NULL || entries == NULL) {
+            b->oom = 1;
+            goto out;
+        }
+    }
+    for (i = 0; i < r->n_verdicts; i++)
+        for (j = 0; j < r->verdicts[i].reasons.n; j++)
+            reasons[n_reasons++] = r->verdicts[i].reasons.v[j];
+    qsort(reasons, n_reasons, sizeof(*reasons), dp_cmp_str);
+    for (i = 0; i < n_reasons; i = j) {
+        dp_buf_t e = {0};
+        for (j = i + 1; j < n_reasons && strcmp(reasons[i], reasons[j]) == 0;)
+            j++;
+        dp_buf_printf(&e, "%u %s", j - i, reasons[i]);
+        if (e.oom) {
+            b->oom = 1;
+            goto out;
+        }
+        entries[n_entries++] = e.s;
+    }
+    qsort(entries, n_entries, sizeof(*entries), dp_cmp_str);
+    for (i = 0; i < n_entries; i++)
+        dp_buf_printf(b, "%s%s", i ? ", " : "", entries[i]);
+    dp_buf_printf(b, ".");
+out:
+    for (i = 0; i < n_entries; i++)
+        free(entries[i]);
+    free(entries);
+    free(reasons);
+}
+
+/* The errors of the dry run as one message: the message itself when there
+ * is one, "[a, b]" for several distinct ones (upstream's error aggregate). */
+static void dp_aggregate_errors(const dp_run_t *r, dp_buf_t *b)
+{
+    uint32_t i, j, distinct = 0;
+    dp_buf_t list = {0};
+    if (r->n_errs == 1) {
+        dp_buf_printf(b, "%s", r->errs[0]);
+        return;
+    }
+    for (i = 0; i < r->n_errs; i++) {
+        int seen = 0;
+        for (j = 0; j < i; j++)
+            if (strcmp(r->errs[i], r->errs[j]) == 0)
+                seen = 1;
+        if (seen)
+            continue;
+        dp_buf_printf(&list, "%s%s", distinct ? ", " : "", r->errs[i]);
+        distinct++;
+    }
+    if (list.oom)
+        b->oom = 1;
+    else if (distinct == 1)
+        dp_buf_printf(b, "%s", list.s);
+    else
+        dp_buf_printf(b, "[%s]", list.s);
+    free(list.s);
+}
+
+/* Attach "preemption: <b>" to st and return code; "out of memory" when the
+ * message could not be built. */
+static ks_code_t dp_fail(const ks_host_api_t *api, ks_status_t *st,
+                         ks_code_t code, dp_buf_t *b)
+{
+    if (b->oom || b->s == NULL) {
+        api->status_reason(st, "preemption: out of memory");
+        free(b->s);
+        return KS_ERROR;
+    }
+    api->status_reasonf(st, "preemption: %s", b->s);
+    free(b->s);
+    return code;
+}
+
+/* --- choosing a candidate (upstream pickOneNodeForPreemption) ------------- */
+
+/* The earliest start among the highest-priority victims of c. */
+static int64_t dp_earliest_start_of_highest(const dp_candidate_t *c,
+                                            int64_t now_ms)
+{
+    int32_t max_prio = c->victims[0]->priority;
+    int64_t earliest = dp_start_ms(c->victims[0], now_ms);
+    uint32_t i;
+    for (i = 0; i < c->n_victims; i++) {
+        const ks_pod_t *p = c->victims[i];
+        if (p->priority == max_prio) {
+            if (dp_start_ms(p, now_ms) < earliest)
+                earliest = dp_start_ms(p, now_ms);
+        } else if (p->priority > max_prio) {
+            max_prio = p->priority;
+            earliest = dp_start_ms(p, now_ms);
+        }
+    }
+    return earliest;
+}
+
+/* Keep, in idx[0..*n), the candidates with the minimum key. */
+static void dp_keep_min(const dp_candidate_t *cands, uint32_t *idx,
+                        uint32_t *n, int64_t (*key)(const dp_candidate_t *))
+{
+    int64_t best = INT64_MAX;
+    uint32_t i, k = 0;
+    for (i = 0; i < *n; i++) {
+        int64_t v = key(&cands[idx[i]]);
+        if (v < best) {
+            best = v;
+            k = 0;
+        }
+        if (v == best)
+            idx[k++] = idx[i];
+    }
+    *n = k;
+}
+
+static int64_t dp_key_pdb(const dp_candidate_t *c)
+{
+    return c->n_pdb_violations;
+}
+
+static int64_t dp_key_highest(const dp_candidate_t *c)
+{
+    return c->victims[0]->priority; /* victims are most important first */
+}
+
+static int64_t dp_key_sum(const dp_candidate_t *c)
+{
+    int64_t sum = 0;
+    uint32_t i;
+    for (i = 0; i < c->n_victims; i++)
+        sum += (int64_t)c->victims[i]->priority + (int64_t)INT32_MAX + 1;
+    return sum;
+}
+
+static int64_t dp_key_count(const dp_candidate_t *c)
+{
+    return c->n_victims;
+}
+
+/* Index of the chosen candidate (n_cands >= 1). */
+static uint32_t dp_pick(const dp_run_t *r, uint32_t *idx)
+{
+    int64_t (*const keys[])(const dp_candidate_t *) = {
+        dp_key_pdb, dp_key_highest, dp_key_sum, dp_key_count};
+    uint32_t n = r->n_cands, i, k, best;
+    int64_t latest;
+
+    if (n == 1)
+        return 0;
+    for (i = 0; i < n; i++)
+        idx[i] = i;
+    for (k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        dp_keep_min(r->cands, idx, &n, keys[k]);
+        if (n == 1)
+            return idx[0];
+    }
+    /* The latest "earliest start of the highest-priority victims"; the
+     * first one on ties. */
+    best = idx[0];
+    latest = dp_earliest_start_of_highest(&r->cands[idx[0]], r->now_ms);
+    for (i = 1; i < n; i++) {
+        int64_t t = dp_earliest_start_of_highest(&r->cands[idx[i]], r->now_ms);
+        if (t > latest) {
+            latest = t;
+            best = idx[i];
+        }
+    }
+    return best;
+}
+
+/* --- executing the choice (upstream prepareCandidate) --------------------- */
+
+static ks_code_t dp_prepare(dp_run_t *r, const dp_candidate_t *c,
+                            ks_status_t *st)
+{
+    const ks_host_api_t *api = r->api;
+    const ks_pod_t *stack[32];
+    const ks_pod_t **nominated = stack;
+    uint32_t i, n;
+
+    for (i = 0; i < c->n_victims; i++) {
+        const ks_pod_t *v = c->victims[i];
+        ks_waiting_pod_t *wp = api->waiting_pod_get(r->h, v->uid);
+        char msg[512];
+        if (wp != NULL) {
+            api->waiting_pod_reject(wp, DP_NAME, "preempted");
+        } else if (api->delete_pod(r->h, v) != 0) {
+            api->status_reasonf(st, "preemption: deleting pod %s/%s failed",
+                                v->ns, v->name);
+            return KS_ERROR;
+        }
+        snprintf(msg, sizeof msg, "Preempted by %s/%s on node %s",
+                 r->pod->ns, r->pod->name, c->node);
+        api->event(r->h, v, "Normal", "Preempted", msg);
+    }
+
+    /* Pods of lower priority nominated to this node may no longer fit on it:
+     * drop their nomination so that they look for another place. */
+    n = api->nominated_pods(r->h, c->node, stack,
+                            (uint32_t)(sizeof stack / sizeof stack[0]));
+    if (n > sizeof stack / sizeof stack[0]) {
+        nominated = malloc(sizeof(*nominated) * n);
+        if (nominated == NULL) {
+            api->log(r->h, KS_LOG_WARN,
+                     "out of memory clearing nominations on node %s", c->node);
+            return KS_SUCCESS; /* not critical, as upstream */
+        }
+        n = api->nominated_pods(r->h, c->node, nominated, n);
+    }
+    for (i = 0; i < n; i++) {
+        const ks_pod_t *p = nominated[i];
+        if (p->priority < r->pod->priority && p->nominated_node_name != NULL &&
+            p->nominated_node_name[0] != '\0' &&
+            api->set_nominated_node(r->h, p, "") != 0)
+            api->log(r->h, KS_LOG_WARN,
+                     "cannot clear the nominated node of pod %s/%s", p->ns,
+                     p->name);
+    }
+    if (nominated != stack)
+        free(nominated);
+    return KS_SUCCESS;
+}
+
+/* --- PostFilter ----------------------------------------------------------- */
+
+/* Upstream PodEligibleToPreemptOthers: NULL when the pod may preempt,
+ * otherwise why not. */
+static const char *dp_ineligible(const dp_run_t *r,
+                                 const ks_node_status_map_t *statuses)
+{
+    const char *nom = r->pod->nominated_node_name;
+    const ks_node_info_t *ni;
+    uint32_t i;
+    if (r->pod->preempt_never)
+        return DP_MSG_NEVER;
+    if (nom == NULL || nom[0] == '\0')
+        return NULL;
+    if (r->api->node_status_code(statuses, nom) ==
+        KS_UNSCHEDULABLE_AND_UNRESOLVABLE)
+        return NULL;
+    ni = r->api->snapshot_get(r->h, nom);
+    if (ni == NULL)
+        return NULL;
+    for (i = 0; i < ni->n_pods; i++)
+        if (ni->pods[i]->deleting && ni->pods[i]->priority < r->pod->priority)
+            return DP_MSG_TERMINATING;
+    return NULL;
+}
+
+static void dp_clear_own_nomination(const dp_run_t *r)
+{
+    if (r->pod->nominated_node_name != NULL &&
+        r->pod->nominated_node_name[0] != '\0' &&
+        r->api->set_nominated_node(r->h, r->pod, "") != 0)
+        r->api->log(r->h, KS_LOG_WARN,
+                    "cannot clear the nominated node of pod %s/%s",
+                    r->pod->ns, r->pod->name);
+}
+
+static ks_code_t dp_post_filter(void *self, ks_cycle_state_t *cs,
+                                const ks_pod_t *pod,
+                                const ks_node_status_map_t *statuses,
+                                const char **nominated_node, ks_status_t *st)
+{
+    const dp_plugin_t *pl = self;
+    const ks_host_api_t *api = pl->api;
+    dp_run_t r;
+    dp_buf_t msg = {0};
+    const ks_node_info_t **potential = NULL;
+    uint32_t *idx = NULL;
+    const char *ineligible;
+    uint32_t n_nodes, n_potential = 0, i, offset, want, chosen;
+    ks_code_t code;
+
+    memset(&r, 0, sizeof r);
+    r.pl = pl;
+    r.api = api;
+    r.h = pl->h;
+    r.cs = cs;
+    r.pod = pod;
+    r.now_ms = dp_wall_now_ms();
+
+    ineligible = dp_ineligible(&r, statuses);
+    if (ineligible != NULL) {
+        api->status_reasonf(st, "preemption: %s", ineligible);
+        return KS_UNSCHEDULABLE;
+    }
+
+    n_nodes = api->snapshot_num_nodes(pl->h);
+    if (n_nodes == 0) {
+        api->status_reason(st, "preemption: no nodes available");
+        return KS_ERROR;
+    }
+    potential = malloc(sizeof(*potential) * n_nodes);
+    if (potential == NULL)
+        goto oom;
+    for (i = 0; i < n_nodes; i++) {
+        const ks_node_info_t *ni = api->snapshot_node_at(pl->h, i);
+        if (ni == NULL || ni->node == NULL)
+            continue;
+        if (api->node_status_code(statuses, ni->node->name) ==
+            KS_UNSCHEDULABLE_AND_UNRESOLVABLE) {
+            dp_reasons_t reasons = {0};
+            if (dp_reasons_push(&reasons, DP_MSG_NOT_HELPFUL) != 0 ||
+                dp_add_verdict(&r, ni->node->name,
+                               KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                               &reasons) != 0) {
+                dp_reasons_free(&reasons);
+                goto oom;
+            }
+            continue;
+        }
+        potential[n_potential++] = ni;
+    }
+
+    if (n_potential > 0) {
+        offset = api->rand_below(pl->h, n_potential) % n_potential;
+        want = dp_num_candidates(pl, n_potential);
+        if (dp_dry_run(&r, potential, n_potential, offset, want) != 0)
+            goto oom;
+    }
+
+    if (r.n_cands == 0) {
+        if (r.n_errs > 0) {
+            dp_aggregate_errors(&r, &msg);
+            code = dp_fail(api, st, KS_ERROR, &msg);
+        } else {
+            /* The pod keeps no nomination when preemption cannot help. */
+            dp_clear_own_nomination(&r);
+            dp_fit_error(&r, &msg);
+            code = dp_fail(api, st, KS_UNSCHEDULABLE, &msg);
+        }
+        goto out;
+    }
+
+    idx = malloc(sizeof(*idx) * r.n_cands);
+    if (idx == NULL)
+        goto oom;
+    chosen = dp_pick(&r, idx);
+    code = dp_prepare(&r, &r.cands[chosen], st);
+    if (code == KS_SUCCESS)
+        *nominated_node = api->intern(pl->h, r.cands[chosen].node);
+    goto out;
+
+oom:
+    api->status_reason(st, "preemption: out of memory");
+    code = KS_ERROR;
+out:
+    free(idx);
+    free(potential);
+    dp_run_free(&r);
+    return code;
+}
+
+/* --- create / destroy ----------------------------------------------------- */
+
+/* Read an int32 arg at `a`; 0 on success. */
+static int dp_arg_int32(const ks_args_t *a, const char *what, int32_t *out,
+                        char *err, size_t errlen)
+{
+    int64_t v;
+    if (ks_args_int64(a, what, &v, err, errlen) != 0)
+        return -1;
+    if (v < INT32_MIN || v > INT32_MAX) {
+        snprintf(err, errlen,
+                 "line %u, column %u: %s: Invalid value: %lld: out of the "
+                 "int32 range",
+                 a->line, a->column, what, (long long)v);
+        return -1;
+    }
+    *out = (int32_t)v;
+    return 0;
+}
+
+/* Append one validation error to err ("; " between errors). */
+static void dp_err_append(char *err, size_t errlen, const ks_args_t *at,
+                          const char *field, int32_t value, const char *detail)
+{
+    size_t off = strlen(err);
+    if (off >= errlen)
+        return;
+    if (at != NULL)
+        snprintf(err + off, errlen - off,
+                 "%sline %u, column %u: %s: Invalid value: %d: %s",
+                 off ? "; " : "", at->line, at->column, field, (int)value,
+                 detail);
+    else
+        snprintf(err + off, errlen - off, "%s%s: Invalid value: %d: %s",
+                 off ? "; " : "", field, (int)value, detail);
+}
+
+static int dp_create(const ks_host_api_t *api, ks_handle_t *h,
+                     const ks_args_t *args, void **self, char *err,
+                     size_t errlen)
+{
+    static const char *const allowed[] = {"minCandidateNodesPercentage",
+                                          "minCandidateNodesAbsolute",
+                                          "apiVersion", "kind", NULL};
+    const ks_args_t *a_pct = ks_args_get(args, "minCandidateNodesPercentage");
+    const ks_args_t *a_abs = ks_args_get(args, "minCandidateNodesAbsolute");
+    const ks_args_t *a_kind = ks_args_get(args, "kind");
+    int32_t pct = DP_DEFAULT_MIN_PERCENTAGE, abs_ = DP_DEFAULT_MIN_ABSOLUTE;
+    dp_plugin_t *pl;
+    char tmp[1];
+
+    if (errlen == 0) {
+        err = tmp;
+        errlen = sizeof tmp;
+    }
+    err[0] = '\0';
+    if (ks_args_check_keys(args, allowed, err, errlen) != 0)
+        return -1;
+    if (a_kind != NULL &&
+        (a_kind->kind != KS_ARGS_SCALAR ||
+         strcmp(a_kind->scalar, "DefaultPreemptionArgs") != 0)) {
+        snprintf(err, errlen,
+                 "line %u, column %u: kind: want DefaultPreemptionArgs",
+                 a_kind->line, a_kind->column);
+        return -1;
+    }
+    if (a_pct != NULL &&
+        dp_arg_int32(a_pct, "minCandidateNodesPercentage", &pct, err,
+                     errlen) != 0)
+        return -1;
+    if (a_abs != NULL &&
+        dp_arg_int32(a_abs, "minCandidateNodesAbsolute", &abs_, err,
+                     errlen) != 0)
+        return -1;
+
+    if (pct < 0 || pct > 100)
+        dp_err_append(err, errlen, a_pct, "minCandidateNodesPercentage", pct,
+                      "not in valid range [0, 100]");
+    if (abs_ < 0)
+        dp_err_append(err, errlen, a_abs, "minCandidateNodesAbsolute", abs_,
+                      "not in valid range [0, inf)");
+    if (pct == 0 && abs_ == 0) {
+        dp_err_append(err, errlen, a_pct, "minCandidateNodesPercentage", pct,
+                      "cannot be zero at the same time as "
+                      "minCandidateNodesAbsolute");
+        dp_err_append(err, errlen, a_abs, "minCandidateNodesAbsolute", abs_,
+                      "cannot be zero at the same time as "
+                      "minCandidateNodesPercentage");
+    }
+    if (err[0] != '\0')
+        return -1;
+
+    pl = calloc(1, sizeof *pl);
+    if (pl == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    pl->api = api;
+    pl->h = h;
+    pl->min_percentage = pct;
+    pl->min_absolute = abs_;
+    *self = pl;
+    return 0;
+}
+
+static void dp_destroy(void *self)
+{
+    free(self);
+}
+
+KS_PLUGIN_DEFINE(DP_NAME, DP_VERSION,
+                 .create = dp_create,
+                 .destroy = dp_destroy,
+                 .post_filter = dp_post_filter);

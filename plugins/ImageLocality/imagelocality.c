@@ -1,0 +1,177 @@
+/*
+ * ImageLocality (PreScore, Score), as upstream v1.24.1: favours nodes that
+ * already hold the pod's container images. For each container whose image
+ * (":latest" added when untagged) is on the node, add
+ * size * (nodes holding the image / all nodes); clamp the sum to
+ * [23 MiB, 1000 MiB * containers] and scale it linearly to 0..100.
+ * Init containers do not count.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <ksched/helpers.h>
+#include <ksched/plugin.h>
+
+#define PRESCORE_KEY "PreScoreImageLocality"
+#define MB (1024ll * 1024)
+#define MIN_THRESHOLD (23 * MB)
+#define MAX_CONTAINER_THRESHOLD (1000 * MB)
+
+typedef struct image_locality {
+    const ks_host_api_t *api;
+    ks_handle_t *h;
+} image_locality_t;
+
+typedef struct image_want {
+    const char *name;   /* normalised, interned */
+    uint32_t num_nodes; /* nodes holding it */
+} image_want_t;
+
+/* Per pod: one entry per container. Immutable once written. */
+typedef struct image_prescore {
+    uint32_t total_nodes;
+    uint32_t n;
+    image_want_t images[]; /* n entries */
+} image_prescore_t;
+
+static int image_locality_create(const ks_host_api_t *api, ks_handle_t *h,
+                                 const ks_args_t *args, void **self, char *err,
+                                 size_t errlen)
+{
+    static const char *const keys[] = {NULL};
+    image_locality_t *il;
+    if (ks_args_check_keys(args, keys, err, errlen) != 0)
+        return -1;
+    il = calloc(1, sizeof *il);
+    if (il == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    il->api = api;
+    il->h = h;
+    *self = il;
+    return 0;
+}
+
+static void image_locality_destroy(void *self)
+{
+    free(self);
+}
+
+/* Upstream normalizedImageName: append ":latest" when the last ':' does not
+ * come after the last '/'. Writes to buf (NUL-terminated, truncated to
+ * len) and returns it, or returns `name` itself when nothing is added. */
+static const char *normalized_image(const char *name, char *buf, size_t len)
+{
+    const char *colon = strrchr(name, ':');
+    const char *slash = strrchr(name, '/');
+    if (colon != NULL && (slash == NULL || colon > slash))
+        return name;
+    snprintf(buf, len, "%s:latest", name);
+    return buf;
+}
+
+static ks_code_t image_locality_pre_score(void *self, ks_cycle_state_t *cs,
+                                          const ks_pod_t *pod,
+                                          const ks_node_info_t *const *nodes,
+                                          uint32_t n, ks_status_t *st)
+{
+    image_locality_t *il = self;
+    image_prescore_t *s;
+    uint32_t i;
+    (void)nodes;
+    (void)n;
+    s = malloc(sizeof *s + pod->n_containers * sizeof s->images[0]);
+    if (s == NULL) {
+        il->api->status_reason(st, "out of memory");
+        return KS_ERROR;
+    }
+    s->total_nodes = il->api->snapshot_num_nodes(il->h);
+    s->n = pod->n_containers;
+    for (i = 0; i < pod->n_containers; i++) {
+        char buf[1024];
+        const char *img = normalized_image(pod->containers[i].image, buf,
+                                           sizeof buf);
+        s->images[i].name = il->api->intern(il->h, img);
+        s->images[i].num_nodes = il->api->image_num_nodes(il->h, img);
+    }
+    if (il->api->cycle_state_write(cs, PRESCORE_KEY, s, NULL, free) != 0) {
+        free(s);
+        il->api->status_reason(st, "cannot write cycle state");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
+/* Size of image `name` on the node, or -1 when absent. `interned` says the
+ * name came from the intern table (address comparison suffices). */
+static int64_t node_image_size(const ks_node_t *node, const char *name,
+                               int interned)
+{
+    uint32_t i;
+    for (i = 0; i < node->n_images; i++)
+        if (node->images[i].name == name ||
+            (!interned && strcmp(node->images[i].name, name) == 0))
+            return node->images[i].size_bytes;
+    return -1;
+}
+
+static int64_t scaled_image_score(int64_t size, uint32_t num_nodes,
+                                  uint32_t total_nodes)
+{
+    double spread = (double)num_nodes / (double)total_nodes;
+    return (int64_t)((double)size * spread);
+}
+
+static int64_t calculate_priority(int64_t sum, uint32_t n_containers)
+{
+    int64_t max_threshold = MAX_CONTAINER_THRESHOLD * (int64_t)n_containers;
+    if (sum < MIN_THRESHOLD)
+        sum = MIN_THRESHOLD;
+    else if (sum > max_threshold)
+        sum = max_threshold;
+    return KS_MAX_NODE_SCORE * (sum - MIN_THRESHOLD) /
+           (max_threshold - MIN_THRESHOLD);
+}
+
+static ks_code_t image_locality_score(void *self, ks_cycle_state_t *cs,
+                                      const ks_pod_t *pod,
+                                      const ks_node_info_t *ni, int64_t *score,
+                                      ks_status_t *st)
+{
+    image_locality_t *il = self;
+    const image_prescore_t *s = il->api->cycle_state_read(cs, PRESCORE_KEY);
+    int64_t sum = 0;
+    uint32_t i, total;
+    if (ni->node == NULL) {
+        il->api->status_reason(st, "node not found");
+        return KS_ERROR;
+    }
+    total = s ? s->total_nodes : il->api->snapshot_num_nodes(il->h);
+    for (i = 0; i < pod->n_containers && total > 0; i++) {
+        int64_t size;
+        uint32_t num;
+        if (s != NULL) {
+            size = node_image_size(ni->node, s->images[i].name, 1);
+            num = s->images[i].num_nodes;
+        } else {
+            /* Upstream v1.24 has no PreScore here: score without it too,
+             * with no allocation. */
+            char buf[1024];
+            const char *img = normalized_image(pod->containers[i].image, buf,
+                                               sizeof buf);
+            size = node_image_size(ni->node, img, 0);
+            num = size >= 0 ? il->api->image_num_nodes(il->h, img) : 0;
+        }
+        if (size >= 0)
+            sum += scaled_image_score(size, num, total);
+    }
+    *score = calculate_priority(sum, pod->n_containers);
+    return KS_SUCCESS;
+}
+
+KS_PLUGIN_DEFINE("ImageLocality", "1.24.1-ks1",
+    .create = image_locality_create,
+    .destroy = image_locality_destroy,
+    .pre_score = image_locality_pre_score,
+    .score = image_locality_score);

@@ -1,0 +1,294 @@
+/*
+ * InterPodAffinity PreFilter, PreFilter AddPod/RemovePod and Filter
+ * (upstream v1.24.1 interpodaffinity/filtering.go semantics).
+ *
+ * PreFilter counts, per topology pair (key, value):
+ *   existing_anti: existing pods whose required anti-affinity terms match the
+ *                  incoming pod, counted at the existing pod's node;
+ *   affinity:      existing pods matching all of the incoming pod's required
+ *                  affinity terms, counted once per term;
+ *   anti:          existing pods matching each required anti-affinity term
+ *                  of the incoming pod.
+ * Filter then only looks the node's pairs up in these maps.
+ */
+#include "ipa.h"
+
+#include <stdlib.h>
+
+#define IPA_PREFILTER_KEY "PreFilter" IPA_NAME
+
+typedef struct ipa_prefilter_state {
+    ks_tpmap_t existing_anti;
+    ks_tpmap_t affinity;
+    ks_tpmap_t anti;
+    const ks_pod_t *pod;  /* the incoming pod (valid for the cycle) */
+    ks_labels_t ns_labels; /* labels of the incoming pod's namespace */
+    int self_match;        /* the pod matches all its required affinity terms */
+} ipa_prefilter_state_t;
+
+static void ipa_prefilter_state_free(void *data)
+{
+    ipa_prefilter_state_t *s = data;
+    if (s == NULL)
+        return;
+    ks_tpmap_free(&s->existing_anti);
+    ks_tpmap_free(&s->affinity);
+    ks_tpmap_free(&s->anti);
+    free(s);
+}
+
+static void *ipa_prefilter_state_clone(const void *data)
+{
+    const ipa_prefilter_state_t *s = data;
+    ipa_prefilter_state_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    *c = *s;
+    ks_tpmap_init(&c->existing_anti);
+    ks_tpmap_init(&c->affinity);
+    ks_tpmap_init(&c->anti);
+    if (ks_tpmap_clone(&c->existing_anti, &s->existing_anti) != 0 ||
+        ks_tpmap_clone(&c->affinity, &s->affinity) != 0 ||
+        ks_tpmap_clone(&c->anti, &s->anti) != 0) {
+        ipa_prefilter_state_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static ipa_prefilter_state_t *ipa_prefilter_state_get(const ipa_plugin_t *pl,
+                                                      ks_cycle_state_t *cs,
+                                                      ks_status_t *st)
+{
+    ipa_prefilter_state_t *s = pl->api->cycle_state_read(cs, IPA_PREFILTER_KEY);
+    if (s == NULL)
+        pl->api->status_reason(st, "reading \"" IPA_PREFILTER_KEY
+                                   "\" from cycle state: not found");
+    return s;
+}
+
+/* Count what one existing pod `e` on `node` contributes. */
+static int ipa_prefilter_count_pod(const ipa_plugin_t *pl,
+                                   ipa_prefilter_state_t *s,
+                                   const ks_pod_t *pod, const ks_pod_t *e,
+                                   const ks_node_t *node, int64_t delta,
+                                   int with_existing)
+{
+    const ks_pod_affinity_term_t *terms;
+    uint32_t n, i;
+
+    /* e's required anti-affinity terms against the incoming pod */
+    if (with_existing) {
+        terms = ipa_required_anti_affinity(e, &n);
+        for (i = 0; i < n; i++)
+            if (ipa_term_matches(pl, &terms[i], e->ns, pod, &s->ns_labels) &&
+                ipa_count_update(&s->existing_anti, node,
+                                 terms[i].topology_key, delta) != 0)
+                return -1;
+    }
+
+    /* the incoming pod's required affinity: e must match every term */
+    terms = ipa_required_affinity(pod, &n);
+    if (ipa_matches_all_terms(pl, terms, n, pod->ns, e, NULL))
+        for (i = 0; i < n; i++)
+            if (ipa_count_update(&s->affinity, node, terms[i].topology_key,
+                                 delta) != 0)
+                return -1;
+
+    /* the incoming pod's required anti-affinity, term by term */
+    terms = ipa_required_anti_affinity(pod, &n);
+    for (i = 0; i < n; i++)
+        if (ipa_term_matches(pl, &terms[i], pod->ns, e, NULL) &&
+            ipa_count_update(&s->anti, node, terms[i].topology_key, delta) != 0)
+            return -1;
+    return 0;
+}
+
+ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                         ks_prefilter_result_t *result, ks_status_t *st)
+{
+    const ipa_plugin_t *pl = self;
+    const ks_host_api_t *api = pl->api;
+    ipa_prefilter_state_t *s;
+    const ks_pod_affinity_term_t *aff;
+    uint32_t n_aff, n_anti, n_nodes, i, j;
+    int has_own_terms;
+
+    (void)result;
+    s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        api->status_reason(st, "out of memory");
+        return KS_ERROR;
+    }
+    ks_tpmap_init(&s->existing_anti);
+    ks_tpmap_init(&s->affinity);
+    ks_tpmap_init(&s->anti);
+    s->pod = pod;
+    s->ns_labels = api->namespace_labels(pl->h, pod->ns);
+
+    aff = ipa_required_affinity(pod, &n_aff);
+    (void)ipa_required_anti_affinity(pod, &n_anti);
+    has_own_terms = n_aff > 0 || n_anti > 0;
+
+    n_nodes = api->snapshot_num_nodes(pl->h);
+    for (i = 0; i < n_nodes; i++) {
+        const ks_node_info_t *ni = api->snapshot_node_at(pl->h, i);
+        const ks_node_t *node = ni ? ni->node : NULL;
+        if (node == NULL)
+            continue;
+        /* existing pods' required anti-affinity against the incoming pod */
+        for (j = 0; j < ni->n_pods_with_required_anti_affinity; j++) {
+            const ks_pod_t *e = ni->pods_with_required_anti_affinity[j];
+            const ks_pod_affinity_term_t *terms;
+            uint32_t n, k;
+            terms = ipa_required_anti_affinity(e, &n);
+            for (k = 0; k < n; k++)
+                if (ipa_term_matches(pl, &terms[k], e->ns, pod,
+                                     &s->ns_labels) &&
+                    ipa_count_update(&s->existing_anti, node,
+                                     terms[k].topology_key, 1) != 0)
+                    goto oom;
+        }
+        /* existing pods against the incoming pod's required terms */
+        if (!has_own_terms)
+            continue;
+        for (j = 0; j < ni->n_pods; j++)
+            if (ipa_prefilter_count_pod(pl, s, pod, ni->pods[j], node, 1, 0) !=
+                0)
+                goto oom;
+    }
+    s->self_match =
+        ipa_matches_all_terms(pl, aff, n_aff, pod->ns, pod, &s->ns_labels);
+
+    if (api->cycle_state_write(cs, IPA_PREFILTER_KEY, s,
+                               ipa_prefilter_state_clone,
+                               ipa_prefilter_state_free) != 0) {
+        api->status_reason(st, "writing \"" IPA_PREFILTER_KEY
+                               "\" to cycle state failed");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+oom:
+    ipa_prefilter_state_free(s);
+    api->status_reason(st, "out of memory");
+    return KS_ERROR;
+}
+
+static ks_code_t ipa_update_with_pod(void *self, ks_cycle_state_t *cs,
+                                     const ks_pod_t *pod,
+                                     const ks_pod_t *changed,
+                                     const ks_node_info_t *ni, int64_t delta,
+                                     ks_status_t *st)
+{
+    const ipa_plugin_t *pl = self;
+    ipa_prefilter_state_t *s = ipa_prefilter_state_get(pl, cs, st);
+    if (s == NULL)
+        return KS_ERROR;
+    if (ni == NULL || ni->node == NULL)
+        return KS_SUCCESS;
+    if (ipa_prefilter_count_pod(pl, s, pod, changed, ni->node, delta, 1) != 0) {
+        pl->api->status_reason(st, "out of memory");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
+ks_code_t ipa_pre_filter_add_pod(void *self, ks_cycle_state_t *cs,
+                                 const ks_pod_t *pod, const ks_pod_t *to_add,
+                                 const ks_node_info_t *ni, ks_status_t *st)
+{
+    return ipa_update_with_pod(self, cs, pod, to_add, ni, 1, st);
+}
+
+ks_code_t ipa_pre_filter_remove_pod(void *self, ks_cycle_state_t *cs,
+                                    const ks_pod_t *pod,
+                                    const ks_pod_t *to_remove,
+                                    const ks_node_info_t *ni, ks_status_t *st)
+{
+    return ipa_update_with_pod(self, cs, pod, to_remove, ni, -1, st);
+}
+
+/* The node satisfies the incoming pod's required affinity. */
+static int ipa_satisfies_affinity(const ipa_prefilter_state_t *s,
+                                  const ks_node_t *node)
+{
+    const ks_pod_affinity_term_t *terms;
+    uint32_t n, i;
+    int pods_exist = 1;
+
+    terms = ipa_required_affinity(s->pod, &n);
+    for (i = 0; i < n; i++) {
+        const char *key = terms[i].topology_key;
+        const char *value = ks_labels_get(&node->labels, key);
+        if (value == NULL)
+            return 0; /* every topology label must exist on the node */
+        if (ks_tpmap_get(&s->affinity, key, value) <= 0)
+            pods_exist = 0;
+    }
+    if (pods_exist)
+        return 1;
+    /* The first pod of a group with affinity to itself: no pod matches
+     * anywhere yet, and the pod matches its own terms. */
+    return s->affinity.nonzero == 0 && s->self_match;
+}
+
+static int ipa_satisfies_anti_affinity(const ipa_prefilter_state_t *s,
+                                       const ks_node_t *node)
+{
+    const ks_pod_affinity_term_t *terms;
+    uint32_t n, i;
+
+    if (s->anti.nonzero == 0)
+        return 1;
+    terms = ipa_required_anti_affinity(s->pod, &n);
+    for (i = 0; i < n; i++) {
+        const char *key = terms[i].topology_key;
+        const char *value = ks_labels_get(&node->labels, key);
+        if (value != NULL && ks_tpmap_get(&s->anti, key, value) > 0)
+            return 0;
+    }
+    return 1;
+}
+
+static int ipa_satisfies_existing_anti_affinity(const ipa_prefilter_state_t *s,
+                                                const ks_node_t *node)
+{
+    uint32_t i;
+    if (s->existing_anti.nonzero == 0)
+        return 1;
+    for (i = 0; i < node->labels.n; i++) {
+        const ks_label_t *l = &node->labels.items[i];
+        if (ks_tpmap_get(&s->existing_anti, l->key, l->value) > 0)
+            return 0;
+    }
+    return 1;
+}
+
+ks_code_t ipa_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                     const ks_node_info_t *ni, ks_status_t *st)
+{
+    const ipa_plugin_t *pl = self;
+    const ipa_prefilter_state_t *s;
+
+    (void)pod;
+    if (ni == NULL || ni->node == NULL) {
+        pl->api->status_reason(st, "node not found");
+        return KS_ERROR;
+    }
+    s = ipa_prefilter_state_get(pl, cs, st);
+    if (s == NULL)
+        return KS_ERROR;
+    if (!ipa_satisfies_affinity(s, ni->node)) {
+        pl->api->status_reason(st, IPA_REASON_AFFINITY);
+        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    }
+    if (!ipa_satisfies_anti_affinity(s, ni->node)) {
+        pl->api->status_reason(st, IPA_REASON_ANTI_AFFINITY);
+        return KS_UNSCHEDULABLE;
+    }
+    if (!ipa_satisfies_existing_anti_affinity(s, ni->node)) {
+        pl->api->status_reason(st, IPA_REASON_EXISTING_ANTI);
+        return KS_UNSCHEDULABLE;
+    }
+    return KS_SUCCESS;
+}

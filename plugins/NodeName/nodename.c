@@ -1,0 +1,75 @@
+/*
+ * NodeName (Filter): a pod that names a node in spec.nodeName fits only that
+ * node. As upstream v1.24.1.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <ksched/helpers.h>
+#include <ksched/plugin.h>
+
+#define REASON_NODE_NAME "node(s) didn't match the requested node name"
+
+typedef struct node_name {
+    const ks_host_api_t *api;
+} node_name_t;
+
+static int node_name_create(const ks_host_api_t *api, ks_handle_t *h,
+                            const ks_args_t *args, void **self, char *err,
+                            size_t errlen)
+{
+    static const char *const keys[] = {NULL};
+    node_name_t *nn;
+    (void)h;
+    if (ks_args_check_keys(args, keys, err, errlen) != 0)
+        return -1;
+    nn = calloc(1, sizeof *nn);
+    if (nn == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    nn->api = api;
+    *self = nn;
+    return 0;
+}
+
+static void node_name_destroy(void *self)
+{
+    free(self);
+}
+
+static ks_code_t node_name_filter(void *self, ks_cycle_state_t *cs,
+                                  const ks_pod_t *pod,
+                                  const ks_node_info_t *ni, ks_status_t *st)
+{
+    node_name_t *nn = self;
+    (void)cs;
+    if (ni->node == NULL) {
+        nn->api->status_reason(st, "node not found");
+        return KS_ERROR;
+    }
+    /* Names are interned; strcmp only runs when the addresses differ. */
+    if (pod->node_name[0] != '\0' && pod->node_name != ni->node->name &&
+        strcmp(pod->node_name, ni->node->name) != 0) {
+        nn->api->status_reason(st, REASON_NODE_NAME);
+        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    }
+    return KS_SUCCESS;
+}
+
+static uint32_t node_name_events(void *self, ks_cluster_event_t *out,
+                                 uint32_t cap)
+{
+    (void)self;
+    if (cap >= 1) {
+        out[0].resource = KS_RES_NODE;
+        out[0].action = KS_ACT_ADD;
+    }
+    return 1;
+}
+
+KS_PLUGIN_DEFINE("NodeName", "1.24.1-ks1",
+    .create = node_name_create,
+    .destroy = node_name_destroy,
+    .filter = node_name_filter,
+    .events_to_register = node_name_events);

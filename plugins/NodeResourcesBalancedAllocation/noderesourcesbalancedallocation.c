@@ -1,0 +1,137 @@
+/*
+ * NodeResourcesBalancedAllocation (PreScore, Score), as upstream v1.24.1:
+ * favours nodes whose resource fractions (requested / allocatable, with the
+ * pod, each capped at 1) are close to each other. Score = (1 - std) * 100,
+ * truncated, where std is the population standard deviation of the
+ * fractions (|f1 - f2| / 2 for two resources). Uses the actual requests, not
+ * the non-zero defaults. Args: resources (default cpu and memory; every
+ * weight must be 1).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include <ksched/helpers.h>
+#include <ksched/plugin.h>
+
+#include "resource_allocation.h"
+
+#define PRESCORE_KEY "PreScoreNodeResourcesBalancedAllocation"
+
+typedef struct balanced {
+    const ks_host_api_t *api;
+    ra_spec_t spec;
+} balanced_t;
+
+typedef struct balanced_prescore {
+    int64_t pod_req[RA_MAX_RESOURCES];
+} balanced_prescore_t;
+
+static int balanced_create(const ks_host_api_t *api, ks_handle_t *h,
+                           const ks_args_t *args, void **self, char *err,
+                           size_t errlen)
+{
+    static const char *const keys[] = {"resources", NULL};
+    balanced_t *b;
+    if (ks_args_check_keys(args, keys, err, errlen) != 0)
+        return -1;
+    b = calloc(1, sizeof *b);
+    if (b == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    b->api = api;
+    if (ra_parse_resources(api, h, ks_args_get(args, "resources"), "resources",
+                           1, &b->spec, err, errlen) != 0) {
+        free(b);
+        return -1;
+    }
+    *self = b;
+    return 0;
+}
+
+static void balanced_destroy(void *self)
+{
+    free(self);
+}
+
+static void balanced_pod_requests(const balanced_t *b, const ks_pod_t *pod,
+                                  int64_t *pod_req)
+{
+    uint32_t i;
+    for (i = 0; i < b->spec.n; i++)
+        pod_req[i] = ra_pod_request(pod, &b->spec.res[i], 1);
+}
+
+static ks_code_t balanced_pre_score(void *self, ks_cycle_state_t *cs,
+                                    const ks_pod_t *pod,
+                                    const ks_node_info_t *const *nodes,
+                                    uint32_t n, ks_status_t *st)
+{
+    balanced_t *b = self;
+    balanced_prescore_t *s = malloc(sizeof *s);
+    (void)nodes;
+    (void)n;
+    if (s == NULL) {
+        b->api->status_reason(st, "out of memory");
+        return KS_ERROR;
+    }
+    balanced_pod_requests(b, pod, s->pod_req);
+    if (b->api->cycle_state_write(cs, PRESCORE_KEY, s, NULL, free) != 0) {
+        free(s);
+        b->api->status_reason(st, "cannot write cycle state");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
+static int64_t balanced_node_score(const balanced_t *b, const int64_t *pod_req,
+                                   const ks_node_info_t *ni)
+{
+    double fractions[RA_MAX_RESOURCES], total = 0, std = 0;
+    uint32_t i, n = 0;
+    for (i = 0; i < b->spec.n; i++) {
+        int64_t alloc, req;
+        double fr;
+        ra_alloc_request(ni, &b->spec.res[i], pod_req[i], 1, &alloc, &req);
+        if (alloc == 0)
+            continue;
+        fr = (double)req / (double)alloc;
+        if (fr > 1)
+            fr = 1;
+        total += fr;
+        fractions[n++] = fr;
+    }
+    if (n == 2) {
+        std = fabs((fractions[0] - fractions[1]) / 2);
+    } else if (n > 2) {
+        double mean = total / (double)n, sum = 0;
+        for (i = 0; i < n; i++)
+            sum += (fractions[i] - mean) * (fractions[i] - mean);
+        std = sqrt(sum / (double)n);
+    }
+    return (int64_t)((1 - std) * (double)KS_MAX_NODE_SCORE);
+}
+
+static ks_code_t balanced_score(void *self, ks_cycle_state_t *cs,
+                                const ks_pod_t *pod, const ks_node_info_t *ni,
+                                int64_t *score, ks_status_t *st)
+{
+    balanced_t *b = self;
+    const balanced_prescore_t *s = b->api->cycle_state_read(cs, PRESCORE_KEY);
+    int64_t local[RA_MAX_RESOURCES];
+    if (ni->node == NULL) {
+        b->api->status_reason(st, "node not found");
+        return KS_ERROR;
+    }
+    /* Upstream v1.24 has no PreScore here: score without it too. */
+    if (s == NULL)
+        balanced_pod_requests(b, pod, local);
+    *score = balanced_node_score(b, s ? s->pod_req : local, ni);
+    return KS_SUCCESS;
+}
+
+KS_PLUGIN_DEFINE("NodeResourcesBalancedAllocation", "1.24.1-ks1",
+    .create = balanced_create,
+    .destroy = balanced_destroy,
+    .pre_score = balanced_pre_score,
+    .score = balanced_score);

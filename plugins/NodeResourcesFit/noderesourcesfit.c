@@ -1,0 +1,507 @@
+/*
+ * NodeResourcesFit (PreFilter, Filter, PreScore, Score), as upstream
+ * v1.24.1:
+ *  - Filter: "Too many pods" when the node is full, then "Insufficient cpu",
+ *    "Insufficient memory", "Insufficient ephemeral-storage" and
+ *    "Insufficient <name>" for each extended resource the node lacks, all
+ *    reasons at once, Unschedulable. ignoredResources / ignoredResourceGroups
+ *    skip extended resources by name or by the part before '/'.
+ *  - Score: scoringStrategy LeastAllocated (default), MostAllocated or
+ *    RequestedToCapacityRatio over `resources` (default cpu and memory,
+ *    weight 1). The first two truncate the weighted mean; the third rounds
+ *    it. cpu and memory use the non-zero request defaults.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ksched/helpers.h>
+#include <ksched/plugin.h>
+
+#include "resource_allocation.h"
+
+#define PREFILTER_KEY "PreFilterNodeResourcesFit"
+#define PRESCORE_KEY "PreScoreNodeResourcesFit"
+#define MAX_IGNORED 64
+#define MAX_SHAPE 32
+#define MAX_CUSTOM_SCORE 10 /* shape scores are 0..10, scaled to 0..100 */
+
+typedef enum strategy {
+    STRATEGY_LEAST = 0,
+    STRATEGY_MOST,
+    STRATEGY_RTCR
+} strategy_t;
+
+typedef struct shape_point {
+    int64_t utilization;
+    int64_t score; /* already scaled to 0..100 */
+} shape_point_t;
+
+typedef struct fit {
+    const ks_host_api_t *api;
+    ks_handle_t *h;
+    const char *ignored[MAX_IGNORED]; /* interned resource names */
+    uint32_t n_ignored;
+    char *ignored_groups[MAX_IGNORED];
+    uint32_t n_ignored_groups;
+    strategy_t strategy;
+    ra_spec_t spec;
+    shape_point_t shape[MAX_SHAPE];
+    uint32_t n_shape;
+} fit_t;
+
+/* The pod's request, as Filter checks it. Immutable once written. */
+typedef struct fit_prefilter {
+    int64_t milli_cpu, memory, ephemeral;
+    uint32_t n_all_scalar; /* scalars the pod requests, ignored ones too */
+    uint32_t n_scalar;     /* those Filter checks */
+    ks_scalar_resource_t scalar[KS_MAX_SCALAR_RESOURCES];
+} fit_prefilter_t;
+
+/* The pod's request per configured resource (same order as spec). */
+typedef struct fit_prescore {
+    int64_t pod_req[RA_MAX_RESOURCES];
+} fit_prescore_t;
+
+/* --- args ------------------------------------------------------------------ */
+
+static int parse_string_list(const ks_args_t *a, const char *path,
+                             const char **out, uint32_t *n, char *err,
+                             size_t errlen)
+{
+    uint32_t i;
+    *n = 0;
+    if (a == NULL)
+        return 0;
+    if (a->kind == KS_ARGS_SCALAR && a->scalar[0] == '\0')
+        return 0;
+    if (a->kind != KS_ARGS_SEQ)
+        return ra_errf(err, errlen, a, "%s: must be a list of strings", path);
+    if (a->n > MAX_IGNORED)
+        return ra_errf(err, errlen, a, "%s: at most %d entries", path,
+                       MAX_IGNORED);
+    for (i = 0; i < a->n; i++) {
+        const ks_args_t *e = a->children[i];
+        if (e->kind != KS_ARGS_SCALAR || e->scalar[0] == '\0')
+            return ra_errf(err, errlen, e, "%s[%u]: must be a non-empty string",
+                           path, i);
+        out[(*n)++] = e->scalar;
+    }
+    return 0;
+}
+
+static int parse_shape(fit_t *f, const ks_args_t *rtcr, char *err,
+                       size_t errlen)
+{
+    static const char *const rkeys[] = {"shape", NULL};
+    static const char *const pkeys[] = {"utilization", "score", NULL};
+    const char *path = "scoringStrategy.requestedToCapacityRatio.shape";
+    const ks_args_t *shape;
+    uint32_t i;
+    if (rtcr == NULL)
+        return ra_errf(err, errlen, NULL,
+                       "%s: Required value: at least one point must be "
+                       "specified",
+                       path);
+    if (ks_args_check_keys(rtcr, rkeys, err, errlen) != 0)
+        return -1;
+    shape = ks_args_get(rtcr, "shape");
+    if (shape == NULL || shape->kind != KS_ARGS_SEQ || shape->n == 0)
+        return ra_errf(err, errlen, shape ? shape : rtcr,
+                       "%s: Required value: at least one point must be "
+                       "specified",
+                       path);
+    if (shape->n > MAX_SHAPE)
+        return ra_errf(err, errlen, shape, "%s: at most %d points", path,
+                       MAX_SHAPE);
+    for (i = 0; i < shape->n; i++) {
+        const ks_args_t *p = shape->children[i];
+        const ks_args_t *u, *s;
+        int64_t util = 0, score = 0;
+        char what[160];
+        if (p->kind != KS_ARGS_MAP)
+            return ra_errf(err, errlen, p, "%s[%u]: must be a mapping", path,
+                           i);
+        if (ks_args_check_keys(p, pkeys, err, errlen) != 0)
+            return -1;
+        u = ks_args_get(p, "utilization");
+        s = ks_args_get(p, "score");
+        snprintf(what, sizeof what, "%s[%u].utilization", path, i);
+        if (u != NULL && ks_args_int64(u, what, &util, err, errlen) != 0)
+            return -1;
+        if (i > 0 && f->shape[i - 1].utilization >= util)
+            return ra_errf(err, errlen, u ? u : p,
+                           "%s: Invalid value: %lld: should be greater than "
+                           "previous element",
+                           what, (long long)util);
+        if (util < 0 || util > 100)
+            return ra_errf(err, errlen, u,
+                           "%s: Invalid value: %lld: not in valid range "
+                           "[0, 100]",
+                           what, (long long)util);
+        snprintf(what, sizeof what, "%s[%u].score", path, i);
+        if (s != NULL && ks_args_int64(s, what, &score, err, errlen) != 0)
+            return -1;
+        if (score < 0 || score > MAX_CUSTOM_SCORE)
+            return ra_errf(err, errlen, s,
+                           "%s: Invalid value: %lld: not in valid range "
+                           "[0, %d]",
+                           what, (long long)score, MAX_CUSTOM_SCORE);
+        f->shape[i].utilization = util;
+        f->shape[i].score = score * (KS_MAX_NODE_SCORE / MAX_CUSTOM_SCORE);
+    }
+    f->n_shape = shape->n;
+    return 0;
+}
+
+static int parse_strategy(fit_t *f, const ks_args_t *ss, char *err,
+                          size_t errlen)
+{
+    static const char *const keys[] = {"type", "resources",
+                                       "requestedToCapacityRatio", NULL};
+    const ks_args_t *type, *rtcr;
+    const char *t;
+    if (ss == NULL || (ss->kind == KS_ARGS_SCALAR && ss->scalar[0] == '\0'))
+        return ra_parse_resources(f->api, f->h, NULL, "", 0, &f->spec, err,
+                                  errlen);
+    if (ks_args_check_keys(ss, keys, err, errlen) != 0)
+        return -1;
+    type = ks_args_get(ss, "type");
+    t = type && type->kind == KS_ARGS_SCALAR ? type->scalar : "";
+    if (strcmp(t, "LeastAllocated") == 0)
+        f->strategy = STRATEGY_LEAST;
+    else if (strcmp(t, "MostAllocated") == 0)
+        f->strategy = STRATEGY_MOST;
+    else if (strcmp(t, "RequestedToCapacityRatio") == 0)
+        f->strategy = STRATEGY_RTCR;
+    else
+        return ra_errf(err, errlen, type ? type : ss,
+                       "scoringStrategy.type: Unsupported value: \"%s\": "
+                       "supported values: \"LeastAllocated\", "
+                       "\"MostAllocated\", \"RequestedToCapacityRatio\"",
+                       t);
+    if (ra_parse_resources(f->api, f->h, ks_args_get(ss, "resources"),
+                           "scoringStrategy.resources", 0, &f->spec, err,
+                           errlen) != 0)
+        return -1;
+    rtcr = ks_args_get(ss, "requestedToCapacityRatio");
+    /* A shape is validated whenever given, and required by its strategy. */
+    if (rtcr != NULL || f->strategy == STRATEGY_RTCR)
+        return parse_shape(f, rtcr, err, errlen);
+    return 0;
+}
+
+static void fit_destroy(void *self)
+{
+    fit_t *f = self;
+    uint32_t i;
+    if (f == NULL)
+        return;
+    for (i = 0; i < f->n_ignored_groups; i++)
+        free(f->ignored_groups[i]);
+    free(f);
+}
+
+static int fit_create(const ks_host_api_t *api, ks_handle_t *h,
+                      const ks_args_t *args, void **self, char *err,
+                      size_t errlen)
+{
+    static const char *const keys[] = {"ignoredResources",
+                                       "ignoredResourceGroups",
+                                       "scoringStrategy", NULL};
+    const char *names[MAX_IGNORED];
+    uint32_t i, n = 0;
+    fit_t *f;
+    if (ks_args_check_keys(args, keys, err, errlen) != 0)
+        return -1;
+    f = calloc(1, sizeof *f);
+    if (f == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    f->api = api;
+    f->h = h;
+    if (parse_string_list(ks_args_get(args, "ignoredResources"),
+                          "ignoredResources", names, &n, err, errlen) != 0)
+        goto fail;
+    for (i = 0; i < n; i++)
+        f->ignored[i] = api->intern(h, names[i]);
+    f->n_ignored = n;
+    if (parse_string_list(ks_args_get(args, "ignoredResourceGroups"),
+                          "ignoredResourceGroups", names, &n, err,
+                          errlen) != 0)
+        goto fail;
+    for (i = 0; i < n; i++) {
+        if (strchr(names[i], '/') != NULL) {
+            ra_errf(err, errlen,
+                    ks_args_get(args, "ignoredResourceGroups")->children[i],
+                    "ignoredResourceGroups[%u]: Invalid value: \"%s\": "
+                    "resource group name can't contain '/'",
+                    i, names[i]);
+            goto fail;
+        }
+        f->ignored_groups[i] = strdup(names[i]);
+        if (f->ignored_groups[i] == NULL) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+        f->n_ignored_groups = i + 1;
+    }
+    if (parse_strategy(f, ks_args_get(args, "scoringStrategy"), err,
+                       errlen) != 0)
+        goto fail;
+    *self = f;
+    return 0;
+fail:
+    fit_destroy(f);
+    return -1;
+}
+
+/* --- filter ---------------------------------------------------------------- */
+
+/* Is extended resource `name` excluded from Filter by the args? */
+static int fit_ignores(const fit_t *f, const char *name)
+{
+    const char *slash;
+    uint32_t i;
+    if (!ra_is_extended(name))
+        return 0;
+    for (i = 0; i < f->n_ignored; i++)
+        if (f->ignored[i] == name || strcmp(f->ignored[i], name) == 0)
+            return 1;
+    if (f->n_ignored_groups == 0)
+        return 0;
+    slash = strchr(name, '/');
+    for (i = 0; i < f->n_ignored_groups; i++)
+        if (strlen(f->ignored_groups[i]) == (size_t)(slash - name) &&
+            strncmp(f->ignored_groups[i], name, (size_t)(slash - name)) == 0)
+            return 1;
+    return 0;
+}
+
+static ks_code_t fit_pre_filter(void *self, ks_cycle_state_t *cs,
+                                const ks_pod_t *pod,
+                                ks_prefilter_result_t *result, ks_status_t *st)
+{
+    fit_t *f = self;
+    fit_prefilter_t *s = calloc(1, sizeof *s);
+    uint32_t i;
+    (void)result;
+    if (s == NULL) {
+        f->api->status_reason(st, "out of memory");
+        return KS_ERROR;
+    }
+    s->milli_cpu = pod->requests.milli_cpu;
+    s->memory = pod->requests.memory;
+    s->ephemeral = pod->requests.ephemeral_storage;
+    for (i = 0; i < pod->requests.n_scalar; i++) {
+        const ks_scalar_resource_t *r = &pod->requests.scalar[i];
+        if (!ra_is_scalar(r->name))
+            continue;
+        s->n_all_scalar++;
+        if (!fit_ignores(f, r->name))
+            s->scalar[s->n_scalar++] = *r;
+    }
+    if (f->api->cycle_state_write(cs, PREFILTER_KEY, s, NULL, free) != 0) {
+        free(s);
+        f->api->status_reason(st, "cannot write cycle state");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
+static ks_code_t fit_filter(void *self, ks_cycle_state_t *cs,
+                            const ks_pod_t *pod, const ks_node_info_t *ni,
+                            ks_status_t *st)
+{
+    fit_t *f = self;
+    const fit_prefilter_t *s = f->api->cycle_state_read(cs, PREFILTER_KEY);
+    const ks_resources_t *al, *used = &ni->requested;
+    ks_code_t code = KS_SUCCESS;
+    uint32_t i;
+    (void)pod;
+    if (s == NULL) {
+        f->api->status_reason(
+            st, "error reading \"" PREFILTER_KEY "\" from cycleState: not found");
+        return KS_ERROR;
+    }
+    al = &ni->node->allocatable;
+    if ((int64_t)ni->n_pods + 1 > al->allowed_pods) {
+        f->api->status_reason(st, "Too many pods");
+        code = KS_UNSCHEDULABLE;
+    }
+    if (s->milli_cpu == 0 && s->memory == 0 && s->ephemeral == 0 &&
+        s->n_all_scalar == 0)
+        return code;
+    if (al->milli_cpu < s->milli_cpu + used->milli_cpu) {
+        f->api->status_reason(st, "Insufficient cpu");
+        code = KS_UNSCHEDULABLE;
+    }
+    if (al->memory < s->memory + used->memory) {
+        f->api->status_reason(st, "Insufficient memory");
+        code = KS_UNSCHEDULABLE;
+    }
+    if (al->ephemeral_storage < s->ephemeral + used->ephemeral_storage) {
+        f->api->status_reason(st, "Insufficient ephemeral-storage");
+        code = KS_UNSCHEDULABLE;
+    }
+    for (i = 0; i < s->n_scalar; i++) {
+        const char *name = s->scalar[i].name;
+        if (ra_scalar(al, name, NULL) <
+            s->scalar[i].value + ra_scalar(used, name, NULL)) {
+            f->api->status_reasonf(st, "Insufficient %s", name);
+            code = KS_UNSCHEDULABLE;
+        }
+    }
+    return code;
+}
+
+/* --- score ----------------------------------------------------------------- */
+
+static int64_t least_requested(int64_t requested, int64_t capacity)
+{
+    if (capacity == 0 || requested > capacity)
+        return 0;
+    return (capacity - requested) * KS_MAX_NODE_SCORE / capacity;
+}
+
+static int64_t most_requested(int64_t requested, int64_t capacity)
+{
+    if (capacity == 0)
+        return 0;
+    if (requested > capacity)
+        requested = capacity;
+    return requested * KS_MAX_NODE_SCORE / capacity;
+}
+
+/* The piecewise-linear shape at utilization p (upstream
+ * BuildBrokenLinearFunction). */
+static int64_t shape_at(const fit_t *f, int64_t p)
+{
+    uint32_t i;
+    for (i = 0; i < f->n_shape; i++) {
+        if (p <= f->shape[i].utilization) {
+            const shape_point_t *a, *b;
+            if (i == 0)
+                return f->shape[0].score;
+            a = &f->shape[i - 1];
+            b = &f->shape[i];
+            return a->score + (b->score - a->score) * (p - a->utilization) /
+                                  (b->utilization - a->utilization);
+        }
+    }
+    return f->shape[f->n_shape - 1].score;
+}
+
+static int64_t rtcr_requested(const fit_t *f, int64_t requested,
+                              int64_t capacity)
+{
+    if (capacity == 0 || requested > capacity)
+        return shape_at(f, 100);
+    return shape_at(f, requested * 100 / capacity);
+}
+
+static int64_t fit_node_score(const fit_t *f, const int64_t *pod_req,
+                              const ks_node_info_t *ni)
+{
+    int64_t node_score = 0, weight_sum = 0;
+    uint32_t i;
+    for (i = 0; i < f->spec.n; i++) {
+        const ra_resource_t *r = &f->spec.res[i];
+        int64_t alloc, req, s;
+        ra_alloc_request(ni, r, pod_req[i], 0, &alloc, &req);
+        if (alloc == 0)
+            continue;
+        switch (f->strategy) {
+        case STRATEGY_LEAST:
+            s = least_requested(req, alloc);
+            break;
+        case STRATEGY_MOST:
+            s = most_requested(req, alloc);
+            break;
+        default:
+            s = rtcr_requested(f, req, alloc);
+            /* Resources scoring 0 do not count in the mean. */
+            if (s <= 0)
+                continue;
+            break;
+        }
+        node_score += s * r->weight;
+        weight_sum += r->weight;
+    }
+    if (weight_sum == 0)
+        return 0;
+    if (f->strategy == STRATEGY_RTCR)
+        return (int64_t)llround((double)node_score / (double)weight_sum);
+    return node_score / weight_sum;
+}
+
+static void fit_pod_requests(const fit_t *f, const ks_pod_t *pod,
+                             int64_t *pod_req)
+{
+    uint32_t i;
+    for (i = 0; i < f->spec.n; i++)
+        pod_req[i] = ra_pod_request(pod, &f->spec.res[i], 0);
+}
+
+static ks_code_t fit_pre_score(void *self, ks_cycle_state_t *cs,
+                               const ks_pod_t *pod,
+                               const ks_node_info_t *const *nodes, uint32_t n,
+                               ks_status_t *st)
+{
+    fit_t *f = self;
+    fit_prescore_t *s = malloc(sizeof *s);
+    (void)nodes;
+    (void)n;
+    if (s == NULL) {
+        f->api->status_reason(st, "out of memory");
+        return KS_ERROR;
+    }
+    fit_pod_requests(f, pod, s->pod_req);
+    if (f->api->cycle_state_write(cs, PRESCORE_KEY, s, NULL, free) != 0) {
+        free(s);
+        f->api->status_reason(st, "cannot write cycle state");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
+static ks_code_t fit_score(void *self, ks_cycle_state_t *cs,
+                           const ks_pod_t *pod, const ks_node_info_t *ni,
+                           int64_t *score, ks_status_t *st)
+{
+    fit_t *f = self;
+    const fit_prescore_t *s = f->api->cycle_state_read(cs, PRESCORE_KEY);
+    int64_t local[RA_MAX_RESOURCES];
+    if (ni->node == NULL) {
+        f->api->status_reason(st, "node not found");
+        return KS_ERROR;
+    }
+    /* Upstream v1.24 has no PreScore here: score without it too. */
+    if (s == NULL)
+        fit_pod_requests(f, pod, local);
+    *score = fit_node_score(f, s ? s->pod_req : local, ni);
+    return KS_SUCCESS;
+}
+
+static uint32_t fit_events(void *self, ks_cluster_event_t *out, uint32_t cap)
+{
+    static const ks_cluster_event_t ev[] = {
+        {KS_RES_POD, KS_ACT_DELETE},
+        {KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE},
+    };
+    uint32_t i;
+    (void)self;
+    for (i = 0; i < 2 && i < cap; i++)
+        out[i] = ev[i];
+    return 2;
+}
+
+KS_PLUGIN_DEFINE("NodeResourcesFit", "1.24.1-ks1",
+    .create = fit_create,
+    .destroy = fit_destroy,
+    .pre_filter = fit_pre_filter,
+    .filter = fit_filter,
+    .pre_score = fit_pre_score,
+    .score = fit_score,
+    .events_to_register = fit_events);

@@ -1,0 +1,79 @@
+/*
+ * NodeUnschedulable (Filter): a node marked unschedulable rejects every pod
+ * that does not tolerate the taint node.kubernetes.io/unschedulable:NoSchedule.
+ * As upstream v1.24.1.
+ */
+#include <stdlib.h>
+
+#include <ksched/helpers.h>
+#include <ksched/plugin.h>
+
+#define REASON_UNSCHEDULABLE "node(s) were unschedulable"
+#define REASON_UNKNOWN_CONDITION "node(s) had unknown conditions"
+
+typedef struct unsched {
+    const ks_host_api_t *api;
+    ks_taint_t taint; /* the taint a pod must tolerate, interned */
+} unsched_t;
+
+static int unsched_create(const ks_host_api_t *api, ks_handle_t *h,
+                          const ks_args_t *args, void **self, char *err,
+                          size_t errlen)
+{
+    static const char *const keys[] = {NULL};
+    unsched_t *u;
+    if (ks_args_check_keys(args, keys, err, errlen) != 0)
+        return -1;
+    u = calloc(1, sizeof *u);
+    if (u == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    u->api = api;
+    u->taint.key = api->intern(h, "node.kubernetes.io/unschedulable");
+    u->taint.value = api->intern(h, "");
+    u->taint.effect = KS_EFFECT_NO_SCHEDULE;
+    *self = u;
+    return 0;
+}
+
+static void unsched_destroy(void *self)
+{
+    free(self);
+}
+
+static ks_code_t unsched_filter(void *self, ks_cycle_state_t *cs,
+                                const ks_pod_t *pod, const ks_node_info_t *ni,
+                                ks_status_t *st)
+{
+    unsched_t *u = self;
+    (void)cs;
+    if (ni->node == NULL) {
+        u->api->status_reason(st, REASON_UNKNOWN_CONDITION);
+        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    }
+    if (ni->node->unschedulable &&
+        !ks_tolerations_tolerate(pod->tolerations, pod->n_tolerations,
+                                 &u->taint)) {
+        u->api->status_reason(st, REASON_UNSCHEDULABLE);
+        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    }
+    return KS_SUCCESS;
+}
+
+static uint32_t unsched_events(void *self, ks_cluster_event_t *out,
+                               uint32_t cap)
+{
+    (void)self;
+    if (cap >= 1) {
+        out[0].resource = KS_RES_NODE;
+        out[0].action = KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT;
+    }
+    return 1;
+}
+
+KS_PLUGIN_DEFINE("NodeUnschedulable", "1.24.1-ks1",
+    .create = unsched_create,
+    .destroy = unsched_destroy,
+    .filter = unsched_filter,
+    .events_to_register = unsched_events);

@@ -1,0 +1,296 @@
+/*
+ * PodTopologySpread PreFilter, PreFilter AddPod/RemovePod and Filter
+ * (upstream v1.24.1 podtopologyspread/filtering.go, with minDomains and
+ * the node inclusion policies of later releases; their defaults, Honor for
+ * node affinity and Ignore for taints, give v1.24.1's behaviour).
+ *
+ * PreFilter counts matching pods per topology pair over the eligible nodes
+ * (they carry every constraint's key and pass the inclusion policies) and
+ * keeps, per topology key, the two smallest counts ("critical paths") and
+ * the number of domains. Filter checks, per DoNotSchedule constraint,
+ *     count(node's domain) + self-match - global minimum <= maxSkew
+ * where the global minimum is 0 while there are fewer domains than
+ * minDomains.
+ */
+#include "pts.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PTS_PREFILTER_KEY "PreFilter" PTS_NAME
+#define PTS_NO_MATCH INT32_MAX
+
+typedef struct pts_path {
+    const char *value; /* interned */
+    int64_t num;
+} pts_path_t;
+
+/* Per topology key: the two smallest match counts and the domain count. */
+typedef struct pts_key_state {
+    const char *key;
+    pts_path_t paths[2]; /* paths[0].num is the minimum */
+    int64_t domains;
+} pts_key_state_t;
+
+typedef struct pts_prefilter_state {
+    pts_constraints_t cons;
+    ks_tpmap_t pairs;     /* (key, value) -> matching pods */
+    pts_key_state_t *keys; /* one per distinct topology key */
+    uint32_t n_keys;
+} pts_prefilter_state_t;
+
+static void pts_prefilter_state_free(void *data)
+{
+    pts_prefilter_state_t *s = data;
+    if (s == NULL)
+        return;
+    pts_constraints_free(&s->cons);
+    ks_tpmap_free(&s->pairs);
+    free(s->keys);
+    free(s);
+}
+
+static void *pts_prefilter_state_clone(const void *data)
+{
+    const pts_prefilter_state_t *s = data;
+    pts_prefilter_state_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    if (pts_constraints_copy(&c->cons, &s->cons) != 0 ||
+        ks_tpmap_clone(&c->pairs, &s->pairs) != 0)
+        goto fail;
+    if (s->n_keys > 0) {
+        c->keys = malloc(s->n_keys * sizeof *c->keys);
+        if (c->keys == NULL)
+            goto fail;
+        memcpy(c->keys, s->keys, s->n_keys * sizeof *c->keys);
+    }
+    c->n_keys = s->n_keys;
+    return c;
+fail:
+    pts_prefilter_state_free(c);
+    return NULL;
+}
+
+static pts_key_state_t *pts_key_state(const pts_prefilter_state_t *s,
+                                      const char *key)
+{
+    uint32_t i;
+    for (i = 0; i < s->n_keys; i++)
+        if (s->keys[i].key == key)
+            return &s->keys[i];
+    return NULL;
+}
+
+/* Upstream criticalPaths.update. */
+static void pts_paths_update(pts_path_t *p, const char *value, int64_t num)
+{
+    int i = -1;
+    if (value == p[0].value)
+        i = 0;
+    else if (value == p[1].value)
+        i = 1;
+    if (i >= 0) {
+        p[i].num = num;
+        if (p[0].num > p[1].num) {
+            pts_path_t t = p[0];
+            p[0] = p[1];
+            p[1] = t;
+        }
+    } else if (num < p[0].num) {
+        p[1] = p[0];
+        p[0].value = value;
+        p[0].num = num;
+    } else if (num < p[1].num) {
+        p[1].value = value;
+        p[1].num = num;
+    }
+}
+
+static int pts_prefilter_count(const pts_plugin_t *pl, pts_prefilter_state_t *s,
+                               const ks_pod_t *pod)
+{
+    const ks_host_api_t *api = pl->api;
+    uint32_t n_nodes = api->snapshot_num_nodes(pl->h), i, j;
+
+    for (i = 0; i < n_nodes; i++) {
+        const ks_node_info_t *ni = api->snapshot_node_at(pl->h, i);
+        const ks_node_t *node = ni ? ni->node : NULL;
+        pts_inclusion_t memo = {-1, -1};
+        if (node == NULL || !pts_node_has_all_keys(node, &s->cons))
+            continue;
+        for (j = 0; j < s->cons.n; j++) {
+            const pts_constraint_t *c = &s->cons.items[j];
+            const char *value;
+            if (!pts_node_included(&memo, c, pod, node))
+                continue;
+            value = ks_labels_get(&node->labels, c->topology_key);
+            if (ks_tpmap_add(&s->pairs, c->topology_key, value,
+                             pts_count_matching(ni, c->selector, pod->ns),
+                             NULL) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int pts_prefilter_paths(const pts_plugin_t *pl, pts_prefilter_state_t *s)
+{
+    uint32_t i;
+
+    s->keys = calloc(s->cons.n, sizeof *s->keys);
+    if (s->keys == NULL)
+        return -1;
+    for (i = 0; i < s->cons.n; i++) {
+        const char *key = s->cons.items[i].topology_key;
+        pts_key_state_t *k;
+        if (pts_key_state(s, key) != NULL)
+            continue;
+        k = &s->keys[s->n_keys++];
+        k->key = key;
+        k->paths[0].value = k->paths[1].value = pl->empty;
+        k->paths[0].num = k->paths[1].num = PTS_NO_MATCH;
+    }
+    for (i = 0; i < s->pairs.cap; i++) {
+        const ks_tpmap_slot_t *slot = &s->pairs.slots[i];
+        pts_key_state_t *k;
+        if (slot->key == NULL)
+            continue;
+        k = pts_key_state(s, slot->key);
+        k->domains++;
+        pts_paths_update(k->paths, slot->value, slot->count);
+    }
+    return 0;
+}
+
+ks_code_t pts_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                         ks_prefilter_result_t *result, ks_status_t *st)
+{
+    const pts_plugin_t *pl = self;
+    const ks_host_api_t *api = pl->api;
+    pts_prefilter_state_t *s;
+
+    (void)result;
+    s = calloc(1, sizeof *s);
+    if (s == NULL)
+        goto oom;
+    ks_tpmap_init(&s->pairs);
+    if (pts_constraints_build(pl, pod, KS_DO_NOT_SCHEDULE, &s->cons) != 0)
+        goto oom;
+    if (s->cons.n > 0 &&
+        (pts_prefilter_count(pl, s, pod) != 0 || pts_prefilter_paths(pl, s) != 0))
+        goto oom;
+    if (api->cycle_state_write(cs, PTS_PREFILTER_KEY, s,
+                               pts_prefilter_state_clone,
+                               pts_prefilter_state_free) != 0) {
+        api->status_reason(st, "writing \"" PTS_PREFILTER_KEY
+                               "\" to cycle state failed");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+oom:
+    pts_prefilter_state_free(s);
+    api->status_reason(st, "out of memory");
+    return KS_ERROR;
+}
+
+static pts_prefilter_state_t *pts_prefilter_state_get(const pts_plugin_t *pl,
+                                                      ks_cycle_state_t *cs,
+                                                      ks_status_t *st)
+{
+    pts_prefilter_state_t *s = pl->api->cycle_state_read(cs, PTS_PREFILTER_KEY);
+    if (s == NULL)
+        pl->api->status_reason(st, "reading \"" PTS_PREFILTER_KEY
+                                   "\" from cycle state: not found");
+    return s;
+}
+
+static ks_code_t pts_update_with_pod(void *self, ks_cycle_state_t *cs,
+                                     const ks_pod_t *pod,
+                                     const ks_pod_t *changed,
+                                     const ks_node_info_t *ni, int64_t delta,
+                                     ks_status_t *st)
+{
+    const pts_plugin_t *pl = self;
+    pts_prefilter_state_t *s = pts_prefilter_state_get(pl, cs, st);
+    const ks_node_t *node = ni ? ni->node : NULL;
+    pts_inclusion_t memo = {-1, -1};
+    uint32_t i;
+
+    if (s == NULL)
+        return KS_ERROR;
+    if (node == NULL || changed->ns != pod->ns ||
+        !pts_node_has_all_keys(node, &s->cons))
+        return KS_SUCCESS;
+    for (i = 0; i < s->cons.n; i++) {
+        const pts_constraint_t *c = &s->cons.items[i];
+        const char *value;
+        int64_t num;
+        if (!ks_selector_matches(c->selector, &changed->labels) ||
+            !pts_node_included(&memo, c, pod, node))
+            continue;
+        value = ks_labels_get(&node->labels, c->topology_key);
+        if (ks_tpmap_add(&s->pairs, c->topology_key, value, delta, &num) < 0) {
+            pl->api->status_reason(st, "out of memory");
+            return KS_ERROR;
+        }
+        pts_paths_update(pts_key_state(s, c->topology_key)->paths, value, num);
+    }
+    return KS_SUCCESS;
+}
+
+ks_code_t pts_pre_filter_add_pod(void *self, ks_cycle_state_t *cs,
+                                 const ks_pod_t *pod, const ks_pod_t *to_add,
+                                 const ks_node_info_t *ni, ks_status_t *st)
+{
+    return pts_update_with_pod(self, cs, pod, to_add, ni, 1, st);
+}
+
+ks_code_t pts_pre_filter_remove_pod(void *self, ks_cycle_state_t *cs,
+                                    const ks_pod_t *pod,
+                                    const ks_pod_t *to_remove,
+                                    const ks_node_info_t *ni, ks_status_t *st)
+{
+    return pts_update_with_pod(self, cs, pod, to_remove, ni, -1, st);
+}
+
+ks_code_t pts_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                     const ks_node_info_t *ni, ks_status_t *st)
+{
+    const pts_plugin_t *pl = self;
+    const pts_prefilter_state_t *s;
+    const ks_node_t *node = ni ? ni->node : NULL;
+    uint32_t i;
+
+    (void)pod;
+    if (node == NULL) {
+        pl->api->status_reason(st, "node not found");
+        return KS_ERROR;
+    }
+    s = pts_prefilter_state_get(pl, cs, st);
+    if (s == NULL)
+        return KS_ERROR;
+    for (i = 0; i < s->cons.n; i++) {
+        const pts_constraint_t *c = &s->cons.items[i];
+        const char *value = ks_labels_get(&node->labels, c->topology_key);
+        const pts_key_state_t *k;
+        int64_t min, skew;
+        if (value == NULL) {
+            pl->api->status_reason(st, PTS_REASON_MISSING_LABEL);
+            return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        }
+        k = pts_key_state(s, c->topology_key);
+        if (k == NULL || k->domains == 0)
+            continue; /* no eligible domain at all: nothing to compare to */
+        min = k->paths[0].num;
+        if (k->domains < c->min_domains)
+            min = 0;
+        skew = ks_tpmap_get(&s->pairs, c->topology_key, value) +
+               (c->self_match ? 1 : 0) - min;
+        if (skew > c->max_skew) {
+            pl->api->status_reason(st, PTS_REASON_CONSTRAINTS);
+            return KS_UNSCHEDULABLE;
+        }
+    }
+    return KS_SUCCESS;
+}

@@ -1,0 +1,267 @@
+/*
+ * PodTopologySpread PreScore, Score and NormalizeScore (upstream v1.24.1
+ * podtopologyspread/scoring.go).
+ *
+ * For each ScheduleAnyway constraint, a node scores
+ *     count(node's domain) * log(domains + 2) + (maxSkew - 1)
+ * summed over the constraints and rounded; hostname domains are counted on
+ * the node itself. Nodes lacking a topology key are ignored (score 0) unless
+ * only the system default constraints apply. NormalizeScore maps a raw
+ * score s to 100 * (max + min - s) / max with integer division (100 for
+ * every node when max is 0).
+ */
+#include "pts.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PTS_PRESCORE_KEY "PreScore" PTS_NAME
+
+typedef struct pts_prescore_state {
+    pts_constraints_t cons;
+    ks_tpmap_t ignored;  /* node names (value NULL) not scored */
+    ks_tpmap_t pairs;    /* (key, value) -> matching pods, non-hostname keys */
+    double *weights;     /* per constraint: log(domains + 2) */
+} pts_prescore_state_t;
+
+static void pts_prescore_state_free(void *data)
+{
+    pts_prescore_state_t *s = data;
+    if (s == NULL)
+        return;
+    pts_constraints_free(&s->cons);
+    ks_tpmap_free(&s->ignored);
+    ks_tpmap_free(&s->pairs);
+    free(s->weights);
+    free(s);
+}
+
+static void *pts_prescore_state_clone(const void *data)
+{
+    const pts_prescore_state_t *s = data;
+    pts_prescore_state_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    if (pts_constraints_copy(&c->cons, &s->cons) != 0 ||
+        ks_tpmap_clone(&c->ignored, &s->ignored) != 0 ||
+        ks_tpmap_clone(&c->pairs, &s->pairs) != 0)
+        goto fail;
+    if (s->weights != NULL) {
+        c->weights = malloc(s->cons.n * sizeof *c->weights);
+        if (c->weights == NULL)
+            goto fail;
+        memcpy(c->weights, s->weights, s->cons.n * sizeof *c->weights);
+    }
+    return c;
+fail:
+    pts_prescore_state_free(c);
+    return NULL;
+}
+
+/* Upstream initPreScoreState: ignored nodes, the candidate pairs and the
+ * per-constraint normalising weights. */
+static int pts_prescore_init(const pts_plugin_t *pl, pts_prescore_state_t *s,
+                             const ks_node_info_t *const *nodes, uint32_t n,
+                             int require_all)
+{
+    uint32_t *sizes, i, j, n_ignored = 0;
+
+    sizes = calloc(s->cons.n, sizeof *sizes);
+    s->weights = calloc(s->cons.n, sizeof *s->weights);
+    if (sizes == NULL || s->weights == NULL) {
+        free(sizes);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        const ks_node_t *node = nodes[i]->node;
+        if (node == NULL)
+            continue;
+        if (require_all && !pts_node_has_all_keys(node, &s->cons)) {
+            if (ks_tpmap_add(&s->ignored, node->name, NULL, 1, NULL) < 0)
+                goto oom;
+            n_ignored++;
+            continue;
+        }
+        for (j = 0; j < s->cons.n; j++) {
+            const char *key = s->cons.items[j].topology_key;
+            const char *value;
+            int r;
+            if (key == pl->hostname_key)
+                continue; /* counted per node in Score */
+            value = ks_labels_get(&node->labels, key);
+            if (value == NULL)
+                value = pl->empty; /* upstream reads a missing label as "" */
+            r = ks_tpmap_add(&s->pairs, key, value, 0, NULL);
+            if (r < 0)
+                goto oom;
+            if (r == 1)
+                sizes[j]++;
+        }
+    }
+    for (j = 0; j < s->cons.n; j++) {
+        uint32_t size = sizes[j];
+        if (s->cons.items[j].topology_key == pl->hostname_key)
+            size = n - n_ignored;
+        s->weights[j] = log((double)size + 2);
+    }
+    free(sizes);
+    return 0;
+oom:
+    free(sizes);
+    return -1;
+}
+
+/* Count matching pods of every eligible node into the candidate pairs. */
+static void pts_prescore_count(const pts_plugin_t *pl, pts_prescore_state_t *s,
+                               const ks_pod_t *pod, int require_all)
+{
+    const ks_host_api_t *api = pl->api;
+    uint32_t n_nodes = api->snapshot_num_nodes(pl->h), i, j;
+
+    for (i = 0; i < n_nodes; i++) {
+        const ks_node_info_t *ni = api->snapshot_node_at(pl->h, i);
+        const ks_node_t *node = ni ? ni->node : NULL;
+        pts_inclusion_t memo = {-1, -1};
+        if (node == NULL ||
+            (require_all && !pts_node_has_all_keys(node, &s->cons)))
+            continue;
+        for (j = 0; j < s->cons.n; j++) {
+            const pts_constraint_t *c = &s->cons.items[j];
+            const char *value;
+            ks_tpmap_slot_t *slot;
+            if (!pts_node_included(&memo, c, pod, node))
+                continue;
+            value = ks_labels_get(&node->labels, c->topology_key);
+            slot = ks_tpmap_find(&s->pairs, c->topology_key,
+                                 value ? value : pl->empty);
+            if (slot == NULL)
+                continue; /* no candidate node in this domain */
+            slot->count += pts_count_matching(ni, c->selector, pod->ns);
+        }
+    }
+}
+
+ks_code_t pts_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                        const ks_node_info_t *const *nodes, uint32_t n,
+                        ks_status_t *st)
+{
+    const pts_plugin_t *pl = self;
+    const ks_host_api_t *api = pl->api;
+    pts_prescore_state_t *s;
+    int require_all;
+
+    s = calloc(1, sizeof *s);
+    if (s == NULL)
+        goto oom;
+    ks_tpmap_init(&s->ignored);
+    ks_tpmap_init(&s->pairs);
+    if (n > 0 && api->snapshot_num_nodes(pl->h) > 0) {
+        /* Nodes must carry every key unless only the system defaults
+         * apply, so that nodes without a zone still spread by hostname. */
+        require_all = pod->n_spread_constraints > 0 || !pl->system_defaulted;
+        if (pts_constraints_build(pl, pod, KS_SCHEDULE_ANYWAY, &s->cons) != 0)
+            goto oom;
+        if (s->cons.n > 0) {
+            if (pts_prescore_init(pl, s, nodes, n, require_all) != 0)
+                goto oom;
+            pts_prescore_count(pl, s, pod, require_all);
+        }
+    }
+    if (api->cycle_state_write(cs, PTS_PRESCORE_KEY, s,
+                               pts_prescore_state_clone,
+                               pts_prescore_state_free) != 0) {
+        api->status_reason(st, "writing \"" PTS_PRESCORE_KEY
+                               "\" to cycle state failed");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+oom:
+    pts_prescore_state_free(s);
+    api->status_reason(st, "out of memory");
+    return KS_ERROR;
+}
+
+static const pts_prescore_state_t *pts_prescore_state_get(
+    const pts_plugin_t *pl, ks_cycle_state_t *cs, ks_status_t *st)
+{
+    const pts_prescore_state_t *s =
+        pl->api->cycle_state_read(cs, PTS_PRESCORE_KEY);
+    if (s == NULL)
+        pl->api->status_reason(st, "reading \"" PTS_PRESCORE_KEY
+                                   "\" from cycle state: not found");
+    return s;
+}
+
+ks_code_t pts_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                    const ks_node_info_t *ni, int64_t *score, ks_status_t *st)
+{
+    const pts_plugin_t *pl = self;
+    const pts_prescore_state_t *s;
+    const ks_node_t *node = ni ? ni->node : NULL;
+    double sum = 0;
+    uint32_t i;
+
+    *score = 0;
+    s = pts_prescore_state_get(pl, cs, st);
+    if (s == NULL)
+        return KS_ERROR;
+    if (node == NULL) {
+        pl->api->status_reason(st, "node not found");
+        return KS_ERROR;
+    }
+    if (s->cons.n == 0 || ks_tpmap_find(&s->ignored, node->name, NULL) != NULL)
+        return KS_SUCCESS;
+    for (i = 0; i < s->cons.n; i++) {
+        const pts_constraint_t *c = &s->cons.items[i];
+        const char *value = ks_labels_get(&node->labels, c->topology_key);
+        int64_t cnt;
+        if (value == NULL)
+            continue;
+        if (c->topology_key == pl->hostname_key)
+            cnt = pts_count_matching(ni, c->selector, pod->ns);
+        else
+            cnt = ks_tpmap_get(&s->pairs, c->topology_key, value);
+        sum += (double)cnt * s->weights[i] + (double)(c->max_skew - 1);
+    }
+    *score = (int64_t)round(sum);
+    return KS_SUCCESS;
+}
+
+ks_code_t pts_normalize_score(void *self, ks_cycle_state_t *cs,
+                              const ks_pod_t *pod, ks_node_score_t *scores,
+                              uint32_t n, ks_status_t *st)
+{
+    const pts_plugin_t *pl = self;
+    const pts_prescore_state_t *s;
+    int64_t min = INT64_MAX, max = 0;
+    uint32_t i;
+
+    (void)pod;
+    s = pts_prescore_state_get(pl, cs, st);
+    if (s == NULL)
+        return KS_ERROR;
+    for (i = 0; i < n; i++) {
+        if (s->ignored.used > 0 &&
+            ks_tpmap_find(&s->ignored, scores[i].node_name, NULL) != NULL)
+            continue;
+        if (scores[i].score < min)
+            min = scores[i].score;
+        if (scores[i].score > max)
+            max = scores[i].score;
+    }
+    for (i = 0; i < n; i++) {
+        if (s->ignored.used > 0 &&
+            ks_tpmap_find(&s->ignored, scores[i].node_name, NULL) != NULL) {
+            scores[i].score = 0;
+            continue;
+        }
+        if (max == 0) {
+            scores[i].score = KS_MAX_NODE_SCORE;
+            continue;
+        }
+        scores[i].score =
+            KS_MAX_NODE_SCORE * (max + min - scores[i].score) / max;
+    }
+    return KS_SUCCESS;
+}

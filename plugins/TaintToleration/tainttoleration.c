@@ -1,0 +1,189 @@
+/*
+ * TaintToleration (Filter, PreScore, Score, NormalizeScore), as upstream
+ * v1.24.1:
+ *  - Filter: the first NoSchedule/NoExecute taint of the node that the pod
+ *    does not tolerate rejects it, UnschedulableAndUnresolvable, with
+ *    "node(s) had untolerated taint {key: value}".
+ *  - Score: the number of PreferNoSchedule taints the pod does not tolerate
+ *    (only tolerations with an empty or PreferNoSchedule effect count),
+ *    normalised in reverse so the node with the fewest scores 100.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <ksched/helpers.h>
+#include <ksched/plugin.h>
+
+#define PRESCORE_KEY "PreScoreTaintToleration"
+
+typedef struct taint_tol {
+    const ks_host_api_t *api;
+} taint_tol_t;
+
+/* The pod's tolerations that can match PreferNoSchedule taints. */
+typedef struct prescore_state {
+    uint32_t n;
+    ks_toleration_t tols[]; /* n entries */
+} prescore_state_t;
+
+static int taint_tol_create(const ks_host_api_t *api, ks_handle_t *h,
+                            const ks_args_t *args, void **self, char *err,
+                            size_t errlen)
+{
+    static const char *const keys[] = {NULL};
+    taint_tol_t *t;
+    (void)h;
+    if (ks_args_check_keys(args, keys, err, errlen) != 0)
+        return -1;
+    t = calloc(1, sizeof *t);
+    if (t == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    t->api = api;
+    *self = t;
+    return 0;
+}
+
+static void taint_tol_destroy(void *self)
+{
+    free(self);
+}
+
+static ks_code_t taint_tol_filter(void *self, ks_cycle_state_t *cs,
+                                  const ks_pod_t *pod,
+                                  const ks_node_info_t *ni, ks_status_t *st)
+{
+    taint_tol_t *t = self;
+    uint32_t i;
+    (void)cs;
+    if (ni->node == NULL) {
+        t->api->status_reason(st, "invalid nodeInfo");
+        return KS_ERROR;
+    }
+    for (i = 0; i < ni->node->n_taints; i++) {
+        const ks_taint_t *taint = &ni->node->taints[i];
+        if (taint->effect != KS_EFFECT_NO_SCHEDULE &&
+            taint->effect != KS_EFFECT_NO_EXECUTE)
+            continue;
+        if (ks_tolerations_tolerate(pod->tolerations, pod->n_tolerations,
+                                    taint))
+            continue;
+        t->api->status_reasonf(st, "node(s) had untolerated taint {%s: %s}",
+                               taint->key, taint->value);
+        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    }
+    return KS_SUCCESS;
+}
+
+static ks_code_t taint_tol_pre_score(void *self, ks_cycle_state_t *cs,
+                                     const ks_pod_t *pod,
+                                     const ks_node_info_t *const *nodes,
+                                     uint32_t n, ks_status_t *st)
+{
+    taint_tol_t *t = self;
+    prescore_state_t *s;
+    uint32_t i;
+    (void)nodes;
+    if (n == 0)
+        return KS_SUCCESS;
+    s = malloc(sizeof *s + pod->n_tolerations * sizeof s->tols[0]);
+    if (s == NULL) {
+        t->api->status_reason(st, "out of memory");
+        return KS_ERROR;
+    }
+    s->n = 0;
+    for (i = 0; i < pod->n_tolerations; i++) {
+        ks_taint_effect_t e = pod->tolerations[i].effect;
+        if (e == KS_EFFECT_ALL || e == KS_EFFECT_PREFER_NO_SCHEDULE)
+            s->tols[s->n++] = pod->tolerations[i];
+    }
+    if (t->api->cycle_state_write(cs, PRESCORE_KEY, s, NULL, free) != 0) {
+        free(s);
+        t->api->status_reason(st, "cannot write cycle state");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
+static ks_code_t taint_tol_score(void *self, ks_cycle_state_t *cs,
+                                 const ks_pod_t *pod, const ks_node_info_t *ni,
+                                 int64_t *score, ks_status_t *st)
+{
+    taint_tol_t *t = self;
+    const prescore_state_t *s = t->api->cycle_state_read(cs, PRESCORE_KEY);
+    int64_t count = 0;
+    uint32_t i;
+    (void)pod;
+    if (s == NULL) {
+        t->api->status_reason(
+            st, "error reading \"" PRESCORE_KEY "\" from cycleState: not found");
+        return KS_ERROR;
+    }
+    for (i = 0; i < ni->node->n_taints; i++) {
+        const ks_taint_t *taint = &ni->node->taints[i];
+        if (taint->effect == KS_EFFECT_PREFER_NO_SCHEDULE &&
+            !ks_tolerations_tolerate(s->tols, s->n, taint))
+            count++;
+    }
+    *score = count;
+    return KS_SUCCESS;
+}
+
+/* Upstream helper.DefaultNormalizeScore: scale to [0, max] by the highest
+ * score (integer division); `reverse` flips it. All zero: 0, or max when
+ * reversed. */
+static void default_normalize_score(int64_t max, int reverse,
+                                    ks_node_score_t *scores, uint32_t n)
+{
+    int64_t highest = 0;
+    uint32_t i;
+    for (i = 0; i < n; i++)
+        if (scores[i].score > highest)
+            highest = scores[i].score;
+    if (highest == 0) {
+        if (reverse)
+            for (i = 0; i < n; i++)
+                scores[i].score = max;
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        int64_t s = max * scores[i].score / highest;
+        scores[i].score = reverse ? max - s : s;
+    }
+}
+
+static ks_code_t taint_tol_normalize(void *self, ks_cycle_state_t *cs,
+                                     const ks_pod_t *pod,
+                                     ks_node_score_t *scores, uint32_t n,
+                                     ks_status_t *st)
+{
+    (void)self;
+    (void)cs;
+    (void)pod;
+    (void)st;
+    default_normalize_score(KS_MAX_NODE_SCORE, 1, scores, n);
+    return KS_SUCCESS;
+}
+
+static uint32_t taint_tol_events(void *self, ks_cluster_event_t *out,
+                                 uint32_t cap)
+{
+    (void)self;
+    if (cap >= 1) {
+        out[0].resource = KS_RES_NODE;
+        out[0].action = KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE |
+                        KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT |
+                        KS_ACT_UPDATE_NODE_CONDITION | KS_ACT_UPDATE;
+    }
+    return 1;
+}
+
+KS_PLUGIN_DEFINE("TaintToleration", "1.24.1-ks1",
+    .create = taint_tol_create,
+    .destroy = taint_tol_destroy,
+    .filter = taint_tol_filter,
+    .pre_score = taint_tol_pre_score,
+    .score = taint_tol_score,
+    .normalize_score = taint_tol_normalize,
+    .events_to_register = taint_tol_events);

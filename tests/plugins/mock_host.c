@@ -1,0 +1,1599 @@
+/*
+ * Mock host for plugin unit tests; see mock_host.h.
+ */
+#include "mock_host.h"
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+/* --- arena ---------------------------------------------------------------- */
+
+typedef union blk_hdr {
+    struct {
+        union blk_hdr *prev, *next;
+    } l;
+    max_align_t align;
+} blk_hdr_t;
+
+static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
+static blk_hdr_t *arena_head;
+
+static void oom(void)
+{
+    fprintf(stderr, "mock_host: out of memory\n");
+    abort();
+}
+
+static void arena_link(blk_hdr_t *b)
+{
+    b->l.prev = NULL;
+    b->l.next = arena_head;
+    if (arena_head)
+        arena_head->l.prev = b;
+    arena_head = b;
+}
+
+static void arena_unlink(blk_hdr_t *b)
+{
+    if (b->l.prev)
+        b->l.prev->l.next = b->l.next;
+    else
+        arena_head = b->l.next;
+    if (b->l.next)
+        b->l.next->l.prev = b->l.prev;
+}
+
+void *mock_alloc(size_t size)
+{
+    blk_hdr_t *b = calloc(1, sizeof *b + size);
+    if (b == NULL)
+        oom();
+    pthread_mutex_lock(&arena_lock);
+    arena_link(b);
+    pthread_mutex_unlock(&arena_lock);
+    return b + 1;
+}
+
+/* Grow an arena block to `size` bytes (new bytes zeroed up to `old`). */
+static void *arena_grow(void *p, size_t old, size_t size)
+{
+    blk_hdr_t *b;
+    if (p == NULL)
+        return mock_alloc(size);
+    b = (blk_hdr_t *)p - 1;
+    pthread_mutex_lock(&arena_lock);
+    arena_unlink(b);
+    b = realloc(b, sizeof *b + size);
+    if (b == NULL)
+        oom();
+    arena_link(b);
+    pthread_mutex_unlock(&arena_lock);
+    if (size > old)
+        memset((char *)(b + 1) + old, 0, size - old);
+    return b + 1;
+}
+
+static void arena_free(void *p)
+{
+    blk_hdr_t *b;
+    if (p == NULL)
+        return;
+    b = (blk_hdr_t *)p - 1;
+    pthread_mutex_lock(&arena_lock);
+    arena_unlink(b);
+    pthread_mutex_unlock(&arena_lock);
+    free(b);
+}
+
+void mock_free_all(void)
+{
+    pthread_mutex_lock(&arena_lock);
+    while (arena_head) {
+        blk_hdr_t *b = arena_head;
+        arena_head = b->l.next;
+        free(b);
+    }
+    pthread_mutex_unlock(&arena_lock);
+}
+
+/* Append one element of `elem` bytes to the arena array *arr of *n. */
+static void *arr_push(const void *arr_in, uint32_t *n, size_t elem)
+{
+    void *arr = arena_grow((void *)arr_in, elem * *n, elem * (*n + 1));
+    (*n)++;
+    return arr;
+}
+
+static char *arena_strdup(const char *s)
+{
+    size_t len = strlen(s);
+    char *d = mock_alloc(len + 1);
+    memcpy(d, s, len);
+    return d;
+}
+
+/* --- interning ------------------------------------------------------------ */
+
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **intern_slots;
+static size_t intern_cap, intern_len;
+
+static size_t str_hash(const char *s)
+{
+    size_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static void intern_grow(void)
+{
+    size_t ncap = intern_cap ? intern_cap * 2 : 256, i;
+    char **ns = calloc(ncap, sizeof *ns);
+    if (ns == NULL)
+        oom();
+    for (i = 0; i < intern_cap; i++) {
+        size_t j;
+        if (intern_slots[i] == NULL)
+            continue;
+        j = str_hash(intern_slots[i]) & (ncap - 1);
+        while (ns[j])
+            j = (j + 1) & (ncap - 1);
+        ns[j] = intern_slots[i];
+    }
+    free(intern_slots);
+    intern_slots = ns;
+    intern_cap = ncap;
+}
+
+const char *mock_intern(const char *s)
+{
+    size_t j;
+    char *d;
+    if (s == NULL)
+        return NULL;
+    pthread_mutex_lock(&intern_lock);
+    if ((intern_len + 1) * 2 > intern_cap)
+        intern_grow();
+    j = str_hash(s) & (intern_cap - 1);
+    while (intern_slots[j]) {
+        if (strcmp(intern_slots[j], s) == 0) {
+            d = intern_slots[j];
+            pthread_mutex_unlock(&intern_lock);
+            return d;
+        }
+        j = (j + 1) & (intern_cap - 1);
+    }
+    d = strdup(s);
+    if (d == NULL)
+        oom();
+    intern_slots[j] = d;
+    intern_len++;
+    pthread_mutex_unlock(&intern_lock);
+    return d;
+}
+
+/* --- statuses --------------------------------------------------------------- */
+
+ks_status_t *mock_status_new(void)
+{
+    ks_status_t *st = calloc(1, sizeof *st);
+    if (st == NULL)
+        oom();
+    return st;
+}
+
+void mock_status_reset(ks_status_t *st)
+{
+    uint32_t i;
+    for (i = 0; i < st->n; i++)
+        free(st->reasons[i]);
+    st->n = 0;
+    st->code = KS_SUCCESS;
+}
+
+void mock_status_free(ks_status_t *st)
+{
+    if (st == NULL)
+        return;
+    mock_status_reset(st);
+    free(st->reasons);
+    free(st);
+}
+
+int mock_status_has(const ks_status_t *st, const char *reason)
+{
+    uint32_t i;
+    for (i = 0; i < st->n; i++)
+        if (strcmp(st->reasons[i], reason) == 0)
+            return 1;
+    return 0;
+}
+
+const char *mock_status_text(const ks_status_t *st)
+{
+    static _Thread_local char buf[2048];
+    size_t off = 0;
+    uint32_t i;
+    buf[0] = '\0';
+    for (i = 0; i < st->n && off < sizeof buf; i++)
+        off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s",
+                                i ? "; " : "", st->reasons[i]);
+    return buf;
+}
+
+static void api_status_reason(ks_status_t *st, const char *reason)
+{
+    if (st->n == st->cap) {
+        uint32_t ncap = st->cap ? st->cap * 2 : 4;
+        char **r = realloc(st->reasons, ncap * sizeof *r);
+        if (r == NULL)
+            oom();
+        st->reasons = r;
+        st->cap = ncap;
+    }
+    st->reasons[st->n] = strdup(reason);
+    if (st->reasons[st->n] == NULL)
+        oom();
+    st->n++;
+}
+
+static void api_status_reasonf(ks_status_t *st, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    api_status_reason(st, buf);
+}
+
+static ks_status_t *api_status_new(ks_handle_t *h)
+{
+    (void)h;
+    return mock_status_new();
+}
+
+static const char *api_status_message(const ks_status_t *st)
+{
+    return st->n ? st->reasons[0] : "";
+}
+
+/* --- cycle state ------------------------------------------------------------ */
+
+typedef struct cs_entry {
+    char *key;
+    void *data;
+    ks_state_clone_fn clone_fn;
+    ks_state_free_fn free_fn;
+} cs_entry_t;
+
+struct ks_cycle_state {
+    cs_entry_t *e;
+    uint32_t n, cap;
+};
+
+ks_cycle_state_t *mock_cycle_state_new(void)
+{
+    ks_cycle_state_t *cs = calloc(1, sizeof *cs);
+    if (cs == NULL)
+        oom();
+    return cs;
+}
+
+void mock_cycle_state_free(ks_cycle_state_t *cs)
+{
+    uint32_t i;
+    if (cs == NULL)
+        return;
+    for (i = 0; i < cs->n; i++) {
+        if (cs->e[i].free_fn)
+            cs->e[i].free_fn(cs->e[i].data);
+        free(cs->e[i].key);
+    }
+    free(cs->e);
+    free(cs);
+}
+
+uint32_t mock_cycle_state_count(const ks_cycle_state_t *cs)
+{
+    return cs->n;
+}
+
+static cs_entry_t *cs_find(const ks_cycle_state_t *cs, const char *key)
+{
+    uint32_t i;
+    for (i = 0; i < cs->n; i++)
+        if (strcmp(cs->e[i].key, key) == 0)
+            return &cs->e[i];
+    return NULL;
+}
+
+static int api_cs_write(ks_cycle_state_t *cs, const char *key, void *data,
+                        ks_state_clone_fn clone_fn, ks_state_free_fn free_fn)
+{
+    cs_entry_t *e = cs_find(cs, key);
+    if (e) {
+        if (e->free_fn && e->data != data)
+            e->free_fn(e->data);
+    } else {
+        if (cs->n == cs->cap) {
+            uint32_t ncap = cs->cap ? cs->cap * 2 : 8;
+            cs_entry_t *ne = realloc(cs->e, ncap * sizeof *ne);
+            if (ne == NULL)
+                oom();
+            cs->e = ne;
+            cs->cap = ncap;
+        }
+        e = &cs->e[cs->n++];
+        e->key = strdup(key);
+        if (e->key == NULL)
+            oom();
+    }
+    e->data = data;
+    e->clone_fn = clone_fn;
+    e->free_fn = free_fn;
+    return 0;
+}
+
+static void *api_cs_read(const ks_cycle_state_t *cs, const char *key)
+{
+    cs_entry_t *e = cs_find(cs, key);
+    return e ? e->data : NULL;
+}
+
+static void api_cs_delete(ks_cycle_state_t *cs, const char *key)
+{
+    cs_entry_t *e = cs_find(cs, key);
+    if (e == NULL)
+        return;
+    if (e->free_fn)
+        e->free_fn(e->data);
+    free(e->key);
+    *e = cs->e[--cs->n];
+}
+
+static ks_cycle_state_t *api_cs_clone(ks_handle_t *h,
+                                      const ks_cycle_state_t *cs)
+{
+    ks_cycle_state_t *c = mock_cycle_state_new();
+    uint32_t i;
+    (void)h;
+    for (i = 0; i < cs->n; i++) {
+        const cs_entry_t *e = &cs->e[i];
+        /* Without clone_fn the pointer is shared and never freed by the
+         * clone. */
+        if (e->clone_fn)
+            api_cs_write(c, e->key, e->clone_fn(e->data), e->clone_fn,
+                         e->free_fn);
+        else
+            api_cs_write(c, e->key, e->data, NULL, NULL);
+    }
+    return c;
+}
+
+static void api_cs_free(ks_handle_t *h, ks_cycle_state_t *cs)
+{
+    (void)h;
+    mock_cycle_state_free(cs);
+}
+
+/* --- prefilter result, status map ------------------------------------------ */
+
+ks_prefilter_result_t *mock_prefilter_result_new(void)
+{
+    ks_prefilter_result_t *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        oom();
+    return r;
+}
+
+void mock_prefilter_result_free(ks_prefilter_result_t *r)
+{
+    if (r == NULL)
+        return;
+    free(r->names);
+    free(r);
+}
+
+int mock_prefilter_result_has(const ks_prefilter_result_t *r,
+                              const char *node_name)
+{
+    uint32_t i;
+    for (i = 0; i < r->n; i++)
+        if (strcmp(r->names[i], node_name) == 0)
+            return 1;
+    return 0;
+}
+
+static void api_pfr_add(ks_prefilter_result_t *r, const char *node_name)
+{
+    const char **nn;
+    r->is_set = 1;
+    if (mock_prefilter_result_has(r, node_name))
+        return;
+    nn = realloc(r->names, (r->n + 1) * sizeof *nn);
+    if (nn == NULL)
+        oom();
+    r->names = nn;
+    r->names[r->n++] = mock_intern(node_name);
+}
+
+static void api_pfr_none(ks_prefilter_result_t *r)
+{
+    r->is_set = 1;
+    r->n = 0;
+}
+
+struct ks_node_status_map {
+    const char **names;
+    ks_code_t *codes;
+    uint32_t n;
+};
+
+ks_node_status_map_t *mock_node_status_map_new(void)
+{
+    ks_node_status_map_t *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        oom();
+    return m;
+}
+
+void mock_node_status_map_set(ks_node_status_map_t *m, const char *node_name,
+                              ks_code_t code)
+{
+    uint32_t i;
+    for (i = 0; i < m->n; i++)
+        if (strcmp(m->names[i], node_name) == 0) {
+            m->codes[i] = code;
+            return;
+        }
+    m->names = realloc(m->names, (m->n + 1) * sizeof *m->names);
+    m->codes = realloc(m->codes, (m->n + 1) * sizeof *m->codes);
+    if (m->names == NULL || m->codes == NULL)
+        oom();
+    m->names[m->n] = mock_intern(node_name);
+    m->codes[m->n] = code;
+    m->n++;
+}
+
+void mock_node_status_map_free(ks_node_status_map_t *m)
+{
+    if (m == NULL)
+        return;
+    free(m->names);
+    free(m->codes);
+    free(m);
+}
+
+static ks_code_t api_node_status_code(const ks_node_status_map_t *m,
+                                      const char *node_name)
+{
+    uint32_t i;
+    for (i = 0; i < m->n; i++)
+        if (strcmp(m->names[i], node_name) == 0)
+            return m->codes[i];
+    return KS_SUCCESS;
+}
+
+/* --- the rest of the API -------------------------------------------------- */
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void api_log(ks_handle_t *h, ks_log_level_t level, const char *fmt, ...)
+{
+    va_list ap;
+    pthread_mutex_lock(&log_lock);
+    va_start(ap, fmt);
+    vsnprintf(h->last_log, sizeof h->last_log, fmt, ap);
+    va_end(ap);
+    h->last_log_level = level;
+    h->n_logs++;
+    if (h->log_to_stderr)
+        fprintf(stderr, "plugin log %d: %s\n", (int)level, h->last_log);
+    pthread_mutex_unlock(&log_lock);
+}
+
+static const char *api_intern(ks_handle_t *h, const char *s)
+{
+    (void)h;
+    return mock_intern(s);
+}
+
+static uint32_t api_snapshot_num_nodes(ks_handle_t *h)
+{
+    return h->n_nodes;
+}
+
+static const ks_node_info_t *api_snapshot_node_at(ks_handle_t *h, uint32_t i)
+{
+    return i < h->n_nodes ? h->nodes[i] : NULL;
+}
+
+static const ks_node_info_t *api_snapshot_get(ks_handle_t *h,
+                                              const char *name)
+{
+    uint32_t i;
+    for (i = 0; i < h->n_nodes; i++)
+        if (strcmp(h->nodes[i]->node->name, name) == 0)
+            return h->nodes[i];
+    return NULL;
+}
+
+static uint32_t api_image_num_nodes(ks_handle_t *h, const char *image)
+{
+    uint32_t i, j, count = 0;
+    for (i = 0; i < h->n_image_counts; i++)
+        if (strcmp(h->image_counts[i].name, image) == 0)
+            return h->image_counts[i].count;
+    for (i = 0; i < h->n_nodes; i++) {
+        const ks_node_t *n = h->nodes[i]->node;
+        for (j = 0; j < n->n_images; j++)
+            if (strcmp(n->images[j].name, image) == 0) {
+                count++;
+                break;
+            }
+    }
+    return count;
+}
+
+static ks_labels_t api_namespace_labels(ks_handle_t *h, const char *ns)
+{
+    ks_labels_t none = {NULL, 0};
+    uint32_t i;
+    for (i = 0; i < h->n_namespaces; i++)
+        if (strcmp(h->namespaces[i].ns, ns) == 0)
+            return h->namespaces[i].labels;
+    return none;
+}
+
+static uint32_t api_owner_selectors(ks_handle_t *h, const ks_pod_t *pod,
+                                    const ks_label_selector_t **out,
+                                    uint32_t cap)
+{
+    uint32_t i;
+    (void)pod;
+    for (i = 0; i < h->n_owner_selectors && i < cap; i++)
+        out[i] = h->owner_selectors[i];
+    return h->n_owner_selectors;
+}
+
+static ks_waiting_pod_t *api_waiting_pod_get(ks_handle_t *h, const char *uid)
+{
+    uint32_t i;
+    for (i = 0; i < h->n_waiting; i++)
+        if (strcmp(h->waiting[i].pod->uid, uid) == 0)
+            return &h->waiting[i];
+    return NULL;
+}
+
+static const ks_pod_t *api_waiting_pod_pod(ks_waiting_pod_t *wp)
+{
+    return wp->pod;
+}
+
+static void api_waiting_pod_allow(ks_waiting_pod_t *wp, const char *plugin)
+{
+    wp->allowed++;
+    snprintf(wp->last_plugin, sizeof wp->last_plugin, "%s", plugin);
+}
+
+static void api_waiting_pod_reject(ks_waiting_pod_t *wp, const char *plugin,
+                                   const char *message)
+{
+    wp->rejected++;
+    snprintf(wp->last_plugin, sizeof wp->last_plugin, "%s", plugin);
+    snprintf(wp->reject_message, sizeof wp->reject_message, "%s", message);
+}
+
+static void api_waiting_pods_iterate(ks_handle_t *h, ks_waiting_pod_fn fn,
+                                     void *ud)
+{
+    uint32_t i;
+    for (i = 0; i < h->n_waiting; i++)
+        fn(&h->waiting[i], ud);
+}
+
+static int api_bind(ks_handle_t *h, const ks_pod_t *pod, const char *node)
+{
+    h->n_binds++;
+    h->bound_pod = pod;
+    h->bound_node = mock_intern(node);
+    return h->bind_rc;
+}
+
+static int api_delete_pod(ks_handle_t *h, const ks_pod_t *pod)
+{
+    if (h->n_deleted < MOCK_MAX_ITEMS)
+        h->deleted[h->n_deleted++] = pod;
+    return h->delete_rc;
+}
+
+static int api_set_nominated_node(ks_handle_t *h, const ks_pod_t *pod,
+                                  const char *node)
+{
+    h->n_nominations++;
+    h->nominated_pod = pod;
+    h->nominated_node = mock_intern(node ? node : "");
+    return 0;
+}
+
+static void api_event(ks_handle_t *h, const ks_pod_t *pod, const char *type,
+                      const char *reason, const char *message)
+{
+    (void)pod;
+    h->n_events++;
+    snprintf(h->last_event_type, sizeof h->last_event_type, "%s", type);
+    snprintf(h->last_event_reason, sizeof h->last_event_reason, "%s", reason);
+    snprintf(h->last_event_message, sizeof h->last_event_message, "%s",
+             message);
+}
+
+static ks_node_info_t *api_nodeinfo_clone(ks_handle_t *h,
+                                          const ks_node_info_t *ni)
+{
+    (void)h;
+    return mock_nodeinfo_clone(ni);
+}
+
+static void api_nodeinfo_free(ks_handle_t *h, ks_node_info_t *ni)
+{
+    (void)h;
+    if (ni == NULL)
+        return;
+    arena_free((void *)ni->pods);
+    arena_free((void *)ni->pods_with_affinity);
+    arena_free((void *)ni->pods_with_required_anti_affinity);
+    arena_free((void *)ni->used_ports);
+    arena_free(ni);
+}
+
+static void api_nodeinfo_add_pod(ks_handle_t *h, ks_node_info_t *ni,
+                                 const ks_pod_t *pod)
+{
+    (void)h;
+    mock_nodeinfo_add_pod(ni, pod);
+}
+
+static void api_nodeinfo_remove_pod(ks_handle_t *h, ks_node_info_t *ni,
+                                    const ks_pod_t *pod)
+{
+    (void)h;
+    mock_nodeinfo_remove_pod(ni, pod);
+}
+
+/* One pass of the registered filters, every plugin run (no early exit, as
+ * v1.24); the worst code wins. Nominated pods are not considered. */
+static ks_code_t api_run_filters(ks_handle_t *h, ks_cycle_state_t *cs,
+                                 const ks_pod_t *pod, const ks_node_info_t *ni,
+                                 ks_status_t *st)
+{
+    ks_code_t worst = KS_SUCCESS;
+    uint32_t i;
+    for (i = 0; i < h->n_filters; i++) {
+        ks_code_t c;
+        if (h->filters[i]->filter == NULL)
+            continue;
+        c = h->filters[i]->filter(h->filter_selves[i], cs, pod, ni, st);
+        if (c == KS_ERROR)
+            return st->code = KS_ERROR;
+        if (c != KS_SUCCESS && (worst == KS_SUCCESS || c > worst))
+            worst = c;
+    }
+    return st->code = worst;
+}
+
+static ks_code_t run_ext(ks_handle_t *h, ks_cycle_state_t *cs,
+                         const ks_pod_t *pod, const ks_pod_t *other,
+                         const ks_node_info_t *ni, ks_status_t *st, int add)
+{
+    uint32_t i;
+    for (i = 0; i < h->n_filters; i++) {
+        const ks_plugin_t *p = h->filters[i];
+        ks_code_t c = KS_SUCCESS;
+        if (add && p->pre_filter_add_pod)
+            c = p->pre_filter_add_pod(h->filter_selves[i], cs, pod, other, ni,
+                                      st);
+        else if (!add && p->pre_filter_remove_pod)
+            c = p->pre_filter_remove_pod(h->filter_selves[i], cs, pod, other,
+                                         ni, st);
+        if (c != KS_SUCCESS)
+            return st->code = c;
+    }
+    return st->code = KS_SUCCESS;
+}
+
+static ks_code_t api_run_add(ks_handle_t *h, ks_cycle_state_t *cs,
+                             const ks_pod_t *pod, const ks_pod_t *to_add,
+                             const ks_node_info_t *ni, ks_status_t *st)
+{
+    return run_ext(h, cs, pod, to_add, ni, st, 1);
+}
+
+static ks_code_t api_run_remove(ks_handle_t *h, ks_cycle_state_t *cs,
+                                const ks_pod_t *pod, const ks_pod_t *to_remove,
+                                const ks_node_info_t *ni, ks_status_t *st)
+{
+    return run_ext(h, cs, pod, to_remove, ni, st, 0);
+}
+
+static uint32_t api_nominated_pods(ks_handle_t *h, const char *node,
+                                   const ks_pod_t **out, uint32_t cap)
+{
+    uint32_t i, n = 0;
+    for (i = 0; i < h->n_nominated; i++)
+        if (strcmp(h->nominated[i].node, node) == 0) {
+            if (n < cap)
+                out[n] = h->nominated[i].pod;
+            n++;
+        }
+    return n;
+}
+
+static int64_t api_now_ms(ks_handle_t *h)
+{
+    return h->now_ms;
+}
+
+/* --- host ---------------------------------------------------------------- */
+
+mock_host_t *mock_host_new(void)
+{
+    mock_host_t *mh = calloc(1, sizeof *mh);
+    ks_host_api_t *a;
+    if (mh == NULL)
+        oom();
+    a = &mh->api;
+    a->abi_major = KS_ABI_MAJOR;
+    a->abi_minor = KS_ABI_MINOR;
+    a->size = sizeof *a;
+    a->status_reason = api_status_reason;
+    a->status_reasonf = api_status_reasonf;
+    a->log = api_log;
+    a->intern = api_intern;
+    a->cycle_state_write = api_cs_write;
+    a->cycle_state_read = api_cs_read;
+    a->cycle_state_delete = api_cs_delete;
+    a->prefilter_result_add_node = api_pfr_add;
+    a->prefilter_result_set_none = api_pfr_none;
+    a->snapshot_num_nodes = api_snapshot_num_nodes;
+    a->snapshot_node_at = api_snapshot_node_at;
+    a->snapshot_get = api_snapshot_get;
+    a->image_num_nodes = api_image_num_nodes;
+    a->namespace_labels = api_namespace_labels;
+    a->owner_selectors = api_owner_selectors;
+    a->node_status_code = api_node_status_code;
+    a->waiting_pod_get = api_waiting_pod_get;
+    a->waiting_pod_pod = api_waiting_pod_pod;
+    a->waiting_pod_allow = api_waiting_pod_allow;
+    a->waiting_pod_reject = api_waiting_pod_reject;
+    a->waiting_pods_iterate = api_waiting_pods_iterate;
+    a->bind = api_bind;
+    a->delete_pod = api_delete_pod;
+    a->set_nominated_node = api_set_nominated_node;
+    a->event = api_event;
+    a->nodeinfo_clone = api_nodeinfo_clone;
+    a->nodeinfo_free = api_nodeinfo_free;
+    a->nodeinfo_add_pod = api_nodeinfo_add_pod;
+    a->nodeinfo_remove_pod = api_nodeinfo_remove_pod;
+    a->cycle_state_clone = api_cs_clone;
+    a->cycle_state_free = api_cs_free;
+    a->run_filters = api_run_filters;
+    a->run_prefilter_add_pod = api_run_add;
+    a->run_prefilter_remove_pod = api_run_remove;
+    a->status_new = api_status_new;
+    a->status_free = mock_status_free;
+    a->status_message = api_status_message;
+    a->nominated_pods = api_nominated_pods;
+    a->now_ms = api_now_ms;
+    mh->nominated_node = mock_intern("");
+    return mh;
+}
+
+void mock_host_free(mock_host_t *mh)
+{
+    if (mh == NULL)
+        return;
+    free(mh->nodes);
+    free(mh);
+}
+
+void mock_host_set_nodes(mock_host_t *mh, ks_node_info_t *const *nodes,
+                         uint32_t n)
+{
+    uint32_t i;
+    free(mh->nodes);
+    mh->nodes = n ? calloc(n, sizeof *mh->nodes) : NULL;
+    if (n && mh->nodes == NULL)
+        oom();
+    for (i = 0; i < n; i++)
+        mh->nodes[i] = nodes[i];
+    mh->n_nodes = n;
+}
+
+void mock_host_set_image_count(mock_host_t *mh, const char *image,
+                               uint32_t count)
+{
+    uint32_t i;
+    for (i = 0; i < mh->n_image_counts; i++)
+        if (strcmp(mh->image_counts[i].name, image) == 0) {
+            mh->image_counts[i].count = count;
+            return;
+        }
+    if (mh->n_image_counts == MOCK_MAX_ITEMS)
+        abort();
+    mh->image_counts[mh->n_image_counts].name = mock_intern(image);
+    mh->image_counts[mh->n_image_counts++].count = count;
+}
+
+void mock_host_set_namespace(mock_host_t *mh, const char *ns,
+                             ks_labels_t labels)
+{
+    if (mh->n_namespaces == MOCK_MAX_ITEMS)
+        abort();
+    mh->namespaces[mh->n_namespaces].ns = mock_intern(ns);
+    mh->namespaces[mh->n_namespaces++].labels = labels;
+}
+
+void mock_host_add_nominated(mock_host_t *mh, const char *node,
+                             const ks_pod_t *pod)
+{
+    if (mh->n_nominated == MOCK_MAX_ITEMS)
+        abort();
+    mh->nominated[mh->n_nominated].node = mock_intern(node);
+    mh->nominated[mh->n_nominated++].pod = pod;
+}
+
+struct ks_waiting_pod *mock_host_add_waiting(mock_host_t *mh,
+                                             const ks_pod_t *pod)
+{
+    struct ks_waiting_pod *wp;
+    if (mh->n_waiting == MOCK_MAX_ITEMS)
+        abort();
+    wp = &mh->waiting[mh->n_waiting++];
+    memset(wp, 0, sizeof *wp);
+    wp->pod = pod;
+    return wp;
+}
+
+void mock_host_add_filter(mock_host_t *mh, const ks_plugin_t *p, void *self)
+{
+    if (mh->n_filters == 16)
+        abort();
+    mh->filters[mh->n_filters] = p;
+    mh->filter_selves[mh->n_filters++] = self;
+}
+
+/* --- plugin loading ------------------------------------------------------- */
+
+const ks_plugin_t *mock_plugin_open(const char *path)
+{
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    const ks_plugin_t *p;
+    if (dl == NULL) {
+        fprintf(stderr, "mock_plugin_open: %s\n", dlerror());
+        return NULL;
+    }
+    p = dlsym(dl, KS_PLUGIN_SYMBOL);
+    if (p == NULL) {
+        fprintf(stderr, "mock_plugin_open: no %s in %s\n", KS_PLUGIN_SYMBOL,
+                path);
+        return NULL;
+    }
+    return p;
+}
+
+const char *mock_plugin_path(const char *name)
+{
+    static _Thread_local char buf[4096];
+    const char *dir = getenv("KS_TEST_PLUGIN_DIR");
+    char lower[256];
+    size_t i;
+    for (i = 0; name[i] && i + 1 < sizeof lower; i++)
+        lower[i] = (char)tolower((unsigned char)name[i]);
+    lower[i] = '\0';
+    snprintf(buf, sizeof buf, "%s/%s/%s.so", dir ? dir : "plugins", name,
+             lower);
+    return buf;
+}
+
+const ks_plugin_t *mock_plugin_load(const char *name)
+{
+    return mock_plugin_open(mock_plugin_path(name));
+}
+
+int mock_plugin_create(mock_host_t *mh, const ks_plugin_t *p,
+                       const char *args_yaml, void **self, char *err,
+                       size_t errlen)
+{
+    const ks_args_t *args = NULL;
+    *self = NULL;
+    if (errlen)
+        err[0] = '\0';
+    if (args_yaml != NULL) {
+        args = mock_args_parse(args_yaml);
+        if (args == NULL && args_yaml[strspn(args_yaml, " \t\r\n")] != '\0') {
+            snprintf(err, errlen, "mock: cannot parse args YAML");
+            return -1;
+        }
+    }
+    return p->create(&mh->api, mh, args, self, err, errlen);
+}
+
+/* --- args parsing --------------------------------------------------------- */
+
+static ks_args_t *args_node(yaml_document_t *doc, yaml_node_t *n)
+{
+    ks_args_t *a = mock_alloc(sizeof *a);
+    a->line = (uint32_t)n->start_mark.line + 1;
+    a->column = (uint32_t)n->start_mark.column + 1;
+    if (n->type == YAML_SCALAR_NODE) {
+        a->kind = KS_ARGS_SCALAR;
+        a->scalar = arena_strdup((const char *)n->data.scalar.value);
+    } else if (n->type == YAML_SEQUENCE_NODE) {
+        yaml_node_item_t *it;
+        const ks_args_t **ch;
+        a->kind = KS_ARGS_SEQ;
+        a->n = (uint32_t)(n->data.sequence.items.top -
+                          n->data.sequence.items.start);
+        ch = mock_alloc((a->n + 1) * sizeof *ch);
+        for (it = n->data.sequence.items.start;
+             it < n->data.sequence.items.top; it++)
+            ch[it - n->data.sequence.items.start] =
+                args_node(doc, yaml_document_get_node(doc, *it));
+        a->children = ch;
+    } else {
+        yaml_node_pair_t *pr;
+        const ks_args_t **ch;
+        const char **keys;
+        uint32_t i = 0;
+        a->kind = KS_ARGS_MAP;
+        a->n = (uint32_t)(n->data.mapping.pairs.top -
+                          n->data.mapping.pairs.start);
+        ch = mock_alloc((a->n + 1) * sizeof *ch);
+        keys = mock_alloc((a->n + 1) * sizeof *keys);
+        for (pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top;
+             pr++, i++) {
+            yaml_node_t *k = yaml_document_get_node(doc, pr->key);
+            keys[i] = arena_strdup(k->type == YAML_SCALAR_NODE
+                                       ? (const char *)k->data.scalar.value
+                                       : "");
+            ch[i] = args_node(doc, yaml_document_get_node(doc, pr->value));
+        }
+        a->children = ch;
+        a->keys = keys;
+    }
+    return a;
+}
+
+const ks_args_t *mock_args_parse(const char *yaml)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    yaml_node_t *root;
+    const ks_args_t *a = NULL;
+    if (!yaml_parser_initialize(&parser))
+        oom();
+    yaml_parser_set_input_string(&parser, (const unsigned char *)yaml,
+                                 strlen(yaml));
+    if (!yaml_parser_load(&parser, &doc)) {
+        fprintf(stderr, "mock_args_parse: line %zu: %s\n",
+                parser.problem_mark.line + 1,
+                parser.problem ? parser.problem : "error");
+        yaml_parser_delete(&parser);
+        return NULL;
+    }
+    root = yaml_document_get_root_node(&doc);
+    if (root != NULL)
+        a = args_node(&doc, root);
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    return a;
+}
+
+/* --- runners -------------------------------------------------------------- */
+
+ks_code_t mock_prefilter_filter(mock_host_t *mh, const ks_plugin_t *p,
+                                void *self, const ks_pod_t *pod,
+                                const ks_node_info_t *ni, ks_status_t *st)
+{
+    ks_cycle_state_t *cs = mock_cycle_state_new();
+    ks_code_t c = KS_SUCCESS;
+    (void)mh;
+    mock_status_reset(st);
+    if (p->pre_filter) {
+        ks_prefilter_result_t *r = mock_prefilter_result_new();
+        c = p->pre_filter(self, cs, pod, r, st);
+        mock_prefilter_result_free(r);
+    }
+    if (c == KS_SUCCESS)
+        c = p->filter(self, cs, pod, ni, st);
+    mock_cycle_state_free(cs);
+    return st->code = c;
+}
+
+ks_code_t mock_score_nodes(mock_host_t *mh, const ks_plugin_t *p, void *self,
+                           const ks_pod_t *pod, ks_node_info_t *const *nodes,
+                           uint32_t n, int64_t *out, ks_status_t *st)
+{
+    ks_cycle_state_t *cs = mock_cycle_state_new();
+    ks_node_score_t *sc = calloc(n ? n : 1, sizeof *sc);
+    ks_code_t c = KS_SUCCESS;
+    uint32_t i;
+    (void)mh;
+    if (sc == NULL)
+        oom();
+    mock_status_reset(st);
+    if (p->pre_score)
+        c = p->pre_score(self, cs, pod,
+                         (const ks_node_info_t *const *)nodes, n, st);
+    for (i = 0; c == KS_SUCCESS && i < n; i++) {
+        sc[i].node_name = nodes[i]->node->name;
+        c = p->score(self, cs, pod, nodes[i], &sc[i].score, st);
+    }
+    if (c == KS_SUCCESS && p->normalize_score)
+        c = p->normalize_score(self, cs, pod, sc, n, st);
+    if (c == KS_SUCCESS)
+        for (i = 0; i < n; i++)
+            out[i] = sc[i].score;
+    free(sc);
+    mock_cycle_state_free(cs);
+    return st->code = c;
+}
+
+/* --- resources ------------------------------------------------------------ */
+
+static int64_t res_scalar(const ks_resources_t *r, const char *name)
+{
+    uint32_t i;
+    for (i = 0; i < r->n_scalar; i++)
+        if (r->scalar[i].name == name)
+            return r->scalar[i].value;
+    return 0;
+}
+
+static void res_set_scalar(ks_resources_t *r, const char *name, int64_t v)
+{
+    uint32_t i;
+    name = mock_intern(name);
+    for (i = 0; i < r->n_scalar; i++)
+        if (r->scalar[i].name == name) {
+            r->scalar[i].value = v;
+            return;
+        }
+    if (r->n_scalar == KS_MAX_SCALAR_RESOURCES)
+        abort();
+    r->scalar[r->n_scalar].name = name;
+    r->scalar[r->n_scalar++].value = v;
+}
+
+void mock_resources_set(ks_resources_t *r, const char *resource, int64_t v)
+{
+    if (strcmp(resource, "cpu") == 0)
+        r->milli_cpu = v;
+    else if (strcmp(resource, "memory") == 0)
+        r->memory = v;
+    else if (strcmp(resource, "ephemeral-storage") == 0)
+        r->ephemeral_storage = v;
+    else if (strcmp(resource, "pods") == 0)
+        r->allowed_pods = v;
+    else
+        res_set_scalar(r, resource, v);
+}
+
+/* dst += sign * src (cpu, memory, ephemeral storage, scalars). */
+static void res_add(ks_resources_t *dst, const ks_resources_t *src, int sign)
+{
+    uint32_t i;
+    dst->milli_cpu += sign * src->milli_cpu;
+    dst->memory += sign * src->memory;
+    dst->ephemeral_storage += sign * src->ephemeral_storage;
+    for (i = 0; i < src->n_scalar; i++)
+        res_set_scalar(dst, src->scalar[i].name,
+                       res_scalar(dst, src->scalar[i].name) +
+                           sign * src->scalar[i].value);
+}
+
+/* dst = max(dst, src) per resource. */
+static void res_max(ks_resources_t *dst, const ks_resources_t *src)
+{
+    uint32_t i;
+    if (src->milli_cpu > dst->milli_cpu)
+        dst->milli_cpu = src->milli_cpu;
+    if (src->memory > dst->memory)
+        dst->memory = src->memory;
+    if (src->ephemeral_storage > dst->ephemeral_storage)
+        dst->ephemeral_storage = src->ephemeral_storage;
+    for (i = 0; i < src->n_scalar; i++)
+        if (src->scalar[i].value > res_scalar(dst, src->scalar[i].name))
+            res_set_scalar(dst, src->scalar[i].name, src->scalar[i].value);
+}
+
+/* --- pods ----------------------------------------------------------------- */
+
+#define MOCK_DEFAULT_MILLI_CPU 100
+#define MOCK_DEFAULT_MEMORY (200ll * 1024 * 1024)
+
+void mock_pod_update(ks_pod_t *pod)
+{
+    ks_resources_t req, init;
+    int64_t nz_cpu = 0, nz_mem = 0, nzi_cpu = 0, nzi_mem = 0;
+    ks_container_port_t *hp = NULL;
+    uint32_t i, j, n_hp = 0;
+
+    memset(&req, 0, sizeof req);
+    memset(&init, 0, sizeof init);
+    for (i = 0; i < pod->n_containers; i++) {
+        const ks_container_t *c = &pod->containers[i];
+        res_add(&req, &c->requests, 1);
+        nz_cpu += c->requests.milli_cpu ? c->requests.milli_cpu
+                                        : MOCK_DEFAULT_MILLI_CPU;
+        nz_mem += c->requests.memory ? c->requests.memory
+                                     : MOCK_DEFAULT_MEMORY;
+        for (j = 0; j < c->n_ports; j++)
+            if (c->ports[j].host_port > 0) {
+                hp = arr_push(hp, &n_hp, sizeof *hp);
+                hp[n_hp - 1] = c->ports[j];
+            }
+    }
+    for (i = 0; i < pod->n_init_containers; i++) {
+        const ks_container_t *c = &pod->init_containers[i];
+        int64_t cpu = c->requests.milli_cpu ? c->requests.milli_cpu
+                                            : MOCK_DEFAULT_MILLI_CPU;
+        int64_t mem = c->requests.memory ? c->requests.memory
+                                         : MOCK_DEFAULT_MEMORY;
+        res_max(&init, &c->requests);
+        if (cpu > nzi_cpu)
+            nzi_cpu = cpu;
+        if (mem > nzi_mem)
+            nzi_mem = mem;
+    }
+    res_max(&req, &init);
+    res_add(&req, &pod->overhead, 1);
+    pod->requests = req;
+    pod->non_zero_milli_cpu =
+        (nz_cpu > nzi_cpu ? nz_cpu : nzi_cpu) + pod->overhead.milli_cpu;
+    pod->non_zero_memory =
+        (nz_mem > nzi_mem ? nz_mem : nzi_mem) + pod->overhead.memory;
+    arena_free((void *)pod->host_ports);
+    pod->host_ports = hp;
+    pod->n_host_ports = n_hp;
+}
+
+ks_pod_t *mock_pod_new(const char *ns, const char *name, int64_t cpu_milli,
+                       int64_t mem)
+{
+    ks_pod_t *pod = mock_alloc(sizeof *pod);
+    char uid[512];
+    const char *e = mock_intern("");
+    snprintf(uid, sizeof uid, "%s/%s", ns, name);
+    pod->ns = mock_intern(ns);
+    pod->name = mock_intern(name);
+    pod->uid = mock_intern(uid);
+    pod->scheduler_name = mock_intern("default-scheduler");
+    pod->node_name = e;
+    pod->nominated_node_name = e;
+    pod->priority_class_name = e;
+    mock_pod_add_container(pod, 0, "registry.k8s.io/pause:3.7", cpu_milli,
+                           mem);
+    return pod;
+}
+
+uint32_t mock_pod_add_container(ks_pod_t *pod, int init, const char *image,
+                                int64_t cpu_milli, int64_t mem)
+{
+    const ks_container_t **arr =
+        init ? &pod->init_containers : &pod->containers;
+    uint32_t *n = init ? &pod->n_init_containers : &pod->n_containers;
+    ks_container_t *cs = arr_push(*arr, n, sizeof *cs);
+    ks_container_t *c = &cs[*n - 1];
+    char cname[32];
+    snprintf(cname, sizeof cname, "%s%u", init ? "init" : "app", *n - 1);
+    memset(c, 0, sizeof *c);
+    c->name = mock_intern(*n == 1 && !init ? "app" : cname);
+    c->image = mock_intern(image);
+    c->requests.milli_cpu = cpu_milli > 0 ? cpu_milli : 0;
+    c->requests.memory = mem > 0 ? mem : 0;
+    *arr = cs;
+    mock_pod_update(pod);
+    return *n - 1;
+}
+
+void mock_pod_set_request(ks_pod_t *pod, int init, uint32_t ci,
+                          const char *resource, int64_t value)
+{
+    ks_container_t *c = (ks_container_t *)(init ? pod->init_containers
+                                                : pod->containers) +
+                        ci;
+    mock_resources_set(&c->requests, resource, value);
+    mock_pod_update(pod);
+}
+
+void mock_pod_add_port(ks_pod_t *pod, uint32_t ci, int32_t container_port,
+                       int32_t host_port, ks_protocol_t proto,
+                       const char *host_ip)
+{
+    ks_container_t *c = (ks_container_t *)pod->containers + ci;
+    ks_container_port_t *ps = arr_push(c->ports, &c->n_ports, sizeof *ps);
+    ks_container_port_t *p = &ps[c->n_ports - 1];
+    p->container_port = container_port;
+    p->host_port = host_port;
+    p->protocol = proto;
+    p->host_ip = mock_intern(host_ip ? host_ip : "");
+    c->ports = ps;
+    mock_pod_update(pod);
+}
+
+static void labels_set(ks_labels_t *ls, const char *key, const char *value)
+{
+    ks_label_t *items;
+    uint32_t i;
+    key = mock_intern(key);
+    value = mock_intern(value);
+    for (i = 0; i < ls->n; i++)
+        if (ls->items[i].key == key) {
+            ((ks_label_t *)ls->items)[i].value = value;
+            return;
+        }
+    items = arr_push(ls->items, &ls->n, sizeof *items);
+    items[ls->n - 1].key = key;
+    items[ls->n - 1].value = value;
+    ls->items = items;
+}
+
+void mock_pod_add_label(ks_pod_t *pod, const char *key, const char *value)
+{
+    labels_set(&pod->labels, key, value);
+}
+
+void mock_pod_add_annotation(ks_pod_t *pod, const char *key,
+                             const char *value)
+{
+    labels_set(&pod->annotations, key, value);
+}
+
+void mock_pod_add_node_selector(ks_pod_t *pod, const char *key,
+                                const char *value)
+{
+    labels_set(&pod->node_selector, key, value);
+}
+
+void mock_pod_add_toleration(ks_pod_t *pod, const char *key,
+                             ks_toleration_op_t op, const char *value,
+                             ks_taint_effect_t effect)
+{
+    ks_toleration_t *ts =
+        arr_push(pod->tolerations, &pod->n_tolerations, sizeof *ts);
+    ks_toleration_t *t = &ts[pod->n_tolerations - 1];
+    t->key = mock_intern(key ? key : "");
+    t->op = op;
+    t->value = mock_intern(value ? value : "");
+    t->effect = effect;
+    pod->tolerations = ts;
+}
+
+void mock_pod_add_gate(ks_pod_t *pod, const char *gate)
+{
+    const char **gs = arr_push(pod->scheduling_gates, &pod->n_scheduling_gates,
+                               sizeof *gs);
+    gs[pod->n_scheduling_gates - 1] = mock_intern(gate);
+    pod->scheduling_gates = gs;
+}
+
+void mock_pod_add_spread(ks_pod_t *pod,
+                         const ks_topology_spread_constraint_t *c)
+{
+    ks_topology_spread_constraint_t *cs = arr_push(
+        pod->spread_constraints, &pod->n_spread_constraints, sizeof *cs);
+    cs[pod->n_spread_constraints - 1] = *c;
+    cs[pod->n_spread_constraints - 1].topology_key =
+        mock_intern(c->topology_key);
+    pod->spread_constraints = cs;
+}
+
+void mock_pod_set_node_affinity(ks_pod_t *pod, const ks_node_affinity_t *na)
+{
+    pod->affinity.node_affinity = na;
+}
+
+void mock_pod_add_affinity_term(ks_pod_t *pod, int anti, int32_t weight,
+                                const ks_label_selector_t *sel,
+                                const char *topology_key,
+                                const char *namespaces_csv,
+                                const ks_label_selector_t *ns_sel)
+{
+    const ks_pod_affinity_t **slot = anti ? &pod->affinity.pod_anti_affinity
+                                          : &pod->affinity.pod_affinity;
+    ks_pod_affinity_t *pa = (ks_pod_affinity_t *)*slot;
+    ks_pod_affinity_term_t term;
+    ks_requirement_t nsr = mock_req("", KS_OP_IN,
+                                    namespaces_csv ? namespaces_csv : "");
+    if (pa == NULL) {
+        pa = mock_alloc(sizeof *pa);
+        *slot = pa;
+    }
+    memset(&term, 0, sizeof term);
+    term.label_selector = sel;
+    term.namespaces = nsr.values;
+    term.n_namespaces = nsr.n_values;
+    term.namespace_selector = ns_sel;
+    term.topology_key = mock_intern(topology_key);
+    if (weight == 0) {
+        ks_pod_affinity_term_t *ts =
+            arr_push(pa->required, &pa->n_required, sizeof *ts);
+        ts[pa->n_required - 1] = term;
+        pa->required = ts;
+    } else {
+        ks_weighted_pod_affinity_term_t *ts =
+            arr_push(pa->preferred, &pa->n_preferred, sizeof *ts);
+        ts[pa->n_preferred - 1].weight = weight;
+        ts[pa->n_preferred - 1].term = term;
+        pa->preferred = ts;
+    }
+}
+
+void mock_pod_set_node(ks_pod_t *pod, const char *node_name)
+{
+    pod->node_name = mock_intern(node_name);
+}
+
+/* --- selectors ------------------------------------------------------------ */
+
+ks_requirement_t mock_req(const char *key, ks_selector_op_t op,
+                          const char *values_csv)
+{
+    ks_requirement_t r;
+    const char **vals = NULL;
+    const char *p = values_csv;
+    memset(&r, 0, sizeof r);
+    r.key = mock_intern(key);
+    r.op = op;
+    while (p && *p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char buf[256];
+        if (len >= sizeof buf)
+            len = sizeof buf - 1;
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        vals = arr_push(vals, &r.n_values, sizeof *vals);
+        vals[r.n_values - 1] = mock_intern(buf);
+        p = comma ? comma + 1 : NULL;
+    }
+    r.values = vals;
+    return r;
+}
+
+ks_label_selector_t *mock_selector_new(const ks_requirement_t *reqs,
+                                       uint32_t n)
+{
+    ks_label_selector_t *s = mock_alloc(sizeof *s);
+    ks_requirement_t *rs = mock_alloc((n + 1) * sizeof *rs);
+    if (n)
+        memcpy(rs, reqs, n * sizeof *rs);
+    s->reqs = rs;
+    s->n = n;
+    return s;
+}
+
+ks_node_selector_term_t mock_term(const ks_requirement_t *exprs, uint32_t ne,
+                                  const ks_requirement_t *fields, uint32_t nf)
+{
+    ks_node_selector_term_t t;
+    ks_requirement_t *e = mock_alloc((ne + 1) * sizeof *e);
+    ks_requirement_t *f = mock_alloc((nf + 1) * sizeof *f);
+    if (ne)
+        memcpy(e, exprs, ne * sizeof *e);
+    if (nf)
+        memcpy(f, fields, nf * sizeof *f);
+    t.match_expressions = e;
+    t.n_match_expressions = ne;
+    t.match_fields = f;
+    t.n_match_fields = nf;
+    return t;
+}
+
+ks_node_selector_t *mock_node_selector_new(const ks_node_selector_term_t *terms,
+                                           uint32_t n)
+{
+    ks_node_selector_t *s = mock_alloc(sizeof *s);
+    ks_node_selector_term_t *ts = mock_alloc((n + 1) * sizeof *ts);
+    if (n)
+        memcpy(ts, terms, n * sizeof *ts);
+    s->terms = ts;
+    s->n_terms = n;
+    return s;
+}
+
+ks_node_affinity_t *mock_node_affinity_new(
+    const ks_node_selector_t *required,
+    const ks_preferred_scheduling_term_t *preferred, uint32_t n_preferred)
+{
+    ks_node_affinity_t *na = mock_alloc(sizeof *na);
+    ks_preferred_scheduling_term_t *ps =
+        mock_alloc((n_preferred + 1) * sizeof *ps);
+    if (n_preferred)
+        memcpy(ps, preferred, n_preferred * sizeof *ps);
+    na->required = required;
+    na->preferred = ps;
+    na->n_preferred = n_preferred;
+    return na;
+}
+
+ks_labels_t mock_labels(const char *csv)
+{
+    ks_labels_t ls = {NULL, 0};
+    const char *p = csv;
+    while (p && *p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char buf[512], *eq;
+        if (len >= sizeof buf)
+            len = sizeof buf - 1;
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        eq = strchr(buf, '=');
+        if (eq) {
+            *eq = '\0';
+            labels_set(&ls, buf, eq + 1);
+        } else {
+            labels_set(&ls, buf, "");
+        }
+        p = comma ? comma + 1 : NULL;
+    }
+    return ls;
+}
+
+/* --- nodes and NodeInfo ---------------------------------------------------- */
+
+ks_node_t *mock_node_new(const char *name, int64_t cpu_milli, int64_t mem,
+                         int64_t pods)
+{
+    ks_node_t *n = mock_alloc(sizeof *n);
+    n->name = mock_intern(name);
+    n->allocatable.milli_cpu = cpu_milli;
+    n->allocatable.memory = mem;
+    n->allocatable.allowed_pods = pods;
+    return n;
+}
+
+void mock_node_add_label(ks_node_t *node, const char *key, const char *value)
+{
+    labels_set(&node->labels, key, value);
+}
+
+void mock_node_add_taint(ks_node_t *node, const char *key, const char *value,
+                         ks_taint_effect_t effect)
+{
+    ks_taint_t *ts = arr_push(node->taints, &node->n_taints, sizeof *ts);
+    ts[node->n_taints - 1].key = mock_intern(key);
+    ts[node->n_taints - 1].value = mock_intern(value ? value : "");
+    ts[node->n_taints - 1].effect = effect;
+    node->taints = ts;
+}
+
+void mock_node_add_image(ks_node_t *node, const char *name,
+                         int64_t size_bytes)
+{
+    ks_node_image_t *is = arr_push(node->images, &node->n_images, sizeof *is);
+    is[node->n_images - 1].name = mock_intern(name);
+    is[node->n_images - 1].size_bytes = size_bytes;
+    node->images = is;
+}
+
+ks_node_info_t *mock_nodeinfo_new(const ks_node_t *node)
+{
+    ks_node_info_t *ni = mock_alloc(sizeof *ni);
+    ni->node = node;
+    ni->generation = 1;
+    return ni;
+}
+
+static int pod_has_affinity(const ks_pod_t *p)
+{
+    return p->affinity.pod_affinity != NULL ||
+           p->affinity.pod_anti_affinity != NULL;
+}
+
+static int pod_has_required_anti(const ks_pod_t *p)
+{
+    return p->affinity.pod_anti_affinity != NULL &&
+           p->affinity.pod_anti_affinity->n_required > 0;
+}
+
+void mock_nodeinfo_add_pod(ks_node_info_t *ni, const ks_pod_t *pod)
+{
+    const ks_pod_t **ps;
+    const ks_container_port_t **up;
+    uint32_t i;
+    ps = arr_push(ni->pods, &ni->n_pods, sizeof *ps);
+    ps[ni->n_pods - 1] = pod;
+    ni->pods = ps;
+    if (pod_has_affinity(pod)) {
+        ps = arr_push(ni->pods_with_affinity, &ni->n_pods_with_affinity,
+                      sizeof *ps);
+        ps[ni->n_pods_with_affinity - 1] = pod;
+        ni->pods_with_affinity = ps;
+    }
+    if (pod_has_required_anti(pod)) {
+        ps = arr_push(ni->pods_with_required_anti_affinity,
+                      &ni->n_pods_with_required_anti_affinity, sizeof *ps);
+        ps[ni->n_pods_with_required_anti_affinity - 1] = pod;
+        ni->pods_with_required_anti_affinity = ps;
+    }
+    res_add(&ni->requested, &pod->requests, 1);
+    ni->non_zero_requested.milli_cpu += pod->non_zero_milli_cpu;
+    ni->non_zero_requested.memory += pod->non_zero_memory;
+    for (i = 0; i < pod->n_host_ports; i++) {
+        up = arr_push(ni->used_ports, &ni->n_used_ports, sizeof *up);
+        up[ni->n_used_ports - 1] = &pod->host_ports[i];
+        ni->used_ports = up;
+    }
+    ni->generation++;
+}
+
+/* Remove every entry equal to `pod` from the pointer array. */
+static void ptrs_remove(const ks_pod_t *const *arr, uint32_t *n,
+                        const ks_pod_t *pod)
+{
+    const ks_pod_t **a = (const ks_pod_t **)arr;
+    uint32_t i, j = 0;
+    for (i = 0; i < *n; i++)
+        if (a[i] != pod)
+            a[j++] = a[i];
+    *n = j;
+}
+
+void mock_nodeinfo_remove_pod(ks_node_info_t *ni, const ks_pod_t *pod)
+{
+    const ks_container_port_t **up =
+        (const ks_container_port_t **)ni->used_ports;
+    uint32_t i, j = 0, before = ni->n_pods;
+    ptrs_remove(ni->pods, &ni->n_pods, pod);
+    if (ni->n_pods == before)
+        return;
+    ptrs_remove(ni->pods_with_affinity, &ni->n_pods_with_affinity, pod);
+    ptrs_remove(ni->pods_with_required_anti_affinity,
+                &ni->n_pods_with_required_anti_affinity, pod);
+    res_add(&ni->requested, &pod->requests, -1);
+    ni->non_zero_requested.milli_cpu -= pod->non_zero_milli_cpu;
+    ni->non_zero_requested.memory -= pod->non_zero_memory;
+    for (i = 0; i < ni->n_used_ports; i++)
+        if (!(up[i] >= pod->host_ports &&
+              up[i] < pod->host_ports + pod->n_host_ports))
+            up[j++] = up[i];
+    ni->n_used_ports = j;
+    ni->generation++;
+}
+
+static void *dup_arr(const void *src, uint32_t n, size_t elem)
+{
+    void *d = mock_alloc(elem * (n + 1));
+    if (n)
+        memcpy(d, src, elem * n);
+    return d;
+}
+
+ks_node_info_t *mock_nodeinfo_clone(const ks_node_info_t *ni)
+{
+    ks_node_info_t *c = mock_alloc(sizeof *c);
+    *c = *ni;
+    c->pods = dup_arr(ni->pods, ni->n_pods, sizeof *ni->pods);
+    c->pods_with_affinity = dup_arr(ni->pods_with_affinity,
+                                    ni->n_pods_with_affinity,
+                                    sizeof *ni->pods_with_affinity);
+    c->pods_with_required_anti_affinity =
+        dup_arr(ni->pods_with_required_anti_affinity,
+                ni->n_pods_with_required_anti_affinity,
+                sizeof *ni->pods_with_required_anti_affinity);
+    c->used_ports =
+        dup_arr(ni->used_ports, ni->n_used_ports, sizeof *ni->used_ports);
+    return c;
+}

@@ -1,0 +1,309 @@
+/*
+ * A mock host for unit-testing plugins without the real framework, in the
+ * spirit of collectd's plugin_mock.c: a complete ks_host_api_t whose
+ * functions record what the plugin did, plus builders for pods, nodes and
+ * NodeInfo, a loader for built plugin .so files and a small YAML-to-ks_args_t
+ * parser for argument tests.
+ *
+ * Typical use (Check test):
+ *
+ *     mock_host_t *mh = mock_host_new();
+ *     const ks_plugin_t *p = mock_plugin_load("NodeName");
+ *     void *self = NULL;
+ *     char err[256];
+ *     ck_assert_int_eq(mock_plugin_create(mh, p, NULL, &self, err, sizeof err), 0);
+ *     ks_pod_t *pod = mock_pod_new("default", "p", 100, 0);
+ *     ks_node_info_t *ni = mock_nodeinfo_new(mock_node_new("n1", 4000, 8 << 30, 110));
+ *     ks_status_t *st = mock_status_new();
+ *     ck_assert_int_eq(mock_prefilter_filter(mh, p, self, pod, ni, st), KS_SUCCESS);
+ *     p->destroy(self);
+ *     mock_status_free(st);
+ *     mock_host_free(mh);
+ *     mock_free_all();
+ *
+ * Ownership: every object made by a mock_*_new builder (pods, nodes, NodeInfo,
+ * selectors, args trees) is allocated from one process-wide arena and lives
+ * until mock_free_all(); nothing needs freeing one by one. Hosts, statuses,
+ * cycle states, prefilter results and status maps have their own _free.
+ * Strings are interned in a process-wide table (mock_intern) that lives until
+ * exit, so pointers compare equal exactly when texts do, as types.h promises.
+ *
+ * Threads: the builders and mock_host_* setters are for the test's main
+ * thread. The API functions a plugin may call from Filter/Score (status
+ * reasons on distinct statuses, intern, cycle_state_read, snapshot_*,
+ * image_num_nodes, log) are safe from several threads at once.
+ */
+#ifndef KS_TEST_MOCK_HOST_H
+#define KS_TEST_MOCK_HOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ksched/plugin.h>
+
+/* --- statuses ------------------------------------------------------------ */
+
+/* The mock's definition of the SDK's opaque status: inspect it directly.
+ * `code` is not set by plugins (they return it); the mock_* runners below
+ * store the returned code here. */
+struct ks_status {
+    ks_code_t code;
+    char **reasons; /* n strings, owned by the status */
+    uint32_t n;
+    uint32_t cap;
+};
+
+ks_status_t *mock_status_new(void);
+void mock_status_free(ks_status_t *st);
+/* Drop the reasons and set code back to KS_SUCCESS. */
+void mock_status_reset(ks_status_t *st);
+/* 1 when one of the reasons equals `reason`. */
+int mock_status_has(const ks_status_t *st, const char *reason);
+/* The reasons joined with "; " into a static per-thread buffer (for
+ * assertion messages); "" when none. */
+const char *mock_status_text(const ks_status_t *st);
+
+/* --- cycle state, prefilter result, filter verdicts ---------------------- */
+
+/* Key/value store honouring clone_fn/free_fn as plugin.h describes. */
+ks_cycle_state_t *mock_cycle_state_new(void);
+/* Frees every value with its free_fn. */
+void mock_cycle_state_free(ks_cycle_state_t *cs);
+/* Number of keys stored. */
+uint32_t mock_cycle_state_count(const ks_cycle_state_t *cs);
+
+struct ks_prefilter_result {
+    int is_set;         /* a set was reported (add_node or set_none called) */
+    const char **names; /* n interned names, in the order added */
+    uint32_t n;
+};
+ks_prefilter_result_t *mock_prefilter_result_new(void);
+void mock_prefilter_result_free(ks_prefilter_result_t *r);
+int mock_prefilter_result_has(const ks_prefilter_result_t *r,
+                              const char *node_name);
+
+/* Per-node Filter codes for PostFilter; absent nodes read as KS_SUCCESS. */
+ks_node_status_map_t *mock_node_status_map_new(void);
+void mock_node_status_map_set(ks_node_status_map_t *m, const char *node_name,
+                              ks_code_t code);
+void mock_node_status_map_free(ks_node_status_map_t *m);
+
+/* --- the host ------------------------------------------------------------ */
+
+#define MOCK_MAX_ITEMS 64
+
+/* A waiting pod at Permit; allow/reject calls are recorded. */
+struct ks_waiting_pod {
+    const ks_pod_t *pod;
+    int allowed;  /* number of waiting_pod_allow calls */
+    int rejected; /* number of waiting_pod_reject calls */
+    char last_plugin[128];
+    char reject_message[256];
+};
+
+/*
+ * The mock host is also the plugin's ks_handle_t: pass `mh` wherever a
+ * handle is wanted (mock_plugin_create does). Fields are public: tests set
+ * the inputs and read the recordings directly.
+ */
+typedef struct ks_handle mock_host_t;
+struct ks_handle {
+    ks_host_api_t api; /* handed to create() */
+
+    /* Inputs ---------------------------------------------------------- */
+    /* The snapshot (set with mock_host_set_nodes). */
+    const ks_node_info_t **nodes;
+    uint32_t n_nodes;
+    /* image_num_nodes: a name in this table returns its count; any other
+     * name is counted over the snapshot's nodes. */
+    struct { const char *name; uint32_t count; } image_counts[MOCK_MAX_ITEMS];
+    uint32_t n_image_counts;
+    /* namespace_labels. */
+    struct { const char *ns; ks_labels_t labels; } namespaces[MOCK_MAX_ITEMS];
+    uint32_t n_namespaces;
+    /* owner_selectors: returned for every pod. */
+    const ks_label_selector_t *owner_selectors[MOCK_MAX_ITEMS];
+    uint32_t n_owner_selectors;
+    /* nominated_pods: (node, pod) pairs. */
+    struct { const char *node; const ks_pod_t *pod; } nominated[MOCK_MAX_ITEMS];
+    uint32_t n_nominated;
+    /* Waiting pods (waiting_pod_get looks them up by uid). */
+    struct ks_waiting_pod waiting[MOCK_MAX_ITEMS];
+    uint32_t n_waiting;
+    /* Filter plugins run by api.run_filters / run_prefilter_add_pod /
+     * run_prefilter_remove_pod, in order (set with mock_host_add_filter). */
+    const ks_plugin_t *filters[16];
+    void *filter_selves[16];
+    uint32_t n_filters;
+    int bind_rc;       /* what api.bind returns (default 0) */
+    int delete_rc;     /* what api.delete_pod returns (default 0) */
+    int64_t now_ms;    /* what api.now_ms returns */
+    int log_to_stderr; /* echo api.log lines (default: off) */
+
+    /* Recordings ------------------------------------------------------- */
+    uint32_t n_binds;
+    const ks_pod_t *bound_pod;
+    const char *bound_node; /* interned */
+    const ks_pod_t *deleted[MOCK_MAX_ITEMS];
+    uint32_t n_deleted;
+    uint32_t n_nominations;
+    const ks_pod_t *nominated_pod;
+    const char *nominated_node; /* interned; "" when cleared */
+    uint32_t n_events;
+    char last_event_type[64];
+    char last_event_reason[128];
+    char last_event_message[512];
+    uint32_t n_logs;
+    ks_log_level_t last_log_level;
+    char last_log[512];
+};
+
+mock_host_t *mock_host_new(void);
+void mock_host_free(mock_host_t *mh);
+/* Replace the snapshot with `n` NodeInfos (the array is copied, the NodeInfos
+ * are not: keep them alive). */
+void mock_host_set_nodes(mock_host_t *mh, ks_node_info_t *const *nodes,
+                         uint32_t n);
+void mock_host_set_image_count(mock_host_t *mh, const char *image,
+                               uint32_t count);
+void mock_host_set_namespace(mock_host_t *mh, const char *ns,
+                             ks_labels_t labels);
+void mock_host_add_nominated(mock_host_t *mh, const char *node,
+                             const ks_pod_t *pod);
+struct ks_waiting_pod *mock_host_add_waiting(mock_host_t *mh,
+                                             const ks_pod_t *pod);
+/* Register a created plugin instance for api.run_filters. */
+void mock_host_add_filter(mock_host_t *mh, const ks_plugin_t *p, void *self);
+
+/* --- interning and the arena --------------------------------------------- */
+
+/* The interned copy of `s` (NULL stays NULL). Thread-safe. */
+const char *mock_intern(const char *s);
+/* Zeroed memory from the arena; aborts on ENOMEM. */
+void *mock_alloc(size_t size);
+/* Release everything allocated by the builders. */
+void mock_free_all(void);
+
+/* --- plugin loading ------------------------------------------------------ */
+
+/* dlopen() `path` (RTLD_NOW | RTLD_LOCAL) and return its descriptor, or NULL
+ * with the reason printed to stderr. The library stays loaded. */
+const ks_plugin_t *mock_plugin_open(const char *path);
+/* Load plugin `name` from $KS_TEST_PLUGIN_DIR/<name>/<lowercase name>.so. */
+const ks_plugin_t *mock_plugin_load(const char *name);
+/* The path mock_plugin_load would open (static per-thread buffer). */
+const char *mock_plugin_path(const char *name);
+/* Parse `args_yaml` (NULL: no args) with mock_args_parse and call create.
+ * Returns create's result; a YAML syntax error returns -1 with the message in
+ * err. */
+int mock_plugin_create(mock_host_t *mh, const ks_plugin_t *p,
+                       const char *args_yaml, void **self, char *err,
+                       size_t errlen);
+
+/* A ks_args_t tree from a YAML text (one document), in the arena. Positions
+ * are 1-based. NULL for an empty document or a syntax error (printed). */
+const ks_args_t *mock_args_parse(const char *yaml);
+
+/* --- runners (fresh cycle state per call; code stored in st->code) ------- */
+
+/* PreFilter (if the plugin has one; a non-success or KS_SKIP result is
+ * returned as is) then Filter on `ni`. st is reset first. */
+ks_code_t mock_prefilter_filter(mock_host_t *mh, const ks_plugin_t *p,
+                                void *self, const ks_pod_t *pod,
+                                const ks_node_info_t *ni, ks_status_t *st);
+/* PreScore (if any) over `nodes`, Score on each, then NormalizeScore (if
+ * any); final scores go to out[i]. The snapshot is not changed: set it with
+ * mock_host_set_nodes when the plugin reads it. */
+ks_code_t mock_score_nodes(mock_host_t *mh, const ks_plugin_t *p, void *self,
+                           const ks_pod_t *pod,
+                           ks_node_info_t *const *nodes, uint32_t n,
+                           int64_t *out, ks_status_t *st);
+
+/* --- pods ---------------------------------------------------------------- */
+
+/* Builders return mutable objects: fields may be set directly (priority,
+ * node_name via mock_intern, ...); after changing containers or overhead by
+ * hand, call mock_pod_update() to recompute the derived fields (requests,
+ * non-zero requests, host_ports). A request of 0 means "not set", so the
+ * non-zero defaults (100m CPU, 200Mi memory) apply to it. */
+
+/* A pod with one container "app" (image registry.k8s.io/pause:3.7)
+ * requesting cpu_milli and mem bytes; uid "ns/name". */
+ks_pod_t *mock_pod_new(const char *ns, const char *name, int64_t cpu_milli,
+                       int64_t mem);
+/* Add a container (init: an init container); returns its index. */
+uint32_t mock_pod_add_container(ks_pod_t *pod, int init, const char *image,
+                                int64_t cpu_milli, int64_t mem);
+/* Set container `ci`'s request of `resource` ("cpu" in millis, "memory",
+ * "ephemeral-storage", or an extended name). */
+void mock_pod_set_request(ks_pod_t *pod, int init, uint32_t ci,
+                          const char *resource, int64_t value);
+void mock_pod_add_port(ks_pod_t *pod, uint32_t ci, int32_t container_port,
+                       int32_t host_port, ks_protocol_t proto,
+                       const char *host_ip);
+void mock_pod_add_label(ks_pod_t *pod, const char *key, const char *value);
+void mock_pod_add_annotation(ks_pod_t *pod, const char *key,
+                             const char *value);
+void mock_pod_add_node_selector(ks_pod_t *pod, const char *key,
+                                const char *value);
+void mock_pod_add_toleration(ks_pod_t *pod, const char *key,
+                             ks_toleration_op_t op, const char *value,
+                             ks_taint_effect_t effect);
+void mock_pod_add_gate(ks_pod_t *pod, const char *gate);
+void mock_pod_add_spread(ks_pod_t *pod,
+                         const ks_topology_spread_constraint_t *c);
+void mock_pod_set_node_affinity(ks_pod_t *pod, const ks_node_affinity_t *na);
+/* Add a pod (anti-)affinity term; weight 0 adds a required term, otherwise
+ * a preferred one. `namespaces_csv` is a comma-separated list ("" = none). */
+void mock_pod_add_affinity_term(ks_pod_t *pod, int anti, int32_t weight,
+                                const ks_label_selector_t *sel,
+                                const char *topology_key,
+                                const char *namespaces_csv,
+                                const ks_label_selector_t *ns_sel);
+void mock_pod_set_node(ks_pod_t *pod, const char *node_name);
+void mock_pod_update(ks_pod_t *pod);
+
+/* --- selectors ----------------------------------------------------------- */
+
+/* A requirement; `values_csv` is split on commas ("" = no values). */
+ks_requirement_t mock_req(const char *key, ks_selector_op_t op,
+                          const char *values_csv);
+/* Copies `reqs` into the arena. */
+ks_label_selector_t *mock_selector_new(const ks_requirement_t *reqs,
+                                       uint32_t n);
+ks_node_selector_term_t mock_term(const ks_requirement_t *exprs, uint32_t ne,
+                                  const ks_requirement_t *fields, uint32_t nf);
+ks_node_selector_t *mock_node_selector_new(const ks_node_selector_term_t *terms,
+                                           uint32_t n);
+ks_node_affinity_t *mock_node_affinity_new(
+    const ks_node_selector_t *required,
+    const ks_preferred_scheduling_term_t *preferred, uint32_t n_preferred);
+/* A label set from "k1=v1,k2=v2" ("" = empty). */
+ks_labels_t mock_labels(const char *csv);
+
+/* --- resources, nodes, NodeInfo ------------------------------------------ */
+
+/* Set `resource` ("cpu" millis, "memory", "ephemeral-storage", "pods" or an
+ * extended name) in r. */
+void mock_resources_set(ks_resources_t *r, const char *resource, int64_t v);
+
+/* A node with allocatable cpu_milli, mem bytes and `pods` pods. */
+ks_node_t *mock_node_new(const char *name, int64_t cpu_milli, int64_t mem,
+                         int64_t pods);
+void mock_node_add_label(ks_node_t *node, const char *key, const char *value);
+void mock_node_add_taint(ks_node_t *node, const char *key, const char *value,
+                         ks_taint_effect_t effect);
+void mock_node_add_image(ks_node_t *node, const char *name,
+                         int64_t size_bytes);
+
+/* An empty NodeInfo for `node`. */
+ks_node_info_t *mock_nodeinfo_new(const ks_node_t *node);
+/* Account a pod as upstream NodeInfo.AddPod / RemovePod do (pods, affinity
+ * lists, requested, non-zero requested, used ports, generation). The
+ * NodeInfo keeps the pod pointer. The api.nodeinfo_* functions use these. */
+void mock_nodeinfo_add_pod(ks_node_info_t *ni, const ks_pod_t *pod);
+void mock_nodeinfo_remove_pod(ks_node_info_t *ni, const ks_pod_t *pod);
+/* A copy that shares pods and node but owns its arrays. */
+ks_node_info_t *mock_nodeinfo_clone(const ks_node_info_t *ni);
+
+#endif /* KS_TEST_MOCK_HOST_H */

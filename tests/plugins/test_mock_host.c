@@ -1,0 +1,161 @@
+/* Tests of the mock host itself, so plugin tests can trust it. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mock_host.h"
+
+static int n_freed;
+static void count_free(void *p)
+{
+    n_freed++;
+    free(p);
+}
+static void *dup_int(const void *p)
+{
+    int *c = malloc(sizeof *c);
+    *c = *(const int *)p;
+    return c;
+}
+
+START_TEST(intern_equal_addresses)
+{
+    char a[] = "zone-a";
+    ck_assert_ptr_eq(mock_intern(a), mock_intern("zone-a"));
+    ck_assert_ptr_ne(mock_intern("zone-a"), mock_intern("zone-b"));
+    ck_assert_ptr_null(mock_intern(NULL));
+}
+END_TEST
+
+START_TEST(args_tree_with_positions)
+{
+    const ks_args_t *a = mock_args_parse(
+        "scoringStrategy:\n  type: MostAllocated\n  resources:\n"
+        "  - name: cpu\n    weight: 2\n");
+    const ks_args_t *s, *r;
+    ck_assert_ptr_nonnull(a);
+    ck_assert_int_eq(a->kind, KS_ARGS_MAP);
+    ck_assert_uint_eq(a->n, 1);
+    ck_assert_str_eq(a->keys[0], "scoringStrategy");
+    s = a->children[0];
+    ck_assert_str_eq(s->keys[0], "type");
+    ck_assert_str_eq(s->children[0]->scalar, "MostAllocated");
+    ck_assert_uint_eq(s->children[0]->line, 2);
+    ck_assert_uint_eq(s->children[0]->column, 9);
+    r = s->children[1];
+    ck_assert_int_eq(r->kind, KS_ARGS_SEQ);
+    ck_assert_uint_eq(r->n, 1);
+    ck_assert_str_eq(r->children[0]->children[1]->scalar, "2");
+    ck_assert_uint_eq(r->children[0]->children[1]->line, 5);
+    ck_assert_ptr_null(mock_args_parse(""));
+    mock_free_all();
+}
+END_TEST
+
+START_TEST(cycle_state_clone_and_free)
+{
+    mock_host_t *mh = mock_host_new();
+    ks_cycle_state_t *cs = mock_cycle_state_new(), *c;
+    int *v = malloc(sizeof *v), *w;
+    *v = 7;
+    n_freed = 0;
+    mh->api.cycle_state_write(cs, "k", v, dup_int, count_free);
+    c = mh->api.cycle_state_clone(mh, cs);
+    w = mh->api.cycle_state_read(c, "k");
+    ck_assert_ptr_ne(w, v);
+    ck_assert_int_eq(*w, 7);
+    /* Overwriting frees the old value. */
+    v = malloc(sizeof *v);
+    *v = 8;
+    mh->api.cycle_state_write(cs, "k", v, dup_int, count_free);
+    ck_assert_int_eq(n_freed, 1);
+    mh->api.cycle_state_free(mh, c);
+    ck_assert_int_eq(n_freed, 2);
+    mh->api.cycle_state_delete(cs, "k");
+    ck_assert_int_eq(n_freed, 3);
+    ck_assert_ptr_null(mh->api.cycle_state_read(cs, "k"));
+    mock_cycle_state_free(cs);
+    mock_host_free(mh);
+}
+END_TEST
+
+START_TEST(pod_requests_and_nodeinfo)
+{
+    ks_pod_t *p = mock_pod_new("default", "p", 500, 0);
+    ks_node_info_t *ni = mock_nodeinfo_new(mock_node_new("n", 4000, 1 << 30, 110));
+    uint32_t ic;
+    ck_assert_str_eq(p->uid, "default/p");
+    ck_assert_int_eq(p->requests.milli_cpu, 500);
+    ck_assert_int_eq(p->requests.memory, 0);
+    ck_assert_int_eq(p->non_zero_milli_cpu, 500);
+    ck_assert_int_eq(p->non_zero_memory, 200ll << 20);
+    /* An init container larger than the sum wins; overhead is added. */
+    ic = mock_pod_add_container(p, 1, "busybox", 800, 100);
+    ck_assert_uint_eq(ic, 0);
+    p->overhead.milli_cpu = 10;
+    mock_pod_update(p);
+    ck_assert_int_eq(p->requests.milli_cpu, 810);
+    ck_assert_int_eq(p->requests.memory, 100);
+    mock_pod_set_request(p, 0, 0, "nvidia.com/gpu", 2);
+    ck_assert_uint_eq(p->requests.n_scalar, 1);
+    ck_assert_ptr_eq(p->requests.scalar[0].name, mock_intern("nvidia.com/gpu"));
+    mock_pod_add_port(p, 0, 80, 8080, KS_PROTO_TCP, "");
+    ck_assert_uint_eq(p->n_host_ports, 1);
+    mock_nodeinfo_add_pod(ni, p);
+    ck_assert_uint_eq(ni->n_pods, 1);
+    ck_assert_uint_eq(ni->n_used_ports, 1);
+    ck_assert_int_eq(ni->requested.milli_cpu, 810);
+    ck_assert_int_eq(ni->non_zero_requested.memory, (200ll << 20));
+    mock_nodeinfo_remove_pod(ni, p);
+    ck_assert_uint_eq(ni->n_pods, 0);
+    ck_assert_uint_eq(ni->n_used_ports, 0);
+    ck_assert_int_eq(ni->requested.milli_cpu, 0);
+    mock_free_all();
+}
+END_TEST
+
+START_TEST(status_and_snapshot)
+{
+    mock_host_t *mh = mock_host_new();
+    ks_status_t *st = mock_status_new();
+    ks_node_t *n1 = mock_node_new("n1", 1000, 1000, 10);
+    ks_node_t *n2 = mock_node_new("n2", 1000, 1000, 10);
+    ks_node_info_t *nis[2];
+    mock_node_add_image(n1, "nginx:1.0", 100);
+    nis[0] = mock_nodeinfo_new(n1);
+    nis[1] = mock_nodeinfo_new(n2);
+    mock_host_set_nodes(mh, nis, 2);
+    mh->api.status_reason(st, "a");
+    mh->api.status_reasonf(st, "b %d", 2);
+    ck_assert_uint_eq(st->n, 2);
+    ck_assert(mock_status_has(st, "b 2"));
+    ck_assert_str_eq(mock_status_text(st), "a; b 2");
+    ck_assert_uint_eq(mh->api.snapshot_num_nodes(mh), 2);
+    ck_assert_ptr_eq(mh->api.snapshot_get(mh, "n2"), nis[1]);
+    ck_assert_uint_eq(mh->api.image_num_nodes(mh, "nginx:1.0"), 1);
+    mock_host_set_image_count(mh, "nginx:1.0", 5);
+    ck_assert_uint_eq(mh->api.image_num_nodes(mh, "nginx:1.0"), 5);
+    mock_status_free(st);
+    mock_host_free(mh);
+    mock_free_all();
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("mock_host");
+    TCase *tc = tcase_create("mock");
+    SRunner *sr;
+    int failed;
+    tcase_add_test(tc, intern_equal_addresses);
+    tcase_add_test(tc, args_tree_with_positions);
+    tcase_add_test(tc, cycle_state_clone_and_free);
+    tcase_add_test(tc, pod_requests_and_nodeinfo);
+    tcase_add_test(tc, status_and_snapshot);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,696 @@
+/*
+ * DefaultPreemption, loaded from its built .so and driven through the mock
+ * host with a resource-only Filter (preemption_mock.h). Every expected value
+ * below was worked out by hand from kube-scheduler v1.24.1's rules; the
+ * comment above each test shows the arithmetic.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mock_host.h"
+#include "preemption_mock.h"
+
+#define GI (1024LL * 1024 * 1024)
+/* 2022-05-01T00:00:00Z in Unix milliseconds. */
+#define MAY1 1651363200000LL
+
+static mock_host_t *mh;
+static const ks_plugin_t *P;
+static void *self;
+static ks_status_t *st;
+static ks_cycle_state_t *cs;
+static ks_node_status_map_t *sm;
+static ks_node_info_t *nodes[16];
+static uint32_t n_nodes;
+
+static void create_with(const char *args)
+{
+    char err[512];
+    if (self != NULL)
+        P->destroy(self);
+    self = NULL;
+    ck_assert_msg(mock_plugin_create(mh, P, args, &self, err, sizeof err) == 0,
+                  "create failed: %s", err);
+}
+
+static void setup(void)
+{
+    mh = mock_host_new();
+    pm_install(mh);
+    P = mock_plugin_load("DefaultPreemption");
+    ck_assert_ptr_nonnull(P);
+    self = NULL;
+    create_with(NULL);
+    st = mock_status_new();
+    cs = mock_cycle_state_new();
+    sm = mock_node_status_map_new();
+    n_nodes = 0;
+}
+
+static void teardown(void)
+{
+    if (self != NULL)
+        P->destroy(self);
+    self = NULL;
+    mock_status_free(st);
+    mock_cycle_state_free(cs);
+    mock_node_status_map_free(sm);
+    mock_host_free(mh);
+    mock_free_all();
+}
+
+/* A node with `cpu` millicores, 8Gi, 110 pods, whose Filter verdict is
+ * `code`; added to the snapshot (in call order, which is name order in the
+ * tests). */
+static ks_node_info_t *add_node(const char *name, int64_t cpu, ks_code_t code)
+{
+    ks_node_info_t *ni = mock_nodeinfo_new(mock_node_new(name, cpu, 8 * GI, 110));
+    nodes[n_nodes++] = ni;
+    mock_host_set_nodes(mh, nodes, n_nodes);
+    mock_node_status_map_set(sm, name, code);
+    return ni;
+}
+
+static ks_pod_t *new_pod(const char *name, int32_t prio, int64_t cpu)
+{
+    ks_pod_t *p = mock_pod_new("default", name, cpu, 1 * GI);
+    p->priority = prio;
+    return p;
+}
+
+/* A running pod on `ni`. */
+static ks_pod_t *run_on(ks_node_info_t *ni, const char *name, int32_t prio,
+                        int64_t cpu, int64_t start_ms)
+{
+    ks_pod_t *p = new_pod(name, prio, cpu);
+    p->start_unix_ms = start_ms;
+    mock_pod_set_node(p, ni->node->name);
+    mock_nodeinfo_add_pod(ni, p);
+    return p;
+}
+
+static ks_code_t preempt(const ks_pod_t *pod, const char **nominated)
+{
+    *nominated = NULL;
+    mock_status_reset(st);
+    return P->post_filter(self, cs, pod, sm, nominated, st);
+}
+
+static void assert_message(const char *want)
+{
+    ck_assert_uint_eq(st->n, 1);
+    ck_assert_str_eq(st->reasons[0], want);
+}
+
+/* --- the conformance scenario ------------------------------------------- */
+
+/*
+ * preemption-basic (pn1..pn3: 4 CPUs each; every node fails Filter with
+ * "Insufficient cpu"):
+ *   hi-500 (2500m): pn1 loses low-100 (2000m, low-50 is reprieved: 1000 +
+ *   2500 <= 4000), highest victim 100; pn2 loses low-10, highest 10; pn3 has
+ *   only crit-1000 -> no victims. Lowest highest-priority victim: pn2.
+ *   zero (priority 0): nothing has lower priority anywhere.
+ *   hi-2000 (4000m): pn1 [low-100, low-50] highest 100; pn2 [hi-500] 500;
+ *   pn3 [crit-1000] 1000 -> pn1, victims in order of importance.
+ * The scenario's "never" pod (preemptionPolicy: Never) is left out: ksched's
+ * pod view carries no preemptionPolicy.
+ */
+START_TEST(conformance_preemption_basic)
+{
+    ks_node_info_t *pn1 = add_node("pn1", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *pn2 = add_node("pn2", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *pn3 = add_node("pn3", 4000, KS_UNSCHEDULABLE);
+    ks_pod_t *low100 = run_on(pn1, "low-100", 100, 2000, MAY1 + 60000);
+    ks_pod_t *low50 = run_on(pn1, "low-50", 50, 1000, MAY1 + 120000);
+    ks_pod_t *low10 = run_on(pn2, "low-10", 10, 3000, MAY1 + 180000);
+    ks_pod_t *hi500, *zero, *hi2000;
+    const char *nom;
+
+    run_on(pn3, "crit-1000", 1000, 3000, MAY1 + 240000);
+
+    hi500 = new_pod("hi-500", 500, 2500);
+    ck_assert_int_eq(preempt(hi500, &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "pn2");
+    ck_assert_ptr_eq(nom, mock_intern("pn2"));
+    ck_assert_uint_eq(st->n, 0);
+    ck_assert_uint_eq(mh->n_deleted, 1);
+    ck_assert_ptr_eq(mh->deleted[0], low10);
+    ck_assert_uint_eq(mh->n_events, 1);
+    ck_assert_str_eq(mh->last_event_reason, "Preempted");
+    ck_assert_str_eq(mh->last_event_message,
+                     "Preempted by default/hi-500 on node pn2");
+
+    /* The victim is gone and the preemptor runs on its nominated node. */
+    mock_nodeinfo_remove_pod(pn2, low10);
+    mock_pod_set_node(hi500, "pn2");
+    hi500->start_unix_ms = MAY1 + 30 * 86400000LL;
+    mock_nodeinfo_add_pod(pn2, hi500);
+
+    zero = new_pod("zero", 0, 2500);
+    ck_assert_int_eq(preempt(zero, &nom), KS_UNSCHEDULABLE);
+    ck_assert_ptr_null(nom);
+    assert_message("preemption: 0/3 nodes are available: 3 No preemption "
+                   "victims found for incoming pod.");
+    ck_assert_uint_eq(mh->n_deleted, 1);
+
+    hi2000 = new_pod("hi-2000", 2000, 4000);
+    ck_assert_int_eq(preempt(hi2000, &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "pn1");
+    ck_assert_uint_eq(mh->n_deleted, 3);
+    ck_assert_ptr_eq(mh->deleted[1], low100);
+    ck_assert_ptr_eq(mh->deleted[2], low50);
+}
+END_TEST
+
+/* --- victims on one node ------------------------------------------------- */
+
+/*
+ * n1 has 4500m: H (prio 200, 500m) stays; X (50, 1500m), Y (40, 1000m),
+ * Z (30, 500m) may go. Preemptor 2000m, prio 100.
+ * Without X, Y, Z: 500 + 2000 = 2500 fits. Reprieve X: 4000 fits; Y: 5000
+ * does not -> victim; Z: 4500 fits. Victims: [Y] only, although Z has the
+ * lowest priority.
+ * Calls: remove x3, add x3, remove again for Y -> 4 removes, 3 adds;
+ * filters: 1 (all removed) + 3 reprieves = 4.
+ */
+START_TEST(reprieves_as_many_as_fit)
+{
+    ks_node_info_t *n1 = add_node("n1", 4500, KS_UNSCHEDULABLE);
+    ks_pod_t *y;
+    const char *nom;
+    run_on(n1, "h", 200, 500, MAY1);
+    run_on(n1, "z", 30, 500, MAY1);
+    y = run_on(n1, "y", 40, 1000, MAY1);
+    run_on(n1, "x", 50, 1500, MAY1);
+
+    ck_assert_int_eq(preempt(new_pod("p", 100, 2000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n1");
+    ck_assert_uint_eq(mh->n_deleted, 1);
+    ck_assert_ptr_eq(mh->deleted[0], y);
+    ck_assert_uint_eq(pm.n_remove_calls, 4);
+    ck_assert_uint_eq(pm.n_add_calls, 3);
+    ck_assert_uint_eq(pm.n_filter_calls, 4);
+    /* The simulation ran on a copy of the cycle state... */
+    ck_assert_ptr_nonnull(pm.last_ext_state);
+    ck_assert_ptr_ne(pm.last_ext_state, cs);
+    /* ...and a copy of the NodeInfo: the snapshot is untouched. */
+    ck_assert_uint_eq(n1->n_pods, 4);
+    ck_assert_int_eq(n1->requested.milli_cpu, 3500);
+}
+END_TEST
+
+/*
+ * Equal priority: the pod that started earlier is more important and is
+ * reprieved first. n1 4000m, a (10, 2000m, started +1000) and b (10, 2000m,
+ * started +2000) -> with a back, 4000 fits; b does not -> victim b.
+ */
+START_TEST(equal_priority_earlier_start_is_kept)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_pod_t *b = run_on(n1, "b", 10, 2000, MAY1 + 2000);
+    const char *nom;
+    run_on(n1, "a", 10, 2000, MAY1 + 1000);
+    ck_assert_int_eq(preempt(new_pod("p", 100, 2000), &nom), KS_SUCCESS);
+    ck_assert_uint_eq(mh->n_deleted, 1);
+    ck_assert_ptr_eq(mh->deleted[0], b);
+}
+END_TEST
+
+/* A pod without a start time counts as started now, i.e. after b (2022),
+ * so it is the less important one and becomes the victim. */
+START_TEST(unset_start_time_counts_as_now)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_pod_t *a = run_on(n1, "a", 10, 2000, 0);
+    const char *nom;
+    run_on(n1, "b", 10, 2000, MAY1 + 2000);
+    ck_assert_int_eq(preempt(new_pod("p", 100, 2000), &nom), KS_SUCCESS);
+    ck_assert_uint_eq(mh->n_deleted, 1);
+    ck_assert_ptr_eq(mh->deleted[0], a);
+}
+END_TEST
+
+/* Higher priority before start time: c (20, started last) is reprieved
+ * before d (10, started first). n1 4000m, c 2000m, d 2000m, preemptor
+ * 2000m -> victim d. Victims are deleted most important first: with a
+ * 4000m preemptor both go, c before d. */
+START_TEST(priority_before_start_time)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_pod_t *d = run_on(n1, "d", 10, 2000, MAY1);
+    ks_pod_t *c = run_on(n1, "c", 20, 2000, MAY1 + 5000);
+    const char *nom;
+    ck_assert_int_eq(preempt(new_pod("p", 100, 2000), &nom), KS_SUCCESS);
+    ck_assert_uint_eq(mh->n_deleted, 1);
+    ck_assert_ptr_eq(mh->deleted[0], d);
+
+    mh->n_deleted = 0;
+    ck_assert_int_eq(preempt(new_pod("q", 100, 4000), &nom), KS_SUCCESS);
+    ck_assert_uint_eq(mh->n_deleted, 2);
+    ck_assert_ptr_eq(mh->deleted[0], c);
+    ck_assert_ptr_eq(mh->deleted[1], d);
+}
+END_TEST
+
+/* --- choosing the node --------------------------------------------------- */
+
+/* Rule: lowest highest-priority victim. n1's victim has 20, n2's 10. */
+START_TEST(pick_lowest_highest_priority)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *n2 = add_node("n2", 4000, KS_UNSCHEDULABLE);
+    ks_pod_t *v2;
+    const char *nom;
+    run_on(n1, "v1", 20, 4000, MAY1);
+    v2 = run_on(n2, "v2", 10, 4000, MAY1);
+    ck_assert_int_eq(preempt(new_pod("p", 1000, 2000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n2");
+    ck_assert_uint_eq(mh->n_deleted, 1);
+    ck_assert_ptr_eq(mh->deleted[0], v2);
+}
+END_TEST
+
+/*
+ * Rule: lowest sum of priorities, each shifted by 2^31. Preemptor 4000m.
+ * n1 victims [10, -5]: 10 + 2^31 + (-5) + 2^31 = 4294967301
+ * n2 victims [10]:     10 + 2^31            = 2147483658  -> n2.
+ * (A plain sum, 5 < 10, would have picked n1.)
+ */
+START_TEST(pick_lowest_shifted_priority_sum)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *n2 = add_node("n2", 4000, KS_UNSCHEDULABLE);
+    const char *nom;
+    run_on(n1, "a", 10, 2000, MAY1);
+    run_on(n1, "b", -5, 2000, MAY1);
+    run_on(n2, "c", 10, 4000, MAY1);
+    ck_assert_int_eq(preempt(new_pod("p", 1000, 4000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n2");
+}
+END_TEST
+
+/*
+ * Rule: fewest victims. The shifted sums tie when n1's second victim has
+ * priority INT32_MIN: n1 [10, -2^31]: 10 + 2^31 + 0 = 2147483658 = n2 [10].
+ * Highest victim is 10 on both, so the count decides: n2 (1 < 2).
+ */
+START_TEST(pick_fewest_victims)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *n2 = add_node("n2", 4000, KS_UNSCHEDULABLE);
+    const char *nom;
+    run_on(n1, "a", 10, 2000, MAY1);
+    run_on(n1, "b", INT32_MIN, 2000, MAY1);
+    run_on(n2, "c", 10, 4000, MAY1);
+    ck_assert_int_eq(preempt(new_pod("p", 1000, 4000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n2");
+    ck_assert_uint_eq(mh->n_deleted, 1);
+}
+END_TEST
+
+/*
+ * Rule: latest "earliest start among the highest-priority victims".
+ * n1 victims (10, +9000) and (10, +1000): earliest +1000.
+ * n2 victims (10, +5000) and (10, +6000): earliest +5000 -> n2, although n1
+ * holds the most recently started pod. Same priorities, sums and counts.
+ */
+START_TEST(pick_latest_earliest_start)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *n2 = add_node("n2", 4000, KS_UNSCHEDULABLE);
+    const char *nom;
+    run_on(n1, "a", 10, 2000, MAY1 + 9000);
+    run_on(n1, "b", 10, 2000, MAY1 + 1000);
+    run_on(n2, "c", 10, 2000, MAY1 + 5000);
+    run_on(n2, "d", 10, 2000, MAY1 + 6000);
+    ck_assert_int_eq(preempt(new_pod("p", 1000, 4000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n2");
+    ck_assert_uint_eq(mh->n_deleted, 2);
+}
+END_TEST
+
+/* Rule: on a full tie, the first candidate in evaluation order, which
+ * starts at the random offset: 0 -> n1, 1 -> n2. */
+START_TEST(pick_first_evaluated_on_tie)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *n2 = add_node("n2", 4000, KS_UNSCHEDULABLE);
+    const char *nom;
+    run_on(n1, "a", 10, 4000, MAY1);
+    run_on(n2, "b", 10, 4000, MAY1);
+    ck_assert_int_eq(preempt(new_pod("p", 1000, 4000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n1");
+    ck_assert_uint_eq(pm.n_rand_calls, 1);
+    ck_assert_uint_eq(pm.last_rand_n, 2);
+
+    pm.offset = 1;
+    ck_assert_int_eq(preempt(new_pod("q", 1000, 4000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n2");
+}
+END_TEST
+
+/* --- how many candidates ------------------------------------------------- */
+
+/*
+ * Four nodes whose single victims have priorities 30, 20, 10, 5.
+ * Defaults (10 %, 100): max(4*10/100 = 0, 100) capped at 4 -> all four are
+ * dry-run -> n4 (priority 5).
+ * minCandidateNodesPercentage 50, absolute 1: max(4*50/100 = 2, 1) = 2 ->
+ * the dry run stops after n1, n2 -> n2; n3 and n4 are never filtered.
+ * Percentage 0, absolute 1 -> 1 candidate -> n1.
+ */
+START_TEST(number_of_candidates)
+{
+    const char *nom;
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *n2 = add_node("n2", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *n3 = add_node("n3", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *n4 = add_node("n4", 4000, KS_UNSCHEDULABLE);
+    run_on(n1, "a", 30, 4000, MAY1);
+    run_on(n2, "b", 20, 4000, MAY1);
+    run_on(n3, "c", 10, 4000, MAY1);
+    run_on(n4, "d", 5, 4000, MAY1);
+
+    ck_assert_int_eq(preempt(new_pod("p", 1000, 1000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n4");
+    ck_assert_uint_eq(pm_distinct_filtered(), 4);
+
+    create_with("minCandidateNodesPercentage: 50\nminCandidateNodesAbsolute: 1\n");
+    pm.n_filter_calls = 0;
+    ck_assert_int_eq(preempt(new_pod("q", 1000, 1000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n2");
+    ck_assert_uint_eq(pm_distinct_filtered(), 2);
+    ck_assert(!pm_was_filtered("n3"));
+    ck_assert(!pm_was_filtered("n4"));
+
+    create_with("minCandidateNodesPercentage: 0\nminCandidateNodesAbsolute: 1\n");
+    pm.n_filter_calls = 0;
+    ck_assert_int_eq(preempt(new_pod("r", 1000, 1000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n1");
+    ck_assert_uint_eq(pm_distinct_filtered(), 1);
+}
+END_TEST
+
+/* --- when preemption cannot help ----------------------------------------- */
+
+/*
+ * n1: a low-priority pod, but the 5000m pod does not fit even alone ->
+ * "Insufficient cpu"; n2: Filter said UnschedulableAndUnresolvable -> not
+ * tried; n3: only a higher-priority pod -> no victims. Entries are sorted
+ * as strings.
+ */
+START_TEST(no_candidate_message)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *n3;
+    const char *nom;
+    add_node("n2", 4000, KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    n3 = add_node("n3", 4000, KS_UNSCHEDULABLE);
+    run_on(n1, "low", 10, 1000, MAY1);
+    run_on(n3, "high", 5000, 1000, MAY1);
+    ck_assert_int_eq(preempt(new_pod("p", 100, 5000), &nom), KS_UNSCHEDULABLE);
+    ck_assert_ptr_null(nom);
+    assert_message("preemption: 0/3 nodes are available: 1 Insufficient cpu, "
+                   "1 No preemption victims found for incoming pod, "
+                   "1 Preemption is not helpful for scheduling.");
+    ck_assert(!pm_was_filtered("n2"));
+    ck_assert_uint_eq(mh->n_deleted, 0);
+    ck_assert_uint_eq(mh->n_nominations, 0);
+}
+END_TEST
+
+/* 10 empty nodes and 2 nodes where even without their pod the 5000m pod
+ * does not fit: "10 No ..." sorts before "2 Insufficient cpu" as strings. */
+START_TEST(no_candidate_entries_sorted_as_strings)
+{
+    char name[16];
+    uint32_t i;
+    const char *nom;
+    for (i = 0; i < 12; i++) {
+        ks_node_info_t *ni;
+        snprintf(name, sizeof name, "n%02u", i);
+        ni = add_node(name, 4000, KS_UNSCHEDULABLE);
+        if (i >= 10)
+            run_on(ni, i == 10 ? "l1" : "l2", 1, 1000, MAY1);
+    }
+    ck_assert_int_eq(preempt(new_pod("p", 100, 5000), &nom), KS_UNSCHEDULABLE);
+    assert_message("preemption: 0/12 nodes are available: 10 No preemption "
+                   "victims found for incoming pod, 2 Insufficient cpu.");
+}
+END_TEST
+
+/* Every node unresolvable: nothing is tried and the pod's own nomination is
+ * cleared. Its nominated node's terminating pod does not block it, since
+ * that node's verdict is UnschedulableAndUnresolvable. */
+START_TEST(all_unresolvable_clears_nomination)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    ks_pod_t *dying, *p;
+    const char *nom;
+    add_node("n2", 4000, KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    dying = run_on(n1, "dying", 1, 1000, MAY1);
+    dying->deleting = 1;
+    p = new_pod("p", 100, 1000);
+    p->nominated_node_name = mock_intern("n1");
+    ck_assert_int_eq(preempt(p, &nom), KS_UNSCHEDULABLE);
+    assert_message("preemption: 0/2 nodes are available: 2 Preemption is not "
+                   "helpful for scheduling.");
+    ck_assert_uint_eq(pm.n_filter_calls, 0);
+    ck_assert_uint_eq(mh->n_nominations, 1);
+    ck_assert_ptr_eq(mh->nominated_pod, p);
+    ck_assert_str_eq(mh->nominated_node, "");
+}
+END_TEST
+
+/* A lower-priority pod still terminating on the pod's nominated node: wait
+ * instead of preempting again. A terminating pod of equal or higher
+ * priority does not count. */
+START_TEST(terminating_pod_on_nominated_node)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_pod_t *dying = run_on(n1, "dying", 10, 1000, MAY1);
+    ks_pod_t *p;
+    const char *nom;
+    run_on(n1, "victim", 10, 3000, MAY1);
+    dying->deleting = 1;
+    p = new_pod("p", 100, 2000);
+    p->nominated_node_name = mock_intern("n1");
+    ck_assert_int_eq(preempt(p, &nom), KS_UNSCHEDULABLE);
+    assert_message("preemption: not eligible due to a terminating pod on the "
+                   "nominated node.");
+    ck_assert_uint_eq(pm.n_filter_calls, 0);
+    ck_assert_uint_eq(mh->n_deleted, 0);
+
+    dying->priority = 100;
+    ck_assert_int_eq(preempt(p, &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n1");
+}
+END_TEST
+
+/* The pod would fit without evicting anyone (its node failed Filter for a
+ * reason the simulation does not see): upstream reports an error. */
+START_TEST(no_victim_needed_is_an_error)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *n2;
+    const char *nom;
+    run_on(n1, "low", 10, 1000, MAY1);
+    ck_assert_int_eq(preempt(new_pod("p", 100, 1000), &nom), KS_ERROR);
+    assert_message("preemption: expected at least one victim pod on node \"n1\"");
+
+    n2 = add_node("n2", 4000, KS_UNSCHEDULABLE);
+    run_on(n2, "low2", 10, 1000, MAY1);
+    ck_assert_int_eq(preempt(new_pod("q", 100, 1000), &nom), KS_ERROR);
+    assert_message("preemption: [expected at least one victim pod on node "
+                   "\"n1\", expected at least one victim pod on node \"n2\"]");
+    ck_assert_uint_eq(mh->n_deleted, 0);
+}
+END_TEST
+
+/* A failing PreFilter RemovePod extension makes the node an error. */
+START_TEST(prefilter_extension_error)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    const char *nom;
+    run_on(n1, "low", 10, 4000, MAY1);
+    pm.fail_remove = 1;
+    ck_assert_int_eq(preempt(new_pod("p", 100, 1000), &nom), KS_ERROR);
+    assert_message("preemption: injected remove failure");
+}
+END_TEST
+
+/* --- after the choice ---------------------------------------------------- */
+
+/* Lower-priority pods nominated to the chosen node lose their nomination;
+ * higher-priority ones keep it. */
+START_TEST(clears_lower_priority_nominations)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_pod_t *lowp = new_pod("nominated-low", 50, 1000);
+    ks_pod_t *highp = new_pod("nominated-high", 500, 1000);
+    const char *nom;
+    run_on(n1, "v", 10, 4000, MAY1);
+    lowp->nominated_node_name = mock_intern("n1");
+    highp->nominated_node_name = mock_intern("n1");
+    mock_host_add_nominated(mh, "n1", highp);
+    mock_host_add_nominated(mh, "n1", lowp);
+    ck_assert_int_eq(preempt(new_pod("p", 100, 2000), &nom), KS_SUCCESS);
+    ck_assert_uint_eq(mh->n_nominations, 1);
+    ck_assert_ptr_eq(mh->nominated_pod, lowp);
+    ck_assert_str_eq(mh->nominated_node, "");
+}
+END_TEST
+
+/* A victim waiting at Permit is rejected instead of deleted. */
+START_TEST(waiting_victim_is_rejected)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_pod_t *v = run_on(n1, "v", 10, 4000, MAY1);
+    struct ks_waiting_pod *wp = mock_host_add_waiting(mh, v);
+    const char *nom;
+    ck_assert_int_eq(preempt(new_pod("p", 100, 2000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n1");
+    ck_assert_uint_eq(mh->n_deleted, 0);
+    ck_assert_int_eq(wp->rejected, 1);
+    ck_assert_str_eq(wp->last_plugin, "DefaultPreemption");
+    ck_assert_str_eq(wp->reject_message, "preempted");
+}
+END_TEST
+
+START_TEST(delete_failure_is_an_error)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    const char *nom;
+    run_on(n1, "v", 10, 4000, MAY1);
+    mh->delete_rc = -1;
+    ck_assert_int_eq(preempt(new_pod("p", 100, 2000), &nom), KS_ERROR);
+    ck_assert_ptr_null(nom);
+    assert_message("preemption: deleting pod default/v failed");
+}
+END_TEST
+
+START_TEST(no_nodes_is_an_error)
+{
+    const char *nom;
+    ck_assert_int_eq(preempt(new_pod("p", 100, 2000), &nom), KS_ERROR);
+    assert_message("preemption: no nodes available");
+}
+END_TEST
+
+/* --- arguments ----------------------------------------------------------- */
+
+static void expect_args_error(const char *yaml, const char *want)
+{
+    char err[512];
+    void *s = NULL;
+    ck_assert_int_ne(mock_plugin_create(mh, P, yaml, &s, err, sizeof err), 0);
+    ck_assert_ptr_null(s);
+    ck_assert_msg(strstr(err, want) != NULL, "args %s: got \"%s\", want \"%s\"",
+                  yaml, err, want);
+}
+
+static void expect_args_ok(const char *yaml)
+{
+    char err[512];
+    void *s = NULL;
+    ck_assert_msg(mock_plugin_create(mh, P, yaml, &s, err, sizeof err) == 0,
+                  "args %s: %s", yaml ? yaml : "(none)", err);
+    ck_assert_ptr_nonnull(s);
+    P->destroy(s);
+}
+
+START_TEST(args_validation)
+{
+    expect_args_ok(NULL);
+    expect_args_ok("minCandidateNodesPercentage: 0\n"); /* absolute stays 100 */
+    expect_args_ok("minCandidateNodesAbsolute: 0\n");   /* percentage stays 10 */
+    expect_args_ok("kind: DefaultPreemptionArgs\n"
+                   "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                   "minCandidateNodesPercentage: 100\n"
+                   "minCandidateNodesAbsolute: 5\n");
+
+    expect_args_error("minCandidateNodesPercentage: 101\n",
+                      "line 1, column 30: minCandidateNodesPercentage: "
+                      "Invalid value: 101: not in valid range [0, 100]");
+    expect_args_error("minCandidateNodesPercentage: -1\n",
+                      "minCandidateNodesPercentage: Invalid value: -1: not in "
+                      "valid range [0, 100]");
+    expect_args_error("minCandidateNodesAbsolute: -5\n",
+                      "line 1, column 28: minCandidateNodesAbsolute: Invalid "
+                      "value: -5: not in valid range [0, inf)");
+    expect_args_error(
+        "minCandidateNodesPercentage: 0\nminCandidateNodesAbsolute: 0\n",
+        "line 1, column 30: minCandidateNodesPercentage: Invalid value: 0: "
+        "cannot be zero at the same time as minCandidateNodesAbsolute; "
+        "line 2, column 28: minCandidateNodesAbsolute: Invalid value: 0: "
+        "cannot be zero at the same time as minCandidateNodesPercentage");
+    expect_args_error("minCandidateNodesAbsolute: ten\n",
+                      "minCandidateNodesAbsolute must be an integer");
+    expect_args_error("minCandidateNodesAbsolute: 3000000000\n",
+                      "out of the int32 range");
+    expect_args_error("minCandidateNodes: 3\n", "unknown field \"minCandidateNodes\"");
+    expect_args_error("kind: NodeResourcesFitArgs\n",
+                      "kind: want DefaultPreemptionArgs");
+    expect_args_error("- 1\n", "args must be a mapping");
+}
+END_TEST
+
+START_TEST(descriptor)
+{
+    ck_assert_str_eq(P->name, "DefaultPreemption");
+    ck_assert_str_eq(P->version, "1.24.1-ks1");
+    ck_assert(P->post_filter != NULL);
+    ck_assert(P->filter == NULL);
+    ck_assert(P->score == NULL);
+    ck_assert(P->events_to_register == NULL); /* upstream v1.24: all events */
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("DefaultPreemption");
+    struct {
+        const char *name;
+        const TTest *tests[8];
+    } groups[] = {
+        {"conformance", {conformance_preemption_basic}},
+        {"victims",
+         {reprieves_as_many_as_fit, equal_priority_earlier_start_is_kept,
+          unset_start_time_counts_as_now, priority_before_start_time}},
+        {"pick",
+         {pick_lowest_highest_priority, pick_lowest_shifted_priority_sum,
+          pick_fewest_victims, pick_latest_earliest_start,
+          pick_first_evaluated_on_tie}},
+        {"candidates", {number_of_candidates}},
+        {"failures",
+         {no_candidate_message, no_candidate_entries_sorted_as_strings,
+          all_unresolvable_clears_nomination, terminating_pod_on_nominated_node,
+          no_victim_needed_is_an_error, prefilter_extension_error,
+          delete_failure_is_an_error, no_nodes_is_an_error}},
+        {"prepare", {clears_lower_priority_nominations, waiting_victim_is_rejected}},
+        {"args", {args_validation, descriptor}},
+    };
+    size_t g, t;
+    for (g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        TCase *tc = tcase_create(groups[g].name);
+        tcase_add_checked_fixture(tc, setup, teardown);
+        for (t = 0; t < 8 && groups[g].tests[t] != NULL; t++)
+            tcase_add_test(tc, groups[g].tests[t]);
+        suite_add_tcase(s, tc);
+    }
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    int failed;
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
