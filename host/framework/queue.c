@@ -23,6 +23,7 @@ struct ks_queue {
     uint64_t move_cycle;
     int moved_once;
     ks_qpod_t *unsched_head;
+    uint64_t next_seq;
 };
 
 static void pool_insert(ks_queue_t *q, ks_qpod_t *qp)
@@ -61,7 +62,11 @@ static size_t hash_str(const char *s)
 static int active_less(const ks_queue_t *q, const ks_qpod_t *x,
                        const ks_qpod_t *y)
 {
-    return q->less(q->ud, &x->q, &y->q);
+    if (q->less(q->ud, &x->q, &y->q))
+        return 1;
+    if (q->less(q->ud, &y->q, &x->q))
+        return 0;
+    return x->seq < y->seq; /* equal for QueueSort: first come first */
 }
 
 static int backoff_less(const ks_queue_t *q, const ks_qpod_t *x,
@@ -221,6 +226,7 @@ ks_qpod_t *ks_queue_add(ks_queue_t *q, ks_pod_t *pod, int64_t now, int gated)
     qp->pod = pod;
     qp->q.pod = pod;
     qp->q.timestamp_ms = now;
+    qp->seq = ++q->next_seq;
     b = hash_str(pod->uid);
     qp->hnext = q->buckets[b];
     q->buckets[b] = qp;

@@ -40,6 +40,7 @@ typedef struct ks_qpod {
     int gated;
     int assumed; /* the pod belongs to the cache (assumed/binding) */
     uint64_t cycle; /* scheduling cycle of the last attempt */
+    uint64_t seq;   /* arrival order: ties in QueueSort keep it */
     const char *plugins[KS_QPOD_MAX_PLUGINS]; /* rejecting plugins */
     unsigned n_plugins;
     char *last_message; /* last failure, malloc'd */

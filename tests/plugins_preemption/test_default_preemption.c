@@ -113,11 +113,12 @@ static void assert_message(const char *want)
  *   hi-500 (2500m): pn1 loses low-100 (2000m, low-50 is reprieved: 1000 +
  *   2500 <= 4000), highest victim 100; pn2 loses low-10, highest 10; pn3 has
  *   only crit-1000 -> no victims. Lowest highest-priority victim: pn2.
+ *   never (priority 800, preemptionPolicy Never): not eligible; nothing is
+ *   simulated, deleted or nominated.
  *   zero (priority 0): nothing has lower priority anywhere.
  *   hi-2000 (4000m): pn1 [low-100, low-50] highest 100; pn2 [hi-500] 500;
  *   pn3 [crit-1000] 1000 -> pn1, victims in order of importance.
- * The scenario's "never" pod (preemptionPolicy: Never) is left out: ksched's
- * pod view carries no preemptionPolicy.
+ * The "never" pod's preempt_never is set by hand here.
  */
 START_TEST(conformance_preemption_basic)
 {
@@ -127,7 +128,7 @@ START_TEST(conformance_preemption_basic)
     ks_pod_t *low100 = run_on(pn1, "low-100", 100, 2000, MAY1 + 60000);
     ks_pod_t *low50 = run_on(pn1, "low-50", 50, 1000, MAY1 + 120000);
     ks_pod_t *low10 = run_on(pn2, "low-10", 10, 3000, MAY1 + 180000);
-    ks_pod_t *hi500, *zero, *hi2000;
+    ks_pod_t *hi500, *never, *zero, *hi2000;
     const char *nom;
 
     run_on(pn3, "crit-1000", 1000, 3000, MAY1 + 240000);
@@ -149,6 +150,18 @@ START_TEST(conformance_preemption_basic)
     mock_pod_set_node(hi500, "pn2");
     hi500->start_unix_ms = MAY1 + 30 * 86400000LL;
     mock_nodeinfo_add_pod(pn2, hi500);
+
+    never = new_pod("never", 800, 2500);
+    never->preempt_never = 1;
+    pm.n_filter_calls = 0;
+    ck_assert_int_eq(preempt(never, &nom), KS_UNSCHEDULABLE);
+    ck_assert_ptr_null(nom);
+    assert_message("preemption: not eligible due to preemptionPolicy=Never.");
+    ck_assert_uint_eq(pm.n_filter_calls, 0);
+    ck_assert_uint_eq(pm.n_rand_calls, 1); /* only hi-500's run */
+    ck_assert_uint_eq(mh->n_deleted, 1);
+    ck_assert_uint_eq(mh->n_events, 1);
+    ck_assert_uint_eq(mh->n_nominations, 0);
 
     zero = new_pod("zero", 0, 2500);
     ck_assert_int_eq(preempt(zero, &nom), KS_UNSCHEDULABLE);
@@ -491,6 +504,79 @@ START_TEST(terminating_pod_on_nominated_node)
 }
 END_TEST
 
+/* preemptionPolicy Never is checked first: with a terminating pod on its
+ * nominated node the message is still the Never one, and its nomination is
+ * left alone. Without the flag the same pod gets the terminating message. */
+START_TEST(never_is_checked_first)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_pod_t *dying = run_on(n1, "dying", 10, 1000, MAY1);
+    ks_pod_t *p;
+    const char *nom;
+    run_on(n1, "victim", 10, 3000, MAY1);
+    dying->deleting = 1;
+    p = new_pod("p", 100, 2000);
+    p->nominated_node_name = mock_intern("n1");
+    p->preempt_never = 1;
+    ck_assert_int_eq(preempt(p, &nom), KS_UNSCHEDULABLE);
+    ck_assert_ptr_null(nom);
+    assert_message("preemption: not eligible due to preemptionPolicy=Never.");
+    ck_assert_uint_eq(mh->n_nominations, 0);
+    ck_assert_uint_eq(pm.n_rand_calls, 0);
+
+    p->preempt_never = 0;
+    ck_assert_int_eq(preempt(p, &nom), KS_UNSCHEDULABLE);
+    assert_message("preemption: not eligible due to a terminating pod on the "
+                   "nominated node.");
+}
+END_TEST
+
+/*
+ * Every reason of a node's verdict is counted. Preemptor: prio 100, 5000m,
+ * 4Gi.
+ *   n1 (4000m, 2Gi) runs low1 (1000m, 1Gi): without it 5000 > 4000 and
+ *      4Gi > 2Gi -> "Insufficient cpu" and "Insufficient memory";
+ *   n2 (4000m, 8Gi) is empty -> "No preemption victims found ...";
+ *   n3 (4000m, 8Gi) runs low3 (1000m, 1Gi): without it 5000 > 4000, 4Gi fits
+ *      -> "Insufficient cpu".
+ * Counts: cpu 2, memory 1, no victims 1, over 3 nodes; entries sorted as
+ * strings: "1 Insufficient memory" < "1 No ..." < "2 Insufficient cpu".
+ * With a host that lacks the per-reason accessors, only n1's first reason
+ * (cpu, the mock filter's order) is seen: memory drops out.
+ */
+START_TEST(every_reason_of_a_node_is_counted)
+{
+    ks_node_info_t *n1, *n3;
+    ks_pod_t *p;
+    const char *nom;
+    n1 = mock_nodeinfo_new(mock_node_new("n1", 4000, 2 * GI, 110));
+    nodes[n_nodes++] = n1;
+    mock_node_status_map_set(sm, "n1", KS_UNSCHEDULABLE);
+    mock_host_set_nodes(mh, nodes, n_nodes);
+    add_node("n2", 4000, KS_UNSCHEDULABLE);
+    n3 = add_node("n3", 4000, KS_UNSCHEDULABLE);
+    run_on(n1, "low1", 10, 1000, MAY1);
+    run_on(n3, "low3", 10, 1000, MAY1);
+    p = mock_pod_new("default", "p", 5000, 4 * GI);
+    p->priority = 100;
+
+    ck_assert_int_eq(preempt(p, &nom), KS_UNSCHEDULABLE);
+    ck_assert_ptr_null(nom);
+    assert_message("preemption: 0/3 nodes are available: 1 Insufficient "
+                   "memory, 1 No preemption victims found for incoming pod, "
+                   "2 Insufficient cpu.");
+    ck_assert_uint_eq(pm.n_reason_count_calls, 2); /* n1 and n3 failed */
+    ck_assert_uint_eq(mh->n_deleted, 0);
+
+    mh->api.status_reason_count = NULL;
+    mh->api.status_reason_at = NULL;
+    ck_assert_int_eq(preempt(p, &nom), KS_UNSCHEDULABLE);
+    assert_message("preemption: 0/3 nodes are available: 1 No preemption "
+                   "victims found for incoming pod, 2 Insufficient cpu.");
+    ck_assert_uint_eq(pm.n_reason_count_calls, 2);
+}
+END_TEST
+
 /* The pod would fit without evicting anyone (its node failed Filter for a
  * reason the simulation does not see): upstream reports an error. */
 START_TEST(no_victim_needed_is_an_error)
@@ -520,6 +606,12 @@ START_TEST(prefilter_extension_error)
     pm.fail_remove = 1;
     ck_assert_int_eq(preempt(new_pod("p", 100, 1000), &nom), KS_ERROR);
     assert_message("preemption: injected remove failure");
+
+    /* An error with two reasons reads as both, joined with ", ". */
+    pm.fail_remove = 2;
+    ck_assert_int_eq(preempt(new_pod("q", 100, 1000), &nom), KS_ERROR);
+    assert_message("preemption: injected remove failure, second injected "
+                   "reason");
 }
 END_TEST
 
@@ -668,8 +760,11 @@ static Suite *suite(void)
         {"candidates", {number_of_candidates}},
         {"failures",
          {no_candidate_message, no_candidate_entries_sorted_as_strings,
+          every_reason_of_a_node_is_counted,
           all_unresolvable_clears_nomination, terminating_pod_on_nominated_node,
-          no_victim_needed_is_an_error, prefilter_extension_error,
+          never_is_checked_first}},
+        {"errors",
+         {no_victim_needed_is_an_error, prefilter_extension_error,
           delete_failure_is_an_error, no_nodes_is_an_error}},
         {"prepare", {clears_lower_priority_nominations, waiting_victim_is_rejected}},
         {"args", {args_validation, descriptor}},

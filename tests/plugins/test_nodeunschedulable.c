@@ -1,0 +1,53 @@
+/* NodeUnschedulable: cordoned nodes reject pods that do not tolerate it. */
+#include "plugin_test.h"
+
+START_TEST(cordoned_node)
+{
+    mock_host_t *mh = mock_host_new();
+    const ks_plugin_t *p = pt_load("NodeUnschedulable");
+    void *self = pt_create(mh, p, NULL);
+    ks_node_t *n = mock_node_new("n1", 4000, 8 * GI, 110);
+    ks_node_info_t *ni = mock_nodeinfo_new(n);
+    ks_pod_t *pod = mock_pod_new("default", "p", 100, 0);
+    ks_pod_t *tol = mock_pod_new("default", "tol", 100, 0);
+    ks_pod_t *tol_all = mock_pod_new("default", "tol-all", 100, 0);
+    ks_pod_t *wrong = mock_pod_new("default", "wrong", 100, 0);
+    ks_status_t *st = mock_status_new();
+    ks_cluster_event_t ev[2];
+
+    mock_pod_add_toleration(tol, "node.kubernetes.io/unschedulable",
+                            KS_TOLERATION_EXISTS, "", KS_EFFECT_NO_SCHEDULE);
+    mock_pod_add_toleration(tol_all, "", KS_TOLERATION_EXISTS, "",
+                            KS_EFFECT_ALL);
+    mock_pod_add_toleration(wrong, "node.kubernetes.io/unschedulable",
+                            KS_TOLERATION_EXISTS, "", KS_EFFECT_NO_EXECUTE);
+
+    ck_assert_int_eq(mock_prefilter_filter(mh, p, self, pod, ni, st), KS_SUCCESS);
+    n->unschedulable = 1;
+    ck_assert_int_eq(mock_prefilter_filter(mh, p, self, pod, ni, st),
+                     KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    ck_assert_str_eq(mock_status_text(st), "node(s) were unschedulable");
+    ck_assert_int_eq(mock_prefilter_filter(mh, p, self, tol, ni, st), KS_SUCCESS);
+    ck_assert_int_eq(mock_prefilter_filter(mh, p, self, tol_all, ni, st),
+                     KS_SUCCESS);
+    ck_assert_int_eq(mock_prefilter_filter(mh, p, self, wrong, ni, st),
+                     KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+
+    ck_assert_uint_eq(p->events_to_register(self, ev, 2), 1);
+    ck_assert_uint_eq(ev[0].resource, KS_RES_NODE);
+    ck_assert_uint_eq(ev[0].action, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT);
+    p->destroy(self);
+    mock_status_free(st);
+    mock_host_free(mh);
+    mock_free_all();
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("NodeUnschedulable");
+    TCase *tc = tcase_create("filter");
+    tcase_add_test(tc, cordoned_node);
+    suite_add_tcase(s, tc);
+    return pt_run(s);
+}

@@ -1,0 +1,685 @@
+/*
+ * PodTopologySpread: the built .so driven through the mock host. The
+ * expected numbers come from the conformance scenarios pts-*.yaml (the
+ * plugin_scores there are normalised score x weight 2) and from hand
+ * computation noted beside each assertion.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo_testlib.h"
+
+#define R_SKEW "node(s) didn't match pod topology spread constraints"
+#define R_LABEL \
+    "node(s) didn't match pod topology spread constraints (missing required label)"
+#define HOST "kubernetes.io/hostname"
+#define ZONE "topology.kubernetes.io/zone"
+
+static mock_host_t *mh;
+static const ks_plugin_t *pl;
+static void *self;
+
+static void setup(void)
+{
+    char err[256];
+    mh = mock_host_new();
+    pl = mock_plugin_load("PodTopologySpread");
+    ck_assert_ptr_nonnull(pl);
+    ck_assert_int_eq(mock_plugin_create(mh, pl, NULL, &self, err, sizeof err),
+                     0);
+}
+
+static void teardown(void)
+{
+    if (self)
+        pl->destroy(self);
+    self = NULL;
+    mock_host_free(mh);
+    mock_free_all();
+}
+
+static void recreate(const char *yaml)
+{
+    char err[512];
+    pl->destroy(self);
+    self = NULL;
+    ck_assert_msg(mock_plugin_create(mh, pl, yaml, &self, err, sizeof err) ==
+                      0,
+                  "create failed: %s", err);
+}
+
+/* A pod app=<app> with one spread constraint on `key` selecting app=<sel>. */
+static ks_pod_t *spread_pod(const char *name, const char *app, int32_t skew,
+                            const char *key, ks_unsatisfiable_action_t action,
+                            const char *sel)
+{
+    ks_pod_t *pod = topo_pod("default", name, app);
+    ks_topology_spread_constraint_t c;
+    memset(&c, 0, sizeof c);
+    c.max_skew = skew;
+    c.topology_key = key;
+    c.when_unsatisfiable = action;
+    c.label_selector = topo_sel_in("app", sel);
+    mock_pod_add_spread(pod, &c);
+    return pod;
+}
+
+static void check_node(const topo_cluster_t *c, const topo_verdicts_t *v,
+                       const char *name, ks_code_t code, const char *reason)
+{
+    uint32_t i;
+    for (i = 0; i < c->n; i++)
+        if (strcmp(c->nodes[i]->node->name, name) == 0) {
+            ck_assert_msg(v->code[i] == code, "%s: code %d, want %d (%s)",
+                          name, v->code[i], code, v->reason[i]);
+            ck_assert_str_eq(v->reason[i], reason);
+            return;
+        }
+    ck_abort_msg("no node %s", name);
+}
+
+static void check_filter(const ks_pod_t *pod, const topo_cluster_t *c,
+                         const char *feasible)
+{
+    topo_verdicts_t v;
+    ks_cycle_state_t *cs = topo_filter_all(mh, pl, self, pod, c, &v);
+    ck_assert_int_eq(v.prefilter, KS_SUCCESS);
+    ck_assert_str_eq(topo_feasible(c, &v), feasible);
+    mock_cycle_state_free(cs);
+}
+
+static void set_owner(const ks_label_selector_t *sel)
+{
+    mh->owner_selectors[0] = sel;
+    mh->n_owner_selectors = sel ? 1 : 0;
+}
+
+/* --- descriptor ---------------------------------------------------------- */
+
+START_TEST(test_descriptor)
+{
+    ks_cluster_event_t ev[4];
+    ck_assert_str_eq(pl->name, "PodTopologySpread");
+    ck_assert_str_eq(pl->version, "1.24.1-ks1");
+    ck_assert_ptr_nonnull(pl->pre_filter_add_pod);
+    ck_assert_ptr_nonnull(pl->normalize_score);
+    ck_assert_uint_eq(pl->events_to_register(self, ev, 4), 2);
+    ck_assert_uint_eq(ev[0].resource, KS_RES_POD);
+    ck_assert_uint_eq(ev[0].action, KS_ACT_ALL);
+    ck_assert_uint_eq(ev[1].resource, KS_RES_NODE);
+    ck_assert_uint_eq(ev[1].action,
+                      KS_ACT_ADD | KS_ACT_DELETE | KS_ACT_UPDATE_NODE_LABEL);
+}
+END_TEST
+
+/* --- DoNotSchedule (pts-zone-donotschedule.yaml) ------------------------- */
+
+static void zone_cluster(topo_cluster_t *c)
+{
+    memset(c, 0, sizeof *c);
+    topo_add_node(c, "s-a1", "zone-a");
+    topo_add_node(c, "s-a2", "zone-a");
+    topo_add_node(c, "s-b1", "zone-b");
+    topo_add_node(c, "s-b2", "zone-b");
+    topo_add_node(c, "s-c1", "zone-c");
+    topo_add_node(c, "s-nolabel", NULL);
+    topo_place(c, topo_pod("default", "app-0", "spread"), "s-a1");
+    topo_place(c, topo_pod("default", "app-1", "spread"), "s-a2");
+    topo_place(c, topo_pod("default", "app-2", "spread"), "s-b1");
+}
+
+static ks_pod_t *zone_pod(const char *name)
+{
+    return spread_pod(name, "spread", 1, ZONE, KS_DO_NOT_SCHEDULE, "spread");
+}
+
+START_TEST(test_zone_do_not_schedule)
+{
+    /* counts (a, b, c) before each pod and where it goes, as upstream did:
+     * (2,1,0) -> c; (2,1,1) -> s-b2; (2,2,1) -> c; (2,2,2) -> s-a1;
+     * (3,2,2) */
+    static const char *const feasible[] = {
+        "s-c1", "s-b1,s-b2,s-c1", "s-c1", "s-a1,s-a2,s-b1,s-b2,s-c1",
+        "s-b1,s-b2,s-c1"};
+    static const char *const target[] = {"s-c1", "s-b2", "s-c1", "s-a1", NULL};
+    topo_cluster_t c;
+    topo_verdicts_t v;
+    int i;
+
+    zone_cluster(&c);
+    for (i = 0; i < 5; i++) {
+        char name[16];
+        ks_pod_t *pod;
+        ks_cycle_state_t *cs;
+        snprintf(name, sizeof name, "new-%d", i);
+        pod = zone_pod(name);
+        cs = topo_filter_all(mh, pl, self, pod, &c, &v);
+        ck_assert_int_eq(v.prefilter, KS_SUCCESS);
+        ck_assert_str_eq(topo_feasible(&c, &v), feasible[i]);
+        check_node(&c, &v, "s-nolabel", KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                   R_LABEL);
+        if (i != 3)
+            check_node(&c, &v, "s-a1", KS_UNSCHEDULABLE, R_SKEW);
+        mock_cycle_state_free(cs);
+        /* no ScheduleAnyway constraint and no owner: every node 100 */
+        ck_assert_str_eq(topo_score_text(mh, pl, self, pod, &c, "s-b1,s-c1"),
+                         "s-b1:100,s-c1:100");
+        if (target[i])
+            topo_place(&c, pod, target[i]);
+    }
+}
+END_TEST
+
+START_TEST(test_self_match_and_namespace)
+{
+    topo_cluster_t c;
+    ks_pod_t *pod;
+
+    zone_cluster(&c);
+    /* the pod does not match its own selector: skew without the +1,
+     * (2,1,0): zone-a 2 - 0 > 1, zone-b 1 - 0 <= 1 */
+    pod = spread_pod("other", "other", 1, ZONE, KS_DO_NOT_SCHEDULE, "spread");
+    check_filter(pod, &c, "s-b1,s-b2,s-c1");
+    /* pods of other namespaces never count: all domains 0 */
+    pod = spread_pod("ns-pod", "spread", 1, ZONE, KS_DO_NOT_SCHEDULE, "spread");
+    pod->ns = mock_intern("elsewhere");
+    check_filter(pod, &c, "s-a1,s-a2,s-b1,s-b2,s-c1");
+    /* terminating pods do not count either */
+    ((ks_pod_t *)c.nodes[0]->pods[0])->deleting = 1;
+    ((ks_pod_t *)c.nodes[1]->pods[0])->deleting = 1;
+    pod = zone_pod("after-delete");
+    /* (0,1,0): b is at 1 + 1 - 0 = 2 */
+    check_filter(pod, &c, "s-a1,s-a2,s-c1");
+}
+END_TEST
+
+START_TEST(test_schedule_anyway_does_not_filter)
+{
+    topo_cluster_t c;
+    ks_pod_t *pod;
+
+    zone_cluster(&c);
+    pod = spread_pod("soft", "spread", 1, ZONE, KS_SCHEDULE_ANYWAY, "spread");
+    check_filter(pod, &c, "s-a1,s-a2,s-b1,s-b2,s-c1,s-nolabel");
+}
+END_TEST
+
+START_TEST(test_min_domains)
+{
+    topo_cluster_t c;
+    ks_pod_t *pod;
+    ks_topology_spread_constraint_t *sc;
+    topo_verdicts_t v;
+    ks_cycle_state_t *cs;
+
+    memset(&c, 0, sizeof c);
+    topo_add_node(&c, "a1", "zone-a");
+    topo_add_node(&c, "b1", "zone-b");
+    topo_place(&c, topo_pod("default", "x0", "x"), "a1");
+    topo_place(&c, topo_pod("default", "x1", "x"), "b1");
+    pod = spread_pod("p", "x", 1, ZONE, KS_DO_NOT_SCHEDULE, "x");
+    sc = (ks_topology_spread_constraint_t *)pod->spread_constraints;
+    /* unset: global minimum 1, skew 1 + 1 - 1 = 1 */
+    check_filter(pod, &c, "a1,b1");
+    /* two domains >= minDomains 2: same */
+    sc->min_domains = 2;
+    check_filter(pod, &c, "a1,b1");
+    /* two domains < 3: the global minimum is 0, skew 2 > 1 */
+    sc->min_domains = 3;
+    cs = topo_filter_all(mh, pl, self, pod, &c, &v);
+    ck_assert_str_eq(topo_feasible(&c, &v), "");
+    check_node(&c, &v, "a1", KS_UNSCHEDULABLE, R_SKEW);
+    mock_cycle_state_free(cs);
+    /* maxSkew 2 tolerates it */
+    sc->max_skew = 2;
+    check_filter(pod, &c, "a1,b1");
+}
+END_TEST
+
+START_TEST(test_inclusion_policies)
+{
+    topo_cluster_t c;
+    ks_pod_t *pod;
+    ks_topology_spread_constraint_t *sc;
+    ks_node_info_t *a1, *b1, *c1;
+
+    memset(&c, 0, sizeof c);
+    a1 = topo_add_node(&c, "a1", "zone-a");
+    b1 = topo_add_node(&c, "b1", "zone-b");
+    c1 = topo_add_node(&c, "c1", "zone-c");
+    mock_node_add_label((ks_node_t *)a1->node, "env", "prod");
+    mock_node_add_label((ks_node_t *)b1->node, "env", "prod");
+    topo_place(&c, topo_pod("default", "x0", "x"), "a1");
+    topo_place(&c, topo_pod("default", "x1", "x"), "b1");
+    topo_place(&c, topo_pod("default", "x2", "x"), "b1");
+
+    /* nodeSelector env=prod, affinity policy Honor (default): c1 does not
+     * count, the minimum is zone-a's 1: a1 1+1-1 ok, b1 2+1-1 > 1, c1
+     * (no count) 0+1-1 ok */
+    pod = spread_pod("p", "x", 1, ZONE, KS_DO_NOT_SCHEDULE, "x");
+    mock_pod_add_node_selector(pod, "env", "prod");
+    check_filter(pod, &c, "a1,c1");
+    /* Ignore: c1's 0 is the minimum */
+    sc = (ks_topology_spread_constraint_t *)pod->spread_constraints;
+    sc->node_affinity_policy = KS_POLICY_IGNORE;
+    check_filter(pod, &c, "c1");
+
+    /* taints: c1 NoSchedule, untolerated. Ignore (default) counts c1 */
+    mock_node_add_taint((ks_node_t *)c1->node, "dedicated", "db",
+                        KS_EFFECT_NO_SCHEDULE);
+    pod = spread_pod("q", "x", 1, ZONE, KS_DO_NOT_SCHEDULE, "x");
+    check_filter(pod, &c, "c1");
+    sc = (ks_topology_spread_constraint_t *)pod->spread_constraints;
+    sc->node_taints_policy = KS_POLICY_HONOR;
+    check_filter(pod, &c, "a1,c1");
+    /* a tolerated taint does not exclude c1 */
+    mock_pod_add_toleration(pod, "dedicated", KS_TOLERATION_EQUAL, "db",
+                            KS_EFFECT_NO_SCHEDULE);
+    check_filter(pod, &c, "c1");
+}
+END_TEST
+
+/* --- AddPod / RemovePod -------------------------------------------------- */
+
+static ks_code_t update_pod(int add, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                            const ks_pod_t *other, const ks_node_info_t *ni)
+{
+    ks_status_t *st = mock_status_new();
+    ks_code_t code = add ? pl->pre_filter_add_pod(self, cs, pod, other, ni, st)
+                         : pl->pre_filter_remove_pod(self, cs, pod, other, ni,
+                                                     st);
+    mock_status_free(st);
+    return code;
+}
+
+START_TEST(test_add_remove)
+{
+    topo_cluster_t c;
+    topo_verdicts_t v;
+    ks_cycle_state_t *cs, *copy;
+    ks_pod_t *pod, *nominated, *foreign, *unrelated;
+    ks_node_info_t *c1 = NULL, *a1 = NULL;
+
+    zone_cluster(&c);
+    a1 = topo_node(&c, "s-a1");
+    c1 = topo_node(&c, "s-c1");
+    pod = zone_pod("new-0");
+    cs = topo_filter_all(mh, pl, self, pod, &c, &v);
+    ck_assert_str_eq(topo_feasible(&c, &v), "s-c1");
+
+    copy = mh->api.cycle_state_clone(mh, cs);
+    ck_assert_ptr_nonnull(copy);
+    /* a nominated spread pod on s-c1: (2,1,1), minimum 1 */
+    nominated = topo_pod("default", "nominated", "spread");
+    ck_assert_int_eq(update_pod(1, copy, pod, nominated, c1), KS_SUCCESS);
+    topo_filter_with(mh, pl, self, copy, pod, &c, &v);
+    ck_assert_str_eq(topo_feasible(&c, &v), "s-b1,s-b2,s-c1");
+    /* pods of another namespace or not selected change nothing */
+    foreign = topo_pod("default", "foreign", "spread");
+    foreign->ns = mock_intern("elsewhere");
+    unrelated = topo_pod("default", "unrelated", "web");
+    ck_assert_int_eq(update_pod(1, copy, pod, foreign, c1), KS_SUCCESS);
+    ck_assert_int_eq(update_pod(1, copy, pod, unrelated, c1), KS_SUCCESS);
+    topo_filter_with(mh, pl, self, copy, pod, &c, &v);
+    ck_assert_str_eq(topo_feasible(&c, &v), "s-b1,s-b2,s-c1");
+    /* removing app-0 from s-a1: (1,1,1) */
+    ck_assert_int_eq(update_pod(0, copy, pod, a1->pods[0], a1), KS_SUCCESS);
+    topo_filter_with(mh, pl, self, copy, pod, &c, &v);
+    ck_assert_str_eq(topo_feasible(&c, &v), "s-a1,s-a2,s-b1,s-b2,s-c1");
+    /* the original state is untouched */
+    topo_filter_with(mh, pl, self, cs, pod, &c, &v);
+    ck_assert_str_eq(topo_feasible(&c, &v), "s-c1");
+    mh->api.cycle_state_free(mh, copy);
+    mock_cycle_state_free(cs);
+}
+END_TEST
+
+/* --- ScheduleAnyway scores (pts-hostname-scheduleanyway.yaml) ------------ */
+
+START_TEST(test_hostname_schedule_anyway)
+{
+    /* counts per node before each pod, e.g. (3,2,1,0,0): raw
+     * round(count * ln 7 + 1) = 7,5,3,1,1, normalised 100*(max+min-s)/max */
+    static const char *const want[] = {
+        "h0:14,h1:42,h2:71,h3:100,h4:100", "h0:14,h1:42,h2:71,h3:71,h4:100",
+        "h0:42,h1:71,h2:100,h3:100,h4:100", "h0:42,h1:71,h2:71,h3:100,h4:100"};
+    static const char *const target[] = {"h3", "h4", "h2", "h3"};
+    static const char *const zones[] = {"zone-a", "zone-b", "zone-a", "zone-b",
+                                        "zone-a"};
+    static const char *const pods[][2] = {{"r-0", "h0"}, {"r-1", "h0"},
+                                          {"r-2", "h0"}, {"r-3", "h1"},
+                                          {"r-4", "h1"}, {"r-5", "h2"}};
+    topo_cluster_t c;
+    int i;
+
+    memset(&c, 0, sizeof c);
+    for (i = 0; i < 5; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "h%d", i);
+        topo_add_node(&c, name, zones[i]);
+    }
+    for (i = 0; i < 6; i++)
+        topo_place(&c, topo_pod("default", pods[i][0], "api"), pods[i][1]);
+    for (i = 0; i < 4; i++) {
+        char name[16];
+        ks_pod_t *pod;
+        snprintf(name, sizeof name, "api-%d", i);
+        pod = spread_pod(name, "api", 2, HOST, KS_SCHEDULE_ANYWAY, "api");
+        check_filter(pod, &c, "h0,h1,h2,h3,h4");
+        ck_assert_str_eq(
+            topo_score_text(mh, pl, self, pod, &c, "h0,h1,h2,h3,h4"), want[i]);
+        topo_place(&c, pod, target[i]);
+    }
+}
+END_TEST
+
+START_TEST(test_score_ignores_unlabelled_nodes)
+{
+    topo_cluster_t c;
+    ks_pod_t *pod;
+
+    /* zone weight ln(2 + 2); z1 round(1 * 1.386) = 1, z2 0; nolabel is
+     * ignored and scores 0 */
+    memset(&c, 0, sizeof c);
+    topo_add_node(&c, "z1", "zone-a");
+    topo_add_node(&c, "z2", "zone-b");
+    topo_add_node(&c, "nolabel", NULL);
+    topo_place(&c, topo_pod("default", "x0", "x"), "z1");
+    pod = spread_pod("p", "x", 1, ZONE, KS_SCHEDULE_ANYWAY, "x");
+    ck_assert_str_eq(topo_score_text(mh, pl, self, pod, &c, "z1,z2,nolabel"),
+                     "z1:0,z2:100,nolabel:0");
+}
+END_TEST
+
+/* --- system defaults (pts-system-default.yaml) --------------------------- */
+
+static void system_cluster(topo_cluster_t *c)
+{
+    static const char *const zones[] = {"zone-a", "zone-b", "zone-c",
+                                        "zone-a", "zone-b", "zone-c"};
+    static const char *const pods[][2] = {{"web-0", "d0"}, {"web-1", "d0"},
+                                          {"web-2", "d3"}, {"web-3", "d1"},
+                                          {"web-4", "d1"}, {"web-5", "d1"}};
+    int i;
+    memset(c, 0, sizeof *c);
+    for (i = 0; i < 6; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "d%d", i);
+        topo_add_node(c, name, zones[i]);
+    }
+    for (i = 0; i < 6; i++)
+        topo_place(c, topo_pod("default", pods[i][0], "web"), pods[i][1]);
+}
+
+#define D6 "d0,d1,d2,d3,d4,d5"
+
+START_TEST(test_system_default_with_service)
+{
+    /* hostname maxSkew 3 (weight ln 8), zone maxSkew 5 (weight ln 5) */
+    static const char *const want[] = {
+        "d0:47,d1:35,d2:100,d3:58,d4:70,d5:100",
+        "d0:58,d1:47,d2:88,d3:70,d4:82,d5:100",
+        "d0:76,d1:64,d2:100,d3:88,d4:100,d5:100"};
+    static const char *const target[] = {"d2", "d5", "d4"};
+    topo_cluster_t c;
+    ks_pod_t *pod;
+    int i;
+
+    system_cluster(&c);
+    set_owner(topo_sel_in("app", "web"));
+    for (i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "web-new-%d", i);
+        pod = topo_pod("default", name, "web");
+        /* the defaults are ScheduleAnyway: nothing is filtered */
+        check_filter(pod, &c, D6);
+        ck_assert_str_eq(topo_score_text(mh, pl, self, pod, &c, D6), want[i]);
+        topo_place(&c, pod, target[i]);
+    }
+    /* no Service selects the pod: no constraints, every node 100 */
+    set_owner(NULL);
+    pod = topo_pod("default", "lonely", "lonely");
+    ck_assert_str_eq(topo_score_text(mh, pl, self, pod, &c, D6),
+                     "d0:100,d1:100,d2:100,d3:100,d4:100,d5:100");
+    /* a selector that selects everything is no selector */
+    set_owner(topo_sel_all());
+    ck_assert_str_eq(topo_score_text(mh, pl, self, pod, &c, D6),
+                     "d0:100,d1:100,d2:100,d3:100,d4:100,d5:100");
+}
+END_TEST
+
+static void zoneless_cluster(topo_cluster_t *c)
+{
+    memset(c, 0, sizeof *c);
+    topo_add_node(c, "d0", "zone-a");
+    topo_add_node(c, "d1", NULL);
+    topo_add_node(c, "d2", "zone-b");
+    topo_place(c, topo_pod("default", "w0", "web"), "d0");
+    topo_place(c, topo_pod("default", "w1", "web"), "d0");
+    topo_place(c, topo_pod("default", "w2", "web"), "d1");
+}
+
+START_TEST(test_system_default_node_without_zone)
+{
+    topo_cluster_t c;
+    ks_pod_t *pod;
+
+    /* System defaults do not require every key: d1 spreads by hostname.
+     * Weights ln 5 (3 hosts; zones a, "" and b). d0 2*1.609+2 + 2*1.609+4
+     * = 12.44 -> 12, d1 1*1.609+2 = 3.61 -> 4, d2 2+4 = 6; max 12, min 4 */
+    zoneless_cluster(&c);
+    set_owner(topo_sel_in("app", "web"));
+    pod = topo_pod("default", "p", "web");
+    ck_assert_str_eq(topo_score_text(mh, pl, self, pod, &c, "d0,d1,d2"),
+                     "d0:33,d1:100,d2:83");
+}
+END_TEST
+
+START_TEST(test_list_defaults)
+{
+    topo_cluster_t c;
+    ks_pod_t *pod;
+
+    /* The same constraints as a List: d1 lacks the zone and is ignored.
+     * Weights ln 4 (2 hosts, 2 zones): d0 2*1.386+2 + 2*1.386+4 = 11.5
+     * -> 12, d2 6; max 12, min 6 */
+    recreate("defaultingType: List\n"
+             "defaultConstraints:\n"
+             "- maxSkew: 3\n"
+             "  topologyKey: kubernetes.io/hostname\n"
+             "  whenUnsatisfiable: ScheduleAnyway\n"
+             "- maxSkew: 5\n"
+             "  topologyKey: topology.kubernetes.io/zone\n"
+             "  whenUnsatisfiable: ScheduleAnyway\n");
+    zoneless_cluster(&c);
+    set_owner(topo_sel_in("app", "web"));
+    pod = topo_pod("default", "p", "web");
+    ck_assert_str_eq(topo_score_text(mh, pl, self, pod, &c, "d0,d1,d2"),
+                     "d0:50,d1:0,d2:100");
+
+    /* a DoNotSchedule default filters pods a Service selects */
+    recreate("defaultingType: List\n"
+             "defaultConstraints:\n"
+             "- maxSkew: 1\n"
+             "  topologyKey: topology.kubernetes.io/zone\n"
+             "  whenUnsatisfiable: DoNotSchedule\n");
+    check_filter(pod, &c, "d2");
+    set_owner(NULL);
+    check_filter(pod, &c, "d0,d1,d2");
+    /* List with no constraints: nothing applies */
+    recreate("defaultingType: List\n");
+    set_owner(topo_sel_in("app", "web"));
+    ck_assert_str_eq(topo_score_text(mh, pl, self, pod, &c, "d0,d1,d2"),
+                     "d0:100,d1:100,d2:100");
+}
+END_TEST
+
+START_TEST(test_missing_state)
+{
+    topo_cluster_t c;
+    ks_cycle_state_t *cs = mock_cycle_state_new();
+    ks_status_t *st = mock_status_new();
+    ks_pod_t *p = topo_pod("default", "p", "web");
+    int64_t score = 7;
+
+    memset(&c, 0, sizeof c);
+    topo_add_node(&c, "n1", "zone-a");
+    ck_assert_int_eq(pl->filter(self, cs, p, c.nodes[0], st), KS_ERROR);
+    ck_assert_msg(strstr(mock_status_text(st), "PreFilterPodTopologySpread"),
+                  "%s", mock_status_text(st));
+    mock_status_reset(st);
+    ck_assert_int_eq(pl->score(self, cs, p, c.nodes[0], &score, st), KS_ERROR);
+    mock_status_free(st);
+    mock_cycle_state_free(cs);
+}
+END_TEST
+
+/* --- args ---------------------------------------------------------------- */
+
+static const char *create_error(const char *yaml)
+{
+    static char err[512];
+    void *s = NULL;
+    if (mock_plugin_create(mh, pl, yaml, &s, err, sizeof err) == 0) {
+        pl->destroy(s);
+        return "";
+    }
+    return err;
+}
+
+#define ONE_CONSTRAINT(extra)                                                 \
+    "defaultingType: List\n"                                                  \
+    "defaultConstraints:\n"                                                   \
+    "- maxSkew: 1\n"                                                          \
+    "  topologyKey: zone\n"                                                   \
+    "  whenUnsatisfiable: DoNotSchedule\n" extra
+
+START_TEST(test_args)
+{
+    ck_assert_str_eq(create_error("defaultingType: System\n"), "");
+    ck_assert_str_eq(create_error("defaultingType: System\n"
+                                  "defaultConstraints: []\n"),
+                     "");
+    ck_assert_str_eq(create_error(ONE_CONSTRAINT("  minDomains: 2\n"
+                                                 "  nodeAffinityPolicy: Ignore\n"
+                                                 "  nodeTaintsPolicy: Honor\n")),
+                     "");
+    ck_assert_str_eq(create_error("defaultingType: Lists\n"),
+                     "line 1, column 17: defaultingType: Unsupported value: "
+                     "\"Lists\": supported values: \"System\", \"List\"");
+    ck_assert_str_eq(create_error("defaultConstraints:\n"
+                                  "- maxSkew: 1\n"
+                                  "  topologyKey: zone\n"
+                                  "  whenUnsatisfiable: DoNotSchedule\n"),
+                     "line 2, column 1: defaultingType: Invalid value: "
+                     "\"System\": when .defaultConstraints are not empty");
+    ck_assert_str_eq(create_error("defaultingType: List\n"
+                                  "defaultConstraints:\n"
+                                  "- maxSkew: 0\n"
+                                  "  topologyKey: zone\n"
+                                  "  whenUnsatisfiable: DoNotSchedule\n"),
+                     "line 3, column 12: defaultConstraints[0].maxSkew: "
+                     "Invalid value: 0: not in valid range (0, inf)");
+    ck_assert_str_eq(create_error("defaultingType: List\n"
+                                  "defaultConstraints:\n"
+                                  "- maxSkew: 1\n"
+                                  "  whenUnsatisfiable: DoNotSchedule\n"),
+                     "line 3, column 3: defaultConstraints[0].topologyKey: "
+                     "Required value: can not be empty");
+    ck_assert_str_eq(create_error("defaultingType: List\n"
+                                  "defaultConstraints:\n"
+                                  "- maxSkew: 1\n"
+                                  "  topologyKey: zone\n"
+                                  "  whenUnsatisfiable: Never\n"),
+                     "line 5, column 22: defaultConstraints[0]."
+                     "whenUnsatisfiable: Unsupported value: \"Never\": "
+                     "supported values: \"DoNotSchedule\", \"ScheduleAnyway\"");
+    ck_assert_str_eq(create_error(ONE_CONSTRAINT("  labelSelector: {}\n")),
+                     "line 6, column 18: defaultConstraints[0].labelSelector: "
+                     "Forbidden: constraint must not define a selector, as "
+                     "they deduced for each pod");
+    ck_assert_str_eq(create_error(ONE_CONSTRAINT("- maxSkew: 2\n"
+                                                 "  topologyKey: zone\n"
+                                                 "  whenUnsatisfiable: "
+                                                 "DoNotSchedule\n")),
+                     "line 6, column 3: defaultConstraints[1]: Duplicate "
+                     "value: {\"zone\", \"DoNotSchedule\"}");
+    ck_assert_str_eq(create_error(ONE_CONSTRAINT("  maxskew: 2\n")),
+                     "line 6, column 12: unknown field \"maxskew\" (valid: "
+                     "maxSkew, topologyKey, whenUnsatisfiable, labelSelector, "
+                     "minDomains, nodeAffinityPolicy, nodeTaintsPolicy)");
+    ck_assert_str_eq(create_error("defaultConstraint: []\n"),
+                     "line 1, column 20: unknown field \"defaultConstraint\" "
+                     "(valid: defaultConstraints, defaultingType)");
+    ck_assert_str_eq(create_error(ONE_CONSTRAINT("  nodeTaintsPolicy: Always\n")),
+                     "line 6, column 21: defaultConstraints[0]."
+                     "nodeTaintsPolicy: Unsupported value: \"Always\": "
+                     "supported values: \"Honor\", \"Ignore\"");
+    ck_assert_str_eq(create_error("defaultingType: List\n"
+                                  "defaultConstraints:\n"
+                                  "- maxSkew: 1\n"
+                                  "  topologyKey: -zone\n"
+                                  "  whenUnsatisfiable: DoNotSchedule\n"),
+                     "line 4, column 16: defaultConstraints[0].topologyKey: "
+                     "Invalid value: \"-zone\": not a valid label name "
+                     "(optional DNS prefix and '/', then at most 63 "
+                     "characters of [A-Za-z0-9-_.], starting and ending "
+                     "alphanumeric)");
+}
+END_TEST
+
+static Suite *pts_suite(void)
+{
+    Suite *s = suite_create("PodTopologySpread");
+    TCase *tc;
+
+    tc = tcase_create("descriptor");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_descriptor);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("filter");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_zone_do_not_schedule);
+    tcase_add_test(tc, test_self_match_and_namespace);
+    tcase_add_test(tc, test_schedule_anyway_does_not_filter);
+    tcase_add_test(tc, test_min_domains);
+    tcase_add_test(tc, test_inclusion_policies);
+    tcase_add_test(tc, test_missing_state);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("add-remove");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_add_remove);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("score");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_hostname_schedule_anyway);
+    tcase_add_test(tc, test_score_ignores_unlabelled_nodes);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("defaults");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_system_default_with_service);
+    tcase_add_test(tc, test_system_default_node_without_zone);
+    tcase_add_test(tc, test_list_defaults);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("args");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_args);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(pts_suite());
+    int failed;
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
