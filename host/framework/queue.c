@@ -418,3 +418,13 @@ void ks_queue_foreach(ks_queue_t *q, void (*fn)(void *ud, ks_qpod_t *qp),
         }
     }
 }
+
+void ks_queue_foreach_unsched(ks_queue_t *q,
+                              void (*fn)(void *ud, ks_qpod_t *qp), void *ud)
+{
+    ks_qpod_t *qp, *next;
+    for (qp = q->unsched_head; qp; qp = next) {
+        next = qp->unext;
+        fn(ud, qp);
+    }
+}

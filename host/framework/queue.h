@@ -90,6 +90,10 @@ int64_t ks_queue_next_backoff(const ks_queue_t *q);
 /* Visit every record (any state). */
 void ks_queue_foreach(ks_queue_t *q, void (*fn)(void *ud, ks_qpod_t *qp),
                       void *ud);
+/* Visit the records in the unschedulable pool (gated ones included); fn
+ * may move the visited record. */
+void ks_queue_foreach_unsched(ks_queue_t *q,
+                              void (*fn)(void *ud, ks_qpod_t *qp), void *ud);
 /* The backoff duration for `attempts`. */
 int64_t ks_queue_backoff_ms(const ks_queue_t *q, uint32_t attempts);
 

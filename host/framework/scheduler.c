@@ -182,8 +182,9 @@ void ks_scheduler_on_event(ks_scheduler_t *s, ks_cluster_event_t ev)
 {
     ev_ctx_t c = {s, ev};
     ks_queue_note_move(s->q, s->cycle);
-    if (ev.resource & KS_RES_POD)
-        ks_queue_foreach(s->q, regate, s);
+    /* Only a pod's own update can lift its scheduling gates. */
+    if ((ev.resource & KS_RES_POD) && (ev.action & KS_ACT_UPDATE))
+        ks_queue_foreach_unsched(s->q, regate, s);
     ks_queue_move_on_event(s->q, ks_scheduler_now(s), ev_matters, &c);
     ks_scheduler_kick(s);
 }

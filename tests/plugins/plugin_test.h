@@ -6,6 +6,7 @@
 #define KS_TEST_PLUGIN_TEST_H
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

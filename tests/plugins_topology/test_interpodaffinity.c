@@ -5,6 +5,7 @@
  * computation noted beside each assertion.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,9 +91,9 @@ START_TEST(test_descriptor)
     ks_cluster_event_t ev[4];
     ck_assert_str_eq(pl->name, "InterPodAffinity");
     ck_assert_str_eq(pl->version, "1.24.1-ks1");
-    ck_assert_ptr_nonnull(pl->pre_filter_add_pod);
-    ck_assert_ptr_nonnull(pl->pre_filter_remove_pod);
-    ck_assert_ptr_nonnull(pl->normalize_score);
+    ck_assert(pl->pre_filter_add_pod != NULL);
+    ck_assert(pl->pre_filter_remove_pod != NULL);
+    ck_assert(pl->normalize_score != NULL);
     ck_assert_uint_eq(pl->events_to_register(self, ev, 4), 2);
     ck_assert_uint_eq(ev[0].resource, KS_RES_POD);
     ck_assert_uint_eq(ev[0].action, KS_ACT_ALL);

@@ -1,0 +1,239 @@
+/* The manifest reader: streams, Lists, skipped kinds, errors. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster/objects.h"
+
+static ks_intern_t *in;
+static char notices[8][512];
+static int n_notices;
+
+static void setup(void)
+{
+    in = ks_intern_new();
+    n_notices = 0;
+}
+
+static void teardown(void) { ks_intern_free(in); }
+
+static void on_notice(const char *msg)
+{
+    if (n_notices < 8)
+        snprintf(notices[n_notices], sizeof(notices[0]), "%s", msg);
+    n_notices++;
+}
+
+static int load(ks_manifest_t *m, const char *yaml, ks_error_t *err)
+{
+    return ks_manifest_load_string(m, "c.yaml", yaml, strlen(yaml), in,
+                                   on_notice, err);
+}
+
+static const char *stream =
+    "apiVersion: v1\n"                          /* 1 */
+    "kind: Node\n"                              /* 2 */
+    "metadata: {name: n1}\n"                    /* 3 */
+    "status: {capacity: {cpu: \"2\"}}\n"        /* 4 */
+    "---\n"                                     /* 5 */
+    "apiVersion: v1\n"                          /* 6 */
+    "kind: List\n"                              /* 7 */
+    "items:\n"                                  /* 8 */
+    "- apiVersion: v1\n"                        /* 9 */
+    "  kind: Pod\n"                             /* 10 */
+    "  metadata: {name: p1, namespace: shop}\n" /* 11 */
+    "  spec: {nodeName: n1}\n"                  /* 12 */
+    "- apiVersion: apps/v1\n"                   /* 13 */
+    "  kind: Deployment\n"                      /* 14 */
+    "  metadata: {name: web, namespace: shop}\n"/* 15 */
+    "- kind: Service\n"                         /* 16 */
+    "  metadata: {name: web, namespace: shop}\n"/* 17 */
+    "  spec: {selector: {app: web}}\n"          /* 18 */
+    "- kind: Namespace\n"                       /* 19 */
+    "  metadata: {name: shop, labels: {team: a}}\n" /* 20 */
+    "- kind: Node\n"                            /* 21 */
+    "  metadata: {name: n2}\n"                  /* 22 */
+    "metadata: {resourceVersion: \"\"}\n"       /* 23 */
+    "---\n"                                     /* 24 */
+    "kind: ClusterRole\n"                       /* 25 */
+    "metadata: {name: admin}\n"                 /* 26 */
+    "---\n"                                     /* 27 */
+    "---\n"                                     /* 28: empty document */
+    "kind: Pod\n"                               /* 29 */
+    "metadata: {name: p2}\n";                   /* 30 */
+
+START_TEST(test_stream_and_list)
+{
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    ck_assert_msg(load(&m, stream, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(m.n_nodes, 2);
+    ck_assert_str_eq(m.nodes[0]->name, "n1");
+    ck_assert_int_eq(m.nodes[0]->allocatable.milli_cpu, 2000);
+    ck_assert_str_eq(m.nodes[1]->name, "n2");
+    ck_assert_uint_eq(m.n_pods, 2);
+    ck_assert_str_eq(m.pods[0]->uid, "shop/p1");
+    ck_assert_str_eq(m.pods[0]->node_name, "n1");
+    ck_assert_str_eq(m.pods[1]->uid, "default/p2");
+    ck_assert_uint_eq(m.n_services, 1);
+    ck_assert_str_eq(m.services[0]->name, "web");
+    ck_assert_uint_eq(m.services[0]->selector->n, 1);
+    ck_assert_uint_eq(m.n_namespaces, 1);
+    ck_assert_str_eq(m.namespaces[0]->name, "shop");
+    ck_assert_uint_eq(m.namespaces[0]->labels.n, 1);
+    ck_assert_uint_eq(m.n_skipped, 2);
+    ck_assert_int_eq(n_notices, 2);
+    ck_assert_str_eq(notices[0], "c.yaml:13: skipping Deployment shop/web "
+                                 "(ksched reads Node, Pod, Service, "
+                                 "Namespace)");
+    ck_assert_str_eq(notices[1], "c.yaml:25: skipping ClusterRole admin "
+                                 "(ksched reads Node, Pod, Service, "
+                                 "Namespace)");
+    /* appending a second input to the same manifest */
+    ck_assert_int_eq(load(&m, "kind: Pod\nmetadata: {name: p3}\n", &err), 0);
+    ck_assert_uint_eq(m.n_pods, 3);
+    ck_assert_ptr_eq(m.pods[0]->ns, ks_intern_str(in, "shop"));
+    ks_manifest_free(&m);
+    ck_assert_uint_eq(m.n_pods, 0);
+    ck_assert_ptr_null(m.pods);
+}
+END_TEST
+
+START_TEST(test_many_objects)
+{
+    /* more than the initial array capacity, in one List */
+    size_t cap = 1 << 20, off = 0;
+    char *buf = malloc(cap);
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    int i;
+    off += (size_t)snprintf(buf + off, cap - off, "kind: List\nitems:\n");
+    for (i = 0; i < 1000; i++)
+        off += (size_t)snprintf(buf + off, cap - off,
+                                "- kind: Pod\n  metadata: {name: p%d}\n"
+                                "  spec: {containers: [{name: c, resources: "
+                                "{requests: {cpu: %dm}}}]}\n",
+                                i, i + 1);
+    ck_assert_int_eq(ks_manifest_load_string(&m, "big.yaml", buf, off, in,
+                                             NULL, &err),
+                     0);
+    ck_assert_uint_eq(m.n_pods, 1000);
+    for (i = 0; i < 1000; i++)
+        ck_assert_int_eq(m.pods[i]->requests.milli_cpu, i + 1);
+    ks_manifest_free(&m);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_malformed_yaml)
+{
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    int rc = load(&m,
+                  "kind: Pod\n"
+                  "metadata: {name: x}\n"
+                  "---\n"
+                  "kind: Pod\n"
+                  "metadata: {name: [unclosed\n"
+                  "spec: {}\n",
+                  &err);
+    ck_assert_int_eq(rc, KS_EPARSE);
+    ck_assert_msg(strncmp(err.msg, "c.yaml:6:", 9) == 0, "got: %s", err.msg);
+    ck_assert_msg(strstr(err.msg, "YAML error: ") != NULL, "got: %s", err.msg);
+    /* objects read before the error stay in the manifest for the caller */
+    ck_assert_uint_eq(m.n_pods, 1);
+    ks_manifest_free(&m);
+}
+END_TEST
+
+START_TEST(test_wrong_type_in_list)
+{
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    int rc = load(&m,
+                  "kind: List\n"
+                  "items:\n"
+                  "- kind: Node\n"
+                  "  metadata: {name: n1}\n"
+                  "  spec:\n"
+                  "    taints: {key: a}\n",
+                  &err);
+    ck_assert_int_eq(rc, KS_ESCHEMA);
+    ck_assert_str_eq(err.msg, "c.yaml:6:13: node n1: spec.taints: expected a "
+                              "sequence, found a mapping");
+    ks_manifest_free(&m);
+}
+END_TEST
+
+START_TEST(test_item_without_kind)
+{
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    int rc = load(&m,
+                  "kind: List\n"
+                  "items:\n"
+                  "- kind: Node\n"
+                  "  metadata: {name: n1}\n"
+                  "- metadata: {name: n2}\n",
+                  &err);
+    ck_assert_int_eq(rc, KS_ESCHEMA);
+    ck_assert_str_eq(err.msg, "c.yaml:5:3: items[1]: object has no kind");
+    ks_manifest_free(&m);
+    rc = load(&m, "metadata: {name: x}\n", &err);
+    ck_assert_int_eq(rc, KS_ESCHEMA);
+    ck_assert_str_eq(err.msg, "c.yaml:1:1: object has no kind");
+    ks_manifest_free(&m);
+    rc = load(&m, "kind: List\nitems: {a: b}\n", &err);
+    ck_assert_int_eq(rc, KS_ESCHEMA);
+    ck_assert_str_eq(err.msg, "c.yaml:2:8: List: items: expected a sequence");
+    ks_manifest_free(&m);
+}
+END_TEST
+
+START_TEST(test_load_file)
+{
+    char path[] = "/tmp/ksched-manifest-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f;
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    ck_assert_int_ge(fd, 0);
+    f = fdopen(fd, "w");
+    fputs(stream, f);
+    fclose(f);
+    ck_assert_msg(ks_manifest_load_file(&m, path, in, NULL, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_uint_eq(m.n_nodes, 2);
+    ck_assert_uint_eq(m.n_pods, 2);
+    ck_assert_uint_eq(m.n_skipped, 2);
+    ks_manifest_free(&m);
+    unlink(path);
+    ck_assert_int_eq(ks_manifest_load_file(&m, path, in, NULL, &err), KS_EIO);
+    ck_assert_msg(strncmp(err.msg, path, strlen(path)) == 0 &&
+                      strstr(err.msg, "cannot open") != NULL,
+                  "got: %s", err.msg);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cluster-manifest");
+    TCase *tc = tcase_create("manifest");
+    SRunner *sr;
+    int failed;
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_stream_and_list);
+    tcase_add_test(tc, test_many_objects);
+    tcase_add_test(tc, test_malformed_yaml);
+    tcase_add_test(tc, test_wrong_type_in_list);
+    tcase_add_test(tc, test_item_without_kind);
+    tcase_add_test(tc, test_load_file);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
