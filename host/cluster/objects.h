@@ -3,11 +3,31 @@
  * yaml` prints them): Node, Pod, Service, Namespace, plus `kind: List` and
  * multi-document streams.
  *
- * Each pod and node is one allocation block owned by the caller of the
- * reader (free with ks_pod_free / ks_node_free); every string in it is
- * interned in the table passed in. Derived pod fields (requests, non-zero
- * requests, host_ports) are filled here. Pure with respect to global state,
- * except interning; a reader may be used from one thread at a time.
+ * Each pod, node, service and namespace is one arena owned by the caller of
+ * the reader (free with ks_pod_free / ks_node_free / ...); every string in
+ * it is interned in the table passed in ("" when absent).
+ *
+ * Reading rules: unknown fields are ignored, YAML null equals absent, a
+ * field we read with the wrong YAML type is an error
+ * "FILE:LINE:COL: pod NS/NAME: spec.path: message" (KS_ESCHEMA; malformed
+ * YAML is KS_EPARSE). metadata.name is required.
+ *   Pod: namespace "default", uid "ns/name", schedulerName
+ *   "default-scheduler", priority 0, toleration operator Equal, port
+ *   protocol TCP when absent; a container's requests default to its limits
+ *   (API server defaulting); the derived fields follow upstream v1.24:
+ *   requests = max(sum of containers, each init container) + overhead;
+ *   non-zero cpu/memory count 100m / 200Mi for a container whose requests
+ *   do not name cpu / memory (an explicit 0 stays 0); host_ports = the
+ *   containers' ports with hostPort > 0.
+ *   Node: allocatable is status.allocatable, or status.capacity when that
+ *   is absent or empty; resources cpu (milli), memory, ephemeral-storage,
+ *   pods, and as scalars names containing '/', hugepages-* and
+ *   attachable-volumes-* (other names are ignored; more than
+ *   KS_MAX_SCALAR_RESOURCES is an error); images: one entry per name, a
+ *   name repeated on one node kept once (first size).
+ *
+ * Thread-safety: the readers keep no shared state except the (locked)
+ * intern table, so different threads may read different inputs.
  */
 #ifndef KS_OBJECTS_H
 #define KS_OBJECTS_H
@@ -44,8 +64,11 @@ typedef struct ks_manifest {
 
 /* Read a manifest file (multi-document; `kind: List` items are flattened).
  * Appends to *m (zero-initialise it first). Unknown kinds are skipped with a
- * notice written to `notice` (may be NULL: silent). Malformed objects fail
- * with "FILE:LINE:COL: ...". */
+ * notice written to `notice` (may be NULL: silent), "FILE:LINE: skipping
+ * Deployment ns/name (ksched reads Node, Pod, Service, Namespace)". An
+ * object without `kind` is an error. Malformed objects fail with
+ * "FILE:LINE:COL: ..."; objects read before the error stay in *m (free
+ * them with ks_manifest_free). `name` is the file name used in messages. */
 int ks_manifest_load_file(ks_manifest_t *m, const char *path, ks_intern_t *in,
                           void (*notice)(const char *msg), ks_error_t *err);
 int ks_manifest_load_string(ks_manifest_t *m, const char *name,
@@ -57,7 +80,9 @@ void ks_manifest_free(ks_manifest_t *m);
 
 /* Build one object from a parsed libyaml mapping node (`doc` is a
  * yaml_document_t *, `node` a yaml_node_t *). `file` is used in messages.
- * Used by the manifest reader and by the conformance scenario reader. */
+ * Used by the manifest reader and by the conformance scenario reader. The
+ * object does not point into the document (it may be deleted afterwards).
+ * `kind` is not required. On error *out is NULL. */
 int ks_pod_from_yaml(const char *file, void *doc, void *node, ks_intern_t *in,
                      ks_pod_t **out, ks_error_t *err);
 /* Parse one RFC 3339 timestamp ("2022-06-01T00:00:00Z", fractions and

@@ -68,26 +68,32 @@ const char *ky_intern(ks_yctx_t *c, const char *s, size_t n)
     return r;
 }
 
+/* Append `seg` to the path, truncating at the buffer's end. */
+static void path_append(ks_yctx_t *c, const char *seg, size_t n)
+{
+    size_t room = sizeof(c->path) - 1 - c->path_len;
+    if (n > room)
+        n = room;
+    memcpy(c->path + c->path_len, seg, n);
+    c->path_len += n;
+    c->path[c->path_len] = '\0';
+}
+
 size_t ky_push(ks_yctx_t *c, const char *field)
 {
     size_t old = c->path_len;
-    int w = snprintf(c->path + old, sizeof(c->path) - old, "%s%s",
-                     old ? "." : "", field);
-    if (w > 0)
-        c->path_len = old + (size_t)w < sizeof(c->path)
-                          ? old + (size_t)w
-                          : sizeof(c->path) - 1;
+    if (old != 0)
+        path_append(c, ".", 1);
+    path_append(c, field, strlen(field));
     return old;
 }
 
 size_t ky_push_index(ks_yctx_t *c, size_t i)
 {
     size_t old = c->path_len;
-    int w = snprintf(c->path + old, sizeof(c->path) - old, "[%zu]", i);
-    if (w > 0)
-        c->path_len = old + (size_t)w < sizeof(c->path)
-                          ? old + (size_t)w
-                          : sizeof(c->path) - 1;
+    char buf[32];
+    int w = snprintf(buf, sizeof(buf), "[%zu]", i);
+    path_append(c, buf, w > 0 ? (size_t)w : 0);
     return old;
 }
 

@@ -28,6 +28,7 @@ struct ks_waiting_pod {
     const char *node;
     uint64_t pending; /* Permit plugins still to allow (bit = list index) */
     int64_t deadline; /* -1: not waiting */
+    double wait_t0;   /* when the Permit wait began (wall clock) */
     uint64_t timeout_ms;
     const char *timeout_plugin;
     int state;
@@ -78,6 +79,26 @@ struct ks_scheduler {
     uv_timer_t timer;
     int attached, idle_on;
 };
+
+/* --- timing ---------------------------------------------------------------- */
+
+static double tnow(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Start timing an extension point when someone listens (0 otherwise). */
+#define EP_T0(s) ((s)->opts.obs.ep_duration ? tnow() : 0.0)
+
+static void ep_done(const ks_scheduler_t *s, const ks_framework_t *fw,
+                    ks_ext_point_t ep, ks_code_t code, double t0)
+{
+    if (s->opts.obs.ep_duration && t0 > 0)
+        s->opts.obs.ep_duration(s->opts.obs.ud, fw, (int)ep, code,
+                                tnow() - t0);
+}
 
 /* --- clock ----------------------------------------------------------------- */
 
@@ -635,6 +656,8 @@ static void schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
     uint32_t n_feasible = 0, processed;
     ks_status_t st;
     filter_job_t job;
+    double t0;
+    ks_code_t c;
 
     ensure_scratch(s, n_all, n_score);
     smap_reset(s);
@@ -647,8 +670,10 @@ static void schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
         o->r.error = 1;
         return;
     }
-    if (ks_fw_run_pre_filter(fw, cs, pod, &pre, &o->pre_status) !=
-        KS_SUCCESS) {
+    t0 = EP_T0(s);
+    c = ks_fw_run_pre_filter(fw, cs, pod, &pre, &o->pre_status);
+    ep_done(s, fw, KS_EP_PRE_FILTER, c, t0);
+    if (c != KS_SUCCESS) {
         ks_prefilter_result_free(&pre);
         if (o->pre_status.code == KS_ERROR) {
             ks_status_message(&o->pre_status, o->message, sizeof o->message);
@@ -730,7 +755,13 @@ static void schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
                                   : n_cand;
         if (chunk > 256)
             chunk = 256;
+        t0 = EP_T0(s);
         ks_pool_run(fw->pool, n_cand, chunk, filter_chunk, &job);
+        ep_done(s, fw, KS_EP_FILTER,
+                atomic_load(&job.error)    ? KS_ERROR
+                : atomic_load(&job.found) ? KS_SUCCESS
+                                          : KS_UNSCHEDULABLE,
+                t0);
     }
     if (atomic_load(&job.error)) {
         uint32_t idx = (uint32_t)atomic_load(&job.error) - 1;
@@ -771,10 +802,16 @@ scored:
         for (i = 0; i < n_feasible; i++)
             s->totals[i] = 1;
     } else {
-        if (ks_fw_run_pre_score(fw, cs, pod, s->feasible, n_feasible, &st) !=
-                KS_SUCCESS ||
-            ks_fw_run_score(fw, cs, pod, s->feasible, n_feasible, s->scores,
-                            s->skipped, s->totals, &st) != KS_SUCCESS) {
+        t0 = EP_T0(s);
+        c = ks_fw_run_pre_score(fw, cs, pod, s->feasible, n_feasible, &st);
+        ep_done(s, fw, KS_EP_PRE_SCORE, c, t0);
+        if (c == KS_SUCCESS) {
+            t0 = EP_T0(s);
+            c = ks_fw_run_score(fw, cs, pod, s->feasible, n_feasible,
+                                s->scores, s->skipped, s->totals, &st);
+            ep_done(s, fw, KS_EP_SCORE, c, t0);
+        }
+        if (c != KS_SUCCESS) {
             ks_status_message(&st, o->message, sizeof o->message);
             o->r.error = 1;
             return;
@@ -857,15 +894,26 @@ static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
     ks_qpod_t *qp = wp->qp;
     char msg[2048];
     ks_cluster_event_t ev = {KS_RES_POD, KS_ACT_ADD};
+    double t0;
+    ks_code_t c;
 
+    if (wp->wait_t0 > 0 && s->opts.obs.permit_wait)
+        s->opts.obs.permit_wait(s->opts.obs.ud, qp->pod,
+                                wp->state == WP_ALLOWED, tnow() - wp->wait_t0);
     if (wp->state == WP_REJECTED) {
         fail_assumed(s, wp, wp->message, 0);
         wp_free(wp);
         return;
     }
-    if (ks_fw_run_pre_bind(wp->fw, wp->cs, qp->pod, wp->node, &st) !=
-            KS_SUCCESS ||
-        ks_fw_run_bind(wp->fw, wp->cs, qp->pod, wp->node, &st) != KS_SUCCESS) {
+    t0 = EP_T0(s);
+    c = ks_fw_run_pre_bind(wp->fw, wp->cs, qp->pod, wp->node, &st);
+    ep_done(s, wp->fw, KS_EP_PRE_BIND, c, t0);
+    if (c == KS_SUCCESS) {
+        t0 = EP_T0(s);
+        c = ks_fw_run_bind(wp->fw, wp->cs, qp->pod, wp->node, &st);
+        ep_done(s, wp->fw, KS_EP_BIND, c, t0);
+    }
+    if (c != KS_SUCCESS) {
         if (st.code == KS_SKIP)
             snprintf(msg, sizeof msg, "no Bind plugin bound the pod");
         else
@@ -881,7 +929,9 @@ static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
     s->stats.bound++;
     if (s->opts.obs.bound)
         s->opts.obs.bound(s->opts.obs.ud, qp->pod, wp->node);
+    t0 = EP_T0(s);
     ks_fw_run_post_bind(wp->fw, wp->cs, qp->pod, wp->node);
+    ep_done(s, wp->fw, KS_EP_POST_BIND, KS_SUCCESS, t0);
     /* The record goes; the pod stays in the cache. */
     ks_queue_remove(s->q, qp);
     wp_free(wp);
@@ -944,8 +994,10 @@ static void run_cycle(ks_scheduler_t *s, ks_framework_t *fw,
                             o->prefilter_failed ? &o->pre_status : NULL, NULL,
                             o->message, sizeof o->message);
         if (fw->n_points[KS_EP_POST_FILTER] > 0) {
+            double t0 = EP_T0(s);
             ks_code_t c = ks_fw_run_post_filter(fw, cs, pod, &s->smap,
                                                 &nominated, &st);
+            ep_done(s, fw, KS_EP_POST_FILTER, c, t0);
             if (c != KS_ERROR) {
                 ks_status_message(&st, post, sizeof post);
             } else {
@@ -1009,6 +1061,8 @@ static void schedule_one(ks_scheduler_t *s)
     ks_waiting_pod_t *wp;
     uint64_t timeout_ms, wait_mask;
     const char *timeout_plugin;
+    double t0, start = tnow();
+    ks_code_t c;
 
     if (qp == NULL)
         return;
@@ -1034,6 +1088,7 @@ static void schedule_one(ks_scheduler_t *s)
     cs = ks_cycle_state_new();
     o = calloc(1, sizeof *o);
     run_cycle(s, fw, cs, pod, o);
+    o->r.seconds = tnow() - start;
     if (s->opts.obs.cycle)
         s->opts.obs.cycle(s->opts.obs.ud, &o->r);
     if (o->fit_error) {
@@ -1069,7 +1124,10 @@ static void schedule_one(ks_scheduler_t *s)
     cs = NULL;
     wp->node = pod->node_name;
     wp->deadline = -1;
-    if (ks_fw_run_reserve(fw, wp->cs, pod, wp->node, &st) != KS_SUCCESS) {
+    t0 = EP_T0(s);
+    c = ks_fw_run_reserve(fw, wp->cs, pod, wp->node, &st);
+    ep_done(s, fw, KS_EP_RESERVE, c, t0);
+    if (c != KS_SUCCESS) {
         char msg[2048];
         ks_status_message(&st, msg, sizeof msg);
         wp->timeout_plugin = st.plugin;
@@ -1077,8 +1135,11 @@ static void schedule_one(ks_scheduler_t *s)
         wp_free(wp);
         goto done;
     }
-    switch (ks_fw_run_permit(fw, wp->cs, pod, wp->node, &timeout_ms,
-                             &wait_mask, &timeout_plugin, &st)) {
+    t0 = EP_T0(s);
+    c = ks_fw_run_permit(fw, wp->cs, pod, wp->node, &timeout_ms, &wait_mask,
+                         &timeout_plugin, &st);
+    ep_done(s, fw, KS_EP_PERMIT, c, t0);
+    switch (c) {
     case KS_SUCCESS:
         wp->state = WP_ALLOWED;
         ready_push(s, wp);
@@ -1088,6 +1149,7 @@ static void schedule_one(ks_scheduler_t *s)
         wp->timeout_ms = timeout_ms;
         wp->timeout_plugin = timeout_plugin;
         wp->deadline = now + (int64_t)timeout_ms;
+        wp->wait_t0 = tnow();
         wp->registered = 1;
         wp->wnext = s->waiting;
         wp->wprev = NULL;

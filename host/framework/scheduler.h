@@ -49,6 +49,7 @@ typedef struct ks_cycle_result {
     const char *message;    /* FitError or error message, NULL on success */
     const char *nominated;  /* PostFilter's nominated node, or NULL */
     int error;              /* 1: an Error status (not a FitError) */
+    double seconds;         /* wall time of the attempt so far */
 } ks_cycle_result_t;
 
 typedef struct ks_sched_observer {
@@ -58,6 +59,13 @@ typedef struct ks_sched_observer {
      * plugins that rejected the pod. */
     void (*failed)(void *ud, const ks_pod_t *pod, const char *message);
     void (*deleted)(void *ud, const ks_pod_t *pod); /* preemption victims */
+    /* Optional timing hooks (metrics): one call per extension point run
+     * (Filter and Score: the whole phase over all nodes), and the time a
+     * pod spent waiting at Permit once its wait is resolved. */
+    void (*ep_duration)(void *ud, const ks_framework_t *fw, int ext_point,
+                        ks_code_t code, double seconds);
+    void (*permit_wait)(void *ud, const ks_pod_t *pod, int allowed,
+                        double seconds);
     void *ud;
 } ks_sched_observer_t;
 

@@ -131,8 +131,8 @@ static int parse_shape(fit_t *f, const ks_args_t *rtcr, char *err,
             return -1;
         if (i > 0 && f->shape[i - 1].utilization >= util)
             return ra_errf(err, errlen, u ? u : p,
-                           "%s: Invalid value: %lld: should be greater than "
-                           "previous element",
+                           "%s: Invalid value: %lld: values must be sorted in "
+                           "increasing order",
                            what, (long long)util);
         if (util < 0 || util > 100)
             return ra_errf(err, errlen, u,

@@ -197,15 +197,22 @@ static inline int ra_parse_resources(const ks_host_api_t *api, ks_handle_t *h,
  * The pod's request of `r`: with `use_requested` the actual requests,
  * otherwise cpu and memory count the non-zero defaults (100m, 200Mi) for
  * containers that request nothing. Both include init containers and
- * overhead (upstream calculatePodResourceRequest).
+ * overhead (upstream calculatePodResourceRequest, with its CPU overhead
+ * quirk). Relies on the host adding the overhead to pod->requests and to
+ * the non-zero cpu in millicores.
  */
 static inline int64_t ra_pod_request(const ks_pod_t *pod,
                                      const ra_resource_t *r, int use_requested)
 {
+    int64_t oh = pod->overhead.milli_cpu;
     switch (r->kind) {
     case RA_CPU:
-        return use_requested ? pod->requests.milli_cpu
-                             : pod->non_zero_milli_cpu;
+        /* v1.24.1 adds the CPU overhead here in whole cores, rounded up
+         * (Quantity.Value(), not MilliValue()): 250m of overhead counts as
+         * 1m. The conformance data shows it (fit-init-overhead). */
+        return (use_requested ? pod->requests.milli_cpu
+                              : pod->non_zero_milli_cpu) -
+               oh + (oh > 0 ? (oh + 999) / 1000 : 0);
     case RA_MEMORY:
         return use_requested ? pod->requests.memory : pod->non_zero_memory;
     case RA_EPHEMERAL:

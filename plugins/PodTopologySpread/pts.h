@@ -14,6 +14,7 @@
 #include <ksched/helpers.h>
 #include <ksched/plugin.h>
 
+#include "pts_aggregate.h"
 #include "tpmap.h"
 
 #define PTS_NAME "PodTopologySpread"
@@ -68,6 +69,7 @@ typedef struct pts_plugin {
     int system_defaulted; /* defaultingType: System */
     const char *hostname_key; /* interned PTS_LABEL_HOSTNAME */
     const char *empty;        /* interned "" */
+    pts_aggs_t aggs; /* loop thread only (PreFilter, PreScore) */
 } pts_plugin_t;
 
 /* --- pts_constraints.c --------------------------------------------------- */

@@ -221,9 +221,10 @@ int64_t pts_count_matching(const ks_node_info_t *ni,
     uint32_t i;
     for (i = 0; i < ni->n_pods; i++) {
         const ks_pod_t *p = ni->pods[i];
-        if (p->deleting || p->ns != ns)
+        /* cheapest test first; the result does not depend on the order */
+        if (p->ns != ns || !ks_selector_matches(sel, &p->labels))
             continue;
-        if (ks_selector_matches(sel, &p->labels))
+        if (!p->deleting) /* terminating pods do not count */
             n++;
     }
     return n;

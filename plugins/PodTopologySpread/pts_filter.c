@@ -107,6 +107,7 @@ static void pts_paths_update(pts_path_t *p, const char *value, int64_t num)
     }
 }
 
+/* Matching pods per pair over the eligible nodes, counted directly. */
 static int pts_prefilter_count(const pts_plugin_t *pl, pts_prefilter_state_t *s,
                                const ks_pod_t *pod)
 {
@@ -130,6 +131,25 @@ static int pts_prefilter_count(const pts_plugin_t *pl, pts_prefilter_state_t *s,
                              NULL) < 0)
                 return -1;
         }
+    }
+    return 0;
+}
+
+/* The same from the instance's aggregate (see pts_aggregate.h). */
+static int pts_prefilter_from_aggregate(const pts_agg_t *a,
+                                        pts_prefilter_state_t *s)
+{
+    uint32_t i;
+    if (ks_tpmap_reserve(&s->pairs, a->nodes.nonzero) != 0)
+        return -1;
+    for (i = 0; i < a->nodes.cap; i++) {
+        const ks_tpmap_slot_t *slot = &a->nodes.slots[i];
+        if (slot->key == NULL || slot->count <= 0)
+            continue;
+        if (ks_tpmap_add(&s->pairs, slot->key, slot->value,
+                         ks_tpmap_get(&a->counts, slot->key, slot->value),
+                         NULL) < 0)
+            return -1;
     }
     return 0;
 }
@@ -166,7 +186,7 @@ static int pts_prefilter_paths(const pts_plugin_t *pl, pts_prefilter_state_t *s)
 ks_code_t pts_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                          ks_prefilter_result_t *result, ks_status_t *st)
 {
-    const pts_plugin_t *pl = self;
+    pts_plugin_t *pl = self;
     const ks_host_api_t *api = pl->api;
     pts_prefilter_state_t *s;
 
@@ -177,9 +197,13 @@ ks_code_t pts_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     ks_tpmap_init(&s->pairs);
     if (pts_constraints_build(pl, pod, KS_DO_NOT_SCHEDULE, &s->cons) != 0)
         goto oom;
-    if (s->cons.n > 0 &&
-        (pts_prefilter_count(pl, s, pod) != 0 || pts_prefilter_paths(pl, s) != 0))
-        goto oom;
+    if (s->cons.n > 0) {
+        const pts_agg_t *a = pts_agg_get(pl, &s->cons, pod, PTS_AGG_PREFILTER);
+        if ((a != NULL ? pts_prefilter_from_aggregate(a, s)
+                       : pts_prefilter_count(pl, s, pod)) != 0 ||
+            pts_prefilter_paths(pl, s) != 0)
+            goto oom;
+    }
     if (api->cycle_state_write(cs, PTS_PREFILTER_KEY, s,
                                pts_prefilter_state_clone,
                                pts_prefilter_state_free) != 0) {

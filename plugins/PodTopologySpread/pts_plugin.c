@@ -305,6 +305,7 @@ static void pts_destroy(void *self)
     pts_plugin_t *pl = self;
     if (pl == NULL)
         return;
+    pts_aggs_free(&pl->aggs);
     free(pl->defaults);
     free(pl);
 }

@@ -142,11 +142,23 @@ static void pts_prescore_count(const pts_plugin_t *pl, pts_prescore_state_t *s,
     }
 }
 
+/* The same from the instance's aggregate (see pts_aggregate.h). */
+static void pts_prescore_from_aggregate(const pts_agg_t *a,
+                                        pts_prescore_state_t *s)
+{
+    uint32_t i;
+    for (i = 0; i < s->pairs.cap; i++) {
+        ks_tpmap_slot_t *slot = &s->pairs.slots[i];
+        if (slot->key != NULL)
+            slot->count = ks_tpmap_get(&a->counts, slot->key, slot->value);
+    }
+}
+
 ks_code_t pts_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                         const ks_node_info_t *const *nodes, uint32_t n,
                         ks_status_t *st)
 {
-    const pts_plugin_t *pl = self;
+    pts_plugin_t *pl = self;
     const ks_host_api_t *api = pl->api;
     pts_prescore_state_t *s;
     int require_all;
@@ -165,7 +177,13 @@ ks_code_t pts_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
         if (s->cons.n > 0) {
             if (pts_prescore_init(pl, s, nodes, n, require_all) != 0)
                 goto oom;
-            pts_prescore_count(pl, s, pod, require_all);
+            const pts_agg_t *a = pts_agg_get(
+                pl, &s->cons, pod,
+                require_all ? PTS_AGG_PRESCORE_ALL : PTS_AGG_PRESCORE_ANY);
+            if (a != NULL)
+                pts_prescore_from_aggregate(a, s);
+            else
+                pts_prescore_count(pl, s, pod, require_all);
         }
     }
     if (api->cycle_state_write(cs, PTS_PRESCORE_KEY, s,

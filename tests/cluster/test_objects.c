@@ -507,7 +507,7 @@ START_TEST(test_pod_errors)
                 "          matchExpressions:\n"
                 "          - {key: a, operator: Gt, values: [\"1\"]}\n",
                 &err);
-    ck_assert_msg(strstr(m, "t.yaml:8:34: pod default/p: spec.affinity."
+    ck_assert_msg(strstr(m, "t.yaml:8:32: pod default/p: spec.affinity."
                             "podAffinity.requiredDuringSchedulingIgnoredDuring"
                             "Execution[0].labelSelector.matchExpressions[0]."
                             "operator: unknown operator \"Gt\"") == m,
@@ -654,7 +654,7 @@ START_TEST(test_node_errors)
                                "spec: {unschedulable: maybe}\n",
                                in, 'n', &n, &err),
                      KS_ESCHEMA);
-    ck_assert_str_eq(err.msg, "t.yaml:2:24: node n: spec.unschedulable: "
+    ck_assert_str_eq(err.msg, "t.yaml:2:23: node n: spec.unschedulable: "
                               "expected a boolean, found \"maybe\"");
     ck_assert_int_eq(parse_one("metadata: {name: n}\n"
                                "status:\n"

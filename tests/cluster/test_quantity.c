@@ -1,6 +1,7 @@
 /* Quantities, RFC 3339 timestamps and the intern table. */
 #include <check.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -113,6 +113,30 @@ START_TEST(three_resources_and_capping)
 }
 END_TEST
 
+START_TEST(overhead_in_whole_cores)
+{
+    mock_host_t *mh = mock_host_new();
+    const ks_plugin_t *p = pt_load("NodeResourcesBalancedAllocation");
+    void *self = pt_create(mh, p, NULL);
+    ks_node_info_t *nis[2];
+    ks_pod_t *both = mock_pod_new("default", "both", 250, 256 * MI);
+    /* fit-init-overhead "both": cpu 1000m + 250m overhead counted as 1m
+     * (v1.24.1): w1 .5005 vs memory .8125 -> 84; w2 (1 cpu, 1Gi used)
+     * .667 vs .708 -> 97. */
+    static const int64_t want[] = {84, 97};
+    nis[0] = node_with("w1", 2000, 4 * GI, 0, 0);
+    nis[1] = node_with("w2", 3000, 6 * GI, 1000, GI);
+    mock_pod_add_container(both, 1, "registry.k8s.io/pause:3.7", 1000, 3 * GI);
+    both->overhead.milli_cpu = 250;
+    both->overhead.memory = 256 * MI;
+    mock_pod_update(both);
+    expect_scores(mh, p, self, both, nis, 2, want);
+    p->destroy(self);
+    mock_host_free(mh);
+    mock_free_all();
+}
+END_TEST
+
 START_TEST(bad_args)
 {
     mock_host_t *mh = mock_host_new();
@@ -141,6 +165,7 @@ int main(void)
     tcase_add_test(tc, fit_basic);
     tcase_add_test(tc, balanced_allocation_scenario);
     tcase_add_test(tc, three_resources_and_capping);
+    tcase_add_test(tc, overhead_in_whole_cores);
     tcase_add_test(tc, bad_args);
     suite_add_tcase(s, tc);
     return pt_run(s);

@@ -235,6 +235,43 @@ START_TEST(extended_resources_and_ignores)
 }
 END_TEST
 
+START_TEST(init_containers_and_overhead)
+{
+    mock_host_t *mh = mock_host_new();
+    const ks_plugin_t *p = pt_load("NodeResourcesFit");
+    void *self = pt_create(mh, p, NULL);
+    static const int64_t sys[][2] = {{1000, GI}, {0, 0}};
+    ks_node_info_t *nis[2];
+    ks_pod_t *both = mock_pod_new("default", "both", 250, 256 * MI);
+    ks_status_t *st = mock_status_new();
+    /* fit-init-overhead: request max(250m, 1) + 250m overhead. Scoring
+     * counts the CPU overhead in whole cores (v1.24.1): 1000m + 1m on w1:
+     * cpu 999/2000 -> 49, memory 3.25Gi of 4Gi -> 18: (49 + 18) / 2 = 33. */
+    static const int64_t want[] = {33, 31};
+
+    nis[0] = node_with("w1", 2000, 4 * GI, 110, NULL);
+    nis[1] = node_with("w2", 3000, 6 * GI, 110, sys);
+    mock_pod_add_container(both, 1, "registry.k8s.io/pause:3.7", 1000, 3 * GI);
+    both->overhead.milli_cpu = 250;
+    both->overhead.memory = 256 * MI;
+    mock_pod_update(both);
+    ck_assert_int_eq(both->requests.milli_cpu, 1250);
+    expect_scores(mh, p, self, both, nis, 2, want);
+    /* Filter counts the overhead in millicores: 1250m + 1000m > 2000m. */
+    ck_assert_int_eq(mock_prefilter_filter(mh, p, self, both, nis[1], st),
+                     KS_SUCCESS);
+    both->overhead.milli_cpu = 1100;
+    mock_pod_update(both);
+    ck_assert_int_eq(mock_prefilter_filter(mh, p, self, both, nis[1], st),
+                     KS_UNSCHEDULABLE);
+    ck_assert_str_eq(mock_status_text(st), "Insufficient cpu");
+    p->destroy(self);
+    mock_status_free(st);
+    mock_host_free(mh);
+    mock_free_all();
+}
+END_TEST
+
 START_TEST(too_many_pods)
 {
     mock_host_t *mh = mock_host_new();
@@ -333,8 +370,8 @@ START_TEST(bad_args)
                            "  requestedToCapacityRatio:\n    shape:\n"
                            "    - {utilization: 50, score: 1}\n"
                            "    - {utilization: 50, score: 2}\n"),
-                       "shape[1].utilization: Invalid value: 50: should be "
-                       "greater than previous element");
+                       "shape[1].utilization: Invalid value: 50: values must "
+                       "be sorted in increasing order");
     pt_assert_contains(pt_create_error(mh, p,
                            "scoringStrategy:\n"
                            "  type: RequestedToCapacityRatio\n"
@@ -363,6 +400,7 @@ int main(void)
     tcase_add_test(tc, fit_requested_to_capacity_ratio);
     tcase_add_test(tc, rtcr_broken_line_and_zero_scores);
     tcase_add_test(tc, extended_resources_and_ignores);
+    tcase_add_test(tc, init_containers_and_overhead);
     tcase_add_test(tc, too_many_pods);
     tcase_add_test(tc, score_without_prescore_and_filter_without_prefilter);
     tcase_add_test(tc, bad_args);

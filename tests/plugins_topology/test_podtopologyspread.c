@@ -189,6 +189,8 @@ START_TEST(test_self_match_and_namespace)
     /* terminating pods do not count either */
     ((ks_pod_t *)c.nodes[0]->pods[0])->deleting = 1;
     ((ks_pod_t *)c.nodes[1]->pods[0])->deleting = 1;
+    c.nodes[0]->generation++; /* a pod update bumps the generation */
+    c.nodes[1]->generation++;
     pod = zone_pod("after-delete");
     /* (0,1,0): b is at 1 + 1 - 0 = 2 */
     check_filter(pod, &c, "s-a1,s-a2,s-c1");
@@ -333,6 +335,130 @@ START_TEST(test_add_remove)
     ck_assert_str_eq(topo_feasible(&c, &v), "s-c1");
     mh->api.cycle_state_free(mh, copy);
     mock_cycle_state_free(cs);
+}
+END_TEST
+
+/* --- counts kept across cycles ------------------------------------------- */
+
+static uint32_t rng_state = 12345;
+static uint32_t rng(uint32_t n)
+{
+    rng_state = rng_state * 1103515245u + 12345u;
+    return (rng_state >> 16) % n;
+}
+
+/* Two pods with the same constraints; `direct` also has a nodeSelector
+ * every node satisfies, so its counts are always computed from scratch
+ * while `cached`'s come from the instance's incremental aggregate. */
+static void twins(ks_pod_t **cached, ks_pod_t **direct, const char *name,
+                  int soft)
+{
+    static const char *const keys[] = {ZONE, HOST};
+    int i, k;
+    for (k = 0; k < 2; k++) {
+        ks_pod_t *pod = topo_pod("default", name, "x");
+        for (i = 0; i < 2; i++) {
+            ks_topology_spread_constraint_t c;
+            memset(&c, 0, sizeof c);
+            c.max_skew = soft ? 2 + i : 1 + i;
+            c.topology_key = keys[i];
+            c.when_unsatisfiable = soft ? KS_SCHEDULE_ANYWAY
+                                        : KS_DO_NOT_SCHEDULE;
+            c.label_selector = topo_sel_in("app", "x");
+            mock_pod_add_spread(pod, &c);
+        }
+        if (k == 1)
+            mock_pod_add_node_selector(pod, "pool", "main");
+        if (k == 0)
+            *cached = pod;
+        else
+            *direct = pod;
+    }
+}
+
+START_TEST(test_aggregate_matches_direct)
+{
+    topo_cluster_t all, view;
+    ks_pod_t *placed[256];
+    uint32_t n_placed = 0, step, i;
+    char names[1024], want[1024];
+
+    memset(&all, 0, sizeof all);
+    for (i = 0; i < 24; i++) {
+        char name[16], zone[16];
+        ks_node_info_t *ni;
+        snprintf(name, sizeof name, "n%02u", i);
+        snprintf(zone, sizeof zone, "zone-%c", 'a' + (int)(i % 4));
+        ni = topo_add_node(&all, name, i == 23 ? NULL : zone);
+        mock_node_add_label((ks_node_t *)ni->node, "pool", "main");
+    }
+    for (step = 0; step < 200; step++) {
+        uint32_t op = rng(10);
+        ks_pod_t *cached, *direct;
+        topo_verdicts_t v1, v2;
+        ks_cycle_state_t *cs;
+        size_t off = 0;
+
+        if (op < 5 && n_placed < 256) { /* a pod lands */
+            char name[16];
+            snprintf(name, sizeof name, "p%u", step);
+            placed[n_placed] = topo_pod("default", name, rng(3) ? "x" : "y");
+            topo_place(&all, placed[n_placed],
+                       all.nodes[rng(all.n)]->node->name);
+            n_placed++;
+        } else if (op < 7 && n_placed > 0) { /* a pod leaves */
+            i = rng(n_placed);
+            topo_unplace(&all, placed[i]);
+            placed[i] = placed[--n_placed];
+        } else if (op == 7) { /* a node moves zone (label update) */
+            ks_node_info_t *ni = all.nodes[rng(all.n - 1)];
+            char zone[16];
+            snprintf(zone, sizeof zone, "zone-%c", 'a' + (int)rng(5));
+            mock_node_add_label((ks_node_t *)ni->node,
+                                "topology.kubernetes.io/zone", zone);
+            ni->generation++;
+        } else if (op == 8 && n_placed > 0) { /* a pod starts terminating */
+            ks_pod_t *p = placed[rng(n_placed)];
+            p->deleting = 1;
+            topo_node(&all, p->node_name)->generation++;
+        }
+        /* the snapshot: a rotated view missing a few nodes */
+        memset(&view, 0, sizeof view);
+        {
+            uint32_t start = rng(all.n), skip = rng(4);
+            for (i = 0; i < all.n; i++) {
+                ks_node_info_t *ni = all.nodes[(start + i) % all.n];
+                if (skip > 0 && rng(8) == 0) {
+                    skip--;
+                    continue;
+                }
+                view.nodes[view.n++] = ni;
+            }
+        }
+        names[0] = '\0';
+        for (i = 0; i < view.n; i++)
+            off += (size_t)snprintf(names + off, sizeof names - off, "%s%s",
+                                    i ? "," : "", view.nodes[i]->node->name);
+
+        twins(&cached, &direct, "hard", 0);
+        cs = topo_filter_all(mh, pl, self, direct, &view, &v1);
+        mock_cycle_state_free(cs);
+        cs = topo_filter_all(mh, pl, self, cached, &view, &v2);
+        mock_cycle_state_free(cs);
+        snprintf(want, sizeof want, "%s", topo_feasible(&view, &v1));
+        ck_assert_msg(strcmp(want, topo_feasible(&view, &v2)) == 0,
+                      "step %u: direct %s, cached %s", step, want,
+                      topo_feasible(&view, &v2));
+
+        twins(&cached, &direct, "soft", 1);
+        snprintf(want, sizeof want, "%s",
+                 topo_score_text(mh, pl, self, direct, &view, names));
+        ck_assert_msg(
+            strcmp(want, topo_score_text(mh, pl, self, cached, &view, names)) ==
+                0,
+            "step %u: direct %s, cached %s", step, want,
+            topo_score_text(mh, pl, self, cached, &view, names));
+    }
 }
 END_TEST
 
@@ -653,6 +779,11 @@ static Suite *pts_suite(void)
     tc = tcase_create("add-remove");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_add_remove);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("aggregate");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_aggregate_matches_direct);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("score");

@@ -1,0 +1,40 @@
+/*
+ * The conformance runner: drive one scenario through a fresh generation,
+ * cache and scheduler, pod by pod, and record every decision in the shape
+ * of the expected file.
+ *
+ * Rules of the run (the scenario README): every node is evaluated
+ * (percentage 100, in name order), every Filter plugin runs on every node,
+ * scores are computed even for a single feasible node, ties go to the
+ * smallest node name. After each pod: bound to `selected`; when preemption
+ * succeeded the victims are already deleted (through the scheduler) and the
+ * pod is bound to `nominated`; an unschedulable pod is dropped.
+ *
+ * Ownership: ks_conformance_run moves the config, nodes, services and pods
+ * out of `sc` (their entries become NULL) and frees or caches them; `got`
+ * is filled (zero it first) and owned by the caller. Loop thread only (it
+ * builds a generation and a scheduler).
+ */
+#ifndef KS_CONF_RUNNER_H
+#define KS_CONF_RUNNER_H
+
+#include <stddef.h>
+
+#include "conf_result.h"
+#include "error.h"
+#include "scenario.h"
+
+typedef struct ks_conf_run_opts {
+    const char *const *plugin_dirs;
+    size_t n_plugin_dirs;
+    int no_default_path; /* search only plugin_dirs */
+    int parallelism;     /* > 0 overrides the config's */
+} ks_conf_run_opts_t;
+
+/* 0 when the scenario ran (a pod whose cycle failed is recorded in its
+ * result's `error`); a negative code with err filled when it could not run
+ * (the plugins or the config do not load, the cache rejects an object). */
+int ks_conformance_run(ks_scenario_t *sc, const ks_conf_run_opts_t *o,
+                       ks_conf_results_t *got, ks_error_t *err);
+
+#endif

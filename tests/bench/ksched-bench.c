@@ -1,0 +1,969 @@
+/*
+ * ksched-bench: scheduling throughput, per-attempt latency and peak memory
+ * of the real host and plugins on the workload shapes of kube-scheduler's
+ * scheduler_perf.
+ *
+ * Every workload is generated as manifest YAML text and read back with the
+ * manifest reader, so the objects scheduled here are exactly the ones that
+ * --write-manifests writes out for `ksched schedule --cluster FILE`.
+ *
+ * Each (workload, percentageOfNodesToScore, parallelism, run) combination
+ * runs in its own child process: the peak RSS reported is that child's
+ * (wait4 rusage), not the sum of everything run before it. The child builds
+ * a generation from a KubeSchedulerConfiguration text, fills a cache with
+ * the nodes (and, for preemption, the pods already running), queues the
+ * pending pods in order and calls ks_scheduler_step() until nothing is left
+ * to do. Time runs from the first pod queued to the last pod bound. The
+ * latency of an attempt is the wall time of the step that ran its
+ * scheduling cycle (Filter/Score plus Reserve, Permit and the binding
+ * cycle that the same step runs).
+ *
+ * Backoffs (a preemptor waits for its victims to go) elapse on a virtual
+ * clock: when no step can run but pods are backing off, the clock moves
+ * one second, as in `ksched schedule`, so no real time is spent waiting.
+ *
+ * Exit status: 0 when every run bound the expected number of pods, 1 when
+ * some run bound a different number or failed, 2 on a usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cluster/cache.h"
+#include "cluster/intern.h"
+#include "cluster/objects.h"
+#include "config/config.h"
+#include "framework/generation.h"
+#include "framework/log.h"
+#include "framework/queue.h"
+#include "framework/scheduler.h"
+
+/* --- workloads ------------------------------------------------------------ */
+
+typedef enum bench_kind {
+    BK_BASIC,     /* plain pods */
+    BK_SPREAD,    /* zone spreading, maxSkew 1, DoNotSchedule */
+    BK_ANTI,      /* required anti-affinity to app=bench per hostname */
+    BK_NODE_AFF,  /* required node affinity bench In [yes] */
+    BK_PREEMPT    /* full nodes, high-priority pods preempt */
+} bench_kind_t;
+
+typedef struct bench_workload {
+    const char *name;
+    bench_kind_t kind;
+    uint32_t nodes;
+    uint32_t pods; /* pending pods measured */
+} bench_workload_t;
+
+static const bench_workload_t bench_workloads[] = {
+    {"SchedulingBasic/500Nodes", BK_BASIC, 500, 1000},
+    {"SchedulingBasic/5000Nodes", BK_BASIC, 5000, 10000},
+    {"SchedulingBasic/15000Nodes", BK_BASIC, 15000, 30000},
+    {"TopologySpreading/5000Nodes", BK_SPREAD, 5000, 10000},
+    {"SchedulingPodAntiAffinity/5000Nodes", BK_ANTI, 5000, 2000},
+    {"SchedulingNodeAffinity/5000Nodes", BK_NODE_AFF, 5000, 10000},
+    {"Preemption/5000Nodes", BK_PREEMPT, 5000, 1000},
+};
+#define N_WORKLOADS (sizeof bench_workloads / sizeof bench_workloads[0])
+
+/* Node shape (scheduler_perf's default node). */
+#define NODE_MILLI_CPU 4000
+#define NODE_MEMORY_MI (32 * 1024)
+#define NODE_PODS 110
+#define N_ZONES 3
+/* Pod shape. */
+#define POD_MILLI_CPU 100
+#define POD_MEMORY_MI 256
+/* Preemption: each node is full of LOW_PER_NODE pods of one cpu. */
+#define LOW_PER_NODE 4
+#define HIGH_PRIORITY 1000
+
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Plain pods one node holds: the tightest of cpu, memory and pod count. */
+static uint32_t pods_per_node(uint32_t milli_cpu, uint32_t memory_mi)
+{
+    return min_u32(min_u32(NODE_MILLI_CPU / milli_cpu,
+                           NODE_MEMORY_MI / memory_mi),
+                   NODE_PODS);
+}
+
+/* How many of the workload's pending pods can be bound, from capacity. */
+static uint32_t bench_expected_bound(const bench_workload_t *w)
+{
+    uint32_t per = pods_per_node(POD_MILLI_CPU, POD_MEMORY_MI);
+    switch (w->kind) {
+    case BK_BASIC:
+        return min_u32(w->pods, w->nodes * per);
+    case BK_SPREAD: {
+        /* Zone z holds nodes i with i % 3 == z. With maxSkew 1 a zone can
+         * take at most one pod more than the fullest-possible smallest
+         * zone, so the total is sum(min(cap_z, min_cap + 1)). */
+        uint32_t cap[N_ZONES], lo = UINT32_MAX, total = 0, z;
+        for (z = 0; z < N_ZONES; z++) {
+            uint32_t n = w->nodes / N_ZONES + (z < w->nodes % N_ZONES);
+            cap[z] = n * per;
+            lo = min_u32(lo, cap[z]);
+        }
+        for (z = 0; z < N_ZONES; z++)
+            total += min_u32(cap[z], lo + 1);
+        return min_u32(w->pods, total);
+    }
+    case BK_ANTI:
+        return min_u32(w->pods, w->nodes);
+    case BK_NODE_AFF: /* nodes with an even index carry bench=yes */
+        return min_u32(w->pods, (w->nodes + 1) / 2 * per);
+    case BK_PREEMPT:
+        /* Every preemptor needs one cpu: a node can give up all four of
+         * its low-priority pods' cpus. */
+        return min_u32(w->pods, w->nodes * (NODE_MILLI_CPU / 1000));
+    }
+    return 0;
+}
+
+/* --- manifest text -------------------------------------------------------- */
+
+/* Where generated YAML goes: parsed into a manifest chunk by chunk (so the
+ * text never needs to be held whole), or written to a file. */
+typedef struct bench_sink {
+    char *buf;
+    size_t len, cap;
+    FILE *out;          /* write mode */
+    ks_manifest_t *m;   /* parse mode */
+    const char *name;   /* file name used in parse messages */
+    int failed;
+    ks_error_t *err;
+} bench_sink_t;
+
+#define SINK_CHUNK (256 * 1024)
+
+static void sink_printf(bench_sink_t *k, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void sink_printf(bench_sink_t *k, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    if (k->failed)
+        return;
+    for (;;) {
+        size_t room = k->cap - k->len;
+        va_start(ap, fmt);
+        n = vsnprintf(k->buf + k->len, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            k->failed = 1;
+            return;
+        }
+        if ((size_t)n < room) {
+            k->len += (size_t)n;
+            return;
+        }
+        {
+            size_t cap = k->cap ? k->cap * 2 : SINK_CHUNK * 2;
+            char *nb;
+            while (cap - k->len <= (size_t)n)
+                cap *= 2;
+            if ((nb = realloc(k->buf, cap)) == NULL) {
+                k->failed = 1;
+                return;
+            }
+            k->buf = nb;
+            k->cap = cap;
+        }
+    }
+}
+
+static int sink_flush(bench_sink_t *k)
+{
+    if (k->failed)
+        return -1;
+    if (k->len == 0)
+        return 0;
+    if (k->out) {
+        if (fwrite(k->buf, 1, k->len, k->out) != k->len)
+            k->failed = 1;
+    } else if (ks_manifest_load_string(k->m, k->name, k->buf, k->len,
+                                       ks_intern_global(), NULL,
+                                       k->err) != 0) {
+        k->failed = 1;
+    }
+    k->len = 0;
+    return k->failed ? -1 : 0;
+}
+
+/* Called between objects: hand over a full chunk. */
+static void sink_boundary(bench_sink_t *k)
+{
+    if (k->len >= SINK_CHUNK)
+        sink_flush(k);
+}
+
+static void gen_node(bench_sink_t *k, const bench_workload_t *w, uint32_t i)
+{
+    sink_printf(k,
+                "---\n"
+                "apiVersion: v1\n"
+                "kind: Node\n"
+                "metadata:\n"
+                "  name: node-%u\n"
+                "  labels:\n"
+                "    kubernetes.io/hostname: node-%u\n"
+                "    topology.kubernetes.io/zone: zone-%u\n",
+                i, i, i % N_ZONES);
+    if (w->kind == BK_NODE_AFF && i % 2 == 0)
+        sink_printf(k, "    bench: \"yes\"\n");
+    sink_printf(k,
+                "status:\n"
+                "  capacity:\n"
+                "    cpu: \"%u\"\n"
+                "    memory: %uMi\n"
+                "    pods: \"%u\"\n"
+                "  allocatable:\n"
+                "    cpu: \"%u\"\n"
+                "    memory: %uMi\n"
+                "    pods: \"%u\"\n",
+                NODE_MILLI_CPU / 1000, NODE_MEMORY_MI, NODE_PODS,
+                NODE_MILLI_CPU / 1000, NODE_MEMORY_MI, NODE_PODS);
+}
+
+static void gen_container(bench_sink_t *k, const char *cpu)
+{
+    sink_printf(k,
+                "  containers:\n"
+                "  - name: pause\n"
+                "    image: registry.k8s.io/pause:3.7\n"
+                "    resources:\n"
+                "      requests:\n"
+                "        cpu: %s\n"
+                "        memory: %uMi\n",
+                cpu, POD_MEMORY_MI);
+}
+
+/* A low-priority pod already running on node i (preemption victims). */
+static void gen_low_pod(bench_sink_t *k, uint32_t i, uint32_t n)
+{
+    sink_printf(k,
+                "---\n"
+                "apiVersion: v1\n"
+                "kind: Pod\n"
+                "metadata:\n"
+                "  name: low-%u-%u\n"
+                "  namespace: default\n"
+                "  labels:\n"
+                "    app: low\n"
+                "spec:\n"
+                "  nodeName: node-%u\n"
+                "  priority: 0\n",
+                i, n, i);
+    gen_container(k, "\"1\"");
+}
+
+static void gen_pod(bench_sink_t *k, const bench_workload_t *w, uint32_t j)
+{
+    sink_printf(k,
+                "---\n"
+                "apiVersion: v1\n"
+                "kind: Pod\n"
+                "metadata:\n"
+                "  name: pod-%u\n"
+                "  namespace: default\n"
+                "  labels:\n"
+                "    app: bench\n"
+                "spec:\n",
+                j);
+    switch (w->kind) {
+    case BK_BASIC:
+        break;
+    case BK_SPREAD:
+        sink_printf(k, "  topologySpreadConstraints:\n"
+                       "  - maxSkew: 1\n"
+                       "    topologyKey: topology.kubernetes.io/zone\n"
+                       "    whenUnsatisfiable: DoNotSchedule\n"
+                       "    labelSelector:\n"
+                       "      matchLabels:\n"
+                       "        app: bench\n");
+        break;
+    case BK_ANTI:
+        sink_printf(k, "  affinity:\n"
+                       "    podAntiAffinity:\n"
+                       "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                       "      - labelSelector:\n"
+                       "          matchLabels:\n"
+                       "            app: bench\n"
+                       "        topologyKey: kubernetes.io/hostname\n");
+        break;
+    case BK_NODE_AFF:
+        sink_printf(k, "  affinity:\n"
+                       "    nodeAffinity:\n"
+                       "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                       "        nodeSelectorTerms:\n"
+                       "        - matchExpressions:\n"
+                       "          - key: bench\n"
+                       "            operator: In\n"
+                       "            values:\n"
+                       "            - \"yes\"\n");
+        break;
+    case BK_PREEMPT:
+        sink_printf(k, "  priority: %d\n", HIGH_PRIORITY);
+        break;
+    }
+    if (w->kind == BK_PREEMPT)
+        gen_container(k, "\"1\"");
+    else
+        gen_container(k, "100m");
+}
+
+/* The whole workload: nodes, running pods, then pending pods in creation
+ * order. */
+static int gen_workload(bench_sink_t *k, const bench_workload_t *w)
+{
+    uint32_t i, n;
+    sink_printf(k, "# %s: %u nodes, %u pending pods (generated by "
+                   "ksched-bench)\n",
+                w->name, w->nodes, w->pods);
+    for (i = 0; i < w->nodes; i++) {
+        gen_node(k, w, i);
+        sink_boundary(k);
+    }
+    if (w->kind == BK_PREEMPT)
+        for (i = 0; i < w->nodes; i++)
+            for (n = 0; n < LOW_PER_NODE; n++) {
+                gen_low_pod(k, i, n);
+                sink_boundary(k);
+            }
+    for (i = 0; i < w->pods; i++) {
+        gen_pod(k, w, i);
+        sink_boundary(k);
+    }
+    return sink_flush(k);
+}
+
+static void config_text(char *buf, size_t len, int pct, int par)
+{
+    snprintf(buf, len,
+             "apiVersion: kubescheduler.config.k8s.io/v1\n"
+             "kind: KubeSchedulerConfiguration\n"
+             "parallelism: %d\n"
+             "percentageOfNodesToScore: %d\n"
+             "profiles:\n"
+             "- schedulerName: default-scheduler\n",
+             par, pct);
+}
+
+/* "SchedulingBasic/500Nodes" -> "SchedulingBasic-500Nodes". */
+static void file_stem(const char *name, char *out, size_t len)
+{
+    size_t i;
+    for (i = 0; name[i] && i + 1 < len; i++)
+        out[i] = name[i] == '/' ? '-' : name[i];
+    out[i] = '\0';
+}
+
+static int write_manifests(const char *dir, const bench_workload_t *const *ws,
+                           size_t n_ws)
+{
+    char path[4096], stem[256], text[512];
+    size_t i;
+    int pct;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "ksched-bench: cannot create %s: %s\n", dir,
+                strerror(errno));
+        return -1;
+    }
+    for (i = 0; i < n_ws; i++) {
+        bench_sink_t k;
+        memset(&k, 0, sizeof k);
+        file_stem(ws[i]->name, stem, sizeof stem);
+        snprintf(path, sizeof path, "%s/%s.yaml", dir, stem);
+        if ((k.out = fopen(path, "w")) == NULL) {
+            fprintf(stderr, "ksched-bench: cannot write %s: %s\n", path,
+                    strerror(errno));
+            return -1;
+        }
+        if (gen_workload(&k, ws[i]) != 0 || fclose(k.out) != 0) {
+            fprintf(stderr, "ksched-bench: writing %s failed\n", path);
+            free(k.buf);
+            return -1;
+        }
+        free(k.buf);
+        fprintf(stderr, "wrote %s\n", path);
+    }
+    /* Parallelism is given to `ksched schedule -j`; these carry the
+     * percentage. */
+    for (pct = 0; pct <= 100; pct += 100) {
+        FILE *f;
+        snprintf(path, sizeof path, "%s/config-pct%d.yaml", dir, pct);
+        config_text(text, sizeof text, pct, 16);
+        if ((f = fopen(path, "w")) == NULL || fputs(text, f) < 0 ||
+            fclose(f) != 0) {
+            fprintf(stderr, "ksched-bench: cannot write %s\n", path);
+            return -1;
+        }
+        fprintf(stderr, "wrote %s\n", path);
+    }
+    return 0;
+}
+
+/* --- one run (in a child process) ----------------------------------------- */
+
+typedef struct bench_result {
+    int ok;               /* 0: the run failed, see err */
+    char err[1024];
+    uint32_t nodes, pods;
+    uint64_t bound, expected, attempts, victims;
+    double seconds;       /* first pod queued .. last pod bound */
+    double load_seconds;  /* generating and reading the manifest */
+    double pods_per_s;
+    double p50_us, p99_us, max_us;
+    double rss_mb;        /* filled by the parent */
+} bench_result_t;
+
+typedef struct bench_run {
+    int64_t vclock_ms;
+    uint64_t bound, victims, cycles;
+    struct timespec last_bound;
+} bench_run_t;
+
+static double ts_diff(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) +
+           (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static int64_t bench_clock(void *ud)
+{
+    return ((bench_run_t *)ud)->vclock_ms;
+}
+
+static void on_cycle(void *ud, const ks_cycle_result_t *r)
+{
+    (void)r;
+    ((bench_run_t *)ud)->cycles++;
+}
+
+static void on_bound(void *ud, const ks_pod_t *pod, const char *node)
+{
+    bench_run_t *b = ud;
+    (void)pod;
+    (void)node;
+    b->bound++;
+    clock_gettime(CLOCK_MONOTONIC, &b->last_bound);
+}
+
+static void on_deleted(void *ud, const ks_pod_t *pod)
+{
+    (void)pod;
+    ((bench_run_t *)ud)->victims++;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted values. */
+static uint64_t percentile(const uint64_t *v, size_t n, double p)
+{
+    size_t rank;
+    if (n == 0)
+        return 0;
+    rank = (size_t)((p / 100.0) * (double)n + 0.999999);
+    if (rank < 1)
+        rank = 1;
+    if (rank > n)
+        rank = n;
+    return v[rank - 1];
+}
+
+/* Give up when backoffs keep cycling for an hour of virtual time. */
+#define VCLOCK_LIMIT_MS (3600 * 1000)
+
+static void run_workload(const bench_workload_t *w, int pct, int par,
+                         const char *plugin_dir, bench_result_t *r)
+{
+    static ks_error_t err;
+    bench_sink_t k;
+    ks_manifest_t m;
+    ks_config_t *cfg = NULL;
+    ks_generation_t *gen = NULL;
+    ks_generation_opts_t go;
+    ks_cache_t *cache = NULL;
+    ks_scheduler_t *s = NULL;
+    ks_sched_opts_t so;
+    bench_run_t b;
+    char text[512];
+    const char *dirs[1];
+    struct timespec t0, t1, t_start;
+    uint64_t *lat = NULL;
+    size_t n_lat = 0, cap_lat, i;
+
+    memset(r, 0, sizeof *r);
+    memset(&m, 0, sizeof m);
+    memset(&b, 0, sizeof b);
+    r->nodes = w->nodes;
+    r->pods = w->pods;
+    r->expected = bench_expected_bound(w);
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    memset(&k, 0, sizeof k);
+    k.m = &m;
+    k.name = "workload.yaml";
+    k.err = &err;
+    if (gen_workload(&k, w) != 0) {
+        snprintf(r->err, sizeof r->err, "manifest: %.900s",
+                 err.msg[0] ? err.msg : "out of memory");
+        free(k.buf);
+        goto out;
+    }
+    free(k.buf);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->load_seconds = ts_diff(&t0, &t1);
+
+    config_text(text, sizeof text, pct, par);
+    if (ks_config_load_string("bench-config.yaml", text, strlen(text), &cfg,
+                              &err) != 0) {
+        snprintf(r->err, sizeof r->err, "config: %.900s", err.msg);
+        goto out;
+    }
+    memset(&go, 0, sizeof go);
+    go.config = cfg;
+    go.config_path = "bench-config.yaml";
+    if (plugin_dir) {
+        dirs[0] = plugin_dir;
+        go.plugin_dirs = dirs;
+        go.n_plugin_dirs = 1;
+        go.no_default_path = 1;
+    }
+    cfg = NULL; /* owned by the generation from here on */
+    memset(&err, 0, sizeof err);
+    if (ks_generation_build(&go, &gen, &err) != 0) {
+        snprintf(r->err, sizeof r->err, "generation: %.900s", err.msg);
+        goto out;
+    }
+
+    cache = ks_cache_new(ks_intern_global());
+    for (i = 0; i < m.n_nodes; i++) {
+        if (ks_cache_add_node(cache, m.nodes[i], &err) != 0) {
+            snprintf(r->err, sizeof r->err, "cache: %.900s", err.msg);
+            goto out;
+        }
+        m.nodes[i] = NULL;
+    }
+    for (i = 0; i < m.n_pods; i++) {
+        if (m.pods[i]->node_name[0] == '\0')
+            continue;
+        if (ks_cache_add_pod(cache, m.pods[i], &err) != 0) {
+            snprintf(r->err, sizeof r->err, "cache: %.900s", err.msg);
+            goto out;
+        }
+        m.pods[i] = NULL;
+    }
+
+    memset(&so, 0, sizeof so);
+    so.deterministic = 0;
+    so.obs.cycle = on_cycle;
+    so.obs.bound = on_bound;
+    so.obs.deleted = on_deleted;
+    so.obs.ud = &b;
+    if ((s = ks_scheduler_new(gen, cache, &so)) == NULL) {
+        snprintf(r->err, sizeof r->err, "scheduler: out of memory");
+        goto out;
+    }
+    ks_scheduler_set_clock(s, bench_clock, &b);
+    cap_lat = (size_t)w->pods * 2 + 16;
+    if ((lat = malloc(cap_lat * sizeof *lat)) == NULL) {
+        snprintf(r->err, sizeof r->err, "out of memory");
+        goto out;
+    }
+
+    clock_gettime(CLOCK_MONOTONIC, &t_start);
+    b.last_bound = t_start;
+    for (i = 0; i < m.n_pods; i++) {
+        ks_pod_t *pod = m.pods[i];
+        if (pod == NULL)
+            continue;
+        m.pods[i] = NULL;
+        if (ks_scheduler_add_pod(s, pod) != 0) {
+            snprintf(r->err, sizeof r->err,
+                     "pod %s/%s matches no profile", pod->ns, pod->name);
+            ks_pod_free(pod);
+            goto out;
+        }
+    }
+    for (;;) {
+        uint64_t before = b.cycles;
+        int did;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        did = ks_scheduler_step(s);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (b.cycles != before) {
+            if (n_lat == cap_lat) {
+                uint64_t *nl = realloc(lat, cap_lat * 2 * sizeof *lat);
+                if (nl == NULL) {
+                    snprintf(r->err, sizeof r->err, "out of memory");
+                    goto out;
+                }
+                lat = nl;
+                cap_lat *= 2;
+            }
+            lat[n_lat++] = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+                                      (t1.tv_nsec - t0.tv_nsec));
+        }
+        if (did)
+            continue;
+        if ((ks_scheduler_pending(s, KS_Q_BACKOFF) > 0 ||
+             ks_scheduler_pending(s, -1) > 0) &&
+            b.vclock_ms < VCLOCK_LIMIT_MS) {
+            b.vclock_ms += 1000; /* let backoffs expire */
+            continue;
+        }
+        break;
+    }
+
+    r->bound = b.bound;
+    r->victims = b.victims;
+    r->attempts = ks_scheduler_stats(s).attempts;
+    r->seconds = ts_diff(&t_start, &b.last_bound);
+    r->pods_per_s = r->seconds > 0 ? (double)b.bound / r->seconds : 0;
+    qsort(lat, n_lat, sizeof *lat, cmp_u64);
+    r->p50_us = (double)percentile(lat, n_lat, 50) / 1000.0;
+    r->p99_us = (double)percentile(lat, n_lat, 99) / 1000.0;
+    r->max_us = n_lat ? (double)lat[n_lat - 1] / 1000.0 : 0;
+    r->ok = 1;
+out:
+    free(lat);
+    ks_scheduler_free(s);
+    ks_cache_free(cache);
+    ks_manifest_free(&m);
+    if (gen)
+        ks_generation_unref(gen);
+    ks_config_free(cfg);
+}
+
+/* Run in a child; the result comes back through a pipe, the peak RSS from
+ * the child's rusage. */
+static void run_forked(const bench_workload_t *w, int pct, int par,
+                       const char *plugin_dir, bench_result_t *r)
+{
+    int fd[2], status = 0;
+    pid_t pid;
+    struct rusage ru;
+    size_t got = 0;
+
+    memset(r, 0, sizeof *r);
+    fflush(NULL);
+    if (pipe(fd) != 0 || (pid = fork()) < 0) {
+        snprintf(r->err, sizeof r->err, "fork: %s", strerror(errno));
+        return;
+    }
+    if (pid == 0) {
+        bench_result_t res;
+        const char *p;
+        size_t left;
+        close(fd[0]);
+        run_workload(w, pct, par, plugin_dir, &res);
+        for (p = (const char *)&res, left = sizeof res; left > 0;) {
+            ssize_t n = write(fd[1], p, left);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                _exit(1);
+            p += n;
+            left -= (size_t)n;
+        }
+        _exit(0);
+    }
+    close(fd[1]);
+    while (got < sizeof *r) {
+        ssize_t n = read(fd[0], (char *)r + got, sizeof *r - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd[0]);
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+        ;
+    if (got < sizeof *r) {
+        memset(r, 0, sizeof *r);
+        if (WIFSIGNALED(status))
+            snprintf(r->err, sizeof r->err, "child killed by signal %d",
+                     WTERMSIG(status));
+        else
+            snprintf(r->err, sizeof r->err, "child exited with status %d",
+                     WEXITSTATUS(status));
+        return;
+    }
+    r->rss_mb = (double)ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB */
+}
+
+/* --- reporting ------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(bench_result_t *rs, int n, size_t off)
+{
+    double v[128];
+    int i;
+    for (i = 0; i < n; i++)
+        memcpy(&v[i], (const char *)&rs[i] + off, sizeof(double));
+    qsort(v, (size_t)n, sizeof v[0], cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void print_header(void)
+{
+    printf("%-36s %6s %6s %4s %3s %10s %9s %9s %9s %7s %7s %15s\n",
+           "WORKLOAD", "NODES", "PODS", "PCT", "PAR", "PODS/S", "P50_US",
+           "P99_US", "MAX_US", "RSS_MB", "ATTEMPT", "BOUND/EXPECTED");
+    fflush(stdout);
+}
+
+static const char usage[] =
+    "Usage: ksched-bench [options]\n"
+    "\n"
+    "Schedule the scheduler_perf-shaped workloads through the ksched host\n"
+    "and plugins and print, per workload, percentageOfNodesToScore and\n"
+    "parallelism: throughput (first pod queued to last pod bound),\n"
+    "per-attempt latency p50/p99/max, peak RSS of the run, attempts, and\n"
+    "pods bound against the number that fit.\n"
+    "\n"
+    "Options:\n"
+    "  -w, --workload NAME      run this workload (repeatable; a name\n"
+    "                           without '/N' selects every size; default:\n"
+    "                           all)\n"
+    "  -P, --percentage N       only percentageOfNodesToScore N (0..100;\n"
+    "                           default: 0 (adaptive) and 100)\n"
+    "  -j, --parallelism N      only parallelism N (default: 1 and 2)\n"
+    "  -r, --runs N             repeat each run N times, report the median\n"
+    "                           (default 1)\n"
+    "  -p, --plugin-dir DIR     load plugins from DIR only (default: the\n"
+    "                           ksched plugin search path)\n"
+    "  -q, --quick              only the 500-node / 1,000-pod workloads\n"
+    "  -m, --write-manifests DIR\n"
+    "                           also write each selected workload to\n"
+    "                           DIR/<Workload>-<N>Nodes.yaml and the configs\n"
+    "                           DIR/config-pct0.yaml, DIR/config-pct100.yaml\n"
+    "                           for `ksched schedule --cluster`\n"
+    "  -n, --no-run             with --write-manifests: write, do not run\n"
+    "  -l, --list               list the workloads and exit\n"
+    "  -h, --help               show this help\n"
+    "\n"
+    "Exit status: 0 every run bound the expected pods, 1 a run failed or\n"
+    "bound a different number, 2 usage error.\n";
+
+static int parse_int(const char *opt, const char *s, long lo, long hi,
+                     int *out)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *s == '\0' || *end || v < lo || v > hi) {
+        fprintf(stderr, "ksched-bench: %s must be an integer in %ld..%ld, "
+                        "got '%s'\n",
+                opt, lo, hi, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int name_matches(const char *want, const char *name)
+{
+    size_t n = strlen(want);
+    if (strcmp(want, name) == 0)
+        return 1;
+    return strncmp(want, name, n) == 0 && name[n] == '/';
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"workload", required_argument, NULL, 'w'},
+        {"percentage", required_argument, NULL, 'P'},
+        {"parallelism", required_argument, NULL, 'j'},
+        {"runs", required_argument, NULL, 'r'},
+        {"plugin-dir", required_argument, NULL, 'p'},
+        {"quick", no_argument, NULL, 'q'},
+        {"write-manifests", required_argument, NULL, 'm'},
+        {"no-run", no_argument, NULL, 'n'},
+        {"list", no_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *wanted[64];
+    size_t n_wanted = 0, i, n_sel = 0;
+    const bench_workload_t *sel[N_WORKLOADS];
+    int pcts[2] = {0, 100}, n_pcts = 2, pars[2] = {1, 2}, n_pars = 2;
+    int runs = 1, quick = 0, no_run = 0, c, failures = 0, mismatches = 0;
+    const char *plugin_dir = NULL, *manifest_dir = NULL;
+
+    while ((c = getopt_long(argc, argv, "w:P:j:r:p:qm:nlh", opts, NULL)) !=
+           -1) {
+        switch (c) {
+        case 'w':
+            if (n_wanted == sizeof wanted / sizeof wanted[0]) {
+                fprintf(stderr, "ksched-bench: too many --workload\n");
+                return 2;
+            }
+            wanted[n_wanted++] = optarg;
+            break;
+        case 'P':
+            if (parse_int("--percentage", optarg, 0, 100, &pcts[0]) != 0)
+                return 2;
+            n_pcts = 1;
+            break;
+        case 'j':
+            if (parse_int("--parallelism", optarg, 1, 1024, &pars[0]) != 0)
+                return 2;
+            n_pars = 1;
+            break;
+        case 'r':
+            if (parse_int("--runs", optarg, 1, 99, &runs) != 0)
+                return 2;
+            break;
+        case 'p': plugin_dir = optarg; break;
+        case 'q': quick = 1; break;
+        case 'm': manifest_dir = optarg; break;
+        case 'n': no_run = 1; break;
+        case 'l':
+            for (i = 0; i < N_WORKLOADS; i++)
+                printf("%-36s %6u nodes %6u pods, %u expected bound\n",
+                       bench_workloads[i].name, bench_workloads[i].nodes,
+                       bench_workloads[i].pods,
+                       bench_expected_bound(&bench_workloads[i]));
+            return 0;
+        case 'h': fputs(usage, stdout); return 0;
+        default:
+            fprintf(stderr, "Try 'ksched-bench --help'.\n");
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "ksched-bench: unexpected argument '%s'\n"
+                        "Try 'ksched-bench --help'.\n",
+                argv[optind]);
+        return 2;
+    }
+    if (no_run && manifest_dir == NULL) {
+        fprintf(stderr, "ksched-bench: --no-run needs --write-manifests\n");
+        return 2;
+    }
+    for (i = 0; i < n_wanted; i++) {
+        size_t j, hit = 0;
+        for (j = 0; j < N_WORKLOADS; j++)
+            hit += (size_t)name_matches(wanted[i], bench_workloads[j].name);
+        if (hit == 0) {
+            fprintf(stderr, "ksched-bench: no workload named '%s' (see "
+                            "--list)\n",
+                    wanted[i]);
+            return 2;
+        }
+    }
+    for (i = 0; i < N_WORKLOADS; i++) {
+        const bench_workload_t *w = &bench_workloads[i];
+        size_t j;
+        int take = n_wanted == 0;
+        for (j = 0; j < n_wanted; j++)
+            take |= name_matches(wanted[j], w->name);
+        if (quick && !(w->nodes == 500 && w->pods == 1000))
+            take = 0;
+        if (take)
+            sel[n_sel++] = w;
+    }
+    if (n_sel == 0) {
+        fprintf(stderr, "ksched-bench: no workload selected (--quick keeps "
+                        "only the 500-node / 1,000-pod ones)\n");
+        return 2;
+    }
+    if (manifest_dir && write_manifests(manifest_dir, sel, n_sel) != 0)
+        return 1;
+    if (no_run)
+        return 0;
+
+    print_header();
+    for (i = 0; i < n_sel; i++) {
+        int a, b2;
+        for (a = 0; a < n_pcts; a++)
+            for (b2 = 0; b2 < n_pars; b2++) {
+                bench_result_t rs[99], *r0 = &rs[0];
+                int k, bad = 0;
+                uint64_t min_bound = UINT64_MAX;
+                for (k = 0; k < runs; k++) {
+                    run_forked(sel[i], pcts[a], pars[b2], plugin_dir, &rs[k]);
+                    if (!rs[k].ok) {
+                        fprintf(stderr, "ksched-bench: %s pct %d par %d: "
+                                        "FAILED: %s\n",
+                                sel[i]->name, pcts[a], pars[b2], rs[k].err);
+                        bad = 1;
+                        break;
+                    }
+                    if (rs[k].bound < min_bound)
+                        min_bound = rs[k].bound;
+                    if (rs[k].bound != rs[k].expected)
+                        bad = 2;
+                }
+                if (bad == 1) {
+                    printf("%-36s %6u %6u %4d %3d %s\n", sel[i]->name,
+                           sel[i]->nodes, sel[i]->pods, pcts[a], pars[b2],
+                           "FAILED (see stderr)");
+                    fflush(stdout);
+                    failures++;
+                    continue;
+                }
+                printf("%-36s %6u %6u %4d %3d %10.0f %9.1f %9.1f %9.1f "
+                       "%7.1f %7llu %7llu/%-7llu%s\n",
+                       sel[i]->name, sel[i]->nodes, sel[i]->pods, pcts[a],
+                       pars[b2],
+                       median_of(rs, runs,
+                                 offsetof(bench_result_t, pods_per_s)),
+                       median_of(rs, runs, offsetof(bench_result_t, p50_us)),
+                       median_of(rs, runs, offsetof(bench_result_t, p99_us)),
+                       median_of(rs, runs, offsetof(bench_result_t, max_us)),
+                       median_of(rs, runs, offsetof(bench_result_t, rss_mb)),
+                       (unsigned long long)r0->attempts,
+                       (unsigned long long)min_bound,
+                       (unsigned long long)r0->expected,
+                       bad ? "  MISMATCH" : "");
+                fflush(stdout);
+                if (bad) {
+                    fprintf(stderr,
+                            "ksched-bench: MISMATCH: %s pct %d par %d bound "
+                            "%llu pods, expected %llu\n",
+                            sel[i]->name, pcts[a], pars[b2],
+                            (unsigned long long)min_bound,
+                            (unsigned long long)r0->expected);
+                    mismatches++;
+                }
+            }
+    }
+    if (failures || mismatches) {
+        fprintf(stderr, "ksched-bench: %d run(s) failed, %d bound a number "
+                        "of pods other than expected\n",
+                failures, mismatches);
+        return 1;
+    }
+    return 0;
+}

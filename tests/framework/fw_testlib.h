@@ -1,0 +1,72 @@
+/*
+ * Helpers shared by the framework tests: fixture paths, inline profiles,
+ * a small cluster in a cache, and the probe plugins' call traces.
+ *
+ * Everything here fails the current Check test (ck_assert) instead of
+ * returning errors. Strings returned as `char *` are malloc'd and belong to
+ * the caller. Single-threaded.
+ */
+#ifndef KS_FW_TESTLIB_H
+#define KS_FW_TESTLIB_H
+
+#include <stddef.h>
+
+#include "cluster/cache.h"
+#include "cluster/objects.h"
+#include "config/config.h"
+#include "framework/framework.h"
+#include "framework/registry.h"
+
+/* $KS_TEST_FIXTURE_DIR (the build folder of tests/fixtures) and
+ * $KS_TEST_PLUGIN_DIR (the build folder of plugins/). */
+const char *tl_fixture_dir(void);
+const char *tl_plugin_dir(void);
+/* "<fixture dir>/<rel>" */
+char *tl_fixture(const char *rel);
+
+/* `tmpl` with every "@KEY@" (key given without the @) replaced by `val`. */
+char *tl_subst(const char *tmpl, const char *key, const char *val);
+
+/* A config from inline YAML ("inline.yaml" in messages); must be valid. */
+ks_config_t *tl_config(const char *yaml);
+/* The registry of fixtures/plugins + the real plugins, nothing else. */
+ks_registry_t *tl_registry(void);
+
+/* A fresh empty file for a probe's traceFile, and its contents. */
+char *tl_trace_new(void);
+char *tl_read_file(const char *path);
+/* Index of the line equal to `line` in `text` (0-based), or -1. */
+int tl_line_index(const char *text, const char *line);
+/* Number of lines of `text` that start with `prefix`. */
+int tl_count_prefix(const char *text, const char *prefix);
+
+/* A cluster: every node and every bound pod of the manifest in a cache,
+ * a snapshot of it, and an env for frameworks. Pending pods stay in m. */
+typedef struct tl_world {
+    ks_manifest_t m;
+    ks_cache_t *cache;
+    ks_snapshot_t *snap;
+    ks_fw_env_t env;
+} tl_world_t;
+
+void tl_world_init(tl_world_t *w, const char *manifest_yaml);
+void tl_world_free(tl_world_t *w);
+/* Refresh the snapshot after a cache change. */
+void tl_world_sync(tl_world_t *w);
+/* A pending pod of the manifest by name (still owned by the manifest). */
+ks_pod_t *tl_world_pod(tl_world_t *w, const char *name);
+/* The same, handed over: the manifest forgets it. */
+ks_pod_t *tl_world_take_pod(tl_world_t *w, const char *name);
+const ks_node_info_t *tl_world_node(tl_world_t *w, const char *name);
+
+/* "apiVersion: v1\nkind: Node ..." for a node with 4 cpu / 8Gi / 110 pods. */
+char *tl_node_yaml(const char *name);
+/* A pending pod (priority, optional nominatedNodeName, "" for none). */
+char *tl_pod_yaml(const char *name, int priority, const char *nominated);
+
+/* Build a framework for the first profile of `cfg` (parallelism 1) and
+ * attach `env` (may be NULL). Must succeed. */
+ks_framework_t *tl_framework(const ks_config_t *cfg, const ks_registry_t *reg,
+                             ks_fw_env_t *env);
+
+#endif
