@@ -7,6 +7,7 @@
 #define KEY_MAX 64
 
 typedef struct entry {
+    const char *key_ptr; /* the caller's pointer: a fast first check */
     char key[KEY_MAX];
     void *data;
     ks_state_clone_fn clone_fn;
@@ -63,6 +64,12 @@ void ks_cycle_state_free(ks_cycle_state_t *cs)
 static entry_t *find(const ks_cycle_state_t *cs, const char *key)
 {
     unsigned i;
+    /* Plugins pass the same static key string on every call, so pointer
+     * equality finds the entry without comparing text in the hot path. */
+    for (i = 0; i < cs->n; i++)
+        if (cs->items[i].key_ptr == key &&
+            strncmp(cs->items[i].key, key, KEY_MAX) == 0)
+            return &cs->items[i];
     for (i = 0; i < cs->n; i++)
         if (strncmp(cs->items[i].key, key, KEY_MAX) == 0)
             return &cs->items[i];
@@ -85,6 +92,7 @@ int ks_cycle_state_write(ks_cycle_state_t *cs, const char *key, void *data,
         e = &cs->items[cs->n++];
         memset(e, 0, sizeof *e);
         strncpy(e->key, key, KEY_MAX - 1);
+        e->key_ptr = key;
     } else if (e->data != data) {
         entry_release(e);
     }
@@ -127,6 +135,7 @@ ks_cycle_state_t *ks_cycle_state_clone(const ks_cycle_state_t *cs)
             ks_cycle_state_free(c);
             return NULL;
         }
+        c->items[c->n - 1].key_ptr = e->key_ptr; /* compared, never read */
     }
     return c;
 }

@@ -192,6 +192,88 @@ START_TEST(test_item_without_kind)
 }
 END_TEST
 
+START_TEST(test_kubectl_list_order)
+{
+    /* kubectl prints `items` before `kind: List`; anchors work inside an
+     * item; an empty List is fine */
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    int rc = load(&m,
+                  "apiVersion: v1\n"
+                  "items:\n"
+                  "- apiVersion: v1\n"
+                  "  kind: Pod\n"
+                  "  metadata:\n"
+                  "    name: a\n"
+                  "    labels: &l {app: web}\n"
+                  "    annotations: *l\n"
+                  "    managedFields:\n"
+                  "    - {manager: kubectl, fieldsV1: {f:spec: {}}}\n"
+                  "  spec:\n"
+                  "    nodeName: n1\n"
+                  "- apiVersion: v1\n"
+                  "  kind: Node\n"
+                  "  metadata: {name: n1}\n"
+                  "kind: List\n"
+                  "metadata:\n"
+                  "  resourceVersion: \"\"\n"
+                  "---\n"
+                  "apiVersion: v1\n"
+                  "items: []\n"
+                  "kind: List\n",
+                  &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    ck_assert_uint_eq(m.n_pods, 1);
+    ck_assert_uint_eq(m.n_nodes, 1);
+    ck_assert_uint_eq(m.pods[0]->annotations.n, 1);
+    ck_assert_ptr_eq(m.pods[0]->annotations.items[0].value,
+                     ks_intern_str(in, "web"));
+    ks_manifest_free(&m);
+}
+END_TEST
+
+START_TEST(test_alias_across_items)
+{
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    int rc = load(&m,
+                  "kind: List\n"
+                  "items:\n"
+                  "- kind: Node\n"
+                  "  metadata: {name: n1, labels: &l {a: b}}\n"
+                  "- kind: Node\n"
+                  "  metadata: {name: n2, labels: *l}\n",
+                  &err);
+    ck_assert_int_eq(rc, KS_EPARSE);
+    ck_assert_str_eq(err.msg, "c.yaml:6:32: YAML error: alias *l refers to an "
+                              "anchor outside this object");
+    ck_assert_uint_eq(m.n_nodes, 1);
+    ks_manifest_free(&m);
+}
+END_TEST
+
+START_TEST(test_items_key_on_other_kinds)
+{
+    /* a document with `items` whose kind is not a List is read as that
+     * kind; its items are still read as objects */
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    int rc = load(&m,
+                  "kind: Widget\n"
+                  "metadata: {name: w}\n"
+                  "items:\n"
+                  "- kind: Namespace\n"
+                  "  metadata: {name: x}\n",
+                  &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    ck_assert_uint_eq(m.n_namespaces, 1);
+    ck_assert_uint_eq(m.n_skipped, 1);
+    ck_assert_str_eq(notices[0], "c.yaml:1: skipping Widget w (ksched reads "
+                                 "Node, Pod, Service, Namespace)");
+    ks_manifest_free(&m);
+}
+END_TEST
+
 START_TEST(test_load_file)
 {
     char path[] = "/tmp/ksched-manifest-XXXXXX";
@@ -229,6 +311,9 @@ int main(void)
     tcase_add_test(tc, test_malformed_yaml);
     tcase_add_test(tc, test_wrong_type_in_list);
     tcase_add_test(tc, test_item_without_kind);
+    tcase_add_test(tc, test_kubectl_list_order);
+    tcase_add_test(tc, test_alias_across_items);
+    tcase_add_test(tc, test_items_key_on_other_kinds);
     tcase_add_test(tc, test_load_file);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

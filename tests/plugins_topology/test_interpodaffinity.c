@@ -659,8 +659,8 @@ START_TEST(test_score_truncates)
     topo_cluster_t c;
     ks_pod_t *p;
 
-    /* raw 2, 1, 0 over three nodes plus a -1 on a fourth: range [-1, 2],
-     * 100 * 2/3 = 66.67 -> 66, 100 * 1/3 = 33.3 -> 33 */
+    /* n1 holds three cache pods, n2 two, n4 a web pod; weights cancel or
+     * add up as noted per pod below */
     memset(&c, 0, sizeof c);
     topo_add_node(&c, "n1", "zone-a");
     topo_add_node(&c, "n2", "zone-b");
@@ -675,7 +675,10 @@ START_TEST(test_score_truncates)
     p = topo_pod("default", "p", "x");
     add_term(p, 0, 1, "cache", HOST);
     add_term(p, 1, 1, "cache,web", HOST);
+    /* +1 and -1 per cache pod cancel; the web pod gives n4 -1 */
     ck_assert_str_eq(raw_scores(p, &c, 4), "0,0,0,-1");
+    ck_assert_str_eq(topo_score_text(mh, pl, self, p, &c, "n1,n2,n3,n4"),
+                     "n1:100,n2:100,n3:100,n4:0");
     p = topo_pod("default", "q", "x");
     add_term(p, 0, 2, "cache", HOST);
     add_term(p, 1, 1, "cache,web", HOST);

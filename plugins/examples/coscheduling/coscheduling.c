@@ -12,15 +12,17 @@
  * Extension points:
  *   PreEnqueue  admits every pod; remembers each group pod it sees, because
  *               the SDK has no lister of pending pods.
- *   PreFilter   rejects a group pod whose group has fewer than N known pods.
+ *   PreFilter   rejects a member of a group that failed recently (held back
+ *               for deniedPGExpirationTimeSeconds), and a member of a group
+ *               with fewer than N known pods.
  *   PostFilter  when a member cannot be placed and the group is far from N,
  *               rejects the group's waiting members at once.
  *   Reserve     nothing (Unreserve needs a Reserve).
  *   Unreserve   rejects the group's other waiting members, so the whole
- *               group is released together.
+ *               group is released together, and holds the group back.
  *   Permit      holds a member until N members are assumed or bound, then
  *               allows every waiting member; waits at most
- *               permitWaitingTimeSeconds (args, default 60).
+ *               permitWaitingTimeSeconds.
  *
  * Everything runs on the host's loop thread (no Filter or Score here), so
  * the plugin needs no locks.
@@ -41,9 +43,12 @@
 #define PLUGIN_NAME "Coscheduling"
 #define GROUP_LABEL "scheduling.x-k8s.io/pod-group"
 #define MIN_ANNOTATION "scheduling.x-k8s.io/min-available"
-#define DEFAULT_TIMEOUT_S 60
-#define MAX_TIMEOUT_S (INT64_MAX / 1000)
-#define WAIT_KEY PLUGIN_NAME "/wait"
+#define DEFAULT_PERMIT_S 60
+#define DEFAULT_DENIED_S 20
+#define MAX_SECONDS (INT64_MAX / 1000)
+#define WAIT_KEY PLUGIN_NAME "/wait"       /* cs_wait_t, Permit -> Unreserve */
+#define REJECTED_KEY PLUGIN_NAME "/rejected" /* PreFilter -> PostFilter */
+#define MSG_LEN 384
 
 /* A group pod PreEnqueue has seen; every pointer is interned. */
 typedef struct cs_member {
@@ -52,14 +57,25 @@ typedef struct cs_member {
     const char *uid;
 } cs_member_t;
 
+/* A group that failed recently, and why. */
+typedef struct cs_denied {
+    const char *ns;    /* interned */
+    const char *group; /* interned */
+    int64_t until_ms;
+    char message[MSG_LEN];
+} cs_denied_t;
+
 typedef struct cosched {
     const ks_host_api_t *api;
     ks_handle_t *h;
-    uint64_t timeout_ms;
+    uint64_t permit_ms;
+    int64_t denied_ms;
     const char *group_key; /* interned GROUP_LABEL */
     const char *min_key;   /* interned MIN_ANNOTATION */
     cs_member_t *members;  /* owned; grows, never shrinks */
     size_t n_members, cap_members;
+    cs_denied_t *denied; /* owned; expired entries are reused */
+    size_t n_denied, cap_denied;
     int saw_enqueue; /* PreEnqueue is enabled and has run */
 } cosched_t;
 
@@ -168,6 +184,50 @@ static int cs_in_snapshot(const cosched_t *c, const ks_pod_t *p)
     return 0;
 }
 
+/* --- denied groups ------------------------------------------------------------ */
+
+/* The unexpired denial of group g, or NULL. */
+static const cs_denied_t *cs_denied_get(const cosched_t *c,
+                                        const cs_group_t *g, int64_t now)
+{
+    size_t i;
+    for (i = 0; i < c->n_denied; i++)
+        if (c->denied[i].ns == g->ns && c->denied[i].group == g->name &&
+            now < c->denied[i].until_ms)
+            return &c->denied[i];
+    return NULL;
+}
+
+/* Hold group g back with `message`, unless it already is (the first reason
+ * is the one worth keeping: later ones are its consequences). */
+static void cs_denied_add(cosched_t *c, const cs_group_t *g,
+                          const char *message)
+{
+    int64_t now = c->api->now_ms(c->h);
+    cs_denied_t *d = NULL;
+    size_t i;
+    if (cs_denied_get(c, g, now) != NULL)
+        return;
+    for (i = 0; i < c->n_denied && d == NULL; i++)
+        if (now >= c->denied[i].until_ms)
+            d = &c->denied[i];
+    if (d == NULL) {
+        if (c->n_denied == c->cap_denied) {
+            size_t cap = c->cap_denied ? c->cap_denied * 2 : 8;
+            cs_denied_t *a = realloc(c->denied, cap * sizeof *a);
+            if (a == NULL)
+                return; /* only an optimisation: Permit still gates */
+            c->denied = a;
+            c->cap_denied = cap;
+        }
+        d = &c->denied[c->n_denied++];
+    }
+    d->ns = c->api->intern(c->h, g->ns);
+    d->group = c->api->intern(c->h, g->name);
+    d->until_ms = now + c->denied_ms;
+    snprintf(d->message, sizeof d->message, "%s", message);
+}
+
 /* --- waiting pods ----------------------------------------------------------- */
 
 enum { CS_COUNT, CS_ALLOW, CS_REJECT };
@@ -218,30 +278,39 @@ static uint32_t cs_waiting_apply(const cosched_t *c, const cs_group_t *g,
 
 /* --- create / destroy --------------------------------------------------------- */
 
+/* Read optional positive seconds `key` of args into *secs. */
+static int cs_args_seconds(const ks_args_t *args, const char *key,
+                           int64_t *secs, char *err, size_t errlen)
+{
+    const ks_args_t *a = ks_args_get(args, key);
+    if (a == NULL)
+        return 0;
+    if (ks_args_int64(a, key, secs, err, errlen) != 0)
+        return -1;
+    if (*secs < 1 || *secs > MAX_SECONDS) {
+        snprintf(err, errlen,
+                 "line %u, column %u: %s must be a positive integer, got %s",
+                 a->line, a->column, key, a->scalar);
+        return -1;
+    }
+    return 0;
+}
+
 static int cs_create(const ks_host_api_t *api, ks_handle_t *h,
                      const ks_args_t *args, void **self, char *err,
                      size_t errlen)
 {
-    static const char *const keys[] = {"permitWaitingTimeSeconds", NULL};
-    const ks_args_t *a;
-    int64_t secs = DEFAULT_TIMEOUT_S;
+    static const char *const keys[] = {"permitWaitingTimeSeconds",
+                                       "deniedPGExpirationTimeSeconds", NULL};
+    int64_t permit_s = DEFAULT_PERMIT_S, denied_s = DEFAULT_DENIED_S;
     cosched_t *c;
 
-    if (ks_args_check_keys(args, keys, err, errlen) != 0)
+    if (ks_args_check_keys(args, keys, err, errlen) != 0 ||
+        cs_args_seconds(args, "permitWaitingTimeSeconds", &permit_s, err,
+                        errlen) != 0 ||
+        cs_args_seconds(args, "deniedPGExpirationTimeSeconds", &denied_s, err,
+                        errlen) != 0)
         return -1;
-    a = ks_args_get(args, "permitWaitingTimeSeconds");
-    if (a != NULL) {
-        if (ks_args_int64(a, "permitWaitingTimeSeconds", &secs, err, errlen) !=
-            0)
-            return -1;
-        if (secs < 1 || secs > MAX_TIMEOUT_S) {
-            snprintf(err, errlen,
-                     "line %u, column %u: permitWaitingTimeSeconds must be a "
-                     "positive integer, got %" PRId64,
-                     a->line, a->column, secs);
-            return -1;
-        }
-    }
     c = calloc(1, sizeof *c);
     if (c == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -249,7 +318,8 @@ static int cs_create(const ks_host_api_t *api, ks_handle_t *h,
     }
     c->api = api;
     c->h = h;
-    c->timeout_ms = (uint64_t)secs * 1000u;
+    c->permit_ms = (uint64_t)permit_s * 1000u;
+    c->denied_ms = denied_s * 1000;
     c->group_key = api->intern(h, GROUP_LABEL);
     c->min_key = api->intern(h, MIN_ANNOTATION);
     *self = c;
@@ -262,6 +332,7 @@ static void cs_destroy(void *self)
     if (c == NULL)
         return;
     free(c->members);
+    free(c->denied);
     free(c);
 }
 
@@ -289,7 +360,7 @@ static ks_code_t cs_pre_enqueue(void *self, const ks_pod_t *pod,
         c->cap_members = cap;
     }
     /* View strings are interned already; intern() returns the same
-     * pointers with a lifetime as long as the host's. */
+     * pointers, with a lifetime as long as the host's. */
     c->members[c->n_members].ns = c->api->intern(c->h, g.ns);
     c->members[c->n_members].group = c->api->intern(c->h, g.name);
     c->members[c->n_members].uid = c->api->intern(c->h, pod->uid);
@@ -299,20 +370,36 @@ static ks_code_t cs_pre_enqueue(void *self, const ks_pod_t *pod,
 
 /* --- PreFilter --------------------------------------------------------------------- */
 
+/* Marks a cycle whose pod this plugin's PreFilter rejected; PostFilter only
+ * tests for its presence, so it is shared and never freed. */
+static int cs_rejected_marker;
+
+static ks_code_t cs_reject_prefilter(const cosched_t *c, ks_cycle_state_t *cs)
+{
+    c->api->cycle_state_write(cs, REJECTED_KEY, &cs_rejected_marker, NULL,
+                              NULL);
+    return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
 static ks_code_t cs_pre_filter(void *self, ks_cycle_state_t *cs,
                                const ks_pod_t *pod, ks_prefilter_result_t *res,
                                ks_status_t *st)
 {
     cosched_t *c = self;
+    const cs_denied_t *d;
     cs_group_t g;
     uint32_t known = 0;
     size_t i;
-    (void)cs;
     (void)res;
     if (!cs_group_of(c, pod, &g))
         return KS_SUCCESS;
     if (cs_group_min(c, pod, &g, st) != 0)
-        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        return cs_reject_prefilter(c, cs);
+    d = cs_denied_get(c, &g, c->api->now_ms(c->h));
+    if (d != NULL) {
+        c->api->status_reason(st, d->message);
+        return cs_reject_prefilter(c, cs);
+    }
     /* Without PreEnqueue the plugin cannot see pending members; Permit's
      * timeout then catches a group that is too small. */
     if (!c->saw_enqueue)
@@ -328,7 +415,7 @@ static ks_code_t cs_pre_filter(void *self, ks_cycle_state_t *cs,
                                "pod group \"%s\" has %" PRIu32
                                " pods, fewer than min-available %" PRId64,
                                g.name, known, g.min);
-        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        return cs_reject_prefilter(c, cs);
     }
     return KS_SUCCESS;
 }
@@ -342,15 +429,15 @@ static ks_code_t cs_post_filter(void *self, ks_cycle_state_t *cs,
 {
     cosched_t *c = self;
     cs_group_t g;
-    char msg[512];
+    char msg[MSG_LEN];
     uint32_t assigned, released;
-    (void)cs;
     (void)statuses;
     (void)nominated;
-    if (!cs_group_of(c, pod, &g))
+    if (!cs_group_of(c, pod, &g) || cs_group_min(c, pod, &g, NULL) != 0)
         return KS_UNSCHEDULABLE;
-    if (cs_group_min(c, pod, &g, NULL) != 0)
-        return KS_UNSCHEDULABLE; /* PreFilter reported it */
+    /* Rejected by this plugin's own PreFilter: nothing more to say. */
+    if (c->api->cycle_state_read(cs, REJECTED_KEY) != NULL)
+        return KS_UNSCHEDULABLE;
     assigned = cs_count_on_nodes(c, &g, pod, 0);
     /* Enough members placed, or within 10% of min-available: let the next
      * members try rather than give up on the group. */
@@ -360,6 +447,7 @@ static ks_code_t cs_post_filter(void *self, ks_cycle_state_t *cs,
     snprintf(msg, sizeof msg,
              "pod group \"%s\" failed: member %s/%s is unschedulable", g.name,
              pod->ns, pod->name);
+    cs_denied_add(c, &g, msg);
     released = cs_waiting_apply(c, &g, pod, CS_REJECT, msg);
     if (released > 0)
         c->api->status_reasonf(st,
@@ -389,20 +477,21 @@ static void cs_unreserve(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     cosched_t *c = self;
     cs_group_t g;
     const cs_wait_t *w;
-    char msg[512];
+    char msg[MSG_LEN];
     (void)node;
     if (!cs_group_of(c, pod, &g))
         return;
     w = c->api->cycle_state_read(cs, WAIT_KEY);
     if (w != NULL && c->api->now_ms(c->h) >= w->deadline_ms)
         snprintf(msg, sizeof msg,
-                 "pod group \"%s\" failed: %s/%s waited %" PRIu64
+                 "pod group \"%s\" failed: member %s/%s waited %" PRIu64
                  "s at Permit and the group did not reach min-available",
                  g.name, pod->ns, pod->name, w->timeout_ms / 1000u);
     else
         snprintf(msg, sizeof msg,
                  "pod group \"%s\" failed: member %s/%s was unreserved",
                  g.name, pod->ns, pod->name);
+    cs_denied_add(c, &g, msg);
     cs_waiting_apply(c, &g, pod, CS_REJECT, msg);
 }
 
@@ -439,13 +528,13 @@ static ks_code_t cs_permit(void *self, ks_cycle_state_t *cs,
     }
     w = malloc(sizeof *w);
     if (w != NULL) {
-        w->timeout_ms = c->timeout_ms;
-        w->deadline_ms = c->api->now_ms(c->h) + (int64_t)c->timeout_ms;
+        w->timeout_ms = c->permit_ms;
+        w->deadline_ms = c->api->now_ms(c->h) + (int64_t)c->permit_ms;
         if (c->api->cycle_state_write(cs, WAIT_KEY, w, cs_wait_clone, free) !=
             0)
             free(w);
     }
-    *timeout_ms = c->timeout_ms;
+    *timeout_ms = c->permit_ms;
     return KS_WAIT;
 }
 
