@@ -20,11 +20,14 @@
  * (uids, names and image names are looked up by content but stored as the
  * interned pointers). Objects the cache lets go of (removed pods and nodes,
  * a node replaced by an update, replaced services and namespaces) are freed
- * by the next ks_cache_update_snapshot() or by ks_cache_free(), never
- * earlier, so a snapshot taken before the removal stays readable until it
- * is refreshed. A ks_node_info_t from ks_cache_node_info() is valid until
- * the next change to the cache. On error, ownership of an object passed to
- * an add/update/assume function stays with the caller.
+ * by the next ks_cache_update_snapshot() (of any snapshot) or by
+ * ks_cache_free(), never earlier, so with one snapshot per cache a snapshot
+ * taken before the removal stays readable until it is refreshed. A
+ * ks_node_info_t from ks_cache_node_info() is valid until the next change
+ * to the cache. On error, ownership of an object passed to an
+ * add/update/assume function stays with the caller. Every change to a
+ * NodeInfo (pod added/removed, node set/updated/removed) takes a new
+ * generation from one process-wide counter.
  */
 #ifndef KS_CACHE_H
 #define KS_CACHE_H
@@ -51,7 +54,10 @@ void ks_cache_free(ks_cache_t *c);
 int ks_cache_add_node(ks_cache_t *c, ks_node_t *node, ks_error_t *err);
 int ks_cache_update_node(ks_cache_t *c, ks_node_t *node, ks_error_t *err);
 int ks_cache_remove_node(ks_cache_t *c, const char *name, ks_error_t *err);
+/* The cache's NodeInfo for `name`, also a placeholder (node == NULL); NULL
+ * when there is none. */
 const ks_node_info_t *ks_cache_node_info(const ks_cache_t *c, const char *name);
+/* Number of real nodes (placeholders not counted). */
 size_t ks_cache_num_nodes(const ks_cache_t *c);
 
 /* Pods with pod->node_name set. add takes ownership and adds the pod to its

@@ -194,8 +194,7 @@ static void list_remove_at(const ks_pod_t **items, ks_pod_slot_t **slots,
 
 int ks_ni_remove_pod(ks_ni_t *ni, const ks_pod_t *pod, ks_pod_slot_t *slot)
 {
-    int at, aff = ks_pod_has_affinity(pod);
-    int anti = ks_pod_has_required_anti_affinity(pod);
+    int at, aff, anti;
     uint32_t i;
     const ks_pod_t *stored;
 

@@ -688,6 +688,18 @@ static int parse_spec(ks_yctx_t *c, const yaml_node_t *spec, ks_pod_t *pod)
                        &pod->priority_class_name)) != 0 ||
         (rc = ky_f_resources(c, spec, "overhead", &pod->overhead, NULL)) != 0)
         return rc;
+    {
+        const char *policy = NULL;
+        if ((rc = ky_f_str(c, spec, "preemptionPolicy", &policy)) != 0)
+            return rc;
+        if (policy && strcmp(policy, "Never") == 0)
+            pod->preempt_never = 1;
+        else if (policy && policy[0] && strcmp(policy, "PreemptLowerPriority"))
+            return ky_fail(c, ky_get(c, spec, "preemptionPolicy"),
+                           "preemptionPolicy must be PreemptLowerPriority or "
+                           "Never, got \"%s\"",
+                           policy);
+    }
     if ((v = ky_get(c, spec, "affinity")) != NULL) {
         size_t o2 = ky_push(c, "affinity");
         if ((rc = parse_affinity(c, v, &pod->affinity)) != 0)

@@ -242,7 +242,7 @@ ks_code_t ipa_normalize_score(void *self, ks_cycle_state_t *cs,
 {
     const ipa_plugin_t *pl = self;
     const ipa_prescore_state_t *s;
-    int64_t max = 0, min = 0, diff;
+    int64_t max = INT64_MIN, min = INT64_MAX, diff;
     uint32_t i;
 
     (void)pod;
@@ -251,7 +251,8 @@ ks_code_t ipa_normalize_score(void *self, ks_cycle_state_t *cs,
         return KS_ERROR;
     if (s->n_keys == 0)
         return KS_SUCCESS;
-    /* min and max start at 0: an all-positive list keeps 0 as its floor */
+    /* min and max over the feasible nodes only (v1.24.1): equal scores all
+     * normalise to 0 */
     for (i = 0; i < n; i++) {
         if (scores[i].score > max)
             max = scores[i].score;

@@ -1,0 +1,373 @@
+/* Status bodies, request decoding and JSON views of pods and nodes. */
+#include "api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/intern.h"
+
+/* --- responses ------------------------------------------------------------ */
+
+static void status_v(ks_http_conn_t *c, const char *extra, int code,
+                     const char *reason, const char *dkind, const char *dname,
+                     const char *fmt, va_list ap)
+{
+    char msg[KS_ERROR_MSG_MAX + 512];
+    json_t *st;
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    st = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status",
+                   "apiVersion", "v1", "metadata", "status", "Failure",
+                   "message", msg, "reason", reason, "code", code);
+    if (st && (dkind || dname)) {
+        json_t *d = json_object();
+        if (dname)
+            json_object_set_new(d, "name", json_string(dname));
+        if (dkind)
+            json_object_set_new(d, "kind", json_string(dkind));
+        json_object_set_new(st, "details", d);
+    }
+    if (st == NULL) {
+        ks_http_respond(c, 500, "text/plain", NULL, "out of memory\n", 14);
+        return;
+    }
+    {
+        char *text = json_dumps(st, JSON_COMPACT);
+        json_decref(st);
+        if (text == NULL) {
+            ks_http_respond(c, 500, "text/plain", NULL, "out of memory\n",
+                            14);
+            return;
+        }
+        ks_http_respond(c, code, "application/json", extra, text,
+                        strlen(text));
+        free(text);
+    }
+}
+
+void ks_api_status(ks_http_conn_t *c, int code, const char *reason,
+                   const char *details_kind, const char *details_name,
+                   const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    status_v(c, NULL, code, reason, details_kind, details_name, fmt, ap);
+    va_end(ap);
+}
+
+void ks_api_status_hdr(ks_http_conn_t *c, const char *extra_headers, int code,
+                       const char *reason, const char *details_kind,
+                       const char *details_name, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    status_v(c, extra_headers, code, reason, details_kind, details_name, fmt,
+             ap);
+    va_end(ap);
+}
+
+void ks_api_json(ks_http_conn_t *c, int code, json_t *doc)
+{
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (text == NULL) {
+        ks_http_respond(c, 500, "text/plain", NULL, "out of memory\n", 14);
+        return;
+    }
+    ks_http_respond(c, code, "application/json", NULL, text, strlen(text));
+    free(text);
+}
+
+int ks_api_query_flag(const char *query, const char *key)
+{
+    size_t kl = strlen(key);
+    const char *q = query;
+    while (q && *q) {
+        const char *e = strchr(q, '&');
+        size_t l = e ? (size_t)(e - q) : strlen(q);
+        if (l > kl && strncmp(q, key, kl) == 0 && q[kl] == '=') {
+            const char *v = q + kl + 1;
+            size_t vl = l - kl - 1;
+            return (vl == 4 && strncmp(v, "true", 4) == 0) ||
+                   (vl == 1 && v[0] == '1');
+        }
+        q = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+/* --- decoding ------------------------------------------------------------- */
+
+static const char *json_type_name(const json_t *j)
+{
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    default: return "null";
+    }
+}
+
+json_t *ks_api_decode(ks_http_conn_t *c, const ks_http_request_t *req,
+                      const char *kind, const char *resource, char **text)
+{
+    static const char *const allowed[] = {"apiVersion", "kind", "metadata",
+                                          "spec", "status"};
+    json_error_t jerr;
+    json_t *doc, *k, *v, *md, *name;
+    const char *key;
+    char unknown[1024] = "";
+    size_t ul = 0;
+
+    *text = NULL;
+    doc = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (doc == NULL) {
+        ks_api_status(c, 400, "BadRequest", resource, NULL,
+                      "json parse error: %s at line %d, column %d "
+                      "(position %d)",
+                      jerr.text, jerr.line, jerr.column, jerr.position);
+        return NULL;
+    }
+    if (!json_is_object(doc)) {
+        ks_api_status(c, 400, "BadRequest", resource, NULL,
+                      "the request body must be a %s object, got %s", kind,
+                      json_type_name(doc));
+        json_decref(doc);
+        return NULL;
+    }
+    json_object_foreach(doc, key, v) {
+        size_t i;
+        int ok = 0;
+        for (i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
+            if (strcmp(key, allowed[i]) == 0)
+                ok = 1;
+        if (!ok && ul < sizeof unknown - 64)
+            ul += (size_t)snprintf(unknown + ul, sizeof unknown - ul,
+                                   "%sunknown field \"%.200s\"",
+                                   ul ? ", " : "", key);
+    }
+    if (ul) {
+        ks_api_status(c, 400, "BadRequest", resource, NULL,
+                      "%s in version \"v1\" cannot be handled as a %s: "
+                      "strict decoding error: %s",
+                      kind, kind, unknown);
+        json_decref(doc);
+        return NULL;
+    }
+    k = json_object_get(doc, "kind");
+    if (k && !json_is_string(k)) {
+        ks_api_status(c, 400, "BadRequest", resource, NULL,
+                      "kind must be a string, got %s", json_type_name(k));
+        json_decref(doc);
+        return NULL;
+    }
+    if (k && strcmp(json_string_value(k), kind) != 0) {
+        const char *got = json_string_value(k);
+        if (strcmp(got, "Pod") == 0 || strcmp(got, "Node") == 0)
+            ks_api_status(c, 400, "BadRequest", resource, NULL,
+                          "the kind in the body (%s) does not match the "
+                          "kind of the resource (%s: %s)",
+                          got, resource, kind);
+        else
+            ks_api_status(c, 400, "BadRequest", resource, NULL,
+                          "no kind \"%.200s\" is registered for version "
+                          "\"v1\" in this API (%s expects kind %s)",
+                          got, resource, kind);
+        json_decref(doc);
+        return NULL;
+    }
+    v = json_object_get(doc, "apiVersion");
+    if (v && (!json_is_string(v) || strcmp(json_string_value(v), "v1"))) {
+        ks_api_status(c, 400, "BadRequest", resource, NULL,
+                      "the API version in the data (%.200s) does not match "
+                      "the expected API version (v1)",
+                      json_is_string(v) ? json_string_value(v) : "?");
+        json_decref(doc);
+        return NULL;
+    }
+    md = json_object_get(doc, "metadata");
+    if (md && !json_is_object(md)) {
+        ks_api_status(c, 400, "BadRequest", resource, NULL,
+                      "metadata must be an object, got %s",
+                      json_type_name(md));
+        json_decref(doc);
+        return NULL;
+    }
+    name = md ? json_object_get(md, "name") : NULL;
+    if (name == NULL || !json_is_string(name) ||
+        json_string_value(name)[0] == '\0') {
+        ks_api_status(c, 422, "Invalid", resource, "",
+                      "%s \"\" is invalid: metadata.name: Required value: "
+                      "name is required",
+                      kind);
+        json_decref(doc);
+        return NULL;
+    }
+    if (k == NULL) {
+        /* The resource implies the kind (as the API server defaults it);
+         * the object reader needs it written out. */
+        json_object_set_new(doc, "kind", json_string(kind));
+        if (v == NULL)
+            json_object_set_new(doc, "apiVersion", json_string("v1"));
+        *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        if (*text == NULL) {
+            ks_api_status(c, 500, "InternalError", resource, NULL,
+                          "out of memory");
+            json_decref(doc);
+            return NULL;
+        }
+    }
+    return doc;
+}
+
+int ks_api_read_object(ks_http_conn_t *c, json_t *doc, const char *text,
+                       size_t len, ks_manifest_t *m)
+{
+    ks_error_t err = {0};
+    int rc;
+    memset(m, 0, sizeof *m);
+    rc = ks_manifest_load_string(m, "body", text, len, ks_intern_global(),
+                                 NULL, &err);
+    if (rc == KS_EPARSE) {
+        /* Valid JSON that the YAML reader does not take as written (JSON
+         * escapes YAML lacks): read jansson's canonical rendering. */
+        char *canon = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        ks_manifest_free(m);
+        memset(m, 0, sizeof *m);
+        if (canon != NULL) {
+            err.code = 0;
+            err.msg[0] = '\0';
+            rc = ks_manifest_load_string(m, "body", canon, strlen(canon),
+                                         ks_intern_global(), NULL, &err);
+            free(canon);
+        }
+    }
+    if (rc != 0) {
+        ks_manifest_free(m);
+        memset(m, 0, sizeof *m);
+        if (rc == KS_ENOMEM)
+            ks_api_status(c, 500, "InternalError", NULL, NULL,
+                          "out of memory");
+        else if (rc == KS_EPARSE)
+            ks_api_status(c, 400, "BadRequest", NULL, NULL, "%s", err.msg);
+        else
+            ks_api_status(c, 422, "Invalid", NULL, NULL, "%s", err.msg);
+        return -1;
+    }
+    if (m->n_pods + m->n_nodes != 1) {
+        ks_manifest_free(m);
+        memset(m, 0, sizeof *m);
+        ks_api_status(c, 400, "BadRequest", NULL, NULL,
+                      "the body must hold exactly one object");
+        return -1;
+    }
+    return 0;
+}
+
+/* --- views ---------------------------------------------------------------- */
+
+static json_t *labels_json(ks_labels_t l)
+{
+    json_t *o = json_object();
+    uint32_t i;
+    for (i = 0; o && i < l.n; i++)
+        json_object_set_new(o, l.items[i].key,
+                            json_string(l.items[i].value));
+    return o;
+}
+
+static json_t *cpu_json(int64_t milli)
+{
+    char b[64];
+    if (milli % 1000 == 0)
+        snprintf(b, sizeof b, "%lld", (long long)(milli / 1000));
+    else
+        snprintf(b, sizeof b, "%lldm", (long long)milli);
+    return json_string(b);
+}
+
+static json_t *int_str_json(int64_t v)
+{
+    char b[64];
+    snprintf(b, sizeof b, "%lld", (long long)v);
+    return json_string(b);
+}
+
+json_t *ks_api_pod_json(const ks_pod_t *pod, const char *node,
+                        const char *message)
+{
+    json_t *md, *spec, *status, *cond;
+    md = json_pack("{s:s, s:s, s:s}", "name", pod->name, "namespace", pod->ns,
+                   "uid", pod->uid);
+    if (md && pod->labels.n)
+        json_object_set_new(md, "labels", labels_json(pod->labels));
+    spec = json_pack("{s:s}", "schedulerName", pod->scheduler_name);
+    if (spec && node && node[0])
+        json_object_set_new(spec, "nodeName", json_string(node));
+    if (spec && pod->priority)
+        json_object_set_new(spec, "priority", json_integer(pod->priority));
+    if (node && node[0])
+        cond = json_pack("{s:s, s:s}", "type", "PodScheduled", "status",
+                         "True");
+    else if (message && message[0])
+        cond = json_pack("{s:s, s:s, s:s, s:s}", "type", "PodScheduled",
+                         "status", "False", "reason", "Unschedulable",
+                         "message", message);
+    else
+        cond = json_pack("{s:s, s:s}", "type", "PodScheduled", "status",
+                         "False");
+    status = json_pack("{s:s, s:[o]}", "phase", "Pending", "conditions", cond);
+    if (pod->nominated_node_name && pod->nominated_node_name[0] && status)
+        json_object_set_new(status, "nominatedNodeName",
+                            json_string(pod->nominated_node_name));
+    return json_pack("{s:s, s:s, s:o, s:o, s:o}", "apiVersion", "v1", "kind",
+                     "Pod", "metadata", md, "spec", spec, "status", status);
+}
+
+json_t *ks_api_node_json(const ks_node_t *node)
+{
+    static const char *effects[] = {"", "NoSchedule", "PreferNoSchedule",
+                                    "NoExecute"};
+    json_t *md, *spec, *alloc;
+    uint32_t i;
+    md = json_pack("{s:s}", "name", node->name);
+    if (md && node->labels.n)
+        json_object_set_new(md, "labels", labels_json(node->labels));
+    spec = json_object();
+    if (spec && node->unschedulable)
+        json_object_set_new(spec, "unschedulable", json_true());
+    if (spec && node->n_taints) {
+        json_t *ts = json_array();
+        for (i = 0; i < node->n_taints; i++) {
+            json_t *t = json_pack("{s:s, s:s}", "key", node->taints[i].key,
+                                  "effect",
+                                  effects[node->taints[i].effect & 3]);
+            if (t && node->taints[i].value && node->taints[i].value[0])
+                json_object_set_new(t, "value",
+                                    json_string(node->taints[i].value));
+            json_array_append_new(ts, t);
+        }
+        json_object_set_new(spec, "taints", ts);
+    }
+    alloc = json_object();
+    if (alloc) {
+        const ks_resources_t *r = &node->allocatable;
+        json_object_set_new(alloc, "cpu", cpu_json(r->milli_cpu));
+        json_object_set_new(alloc, "memory", int_str_json(r->memory));
+        json_object_set_new(alloc, "pods", int_str_json(r->allowed_pods));
+        if (r->ephemeral_storage)
+            json_object_set_new(alloc, "ephemeral-storage",
+                                int_str_json(r->ephemeral_storage));
+        for (i = 0; i < r->n_scalar && i < KS_MAX_SCALAR_RESOURCES; i++)
+            json_object_set_new(alloc, r->scalar[i].name,
+                                int_str_json(r->scalar[i].value));
+    }
+    return json_pack("{s:s, s:s, s:o, s:o, s:{s:o}}", "apiVersion", "v1",
+                     "kind", "Node", "metadata", md, "spec", spec, "status",
+                     "allocatable", alloc);
+}

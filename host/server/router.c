@@ -1,0 +1,155 @@
+/* Routing of API requests to handlers. */
+#include "router.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "api.h"
+#include "server.h"
+
+int ks_route_match(const char *pattern, const char *path,
+                   char caps[][KS_ROUTE_CAP_MAX], size_t n_caps)
+{
+    const char *p = pattern, *s = path;
+    size_t n = 0;
+    while (*p && *s) {
+        const char *pe, *se;
+        size_t pl, sl;
+        if (*p != '/' || *s != '/')
+            return -1;
+        p++;
+        s++;
+        pe = strchr(p, '/');
+        se = strchr(s, '/');
+        pl = pe ? (size_t)(pe - p) : strlen(p);
+        sl = se ? (size_t)(se - s) : strlen(s);
+        if (pl == 2 && p[0] == '{' && p[1] == '}') {
+            if (sl == 0 || sl >= KS_ROUTE_CAP_MAX || n >= n_caps)
+                return -1;
+            memcpy(caps[n], s, sl);
+            caps[n][sl] = '\0';
+            n++;
+        } else if (pl != sl || memcmp(p, s, pl) != 0) {
+            return -1;
+        }
+        p += pl;
+        s += sl;
+    }
+    if (*p == '\0' && (*s == '\0' || strcmp(s, "/") == 0))
+        return (int)n;
+    return -1;
+}
+
+int ks_route_method_allowed(const char *methods, const char *method)
+{
+    size_t ml = strlen(method);
+    const char *m = methods;
+    while (*m) {
+        const char *e = strchr(m, ' ');
+        size_t l = e ? (size_t)(e - m) : strlen(m);
+        if (l == ml && memcmp(m, method, l) == 0)
+            return 1;
+        if (e == NULL)
+            break;
+        m = e + 1;
+    }
+    return 0;
+}
+
+enum route_id {
+    R_HEALTHZ,
+    R_READYZ,
+    R_LIVEZ,
+    R_METRICS,
+    R_DEBUG_PLUGINS,
+    R_RELOAD,
+    R_NODES,
+    R_NODE,
+    R_PODS_ALL,
+    R_NS_PODS,
+    R_NS_POD,
+    R_BINDINGS
+};
+
+static const struct route {
+    enum route_id id;
+    const char *pattern;
+    const char *methods;
+} routes[] = {
+    {R_HEALTHZ, "/healthz", "GET"},
+    {R_READYZ, "/readyz", "GET"},
+    {R_LIVEZ, "/livez", "GET"},
+    {R_METRICS, "/metrics", "GET"},
+    {R_DEBUG_PLUGINS, "/debug/plugins", "GET"},
+    {R_RELOAD, "/-/reload", "POST"},
+    {R_NODES, "/api/v1/nodes", "GET POST"},
+    {R_NODE, "/api/v1/nodes/{}", "GET PUT DELETE"},
+    {R_PODS_ALL, "/api/v1/pods", "GET"},
+    {R_NS_PODS, "/api/v1/namespaces/{}/pods", "GET POST"},
+    {R_NS_POD, "/api/v1/namespaces/{}/pods/{}", "GET DELETE"},
+    {R_BINDINGS, "/api/v1/bindings", "GET"},
+};
+
+void ks_server_handle(void *ud, ks_http_conn_t *c,
+                      const ks_http_request_t *req)
+{
+    ks_server_t *srv = ud;
+    char caps[KS_ROUTE_MAX_CAPS][KS_ROUTE_CAP_MAX];
+    size_t i;
+    for (i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        const struct route *r = &routes[i];
+        if (ks_route_match(r->pattern, req->path, caps, KS_ROUTE_MAX_CAPS) <
+            0)
+            continue;
+        if (!ks_route_method_allowed(r->methods, req->method)) {
+            char allow[128];
+            snprintf(allow, sizeof allow, "Allow: %s\r\n", r->methods);
+            /* "Allow" lists methods comma-separated. */
+            for (char *p = allow + 7; *p; p++)
+                if (*p == ' ')
+                    *p = ',';
+            ks_api_status_hdr(c, allow, 405, "MethodNotAllowed", NULL, NULL,
+                              "the server does not allow this method on "
+                              "the requested resource (%s %s; allowed: %s)",
+                              req->method, req->path, r->methods);
+            return;
+        }
+        switch (r->id) {
+        case R_HEALTHZ:
+        case R_READYZ:
+        case R_LIVEZ:
+            ks_api_health(srv, c, req);
+            return;
+        case R_METRICS:
+            ks_api_metrics(srv, c, req);
+            return;
+        case R_DEBUG_PLUGINS:
+            ks_api_debug_plugins(srv, c, req);
+            return;
+        case R_RELOAD:
+            ks_api_reload(srv, c, req);
+            return;
+        case R_NODES:
+            ks_api_nodes(srv, c, req, NULL);
+            return;
+        case R_NODE:
+            ks_api_nodes(srv, c, req, caps[0]);
+            return;
+        case R_PODS_ALL:
+            ks_api_pods(srv, c, req, NULL, NULL);
+            return;
+        case R_NS_PODS:
+            ks_api_pods(srv, c, req, caps[0], NULL);
+            return;
+        case R_NS_POD:
+            ks_api_pods(srv, c, req, caps[0], caps[1]);
+            return;
+        case R_BINDINGS:
+            ks_api_bindings(srv, c, req);
+            return;
+        }
+    }
+    ks_api_status(c, 404, "NotFound", NULL, NULL,
+                  "the server could not find the requested resource (%s %s)",
+                  req->method, req->path);
+}

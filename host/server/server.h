@@ -1,0 +1,162 @@
+/*
+ * The state of `ksched serve`: one libuv loop driving the scheduler, the
+ * HTTP API, the metrics, the reload triggers and the shutdown drain.
+ *
+ * Everything here belongs to the loop thread: handlers, scheduler observer
+ * callbacks, reload and signal callbacks all run on it, one at a time, and
+ * never inside a scheduling cycle (the scheduler's idle handle runs whole
+ * cycles), so a reload swaps generations between cycles.
+ *
+ * The pod index maps "namespace/name" and uid to an entry that says where
+ * the pod is: pending in the scheduler's queue (the scheduler owns the
+ * pod), bound (the cache owns it), or left to another scheduler (no
+ * profile matches its schedulerName; the entry owns it).
+ */
+#ifndef KS_SERVER_SERVER_H
+#define KS_SERVER_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "cluster/cache.h"
+#include "cluster/strmap.h"
+#include "framework/generation.h"
+#include "framework/scheduler.h"
+#include "http.h"
+#include "metrics.h"
+
+enum ks_pod_state {
+    KS_POD_PENDING = 0, /* queued, in a cycle, at Permit or binding */
+    KS_POD_BOUND,       /* bound (or created with spec.nodeName) */
+    KS_POD_OTHER        /* no profile schedules it */
+};
+
+typedef struct ks_pod_entry {
+    const char *uid; /* interned */
+    int state;
+    ks_pod_t *other;       /* KS_POD_OTHER: owned here */
+    const char *node;      /* KS_POD_BOUND: interned node name */
+    uint64_t generation;   /* generation of the last scheduling cycle */
+    const char *profile;   /* interned profile of the last cycle */
+    double attempt_t0;     /* start of the open attempt (monotonic s) */
+    int attempt_open;      /* selected a node; binding not finished */
+    int permit_rejected;   /* the open attempt was rejected at Permit */
+    char key[];            /* "namespace/name" */
+} ks_pod_entry_t;
+
+typedef struct ks_watcher {
+    ks_http_conn_t *conn;
+    struct ks_watcher *prev, *next;
+} ks_watcher_t;
+
+/* One plugin of a generation, as recorded when it was swapped in. */
+typedef struct ks_gen_plugin {
+    char *name, *version, *file, *copy_path;
+} ks_gen_plugin_t;
+
+/* History of generations (what the API reports about retired ones). */
+typedef struct ks_gen_record {
+    uint64_t id;
+    char *trigger;
+    double unix_time;
+    ks_gen_plugin_t *plugins;
+    size_t n_plugins;
+} ks_gen_record_t;
+
+#define KS_GEN_HISTORY 64
+
+typedef struct ks_server {
+    uv_loop_t *loop;
+    ks_generation_opts_t gen_opts;
+    ks_cache_t *cache;
+    ks_scheduler_t *sched;
+    ks_http_server_t *http;
+    char listen_addr[128];
+
+    /* objects */
+    ks_strmap_t nodes;    /* interned node name -> (void *)1 */
+    ks_strmap_t pods;     /* entry->key -> entry */
+    ks_strmap_t pod_uids; /* entry->uid -> entry */
+    ks_watcher_t *watchers;
+    size_t n_watchers;
+
+    /* metrics */
+    ks_metrics_t *metrics;
+    ks_metric_t *m_attempts, *m_pending, *m_attempt_dur, *m_ep_dur,
+        *m_plugin_dur, *m_permit_wait, *m_preempt, *m_reloads, *m_plugin_gen,
+        *m_generation, *m_images;
+
+    /* reload */
+    uv_signal_t sighup;
+    uv_fs_event_t *fs_events;
+    char **fs_names; /* the file a watch filters on, NULL: any .so */
+    size_t n_fs;
+    uv_timer_t debounce;
+    int debounce_armed;
+    char debounce_what[512];
+    ks_gen_record_t history[KS_GEN_HISTORY];
+    size_t n_history; /* records in history (ring, oldest first) */
+    size_t history_head;
+    int last_ok;              /* -1: no reload yet */
+    uint64_t last_generation; /* generation of the last success */
+    char *last_error;         /* malloc'd; NULL when the last succeeded */
+    char last_trigger[512];
+    double last_time;
+
+    /* shutdown */
+    uv_signal_t sigterm, sigint;
+    uv_timer_t drain_timer;
+    double drain_timeout_s;
+    double drain_deadline;
+    int draining;
+    int stopped;
+    int handles_inited;
+} ks_server_t;
+
+/* Set up the scheduler, metrics and API on `loop` with a built generation
+ * (the server takes the caller's reference). 0 or a KS_E* code. */
+int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
+                   const ks_generation_opts_t *opts, ks_generation_t *gen,
+                   ks_error_t *err);
+/* Start the reload triggers (SIGHUP, file watches) and the shutdown
+ * signals. */
+int ks_server_start(ks_server_t *srv, ks_error_t *err);
+/* Free everything (after the loop has stopped running handles). */
+void ks_server_free(ks_server_t *srv);
+
+/* The HTTP entry point (router). */
+void ks_server_handle(void *ud, ks_http_conn_t *c,
+                      const ks_http_request_t *req);
+
+/* Reload: build a new generation with the same options and swap it in;
+ * on failure keep the current one. Records the result (metrics, history,
+ * /debug/plugins). `trigger` says why ("SIGHUP", "POST /-/reload", a file
+ * name). Returns 0 and the new id in *gen_id, or a KS_E* code with err. */
+int ks_server_reload(ks_server_t *srv, const char *trigger, uint64_t *gen_id,
+                     ks_error_t *err);
+/* Record the current generation in the history (after init or a swap). */
+void ks_server_record_generation(ks_server_t *srv, const char *trigger);
+void ks_server_reload_close(ks_server_t *srv);
+int ks_server_reload_start(ks_server_t *srv, ks_error_t *err);
+
+/* Shutdown: stop accepting, drain Permit waits and binding cycles until
+ * nothing is in flight or the drain deadline passes, then stop. */
+void ks_server_begin_drain(ks_server_t *srv, const char *why);
+
+/* The pod index. */
+ks_pod_entry_t *ks_server_pod_by_key(ks_server_t *srv, const char *ns,
+                                     const char *name);
+ks_pod_entry_t *ks_server_pod_by_uid(ks_server_t *srv, const char *uid);
+/* Insert a new entry ("ns/name", uid); NULL on ENOMEM. */
+ks_pod_entry_t *ks_server_pod_add(ks_server_t *srv, const ks_pod_t *pod,
+                                  int state);
+void ks_server_pod_remove(ks_server_t *srv, ks_pod_entry_t *e);
+
+/* Send one JSON line to every bindings watcher. */
+void ks_server_broadcast(ks_server_t *srv, const char *line, size_t len);
+/* Monotonic seconds. */
+double ks_server_now(void);
+
+#endif

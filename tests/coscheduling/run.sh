@@ -1,0 +1,227 @@
+#!/bin/sh
+# Builds the Coscheduling example plugin the way an author outside the tree
+# would (installed SDK headers, pkg-config, the plugin's own Makefile), then
+# schedules tests/coscheduling/cluster.yaml with it and checks the outcome.
+#
+# usage: run.sh KSCHED BUILD_DIR PLUGIN_SRC_DIR TEST_DIR
+set -u
+
+if [ $# -ne 4 ]; then
+    echo "usage: $0 KSCHED BUILD_DIR PLUGIN_SRC_DIR TEST_DIR" >&2
+    exit 2
+fi
+ksched=$1
+build=$2
+src=$3
+here=$4
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+failures=0
+
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; failures=$((failures + 1)); }
+die() { echo "FAIL: $*"; exit 1; }
+
+# --- 1. install the SDK into a staging root -----------------------------------
+
+# Only the headers and ksched-plugin.pc (install tag "devel"): what a plugin
+# author gets from a -dev package.
+meson install -C "$build" --destdir "$tmp/root" --no-rebuild --tags devel \
+    >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; die "meson install"; }
+pc=$(find "$tmp/root" -name ksched-plugin.pc | head -n 1)
+[ -n "$pc" ] || die "ksched-plugin.pc was not installed"
+PKG_CONFIG_PATH=$(dirname "$pc")
+PKG_CONFIG_SYSROOT_DIR=$tmp/root
+PKG_CONFIG_LIBDIR=$PKG_CONFIG_PATH # nothing from the build machine's own .pc
+export PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR
+unset KSCHED_PLUGIN_PATH
+
+cflags=$(pkg-config --cflags ksched-plugin) || die "pkg-config --cflags"
+case "$cflags" in
+    -I"$tmp/root"/*) ok "pkg-config --cflags points into the staging root: $cflags" ;;
+    *) die "pkg-config --cflags does not point into $tmp/root: '$cflags'" ;;
+esac
+incdir=${cflags#-I}
+incdir=${incdir%% *}
+for h in plugin.h types.h helpers.h; do
+    [ -f "$incdir/ksched/$h" ] || die "installed SDK lacks ksched/$h"
+done
+
+# --- 2. build the plugin and the test fixture outside the tree ----------------
+
+mkdir -p "$tmp/src" "$tmp/plugins"
+cp "$src/coscheduling.c" "$src/Makefile" "$tmp/src/" || die "copy plugin sources"
+make -C "$tmp/src" >"$tmp/make.log" 2>&1 || { cat "$tmp/make.log"; die "make"; }
+[ -f "$tmp/src/coscheduling.so" ] || die "make did not produce coscheduling.so"
+ok "the Makefile built coscheduling.so against the installed SDK"
+cp "$tmp/src/coscheduling.so" "$tmp/plugins/"
+
+# shellcheck disable=SC2086 # $cflags is a list of flags
+cc -shared -fPIC -fvisibility=hidden -std=c11 -Wall -Wextra -Werror $cflags \
+    "$here/reject_labelled.c" -o "$tmp/plugins/rejectlabelled.so" ||
+    die "building the RejectLabelled fixture"
+
+if command -v nm >/dev/null 2>&1; then
+    syms=$(nm -D --defined-only "$tmp/plugins/coscheduling.so" | awk '{print $3}' |
+        grep -v '^_' | tr '\n' ' ')
+    if [ "$syms" = "ks_plugin_descriptor " ]; then
+        ok "coscheduling.so exports only ks_plugin_descriptor"
+    else
+        bad "coscheduling.so exports: $syms"
+    fi
+fi
+
+# --- helpers over `ksched schedule -o yaml` ----------------------------------
+
+# One line per pod: "bound NS/POD NODE" or "unplaced NS/POD MESSAGE".
+flatten() {
+    awk '/^bindings:/ { s = "b" }
+         /^unschedulable:/ { s = "u" }
+         /^otherSchedulers:/ { s = "o" }
+         /^- pod: / { p = $3 }
+         s == "b" && /^  node: / { print "bound " p " " $2 }
+         s == "u" && /^  message: / { sub(/^  message: /, ""); print "unplaced " p " " $0 }' "$1"
+}
+
+# schedule NAME CONFIG... : runs ksched, keeps exit code in $rc and the
+# flattened result in $tmp/NAME.txt.
+schedule() {
+    name=$1
+    shift
+    "$ksched" schedule --cluster "$here/cluster.yaml" "$@" \
+        --plugin-dir "$build/plugins" --plugin-dir "$tmp/plugins" \
+        --no-default-plugin-path --deterministic -o yaml \
+        >"$tmp/$name.yaml" 2>"$tmp/$name.err"
+    rc=$?
+    flatten "$tmp/$name.yaml" >"$tmp/$name.txt"
+}
+
+expect_rc() {
+    if [ "$rc" -eq "$2" ]; then
+        ok "$1: exit code $2"
+    else
+        bad "$1: exit code $rc, expected $2"
+        cat "$tmp/$1.err"
+    fi
+}
+
+expect_bound() {
+    run=$1
+    shift
+    for p in "$@"; do
+        if grep -q "^bound default/$p " "$tmp/$run.txt"; then
+            ok "$run: $p bound ($(grep "^bound default/$p " "$tmp/$run.txt" | cut -d' ' -f3))"
+        else
+            bad "$run: $p not bound: $(grep " default/$p " "$tmp/$run.txt")"
+        fi
+    done
+}
+
+# expect_unplaced RUN POD TEXT: POD is unplaced and its message contains TEXT
+# (as printed in the YAML output, so quotes appear as \").
+expect_unplaced() {
+    if grep "^unplaced default/$2 " "$tmp/$1.txt" | grep -qF -- "$3"; then
+        ok "$1: $2 unplaced: $3"
+    else
+        bad "$1: $2 should be unplaced with '$3'; got: $(grep " default/$2 " "$tmp/$1.txt")"
+    fi
+}
+
+expect_counts() {
+    nb=$(grep -c '^bound ' "$tmp/$1.txt")
+    nu=$(grep -c '^unplaced ' "$tmp/$1.txt")
+    if [ "$nb" -eq "$2" ] && [ "$nu" -eq "$3" ]; then
+        ok "$1: $nb bound, $nu unplaced"
+    else
+        bad "$1: $nb bound and $nu unplaced, expected $2 and $3"
+        cat "$tmp/$1.yaml"
+    fi
+}
+
+# --- 3. control: without Coscheduling every pod but g3-c fits -----------------
+
+schedule control
+expect_rc control 3
+expect_counts control 13 1
+expect_bound control g1-a g1-b g1-c g2-a g2-b g3-a g3-b g4-a g4-b g4-c g5-a g6-1 solo
+expect_unplaced control g3-c "Insufficient cpu"
+
+# --- 4. Coscheduling at every point (multiPoint) ------------------------------
+
+schedule multipoint --config "$here/multipoint.yaml"
+expect_rc multipoint 3
+expect_counts multipoint 5 9
+# g1: the third member reaches min-available 3 and the waiting two are allowed.
+expect_bound multipoint g1-a g1-b g1-c solo
+# g6: one member already runs on node-3, so the pending one completes min 2.
+expect_bound multipoint g6-1
+# g2: two pods can never make min-available 3 (PreFilter).
+expect_unplaced multipoint g2-a 'pod group \"g2\" has 2 pods, fewer than min-available 3'
+expect_unplaced multipoint g2-b 'pod group \"g2\" has 2 pods, fewer than min-available 3'
+# g3: g3-c fits nowhere; PostFilter releases g3-a and g3-b and holds g3 back.
+for p in g3-a g3-b g3-c; do
+    expect_unplaced multipoint $p 'pod group \"g3\" failed: member default/g3-c is unschedulable'
+done
+# g4: the fixture rejects g4-c at Permit; its Unreserve releases the others.
+expect_unplaced multipoint g4-a 'pod group \"g4\" failed: member default/g4-c was unreserved'
+expect_unplaced multipoint g4-b 'pod group \"g4\" failed: member default/g4-c was unreserved'
+expect_unplaced multipoint g4-c 'rejected at Permit on node '
+expect_unplaced multipoint g5-a 'pod group \"g5\": annotation scheduling.x-k8s.io/min-available is \"three\", not a positive integer'
+
+# --- 5. Coscheduling at Reserve and Permit only: the Permit timeout -----------
+
+schedule permit-only --config "$here/permit-only.yaml"
+expect_rc permit-only 3
+expect_counts permit-only 5 9
+expect_bound permit-only g1-a g1-b g1-c g6-1 solo
+for p in g2-a g2-b g3-a g3-b g4-a g4-b; do
+    expect_unplaced permit-only $p 'rejected due to timeout after waiting 45s at plugin Coscheduling'
+done
+expect_unplaced permit-only g3-c "Insufficient cpu"
+expect_unplaced permit-only g5-a 'pod group \"g5\": annotation scheduling.x-k8s.io/min-available is \"three\", not a positive integer'
+
+# --- 6. arguments are checked at create ---------------------------------------
+
+# check_args NAME ARGS_LINE EXPECTED_TEXT
+check_args() {
+    cat >"$tmp/$1.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: Coscheduling
+  pluginConfig:
+  - name: Coscheduling
+    args:
+      $2
+EOF
+    "$ksched" validate --config "$tmp/$1.yaml" --plugin-dir "$build/plugins" \
+        --plugin-dir "$tmp/plugins" --no-default-plugin-path \
+        >"$tmp/$1.out" 2>&1
+    rc=$?
+    if [ "$rc" -eq 1 ] && grep -qF -- "$3" "$tmp/$1.out"; then
+        ok "args $1: refused with '$3'"
+    else
+        bad "args $1: exit code $rc, expected 1 and '$3' in:"
+        cat "$tmp/$1.out"
+    fi
+}
+check_args unknown-key 'permitWaitingTime: 10' \
+    'line 12, column 26: unknown field "permitWaitingTime" (valid: permitWaitingTimeSeconds, deniedPGExpirationTimeSeconds)'
+check_args zero-timeout 'permitWaitingTimeSeconds: 0' \
+    'line 12, column 33: permitWaitingTimeSeconds must be a positive integer, got 0'
+check_args text-timeout 'permitWaitingTimeSeconds: soon' \
+    'line 12, column 33: permitWaitingTimeSeconds must be an integer'
+check_args negative-denied 'deniedPGExpirationTimeSeconds: -5' \
+    'deniedPGExpirationTimeSeconds must be a positive integer, got -5'
+
+if [ "$failures" -ne 0 ]; then
+    echo "$failures check(s) failed"
+    exit 1
+fi
+echo "all checks passed"
+exit 0

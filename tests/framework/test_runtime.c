@@ -1,0 +1,878 @@
+/*
+ * The framework runtime (ks_fw_run_*) with the probe plugins on a
+ * three-node cluster: status rules, reasons, PreFilter results and Skip,
+ * scores, Reserve/Unreserve order, Permit, Bind chains, PostFilter and the
+ * nominated-pods filter passes.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster/intern.h"
+#include "framework/cycle_state.h"
+#include "framework/scheduler.h"
+#include "fw_testlib.h"
+
+#define PROFILE                                                                \
+    "apiVersion: kubescheduler.config.k8s.io/v1\n"                            \
+    "kind: KubeSchedulerConfiguration\n"                                       \
+    "profiles:\n"                                                              \
+    "- schedulerName: default-scheduler\n"                                     \
+    "  plugins:\n"                                                             \
+    "    multiPoint:\n"                                                        \
+    "      disabled:\n"                                                        \
+    "      - name: '*'\n"                                                      \
+    "    queueSort:\n"                                                         \
+    "      enabled:\n"                                                         \
+    "      - name: PrioritySort\n"
+
+#define BIND_DEFAULT                                                           \
+    "    bind:\n"                                                              \
+    "      enabled:\n"                                                         \
+    "      - name: DefaultBinder\n"
+
+/* One pluginConfig entry for a probe writing to the shared trace. */
+#define PROBE_CFG(name, body)                                                  \
+    "  - name: " name "\n"                                                     \
+    "    args:\n"                                                              \
+    "      traceFile: '@T@'\n" body
+
+typedef struct rt {
+    tl_world_t w;
+    ks_registry_t *reg;
+    ks_config_t *cfg;
+    ks_framework_t *fw;
+    char *trace;
+    ks_cycle_state_t *cs;
+    const ks_node_info_t *nodes[3];
+    /* what the test ops saw */
+    char bound[256];
+    const ks_pod_t *nominated[4];
+    uint32_t n_nominated;
+    const char *nominated_node;
+} rt_t;
+
+static rt_t R;
+
+static int t_bind(ks_fw_env_t *env, const ks_pod_t *pod, const char *node)
+{
+    (void)env;
+    snprintf(R.bound + strlen(R.bound), sizeof R.bound - strlen(R.bound),
+             "%s->%s;", pod->name, node);
+    return 0;
+}
+
+static uint32_t t_nominated(ks_fw_env_t *env, const char *node,
+                            const ks_pod_t **out, uint32_t cap)
+{
+    uint32_t i;
+    (void)env;
+    if (R.nominated_node == NULL || strcmp(node, R.nominated_node) != 0)
+        return 0;
+    for (i = 0; i < R.n_nominated && i < cap; i++)
+        out[i] = R.nominated[i];
+    return R.n_nominated;
+}
+
+static const ks_fw_ops_t test_ops = {
+    .bind = t_bind,
+    .nominated_pods = t_nominated,
+};
+
+static void setup(void)
+{
+    char *yaml = NULL;
+    const char *parts[] = {
+        tl_node_yaml("n1"), tl_node_yaml("n2"), tl_node_yaml("n3"),
+        tl_pod_yaml("p1", 10, ""), tl_pod_yaml("low", 10, ""),
+        tl_pod_yaml("high", 200, ""), tl_pod_yaml("same", 100, ""),
+        tl_pod_yaml("nom", 100, "n1")};
+    size_t i, len = 1;
+    for (i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        len += strlen(parts[i]);
+    yaml = calloc(1, len);
+    for (i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        strcat(yaml, parts[i]);
+        free((char *)parts[i]);
+    }
+    memset(&R, 0, sizeof R);
+    tl_world_init(&R.w, yaml);
+    free(yaml);
+    R.w.env.ops = &test_ops;
+    R.reg = tl_registry();
+    R.trace = tl_trace_new();
+    R.cs = ks_cycle_state_new();
+    R.nodes[0] = tl_world_node(&R.w, "n1");
+    R.nodes[1] = tl_world_node(&R.w, "n2");
+    R.nodes[2] = tl_world_node(&R.w, "n3");
+}
+
+static void teardown(void)
+{
+    ks_cycle_state_free(R.cs);
+    ks_framework_free(R.fw);
+    ks_config_free(R.cfg);
+    ks_registry_free(R.reg);
+    tl_world_free(&R.w);
+    unlink(R.trace);
+    free(R.trace);
+}
+
+/* Build the framework from PROFILE + plugins + pluginConfig entries. */
+static void rt_build(const char *plugins, const char *config)
+{
+    size_t n = strlen(PROFILE) + strlen(plugins) + strlen(config) + 32;
+    char *yaml = malloc(n), *full;
+    snprintf(yaml, n, "%s%s  pluginConfig:\n%s", PROFILE, plugins, config);
+    full = tl_subst(yaml, "T", R.trace);
+    R.cfg = tl_config(full);
+    R.fw = tl_framework(R.cfg, R.reg, &R.w.env);
+    free(full);
+    free(yaml);
+}
+
+static char *trace_text(void)
+{
+    return tl_read_file(R.trace);
+}
+
+static const char *msg_of(const ks_status_t *st)
+{
+    static char buf[4096];
+    return ks_status_message(st, buf, sizeof buf);
+}
+
+#define ASSERT_LINE(text, line)                                                \
+    ck_assert_msg(tl_line_index((text), (line)) >= 0, "no line \"%s\" in:\n%s", \
+                  (line), (text))
+#define ASSERT_NO_LINE(text, line)                                             \
+    ck_assert_msg(tl_line_index((text), (line)) < 0,                           \
+                  "unexpected line \"%s\" in:\n%s", (line), (text))
+
+/* --- Filter ---------------------------------------------------------------------- */
+
+static void build_two_filters(const char *code2)
+{
+    char cfg[1024];
+    snprintf(cfg, sizeof cfg,
+             PROBE_CFG("Probe1", "      filter: Unschedulable\n"
+                                 "      filterReason: node(s) had reason one\n"
+                                 "      filterNodes: [n1, n2]\n")
+                 PROBE_CFG("Probe2", "      filter: %s\n"
+                                     "      filterReason: node(s) had reason two\n"
+                                     "      filterNodes: [n2, n3]\n"),
+             code2);
+    rt_build("    filter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n" BIND_DEFAULT,
+             cfg);
+}
+
+START_TEST(test_filter_reasons_merged)
+{
+    ks_status_t st[3];
+    struct ks_node_status_map m;
+    uint8_t set[3] = {1, 1, 1};
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    char buf[1024];
+    char *t;
+    int i;
+
+    build_two_filters("Unschedulable");
+    /* run_all: every failing plugin's reasons on the node. */
+    for (i = 0; i < 3; i++)
+        ck_assert_int_eq(ks_fw_run_filter(R.fw, R.cs, pod, R.nodes[i], 1,
+                                          &st[i]),
+                         KS_UNSCHEDULABLE);
+    ck_assert_str_eq(msg_of(&st[0]), "node(s) had reason one");
+    ck_assert_str_eq(msg_of(&st[1]),
+                     "node(s) had reason one, node(s) had reason two");
+    ck_assert_str_eq(msg_of(&st[2]), "node(s) had reason two");
+    ck_assert_str_eq(st[0].plugin, "Probe1");
+    ck_assert_str_eq(st[1].plugin, "Probe1"); /* the first failing plugin */
+    ck_assert_str_eq(st[2].plugin, "Probe2");
+
+    /* The FitError counts each reason once per node. */
+    m.st = st;
+    m.set = set;
+    m.n = 3;
+    m.snap = R.w.snap;
+    ks_fit_error_format(&m, 3, NULL, NULL, buf, sizeof buf);
+    ck_assert_str_eq(buf, "0/3 nodes are available: 2 node(s) had reason "
+                          "one, 2 node(s) had reason two.");
+    ks_fit_error_format(&m, 3, NULL, "preemption: not helpful", buf,
+                        sizeof buf);
+    ck_assert_str_eq(buf, "0/3 nodes are available: 2 node(s) had reason "
+                          "one, 2 node(s) had reason two. preemption: not "
+                          "helpful");
+
+    /* Without run_all the first failure ends the node: Probe2 never runs
+     * on n2. */
+    ck_assert_int_eq(ks_fw_run_filter(R.fw, R.cs, pod, R.nodes[1], 0, &st[1]),
+                     KS_UNSCHEDULABLE);
+    ck_assert_str_eq(msg_of(&st[1]), "node(s) had reason one");
+    t = trace_text();
+    ck_assert_int_eq(tl_count_prefix(t, "Probe2 Filter p1 n2"), 1);
+    ck_assert_int_eq(tl_count_prefix(t, "Probe1 Filter p1 n2"), 2);
+    free(t);
+}
+END_TEST
+
+START_TEST(test_filter_code_precedence)
+{
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    build_two_filters("UnschedulableAndUnresolvable");
+    ck_assert_int_eq(ks_fw_run_filter(R.fw, R.cs, pod, R.nodes[1], 1, &st),
+                     KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    ck_assert_int_eq(st.code, KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    ck_assert_uint_eq(st.n_reasons, 2);
+    ck_assert_int_eq(ks_fw_run_filter(R.fw, R.cs, pod, R.nodes[0], 1, &st),
+                     KS_UNSCHEDULABLE);
+}
+END_TEST
+
+START_TEST(test_fit_error_sorted_as_strings)
+{
+    ks_status_t st[12], pre;
+    uint8_t set[12];
+    struct ks_node_status_map m;
+    char buf[1024];
+    int i;
+    for (i = 0; i < 12; i++) {
+        ks_status_reset(&st[i]);
+        st[i].code = KS_UNSCHEDULABLE;
+        ks_status_add_reason(&st[i], i < 10 ? "zeta" : "alpha");
+        set[i] = 1;
+    }
+    set[11] = 0; /* a node that passed */
+    m.st = st;
+    m.set = set;
+    m.n = 12;
+    m.snap = NULL;
+    /* Whole lines are compared: "1 alpha" < "10 zeta" (' ' < '0'). */
+    ks_fit_error_format(&m, 12, NULL, NULL, buf, sizeof buf);
+    ck_assert_str_eq(buf, "0/12 nodes are available: 1 alpha, 10 zeta.");
+    set[11] = 1;
+    for (i = 0; i < 12; i++) {
+        ks_status_reset(&st[i]);
+        ks_status_add_reason(&st[i], i < 2 ? "alpha" : "zeta");
+    }
+    /* "10 zeta" < "2 alpha" as strings although 10 > 2. */
+    ks_fit_error_format(&m, 12, NULL, NULL, buf, sizeof buf);
+    ck_assert_str_eq(buf, "0/12 nodes are available: 10 zeta, 2 alpha.");
+    /* A PreFilter failure counts for every node. */
+    ks_status_reset(&pre);
+    pre.code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    ks_status_add_reason(&pre, "node(s) didn't match pod topology");
+    ks_fit_error_format(&m, 12, &pre, NULL, buf, sizeof buf);
+    ck_assert_str_eq(buf, "0/12 nodes are available: 12 node(s) didn't match "
+                          "pod topology.");
+}
+END_TEST
+
+START_TEST(test_filter_invalid_code)
+{
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    rt_build("    filter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: BadCode\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", ""));
+    ck_assert_int_eq(ks_fw_run_filter(R.fw, R.cs, pod, R.nodes[0], 1, &st),
+                     KS_ERROR);
+    ck_assert_str_eq(msg_of(&st),
+                     "Filter plugin \"BadCode\" returned an invalid status "
+                     "code 42");
+    ck_assert_str_eq(st.plugin, "BadCode");
+}
+END_TEST
+
+START_TEST(test_filter_error_named)
+{
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    char *t;
+    rt_build("    filter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "      filter: Error\n"
+                                 "      filterReason: disk on fire\n")
+                 PROBE_CFG("Probe2", ""));
+    /* An Error ends the node even with run_all. */
+    ck_assert_int_eq(ks_fw_run_filter(R.fw, R.cs, pod, R.nodes[0], 1, &st),
+                     KS_ERROR);
+    ck_assert_str_eq(msg_of(&st),
+                     "running Filter plugin \"Probe1\": disk on fire");
+    ck_assert_str_eq(st.plugin, "Probe1");
+    t = trace_text();
+    ck_assert_int_eq(tl_count_prefix(t, "Probe2 Filter"), 0);
+    free(t);
+}
+END_TEST
+
+/* --- PreFilter ----------------------------------------------------------------------- */
+
+START_TEST(test_prefilter_skip_skips_filter)
+{
+    struct ks_prefilter_result res = {0};
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    const ks_pod_t *other = tl_world_pod(&R.w, "high");
+    char *t;
+    rt_build("    preFilter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n"
+             "    filter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "      preFilter: Skip\n"
+                                 "      filter: Unschedulable\n")
+                 PROBE_CFG("Probe2", ""));
+    ck_assert_int_eq(ks_fw_run_pre_filter(R.fw, R.cs, pod, &res, &st),
+                     KS_SUCCESS);
+    ck_assert_int_eq(res.all, 1);
+    /* Probe1 would reject every node, but its Filter is skipped. */
+    ck_assert_int_eq(ks_fw_run_filter(R.fw, R.cs, pod, R.nodes[0], 1, &st),
+                     KS_SUCCESS);
+    /* Its PreFilter extensions are skipped too. */
+    ck_assert_int_eq(ks_fw_run_prefilter_add_pod(R.fw, R.cs, pod, other,
+                                                 R.nodes[0], &st),
+                     KS_SUCCESS);
+    t = trace_text();
+    ck_assert_str_eq(t, "Probe1 Create\nProbe2 Create\n"
+                        "Probe1 PreFilter p1\nProbe2 PreFilter p1\n"
+                        "Probe2 Filter p1 n1\n"
+                        "Probe2 AddPod p1 high n1\n");
+    free(t);
+    ks_prefilter_result_free(&res);
+}
+END_TEST
+
+START_TEST(test_prefilter_result_intersection)
+{
+    struct ks_prefilter_result res = {0};
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    rt_build("    preFilter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n"
+             "      - name: Probe3\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "      preFilterNodes: [n1, n2]\n")
+                 PROBE_CFG("Probe2", "      preFilterNodes: [n3, n2]\n")
+                     PROBE_CFG("Probe3", ""));
+    ck_assert_int_eq(ks_fw_run_pre_filter(R.fw, R.cs, pod, &res, &st),
+                     KS_SUCCESS);
+    ck_assert_int_eq(res.all, 0);
+    ck_assert_uint_eq(res.n, 1);
+    ck_assert_str_eq(res.names[0], "n2");
+    ck_assert_ptr_eq(res.names[0], R.nodes[1]->node->name); /* interned */
+    ks_prefilter_result_free(&res);
+}
+END_TEST
+
+START_TEST(test_prefilter_result_empty)
+{
+    struct ks_prefilter_result res = {0};
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    char *t;
+    rt_build("    preFilter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n"
+             "      - name: Probe3\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "      preFilterNodes: [n1]\n")
+                 PROBE_CFG("Probe2", "      preFilterNodes: [n3]\n")
+                     PROBE_CFG("Probe3", ""));
+    ck_assert_int_eq(ks_fw_run_pre_filter(R.fw, R.cs, pod, &res, &st),
+                     KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    ck_assert_str_eq(msg_of(&st), "node(s) didn't satisfy plugin(s) [Probe1 "
+                                  "Probe2] simultaneously");
+    /* The run stops there. */
+    t = trace_text();
+    ck_assert_int_eq(tl_count_prefix(t, "Probe3 PreFilter"), 0);
+    free(t);
+    ks_prefilter_result_free(&res);
+}
+END_TEST
+
+START_TEST(test_prefilter_result_none_single)
+{
+    struct ks_prefilter_result res = {0};
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    rt_build("    preFilter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "")
+                 PROBE_CFG("Probe2", "      preFilterNone: true\n"));
+    ck_assert_int_eq(ks_fw_run_pre_filter(R.fw, R.cs, pod, &res, &st),
+                     KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    ck_assert_str_eq(msg_of(&st), "node(s) didn't satisfy plugin Probe2");
+    ck_assert_str_eq(st.plugin, "Probe2");
+    ks_prefilter_result_free(&res);
+}
+END_TEST
+
+START_TEST(test_prefilter_failures)
+{
+    struct ks_prefilter_result res = {0};
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    char *t;
+    rt_build("    preFilter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "      preFilter: Unschedulable\n")
+                 PROBE_CFG("Probe2", ""));
+    ck_assert_int_eq(ks_fw_run_pre_filter(R.fw, R.cs, pod, &res, &st),
+                     KS_UNSCHEDULABLE);
+    ck_assert_str_eq(msg_of(&st), "PreFilter of Probe1 failed");
+    ck_assert_str_eq(st.plugin, "Probe1");
+    t = trace_text();
+    ck_assert_int_eq(tl_count_prefix(t, "Probe2 PreFilter"), 0);
+    free(t);
+    ks_prefilter_result_free(&res);
+}
+END_TEST
+
+START_TEST(test_prefilter_error)
+{
+    struct ks_prefilter_result res = {0};
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    rt_build("    preFilter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "      preFilter: Error\n"));
+    ck_assert_int_eq(ks_fw_run_pre_filter(R.fw, R.cs, pod, &res, &st),
+                     KS_ERROR);
+    ck_assert_str_eq(msg_of(&st),
+                     "running PreFilter plugin \"Probe1\": PreFilter of "
+                     "Probe1 failed");
+    ks_prefilter_result_free(&res);
+}
+END_TEST
+
+/* --- Score ------------------------------------------------------------------------- */
+
+START_TEST(test_score_out_of_range)
+{
+    int64_t scores[3], totals[3];
+    uint8_t skipped[1];
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    rt_build("    score:\n"
+             "      enabled:\n"
+             "      - name: BadScore\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", ""));
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, 3, scores,
+                                     skipped, totals, &st),
+                     KS_ERROR);
+    ck_assert_msg(strstr(msg_of(&st),
+                         "plugin \"BadScore\" returns an invalid score 150") !=
+                      NULL,
+                  "%s", msg_of(&st));
+    ck_assert_str_eq(st.plugin, "BadScore");
+}
+END_TEST
+
+START_TEST(test_normalize_and_weights)
+{
+    int64_t scores[9], totals[3];
+    uint8_t skipped[3];
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    char *t;
+    rt_build("    preScore:\n"
+             "      enabled:\n"
+             "      - name: Probe3\n"
+             "    score:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "        weight: 2\n"
+             "      - name: Probe2\n"
+             "      - name: Probe3\n"
+             "        weight: 7\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "      scoreNodes: {n1: 10, n2: 20, n3: 40}\n"
+                                 "      normalize: max100\n")
+                 PROBE_CFG("Probe2", "      score: 7\n"
+                                     "      normalize: reverse\n")
+                     PROBE_CFG("Probe3", "      preScore: Skip\n"
+                                         "      score: 50\n"));
+    ck_assert_int_eq(ks_fw_run_pre_score(R.fw, R.cs, pod, R.nodes, 3, &st),
+                     KS_SUCCESS);
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, 3, scores,
+                                     skipped, totals, &st),
+                     KS_SUCCESS);
+    /* Probe1: 10,20,40 -> max100 25,50,100 -> weight 2 -> 50,100,200. */
+    ck_assert_int_eq(scores[0], 50);
+    ck_assert_int_eq(scores[1], 100);
+    ck_assert_int_eq(scores[2], 200);
+    /* Probe2: 7 -> reverse 93, weight 1. */
+    ck_assert_int_eq(scores[3], 93);
+    ck_assert_int_eq(scores[4], 93);
+    ck_assert_int_eq(scores[5], 93);
+    /* Probe3 skipped at PreScore: no Score call, a zero row. */
+    ck_assert_uint_eq(skipped[0], 0);
+    ck_assert_uint_eq(skipped[1], 0);
+    ck_assert_uint_eq(skipped[2], 1);
+    ck_assert_int_eq(scores[6] + scores[7] + scores[8], 0);
+    ck_assert_int_eq(totals[0], 143);
+    ck_assert_int_eq(totals[1], 193);
+    ck_assert_int_eq(totals[2], 293);
+    t = trace_text();
+    ck_assert_int_eq(tl_count_prefix(t, "Probe3 Score"), 0);
+    ck_assert_int_eq(tl_count_prefix(t, "Probe3 NormalizeScore"), 0);
+    ck_assert_int_eq(tl_count_prefix(t, "Probe1 Score p1"), 3);
+    ASSERT_LINE(t, "Probe3 PreScore p1 3");
+    ASSERT_LINE(t, "Probe1 NormalizeScore p1 3");
+    free(t);
+}
+END_TEST
+
+/* --- Reserve, Permit, Bind ------------------------------------------------------------ */
+
+START_TEST(test_reserve_failure_unreserve_reverse)
+{
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    char *t;
+    rt_build("    reserve:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n"
+             "      - name: Probe3\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "") PROBE_CFG("Probe2", "      reserve: Error\n")
+                 PROBE_CFG("Probe3", ""));
+    ck_assert_int_eq(ks_fw_run_reserve(R.fw, R.cs, pod, "n2", &st), KS_ERROR);
+    ck_assert_str_eq(msg_of(&st), "running Reserve plugin \"Probe2\": Reserve "
+                                  "of Probe2 failed");
+    ck_assert_str_eq(st.plugin, "Probe2");
+    ks_fw_run_unreserve(R.fw, R.cs, pod, "n2");
+    t = trace_text();
+    ck_assert_str_eq(t, "Probe1 Create\nProbe2 Create\nProbe3 Create\n"
+                        "Probe1 Reserve p1 n2\nProbe2 Reserve p1 n2\n"
+                        "Probe3 Unreserve p1 n2\nProbe2 Unreserve p1 n2\n"
+                        "Probe1 Unreserve p1 n2\n");
+    free(t);
+}
+END_TEST
+
+START_TEST(test_permit_wait_min_timeout)
+{
+    ks_status_t st;
+    uint64_t timeout = 0, mask = 0;
+    const char *tplugin = NULL;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    rt_build("    permit:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n"
+             "      - name: Probe3\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "      permit: Wait\n"
+                                 "      permitTimeoutMs: 5000\n")
+                 PROBE_CFG("Probe2", "      permit: Success\n")
+                     PROBE_CFG("Probe3", "      permit: Wait\n"
+                                         "      permitTimeoutMs: 300\n"));
+    ck_assert_int_eq(ks_fw_run_permit(R.fw, R.cs, pod, "n1", &timeout, &mask,
+                                      &tplugin, &st),
+                     KS_WAIT);
+    ck_assert_uint_eq(timeout, 300);
+    ck_assert_str_eq(tplugin, "Probe3");
+    ck_assert_uint_eq(mask, 0x5); /* Probe1 (bit 0) and Probe3 (bit 2) */
+}
+END_TEST
+
+START_TEST(test_permit_timeout_capped)
+{
+    ks_status_t st;
+    uint64_t timeout = 0, mask = 0;
+    const char *tplugin = NULL;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    rt_build("    permit:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "      permit: Wait\n"
+                                 "      permitTimeoutMs: 3600000\n"));
+    ck_assert_int_eq(ks_fw_run_permit(R.fw, R.cs, pod, "n1", &timeout, &mask,
+                                      &tplugin, &st),
+                     KS_WAIT);
+    ck_assert_uint_eq(timeout, 15 * 60 * 1000);
+}
+END_TEST
+
+START_TEST(test_permit_reject_stops)
+{
+    ks_status_t st;
+    uint64_t timeout = 0, mask = 0;
+    const char *tplugin = NULL;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    char *t;
+    rt_build("    permit:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n"
+             "      - name: Probe3\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "      permit: Wait\n")
+                 PROBE_CFG("Probe2", "      permit: Unschedulable\n"
+                                     "      permitReason: gang incomplete\n")
+                     PROBE_CFG("Probe3", ""));
+    ck_assert_int_eq(ks_fw_run_permit(R.fw, R.cs, pod, "n1", &timeout, &mask,
+                                      &tplugin, &st),
+                     KS_UNSCHEDULABLE);
+    ck_assert_str_eq(msg_of(&st), "gang incomplete");
+    ck_assert_str_eq(st.plugin, "Probe2");
+    t = trace_text();
+    ck_assert_int_eq(tl_count_prefix(t, "Probe3 Permit"), 0);
+    free(t);
+}
+END_TEST
+
+START_TEST(test_bind_skip_chain)
+{
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    char *t;
+    rt_build("    bind:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n"
+             "      - name: Probe3\n",
+             PROBE_CFG("Probe1", "      bind: Skip\n") PROBE_CFG("Probe2", "")
+                 PROBE_CFG("Probe3", ""));
+    ck_assert_int_eq(ks_fw_run_bind(R.fw, R.cs, pod, "n3", &st), KS_SUCCESS);
+    ck_assert_str_eq(st.plugin, "Probe2");
+    ck_assert_str_eq(R.bound, "p1->n3;");
+    t = trace_text();
+    ASSERT_LINE(t, "Probe1 Bind p1 n3");
+    ASSERT_LINE(t, "Probe2 Bind p1 n3");
+    ck_assert_int_eq(tl_count_prefix(t, "Probe3 Bind"), 0);
+    free(t);
+}
+END_TEST
+
+START_TEST(test_bind_all_skip)
+{
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    rt_build("    bind:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n",
+             PROBE_CFG("Probe1", "      bind: Skip\n")
+                 PROBE_CFG("Probe2", "      bind: Skip\n"));
+    ck_assert_int_eq(ks_fw_run_bind(R.fw, R.cs, pod, "n3", &st), KS_SKIP);
+    ck_assert_str_eq(R.bound, "");
+}
+END_TEST
+
+/* --- PostFilter ----------------------------------------------------------------------- */
+
+START_TEST(test_post_filter_sees_statuses)
+{
+    ks_status_t sts[3], st;
+    uint8_t set[3] = {1, 1, 0};
+    struct ks_node_status_map m;
+    const char *nominated = (const char *)1;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    char *t;
+    rt_build("    postFilter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n"
+             "      - name: Probe3\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "")
+                 PROBE_CFG("Probe2", "      postFilterNominate: n3\n")
+                     PROBE_CFG("Probe3", ""));
+    ks_status_reset(&sts[0]);
+    sts[0].code = KS_UNSCHEDULABLE;
+    ks_status_reset(&sts[1]);
+    sts[1].code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    ks_status_reset(&sts[2]);
+    sts[2].code = KS_ERROR; /* not set: must read as Success */
+    m.st = sts;
+    m.set = set;
+    m.n = 3;
+    m.snap = R.w.snap;
+    ck_assert_int_eq(ks_fw_run_post_filter(R.fw, R.cs, pod, &m, &nominated,
+                                           &st),
+                     KS_SUCCESS);
+    ck_assert_ptr_eq(nominated, ks_intern_str(ks_intern_global(), "n3"));
+    t = trace_text();
+    ck_assert_str_eq(t, "Probe1 Create\nProbe2 Create\nProbe3 Create\n"
+                        "Probe1 PostFilter p1 n1=Unschedulable "
+                        "n2=UnschedulableAndUnresolvable n3=Success\n"
+                        "Probe2 PostFilter p1 n1=Unschedulable "
+                        "n2=UnschedulableAndUnresolvable n3=Success\n");
+    free(t);
+}
+END_TEST
+
+START_TEST(test_post_filter_all_fail)
+{
+    ks_status_t sts[3], st;
+    uint8_t set[3] = {1, 1, 1};
+    struct ks_node_status_map m;
+    const char *nominated = (const char *)1;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    int i;
+    rt_build("    postFilter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "      - name: Probe2\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "")
+                 PROBE_CFG("Probe2",
+                           "      postFilter: UnschedulableAndUnresolvable\n"));
+    for (i = 0; i < 3; i++) {
+        ks_status_reset(&sts[i]);
+        sts[i].code = KS_UNSCHEDULABLE;
+    }
+    m.st = sts;
+    m.set = set;
+    m.n = 3;
+    m.snap = R.w.snap;
+    ck_assert_int_eq(ks_fw_run_post_filter(R.fw, R.cs, pod, &m, &nominated,
+                                           &st),
+                     KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    ck_assert_ptr_null(nominated);
+    ck_assert_str_eq(st.plugin, "Probe2");
+    ck_assert_str_eq(msg_of(&st), "Probe1 found no node to free, Probe2 found "
+                                  "no node to free");
+}
+END_TEST
+
+/* --- nominated pods --------------------------------------------------------------------- */
+
+static void build_nominated(const char *args)
+{
+    char cfg[512];
+    snprintf(cfg, sizeof cfg, PROBE_CFG("Probe1", "%s"), args);
+    rt_build("    preFilter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "    filter:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n" BIND_DEFAULT,
+             cfg);
+    R.nominated[0] = tl_world_pod(&R.w, "nom"); /* priority 100, to n1 */
+    R.n_nominated = 1;
+    R.nominated_node = "n1";
+}
+
+static ks_code_t filter_nom(const char *pod_name, int node, ks_status_t *st)
+{
+    struct ks_prefilter_result res = {0};
+    const ks_pod_t *pod = tl_world_pod(&R.w, pod_name);
+    ks_cycle_state_clear(R.cs);
+    ck_assert_int_eq(ks_fw_run_pre_filter(R.fw, R.cs, pod, &res, st),
+                     KS_SUCCESS);
+    ks_prefilter_result_free(&res);
+    return ks_fw_run_filter_with_nominated(R.fw, R.cs, pod, R.nodes[node], 1,
+                                           st);
+}
+
+START_TEST(test_nominated_higher_priority_blocks)
+{
+    ks_status_t st;
+    char *t;
+    build_nominated("      maxPods: 1\n");
+    /* n1 is empty, but "nom" (priority 100) is nominated there: a pod of
+     * lower or equal priority must leave room for it. */
+    ck_assert_int_eq(filter_nom("low", 0, &st), KS_UNSCHEDULABLE);
+    ck_assert_str_eq(msg_of(&st), "node(s) had too many pods for Probe1");
+    ck_assert_int_eq(filter_nom("same", 0, &st), KS_UNSCHEDULABLE);
+    /* A higher-priority pod ignores it; other nodes are not affected. */
+    ck_assert_int_eq(filter_nom("high", 0, &st), KS_SUCCESS);
+    ck_assert_int_eq(filter_nom("low", 1, &st), KS_SUCCESS);
+    /* The nominated pod itself is not in its own way. */
+    ck_assert_int_eq(filter_nom("nom", 0, &st), KS_SUCCESS);
+    t = trace_text();
+    /* The simulation told the plugin through AddPod. */
+    ASSERT_LINE(t, "Probe1 AddPod low nom n1");
+    ASSERT_LINE(t, "Probe1 AddPod same nom n1");
+    ck_assert_int_eq(tl_count_prefix(t, "Probe1 AddPod high"), 0);
+    ck_assert_int_eq(tl_count_prefix(t, "Probe1 AddPod nom"), 0);
+    free(t);
+}
+END_TEST
+
+START_TEST(test_nominated_second_pass)
+{
+    ks_status_t st;
+    char *t;
+    /* minPods 1: passes with the nominated pod added (pass 1), fails
+     * without it (pass 2). Both passes must pass. */
+    build_nominated("      minPods: 1\n");
+    ck_assert_int_eq(filter_nom("low", 0, &st), KS_UNSCHEDULABLE);
+    ck_assert_str_eq(msg_of(&st), "node(s) had too few pods for Probe1");
+    t = trace_text();
+    ck_assert_int_eq(tl_count_prefix(t, "Probe1 Filter low n1"), 2);
+    free(t);
+}
+END_TEST
+
+static Suite *runtime_suite(void)
+{
+    Suite *s = suite_create("runtime");
+    TCase *tc = tcase_create("filter");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_filter_reasons_merged);
+    tcase_add_test(tc, test_filter_code_precedence);
+    tcase_add_test(tc, test_fit_error_sorted_as_strings);
+    tcase_add_test(tc, test_filter_invalid_code);
+    tcase_add_test(tc, test_filter_error_named);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("prefilter");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_prefilter_skip_skips_filter);
+    tcase_add_test(tc, test_prefilter_result_intersection);
+    tcase_add_test(tc, test_prefilter_result_empty);
+    tcase_add_test(tc, test_prefilter_result_none_single);
+    tcase_add_test(tc, test_prefilter_failures);
+    tcase_add_test(tc, test_prefilter_error);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("score");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_score_out_of_range);
+    tcase_add_test(tc, test_normalize_and_weights);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("reserve-permit-bind");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_reserve_failure_unreserve_reverse);
+    tcase_add_test(tc, test_permit_wait_min_timeout);
+    tcase_add_test(tc, test_permit_timeout_capped);
+    tcase_add_test(tc, test_permit_reject_stops);
+    tcase_add_test(tc, test_bind_skip_chain);
+    tcase_add_test(tc, test_bind_all_skip);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("postfilter-nominated");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_post_filter_sees_statuses);
+    tcase_add_test(tc, test_post_filter_all_fail);
+    tcase_add_test(tc, test_nominated_higher_priority_blocks);
+    tcase_add_test(tc, test_nominated_second_pass);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(runtime_suite());
+    int failed;
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,745 @@
+/*
+ * The scheduler with the probe plugins: queue order and backoff on an
+ * injected clock, Reserve failure, Permit wait/allow/reject/timeout (the
+ * timeout on a real libuv loop), Bind chains, PostFilter and nominated pods.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "cluster/intern.h"
+#include "framework/generation.h"
+#include "framework/queue.h"
+#include "framework/scheduler.h"
+#include "fw_testlib.h"
+
+#define PROFILE                                                                \
+    "apiVersion: kubescheduler.config.k8s.io/v1\n"                            \
+    "kind: KubeSchedulerConfiguration\n"                                       \
+    "profiles:\n"                                                              \
+    "- schedulerName: default-scheduler\n"                                     \
+    "  plugins:\n"                                                             \
+    "    multiPoint:\n"                                                        \
+    "      disabled:\n"                                                        \
+    "      - name: '*'\n"
+
+#define QSORT_DEFAULT                                                          \
+    "    queueSort:\n"                                                         \
+    "      enabled:\n"                                                         \
+    "      - name: PrioritySort\n"
+
+#define BIND_DEFAULT                                                           \
+    "    bind:\n"                                                              \
+    "      enabled:\n"                                                         \
+    "      - name: DefaultBinder\n"
+
+#define PROBE_CFG(name, body)                                                  \
+    "  - name: " name "\n"                                                     \
+    "    args:\n"                                                              \
+    "      traceFile: '@T@'\n" body
+
+#define NODES3                                                                 \
+    "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"                 \
+    "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"           \
+    "---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\n"                 \
+    "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"           \
+    "---\napiVersion: v1\nkind: Node\nmetadata: {name: n3}\n"                 \
+    "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
+
+/* A pending pod with a priority. */
+#define POD(name, prio)                                                        \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name                   \
+    ", namespace: default}\n"                                                  \
+    "spec:\n  priority: " #prio "\n  containers: [{name: c, image: x}]\n"
+
+typedef struct st {
+    tl_world_t w;
+    ks_generation_t *gen;
+    ks_scheduler_t *s;
+    char *trace;
+    int64_t now;
+    /* observed */
+    char cycles[1024];
+    char bound[1024];
+    char last_failure[2048];
+    int n_failed;
+    int64_t fail_times[16];
+    int detach_on_failure;
+} st_t;
+
+static st_t S;
+
+static void on_cycle(void *ud, const ks_cycle_result_t *r)
+{
+    (void)ud;
+    snprintf(S.cycles + strlen(S.cycles), sizeof S.cycles - strlen(S.cycles),
+             "%s%s", S.cycles[0] ? " " : "", r->pod->name);
+}
+
+static void on_bound(void *ud, const ks_pod_t *pod, const char *node)
+{
+    (void)ud;
+    snprintf(S.bound + strlen(S.bound), sizeof S.bound - strlen(S.bound),
+             "%s->%s;", pod->name, node);
+}
+
+static void on_failed(void *ud, const ks_pod_t *pod, const char *msg)
+{
+    (void)ud;
+    (void)pod;
+    snprintf(S.last_failure, sizeof S.last_failure, "%s", msg);
+    if (S.n_failed < 16)
+        S.fail_times[S.n_failed] = ks_scheduler_now(S.s);
+    S.n_failed++;
+    if (S.detach_on_failure)
+        ks_scheduler_detach_loop(S.s);
+}
+
+static int64_t fake_clock(void *ud)
+{
+    return *(int64_t *)ud;
+}
+
+static void setup(void)
+{
+    memset(&S, 0, sizeof S);
+    S.trace = tl_trace_new();
+}
+
+static void teardown(void)
+{
+    ks_scheduler_free(S.s);
+    ks_generation_unref(S.gen);
+    tl_world_free(&S.w);
+    unlink(S.trace);
+    free(S.trace);
+}
+
+/* A generation from PROFILE + plugins + pluginConfig, a cluster of the
+ * three nodes plus `pods`, and a scheduler. With `clock`, the scheduler
+ * reads S.now. Pending pods are not added yet (see add_pods). */
+static void sched_build(const char *plugins, const char *config,
+                        const char *pods, int clock)
+{
+    size_t n = strlen(PROFILE) + strlen(plugins) + strlen(config) + 32;
+    char *yaml = malloc(n), *full, *fx = tl_fixture("plugins");
+    char *cluster = malloc(strlen(NODES3) + strlen(pods) + 1);
+    const char *dirs[2];
+    ks_generation_opts_t o;
+    ks_sched_opts_t so;
+    ks_error_t err = {0};
+
+    snprintf(yaml, n, "%s%s  pluginConfig:\n%s", PROFILE, plugins, config);
+    full = tl_subst(yaml, "T", S.trace);
+    dirs[0] = fx;
+    dirs[1] = tl_plugin_dir();
+    memset(&o, 0, sizeof o);
+    o.config = tl_config(full);
+    o.config_path = "inline.yaml";
+    o.plugin_dirs = dirs;
+    o.n_plugin_dirs = 2;
+    o.no_default_path = 1;
+    o.parallelism = 1;
+    ck_assert_msg(ks_generation_build(&o, &S.gen, &err) == 0, "%s", err.msg);
+
+    strcpy(cluster, NODES3);
+    strcat(cluster, pods);
+    tl_world_init(&S.w, cluster);
+
+    memset(&so, 0, sizeof so);
+    so.deterministic = 1;
+    so.obs.cycle = on_cycle;
+    so.obs.bound = on_bound;
+    so.obs.failed = on_failed;
+    S.s = ks_scheduler_new(S.gen, S.w.cache, &so);
+    ck_assert_ptr_nonnull(S.s);
+    if (clock) {
+        S.now = 1000;
+        ks_scheduler_set_clock(S.s, fake_clock, &S.now);
+    }
+    free(cluster);
+    free(fx);
+    free(full);
+    free(yaml);
+}
+
+/* Hand every pending pod of the manifest to the scheduler, in order; with
+ * the fake clock each one is added 1 ms after the previous one. */
+static void add_pods(void)
+{
+    size_t i;
+    for (i = 0; i < S.w.m.n_pods; i++) {
+        ks_pod_t *pod = S.w.m.pods[i];
+        if (pod == NULL)
+            continue;
+        S.w.m.pods[i] = NULL;
+        ck_assert_int_eq(ks_scheduler_add_pod(S.s, pod), 0);
+        S.now++;
+    }
+}
+
+static char *trace_text(void)
+{
+    return tl_read_file(S.trace);
+}
+
+static ks_framework_t *profile_fw(void)
+{
+    ks_framework_t *fw = ks_generation_profile(S.gen, "default-scheduler");
+    ck_assert_ptr_nonnull(fw);
+    return fw;
+}
+
+#define ASSERT_LINE(text, line)                                                \
+    ck_assert_msg(tl_line_index((text), (line)) >= 0, "no line \"%s\" in:\n%s", \
+                  (line), (text))
+
+/* --- queue ------------------------------------------------------------------------ */
+
+static int never_less(void *ud, const ks_queued_pod_t *a,
+                      const ks_queued_pod_t *b)
+{
+    (void)ud;
+    (void)a;
+    (void)b;
+    return 0;
+}
+
+START_TEST(test_backoff_durations)
+{
+    ks_queue_t *q = ks_queue_new(never_less, NULL, 1000, 10000);
+    ck_assert_int_eq(ks_queue_backoff_ms(q, 1), 1000);
+    ck_assert_int_eq(ks_queue_backoff_ms(q, 2), 2000);
+    ck_assert_int_eq(ks_queue_backoff_ms(q, 3), 4000);
+    ck_assert_int_eq(ks_queue_backoff_ms(q, 4), 8000);
+    ck_assert_int_eq(ks_queue_backoff_ms(q, 5), 10000);
+    ck_assert_int_eq(ks_queue_backoff_ms(q, 6), 10000);
+    ck_assert_int_eq(ks_queue_backoff_ms(q, 1000), 10000);
+    ks_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_backoff_on_the_clock)
+{
+    static const int64_t expect[] = {1000, 2000, 4000, 8000, 16000, 26000,
+                                     36000};
+    size_t i;
+    sched_build(QSORT_DEFAULT "    filter:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n" BIND_DEFAULT,
+                PROBE_CFG("Probe1", "      filter: Error\n"),
+                POD("p1", 0), 1);
+    S.now = 1000;
+    ks_scheduler_add_pod(S.s, tl_world_take_pod(&S.w, "p1"));
+    ck_assert_int_eq(ks_scheduler_step(S.s), 1);
+    ck_assert_int_eq(S.n_failed, 1);
+    ck_assert_str_eq(S.last_failure,
+                     "running Filter plugin \"Probe1\": node(s) rejected by "
+                     "Probe1");
+    ck_assert_uint_eq(ks_scheduler_pending(S.s, KS_Q_BACKOFF), 1);
+    /* Each retry comes exactly when the backoff (1 s doubling, 10 s cap)
+     * measured from the last failure expires, and not 1 ms earlier. */
+    for (i = 1; i < sizeof expect / sizeof expect[0]; i++) {
+        S.now = expect[i] - 1;
+        ck_assert_int_eq(ks_scheduler_step(S.s), 0);
+        ck_assert_int_eq(S.n_failed, (int)i);
+        S.now = expect[i];
+        ck_assert_int_eq(ks_scheduler_step(S.s), 1);
+        ck_assert_int_eq(S.n_failed, (int)i + 1);
+        ck_assert_int_eq(S.fail_times[i], expect[i]);
+    }
+    ck_assert_uint_eq(ks_scheduler_stats(S.s).errors, 7);
+}
+END_TEST
+
+START_TEST(test_queue_order_priority_sort)
+{
+    sched_build(QSORT_DEFAULT BIND_DEFAULT, PROBE_CFG("Probe1", ""),
+                POD("a", 10) POD("b", 100) POD("c", 50) POD("d", 100), 1);
+    add_pods();
+    ks_scheduler_run_batch(S.s);
+    /* Higher priority first; equal priority by queue time. */
+    ck_assert_str_eq(S.cycles, "b d c a");
+    ck_assert_uint_eq(ks_scheduler_stats(S.s).bound, 4);
+}
+END_TEST
+
+START_TEST(test_queue_order_other_sort)
+{
+    sched_build("    queueSort:\n"
+                "      enabled:\n"
+                "      - name: FifoSort\n" BIND_DEFAULT,
+                PROBE_CFG("Probe1", ""),
+                POD("a", 10) POD("b", 100) POD("c", 50) POD("d", 100), 1);
+    add_pods();
+    ks_scheduler_run_batch(S.s);
+    ck_assert_str_eq(S.cycles, "a b c d");
+}
+END_TEST
+
+/* --- Reserve ------------------------------------------------------------------------ */
+
+START_TEST(test_reserve_failure_in_scheduler)
+{
+    char *t;
+    sched_build(QSORT_DEFAULT "    reserve:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n"
+                              "      - name: Probe2\n"
+                              "      - name: Probe3\n" BIND_DEFAULT,
+                PROBE_CFG("Probe1", "") PROBE_CFG("Probe2", "")
+                    PROBE_CFG("Probe3", "      reserve: Error\n"),
+                POD("p1", 0), 1);
+    add_pods();
+    ck_assert_int_eq(ks_scheduler_step(S.s), 1);
+    ck_assert_str_eq(S.bound, "");
+    ck_assert_str_eq(S.last_failure, "running Reserve plugin \"Probe3\": "
+                                     "Reserve of Probe3 failed");
+    t = trace_text();
+    /* Every Reserve plugin is unreserved, the failing one too, in reverse
+     * order (deterministic ties: n1). */
+    ck_assert_str_eq(t, "Probe1 Create\nProbe2 Create\nProbe3 Create\n"
+                        "Probe1 Reserve p1 n1\nProbe2 Reserve p1 n1\n"
+                        "Probe3 Reserve p1 n1\n"
+                        "Probe3 Unreserve p1 n1\nProbe2 Unreserve p1 n1\n"
+                        "Probe1 Unreserve p1 n1\n");
+    free(t);
+    /* The assumed pod was forgotten: the node is empty again. */
+    ck_assert_uint_eq(ks_cache_num_pods(S.w.cache), 0);
+    ck_assert_uint_eq(ks_scheduler_pending(S.s, 0), 1);
+}
+END_TEST
+
+/* --- Permit ------------------------------------------------------------------------- */
+
+START_TEST(test_permit_group_allows_waiting)
+{
+    char *t;
+    sched_build(QSORT_DEFAULT "    permit:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n" BIND_DEFAULT,
+                PROBE_CFG("Probe1", "      permitGroup: 2\n"
+                                    "      permitTimeoutMs: 60000\n"),
+                POD("g1", 5) POD("g2", 5), 1);
+    add_pods();
+    ck_assert_int_eq(ks_scheduler_step(S.s), 1); /* g1 waits */
+    ck_assert_str_eq(S.bound, "");
+    ck_assert_uint_eq(ks_scheduler_pending(S.s, -1), 1);
+    /* g1 is assumed while it waits: it holds its node. */
+    ck_assert_int_eq(ks_cache_is_assumed(S.w.cache,
+                                         ks_intern_str(ks_intern_global(),
+                                                       "default/g1")),
+                     1);
+    ks_scheduler_run_batch(S.s); /* g2 arrives and lets g1 go */
+    ck_assert_str_eq(S.bound, "g1->n1;g2->n1;");
+    ck_assert_uint_eq(ks_scheduler_pending(S.s, -1), 0);
+    ck_assert_uint_eq(ks_scheduler_stats(S.s).waiting, 1);
+    t = trace_text();
+    ASSERT_LINE(t, "Probe1 Permit g1 n1");
+    ASSERT_LINE(t, "Probe1 Permit g2 n1");
+    ck_assert_int_lt(tl_line_index(t, "Probe1 Permit g2 n1"),
+                     tl_line_index(t, "Probe1 Allow g1"));
+    free(t);
+}
+END_TEST
+
+START_TEST(test_permit_needs_every_waiting_plugin)
+{
+    ks_framework_t *fw;
+    ks_waiting_pod_t *wp;
+    const ks_host_api_t *api = ks_host_api();
+    ks_handle_t *h;
+    sched_build(QSORT_DEFAULT "    permit:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n"
+                              "      - name: Probe2\n" BIND_DEFAULT,
+                PROBE_CFG("Probe1", "      permit: Wait\n")
+                    PROBE_CFG("Probe2", "      permit: Wait\n"),
+                POD("p1", 0), 1);
+    add_pods();
+    ck_assert_int_eq(ks_scheduler_step(S.s), 1);
+    fw = profile_fw();
+    h = (ks_handle_t *)&fw->points[KS_EP_PERMIT][0].inst->handle;
+    ck_assert_ptr_null(api->waiting_pod_get(h, "default/nope"));
+    wp = api->waiting_pod_get(h, "default/p1");
+    ck_assert_ptr_nonnull(wp);
+    ck_assert_str_eq(api->waiting_pod_pod(wp)->name, "p1");
+    api->waiting_pod_allow(wp, "Probe1");
+    ks_scheduler_run_batch(S.s);
+    ck_assert_str_eq(S.bound, ""); /* Probe2 still waits */
+    ck_assert_uint_eq(ks_scheduler_pending(S.s, -1), 1);
+    wp = api->waiting_pod_get(h, "default/p1");
+    ck_assert_ptr_nonnull(wp);
+    api->waiting_pod_allow(wp, "Probe2");
+    ks_scheduler_run_batch(S.s);
+    ck_assert_str_eq(S.bound, "p1->n1;");
+    ck_assert_uint_eq(ks_scheduler_pending(S.s, -1), 0);
+}
+END_TEST
+
+START_TEST(test_permit_reject_while_waiting)
+{
+    ks_framework_t *fw;
+    ks_waiting_pod_t *wp;
+    const ks_host_api_t *api = ks_host_api();
+    char *t;
+    sched_build(QSORT_DEFAULT "    reserve:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n"
+                              "    permit:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n" BIND_DEFAULT,
+                PROBE_CFG("Probe1", "      permit: Wait\n"),
+                POD("p1", 0), 1);
+    add_pods();
+    ck_assert_int_eq(ks_scheduler_step(S.s), 1);
+    fw = profile_fw();
+    wp = api->waiting_pod_get(
+        (ks_handle_t *)&fw->points[KS_EP_PERMIT][0].inst->handle, "default/p1");
+    ck_assert_ptr_nonnull(wp);
+    api->waiting_pod_reject(wp, "Probe1", "rejected by the test");
+    ck_assert_int_eq(ks_scheduler_step(S.s), 1); /* the binding cycle */
+    ck_assert_str_eq(S.bound, "");
+    ck_assert_str_eq(S.last_failure, "rejected by the test");
+    ck_assert_uint_eq(ks_cache_num_pods(S.w.cache), 0);
+    t = trace_text();
+    ASSERT_LINE(t, "Probe1 Unreserve p1 n1");
+    ck_assert_int_eq(tl_count_prefix(t, "Probe1 PreBind"), 0);
+    free(t);
+}
+END_TEST
+
+START_TEST(test_permit_reject_in_cycle)
+{
+    char *t;
+    sched_build(QSORT_DEFAULT "    reserve:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n"
+                              "    permit:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n" BIND_DEFAULT,
+                PROBE_CFG("Probe1", "      permit: Unschedulable\n"
+                                    "      permitReason: not now\n"),
+                POD("p1", 0), 1);
+    add_pods();
+    ks_scheduler_run_batch(S.s);
+    ck_assert_str_eq(S.bound, "");
+    ck_assert_int_eq(S.n_failed, 1);
+    ck_assert_str_eq(S.last_failure, "not now");
+    t = trace_text();
+    ASSERT_LINE(t, "Probe1 Unreserve p1 n1");
+    free(t);
+    ck_assert_uint_eq(ks_scheduler_stats(S.s).unschedulable, 1);
+    fprintf(stderr, "XX in-cycle permit reject: unsched=%zu backoff=%zu active=%zu\n",
+            ks_scheduler_pending(S.s, KS_Q_UNSCHED), ks_scheduler_pending(S.s, KS_Q_BACKOFF), ks_scheduler_pending(S.s, KS_Q_ACTIVE));
+}
+END_TEST
+
+START_TEST(test_permit_timeout_batch_clock)
+{
+    sched_build(QSORT_DEFAULT "    permit:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n" BIND_DEFAULT,
+                PROBE_CFG("Probe1", "      permitGroup: 2\n"
+                                    "      permitTimeoutMs: 50\n"),
+                POD("p1", 0), 1);
+    add_pods();
+    S.now = 1000;
+    ks_scheduler_run_batch(S.s); /* waits; the clock is ours to move */
+    ck_assert_uint_eq(ks_scheduler_pending(S.s, -1), 1);
+    S.now = 1049;
+    ck_assert_int_eq(ks_scheduler_step(S.s), 0);
+    ck_assert_int_eq(S.n_failed, 0);
+    S.now = 1050;
+    ck_assert_int_eq(ks_scheduler_step(S.s), 1);
+    ck_assert_int_eq(S.n_failed, 1);
+    ck_assert_msg(strncmp(S.last_failure,
+                          "rejected due to timeout after waiting ", 38) == 0,
+                  "%s", S.last_failure);
+    ck_assert_msg(strstr(S.last_failure, " at plugin Probe1") != NULL, "%s",
+                  S.last_failure);
+    ck_assert_uint_eq(ks_scheduler_pending(S.s, -1), 0);
+    ck_assert_uint_eq(ks_cache_num_pods(S.w.cache), 0);
+    fprintf(stderr, "XX timeout: unsched=%zu backoff=%zu active=%zu\n",
+            ks_scheduler_pending(S.s, KS_Q_UNSCHED), ks_scheduler_pending(S.s, KS_Q_BACKOFF), ks_scheduler_pending(S.s, KS_Q_ACTIVE));
+}
+END_TEST
+
+START_TEST(test_permit_timeout_real_loop)
+{
+    uv_loop_t loop;
+    uint64_t t0, t1;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    sched_build(QSORT_DEFAULT "    reserve:\n"
+                              "      enabled:\n"
+                              "      - name: Probe2\n"
+                              "    permit:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n" BIND_DEFAULT,
+                PROBE_CFG("Probe1", "      permit: Wait\n"
+                                    "      permitTimeoutMs: 50\n")
+                    PROBE_CFG("Probe2", ""),
+                POD("p1", 0), 0);
+    S.detach_on_failure = 1;
+    ck_assert_int_eq(ks_scheduler_attach_loop(S.s, &loop), 0);
+    add_pods();
+    uv_update_time(&loop);
+    t0 = uv_now(&loop);
+    /* Runs until the rejection detaches the scheduler from the loop. */
+    ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    t1 = uv_now(&loop);
+    ck_assert_int_eq(S.n_failed, 1);
+    ck_assert_msg(strncmp(S.last_failure,
+                          "rejected due to timeout after waiting ", 38) == 0,
+                  "%s", S.last_failure);
+    ck_assert_msg(strstr(S.last_failure, " at plugin Probe1") != NULL, "%s",
+                  S.last_failure);
+    ck_assert_uint_ge(t1 - t0, 50);
+    ck_assert_uint_lt(t1 - t0, 5000);
+    ck_assert_str_eq(S.bound, "");
+    {
+        char *t = trace_text();
+        ASSERT_LINE(t, "Probe2 Unreserve p1 n1");
+        free(t);
+    }
+    ks_scheduler_free(S.s);
+    S.s = NULL;
+    /* Every handle the scheduler opened is closed. */
+    ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
+START_TEST(test_permit_allow_real_loop)
+{
+    uv_loop_t loop;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    sched_build(QSORT_DEFAULT "    permit:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n" BIND_DEFAULT,
+                PROBE_CFG("Probe1", "      permitGroup: 2\n"
+                                    "      permitTimeoutMs: 5000\n"),
+                POD("g1", 0) POD("g2", 0), 0);
+    ck_assert_int_eq(ks_scheduler_attach_loop(S.s, &loop), 0);
+    add_pods();
+    /* Nothing is left to do once both are bound: the idle handle stops and
+     * no timer is armed, so the loop returns. */
+    ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    ck_assert_str_eq(S.bound, "g1->n1;g2->n1;");
+    ks_scheduler_detach_loop(S.s);
+    ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
+/* --- Bind ------------------------------------------------------------------------- */
+
+START_TEST(test_bind_skip_chain_in_scheduler)
+{
+    char *t;
+    sched_build(QSORT_DEFAULT "    bind:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n"
+                              "      - name: Probe2\n"
+                              "    postBind:\n"
+                              "      enabled:\n"
+                              "      - name: Probe3\n",
+                PROBE_CFG("Probe1", "      bind: Skip\n")
+                    PROBE_CFG("Probe2", "") PROBE_CFG("Probe3", ""),
+                POD("p1", 0), 1);
+    add_pods();
+    ks_scheduler_run_batch(S.s);
+    ck_assert_str_eq(S.bound, "p1->n1;");
+    t = trace_text();
+    ck_assert_str_eq(t, "Probe1 Create\nProbe2 Create\nProbe3 Create\n"
+                        "Probe1 Bind p1 n1\nProbe2 Bind p1 n1\n"
+                        "Probe3 PostBind p1 n1\n");
+    free(t);
+    ck_assert_int_eq(ks_cache_is_assumed(S.w.cache,
+                                         ks_intern_str(ks_intern_global(),
+                                                       "default/p1")),
+                     0);
+    ck_assert_ptr_nonnull(ks_cache_get_pod(
+        S.w.cache, ks_intern_str(ks_intern_global(), "default/p1")));
+}
+END_TEST
+
+START_TEST(test_bind_nobody_binds)
+{
+    char *t;
+    sched_build(QSORT_DEFAULT "    reserve:\n"
+                              "      enabled:\n"
+                              "      - name: Probe2\n"
+                              "    bind:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n",
+                PROBE_CFG("Probe1", "      bind: Skip\n") PROBE_CFG("Probe2", ""),
+                POD("p1", 0), 1);
+    add_pods();
+    ck_assert_int_eq(ks_scheduler_step(S.s), 1);
+    ck_assert_str_eq(S.bound, "");
+    ck_assert_str_eq(S.last_failure, "no Bind plugin bound the pod");
+    t = trace_text();
+    ASSERT_LINE(t, "Probe2 Unreserve p1 n1");
+    free(t);
+    ck_assert_uint_eq(ks_cache_num_pods(S.w.cache), 0);
+}
+END_TEST
+
+/* --- PostFilter, nominated pods ----------------------------------------------------- */
+
+typedef struct try_out {
+    char message[2048];
+    const char *nominated;
+    uint32_t n_feasible;
+} try_out_t;
+
+static void on_try(void *ud, const ks_cycle_result_t *r)
+{
+    try_out_t *o = ud;
+    snprintf(o->message, sizeof o->message, "%s", r->message ? r->message : "");
+    o->nominated = r->nominated;
+    o->n_feasible = r->n_feasible;
+}
+
+START_TEST(test_post_filter_in_cycle)
+{
+    try_out_t o;
+    ks_error_t err = {0};
+    ks_pod_t *pod;
+    char *t;
+    sched_build(QSORT_DEFAULT "    filter:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n"
+                              "      - name: Probe2\n"
+                              "    postFilter:\n"
+                              "      enabled:\n"
+                              "      - name: Probe3\n" BIND_DEFAULT,
+                PROBE_CFG("Probe1", "      filter: Unschedulable\n"
+                                    "      filterReason: node(s) had reason a\n"
+                                    "      filterNodes: [n1]\n")
+                    PROBE_CFG("Probe2",
+                              "      filter: UnschedulableAndUnresolvable\n"
+                              "      filterReason: node(s) had reason b\n"
+                              "      filterNodes: [n2, n3]\n")
+                        PROBE_CFG("Probe3", "      postFilterNominate: n1\n"),
+                POD("p1", 0), 1);
+    pod = tl_world_pod(&S.w, "p1");
+    ck_assert_int_eq(ks_scheduler_try(S.s, pod, on_try, &o, &err), 0);
+    ck_assert_str_eq(o.message,
+                     "0/3 nodes are available: 1 node(s) had reason a, 2 "
+                     "node(s) had reason b.");
+    ck_assert_uint_eq(o.n_feasible, 0);
+    ck_assert_ptr_eq(o.nominated, ks_intern_str(ks_intern_global(), "n1"));
+    ck_assert_str_eq(pod->nominated_node_name, "n1");
+    t = trace_text();
+    ASSERT_LINE(t, "Probe3 PostFilter p1 n1=Unschedulable "
+                   "n2=UnschedulableAndUnresolvable "
+                   "n3=UnschedulableAndUnresolvable");
+    free(t);
+    /* The nomination is visible to later cycles through the host API. */
+    {
+        const ks_pod_t *noms[4];
+        ks_framework_t *fw = profile_fw();
+        ks_handle_t *h = (ks_handle_t *)&fw->insts[0]->handle;
+        ck_assert_uint_eq(ks_host_api()->nominated_pods(h, "n1", noms, 4), 1);
+        ck_assert_ptr_eq(noms[0], pod);
+        ck_assert_uint_eq(ks_host_api()->nominated_pods(h, "n2", noms, 4), 0);
+    }
+}
+END_TEST
+
+#define GATED_NOMINATED                                                        \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: hi, namespace: default}\n" \
+    "spec:\n  priority: 100\n  schedulingGates: [{name: later}]\n"            \
+    "  containers: [{name: c, image: x}]\n"                                    \
+    "status: {nominatedNodeName: n1}\n"
+
+static const char *nominated_plugins =
+    QSORT_DEFAULT "    preEnqueue:\n"
+                  "      enabled:\n"
+                  "      - name: SchedulingGates\n"
+                  "    filter:\n"
+                  "      enabled:\n"
+                  "      - name: Probe1\n"
+                  "    score:\n"
+                  "      enabled:\n"
+                  "      - name: Probe2\n" BIND_DEFAULT;
+
+static const char *nominated_config =
+    PROBE_CFG("Probe1", "      maxPods: 1\n")
+        PROBE_CFG("Probe2", "      scoreNodes: {n1: 100, n2: 50, n3: 0}\n");
+
+START_TEST(test_nominated_pod_blocks_lower_priority)
+{
+    /* "hi" is gated (never scheduled here) but nominated to n1 with a
+     * higher priority: "lo" would score best on n1, yet must leave it. */
+    sched_build(nominated_plugins, nominated_config,
+                GATED_NOMINATED POD("lo", 1), 1);
+    add_pods();
+    ks_scheduler_run_batch(S.s);
+    ck_assert_str_eq(S.cycles, "lo");
+    ck_assert_str_eq(S.bound, "lo->n2;");
+    ck_assert_uint_eq(ks_scheduler_pending(S.s, KS_Q_UNSCHED), 1);
+}
+END_TEST
+
+START_TEST(test_nominated_pod_lower_priority_ignored)
+{
+    /* The same with "lo" above the nominated pod's priority: n1 it is. */
+    sched_build(nominated_plugins, nominated_config,
+                GATED_NOMINATED POD("lo", 1000), 1);
+    add_pods();
+    ks_scheduler_run_batch(S.s);
+    ck_assert_str_eq(S.bound, "lo->n1;");
+}
+END_TEST
+
+static Suite *scheduler_suite(void)
+{
+    Suite *s = suite_create("scheduler");
+    TCase *tc = tcase_create("queue");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_backoff_durations);
+    tcase_add_test(tc, test_backoff_on_the_clock);
+    tcase_add_test(tc, test_queue_order_priority_sort);
+    tcase_add_test(tc, test_queue_order_other_sort);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("reserve-permit");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_reserve_failure_in_scheduler);
+    tcase_add_test(tc, test_permit_group_allows_waiting);
+    tcase_add_test(tc, test_permit_needs_every_waiting_plugin);
+    tcase_add_test(tc, test_permit_reject_while_waiting);
+    tcase_add_test(tc, test_permit_reject_in_cycle);
+    tcase_add_test(tc, test_permit_timeout_batch_clock);
+    tcase_add_test(tc, test_permit_timeout_real_loop);
+    tcase_add_test(tc, test_permit_allow_real_loop);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("bind");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_bind_skip_chain_in_scheduler);
+    tcase_add_test(tc, test_bind_nobody_binds);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("postfilter-nominated");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_post_filter_in_cycle);
+    tcase_add_test(tc, test_nominated_pod_blocks_lower_priority);
+    tcase_add_test(tc, test_nominated_pod_lower_priority_ignored);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(scheduler_suite());
+    int failed;
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
