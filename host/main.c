@@ -4,10 +4,7 @@
 
 #include "cli/cli.h"
 
-#if __has_include("conformance/conformance.h")
 #include "conformance/conformance.h"
-#define KS_HAVE_CONFORMANCE 1
-#endif
 
 #ifndef KS_VERSION
 #define KS_VERSION "0.1.0"
@@ -51,10 +48,8 @@ int main(int argc, char **argv)
         return ks_cli_plugins(argc - 1, argv + 1);
     if (strcmp(cmd, "schedule") == 0)
         return ks_cli_schedule(argc - 1, argv + 1);
-#ifdef KS_HAVE_CONFORMANCE
     if (strcmp(cmd, "conformance") == 0)
         return ks_cli_conformance(argc - 1, argv + 1);
-#endif
     fprintf(stderr, "ksched: unknown command '%s'\nRun 'ksched --help'.\n",
             cmd);
     return 2;

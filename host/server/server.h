@@ -47,6 +47,7 @@ typedef struct ks_pod_entry {
 } ks_pod_entry_t;
 
 typedef struct ks_watcher {
+    struct ks_server *srv;
     ks_http_conn_t *conn;
     struct ks_watcher *prev, *next;
 } ks_watcher_t;
@@ -156,6 +157,13 @@ void ks_server_pod_remove(ks_server_t *srv, ks_pod_entry_t *e);
 
 /* Send one JSON line to every bindings watcher. */
 void ks_server_broadcast(ks_server_t *srv, const char *line, size_t len);
+/* Watch events: {"type":"Binding","pod":"ns/name","node":N,"generation":G},
+ * {"type":"FailedScheduling","pod":...,"message":...,"generation":G},
+ * {"type":"Preempted","pod":...}. */
+void ks_server_emit_binding(ks_server_t *srv, const ks_pod_entry_t *e);
+void ks_server_emit_failed(ks_server_t *srv, const ks_pod_entry_t *e,
+                           const char *message);
+void ks_server_emit_preempted(ks_server_t *srv, const ks_pod_entry_t *e);
 /* Monotonic seconds. */
 double ks_server_now(void);
 

@@ -434,8 +434,6 @@ START_TEST(test_permit_reject_in_cycle)
     ASSERT_LINE(t, "Probe1 Unreserve p1 n1");
     free(t);
     ck_assert_uint_eq(ks_scheduler_stats(S.s).unschedulable, 1);
-    fprintf(stderr, "XX in-cycle permit reject: unsched=%zu backoff=%zu active=%zu\n",
-            ks_scheduler_pending(S.s, KS_Q_UNSCHED), ks_scheduler_pending(S.s, KS_Q_BACKOFF), ks_scheduler_pending(S.s, KS_Q_ACTIVE));
 }
 END_TEST
 
@@ -464,8 +462,6 @@ START_TEST(test_permit_timeout_batch_clock)
                   S.last_failure);
     ck_assert_uint_eq(ks_scheduler_pending(S.s, -1), 0);
     ck_assert_uint_eq(ks_cache_num_pods(S.w.cache), 0);
-    fprintf(stderr, "XX timeout: unsched=%zu backoff=%zu active=%zu\n",
-            ks_scheduler_pending(S.s, KS_Q_UNSCHED), ks_scheduler_pending(S.s, KS_Q_BACKOFF), ks_scheduler_pending(S.s, KS_Q_ACTIVE));
 }
 END_TEST
 
