@@ -1,0 +1,59 @@
+/* GET /metrics: Prometheus text exposition. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "framework/plugin_loader.h"
+#include "framework/queue.h"
+
+static void count_gated(void *ud, const ks_pod_t *pod, const char *message,
+                        int gated)
+{
+    size_t *n = ud;
+    (void)pod;
+    (void)message;
+    if (gated)
+        (*n)++;
+}
+
+/* Refresh the gauges that are read from the scheduler at scrape time. */
+static void refresh(ks_server_t *srv)
+{
+    ks_generation_t *g = ks_scheduler_generation(srv->sched);
+    size_t gated = 0, unsched, i;
+    ks_scheduler_foreach_pending(srv->sched, count_gated, &gated);
+    unsched = ks_scheduler_pending(srv->sched, KS_Q_UNSCHED);
+    ks_metric_set(srv->m_pending,
+                  (double)ks_scheduler_pending(srv->sched, KS_Q_ACTIVE),
+                  "active");
+    ks_metric_set(srv->m_pending,
+                  (double)ks_scheduler_pending(srv->sched, KS_Q_BACKOFF),
+                  "backoff");
+    ks_metric_set(srv->m_pending,
+                  (double)(unsched > gated ? unsched - gated : 0),
+                  "unschedulable");
+    ks_metric_set(srv->m_pending, (double)gated, "gated");
+    ks_metric_clear(srv->m_plugin_gen);
+    for (i = 0; i < g->reg->n; i++)
+        ks_metric_set(srv->m_plugin_gen, (double)g->id,
+                      g->reg->plugins[i]->desc.name);
+    ks_metric_set(srv->m_generation, (double)g->id);
+    ks_metric_set(srv->m_images, (double)ks_plugin_live_count());
+}
+
+void ks_api_metrics(ks_server_t *srv, ks_http_conn_t *c,
+                    const ks_http_request_t *req)
+{
+    size_t len;
+    char *text;
+    (void)req;
+    refresh(srv);
+    text = ks_metrics_render(srv->metrics, &len);
+    if (text == NULL) {
+        ks_http_respond(c, 500, "text/plain", NULL, "out of memory\n", 14);
+        return;
+    }
+    ks_http_respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", NULL,
+                    text, len);
+    free(text);
+}
