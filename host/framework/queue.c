@@ -366,7 +366,7 @@ size_t ks_queue_move_on_event(ks_queue_t *q, int64_t now,
         return 0;
     collect_unsched(q, &c);
     for (i = 0; i < c.n; i++)
-        if (c.a[i]->n_plugins == 0 || matters(ud, c.a[i])) {
+        if (matters(ud, c.a[i])) {
             move_out(q, c.a[i], now);
             moved++;
         }

@@ -74,8 +74,8 @@ ks_pod_t *ks_queue_remove(ks_queue_t *q, ks_qpod_t *qp);
 /* Move backoff pods whose backoff expired to activeQ; flush pool pods older
  * than max_unsched_ms. Returns how many moved. */
 size_t ks_queue_flush(ks_queue_t *q, int64_t now, int64_t max_unsched_ms);
-/* A cluster event: move pool pods for which `matters` says yes (pods
- * without rejecting plugins always move). Gated pods never move here. */
+/* A cluster event: move pool pods for which `matters` says yes. Gated
+ * pods never move here. */
 size_t ks_queue_move_on_event(ks_queue_t *q, int64_t now,
                               int (*matters)(void *ud, const ks_qpod_t *qp),
                               void *ud);

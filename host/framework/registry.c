@@ -61,7 +61,8 @@ static void scan_dir(scan_t *s, const char *dir, size_t entry, int depth)
     }
     closedir(d);
     /* Sorted so that loading order, and thus messages, are stable. */
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n > 1)
+        qsort(names, n, sizeof *names, cmp_str);
     for (i = 0; i < n; i++) {
         char path[4096];
         struct stat sb;

@@ -171,6 +171,7 @@ static uint32_t ops_nominated_pods(ks_fw_env_t *e, const char *node,
 typedef struct ev_ctx {
     ks_scheduler_t *s;
     ks_cluster_event_t ev;
+    const ks_qpod_t *skip; /* a pod the event must not move */
 } ev_ctx_t;
 
 static int ev_matters(void *ud, const ks_qpod_t *qp)
@@ -179,6 +180,10 @@ static int ev_matters(void *ud, const ks_qpod_t *qp)
     ks_framework_t *fw =
         ks_generation_profile(c->s->gen, qp->pod->scheduler_name);
     unsigned i;
+    if (qp == c->skip)
+        return 0;
+    if (qp->n_plugins == 0)
+        return 1; /* no rejecting plugin known: any event may help */
     if (fw == NULL)
         return 0;
     for (i = 0; i < qp->n_plugins; i++)
@@ -199,15 +204,21 @@ static void regate(void *ud, ks_qpod_t *qp)
         ks_queue_activate(s->q, qp, ks_scheduler_now(s));
 }
 
-void ks_scheduler_on_event(ks_scheduler_t *s, ks_cluster_event_t ev)
+static void on_event_except(ks_scheduler_t *s, ks_cluster_event_t ev,
+                            const ks_qpod_t *skip)
 {
-    ev_ctx_t c = {s, ev};
+    ev_ctx_t c = {s, ev, skip};
     ks_queue_note_move(s->q, s->cycle);
     /* Only a pod's own update can lift its scheduling gates. */
     if ((ev.resource & KS_RES_POD) && (ev.action & KS_ACT_UPDATE))
         ks_queue_foreach_unsched(s->q, regate, s);
     ks_queue_move_on_event(s->q, ks_scheduler_now(s), ev_matters, &c);
     ks_scheduler_kick(s);
+}
+
+void ks_scheduler_on_event(ks_scheduler_t *s, ks_cluster_event_t ev)
+{
+    on_event_except(s, ev, NULL);
 }
 
 /* --- ops for plugins --------------------------------------------------------- */
@@ -860,8 +871,12 @@ static void record_failure(ks_scheduler_t *s, ks_qpod_t *qp, const char *msg,
     free(qp->last_message);
     qp->last_message = strdup(msg);
     qp->n_plugins = 0;
+    /* Interned: a plugin's own name string goes away with its .so when a
+     * reload retires it, while the pod may stay queued much longer. */
     for (i = 0; i < n_plugins && i < KS_QPOD_MAX_PLUGINS; i++)
-        qp->plugins[qp->n_plugins++] = plugins[i];
+        if (plugins[i])
+            qp->plugins[qp->n_plugins++] =
+                ks_intern_str(ks_intern_global(), plugins[i]);
     if (s->opts.obs.failed)
         s->opts.obs.failed(s->opts.obs.ud, qp->pod, msg);
 }
@@ -883,9 +898,10 @@ static void fail_assumed(ks_scheduler_t *s, ks_waiting_pod_t *wp,
     else
         s->stats.unschedulable++;
     ks_queue_requeue_failed(s->q, qp, ks_scheduler_now(s), error);
-    /* The forgotten pod freed room: others may fit now (upstream moves all
-     * pods on an assumed pod's deletion). */
-    ks_scheduler_on_event(s, ev);
+    /* The forgotten pod freed room: others may fit now. As upstream, this
+     * counts as an assigned pod's deletion, after the pod itself has been
+     * requeued and without moving it (it would fail the same way). */
+    on_event_except(s, ev, qp);
 }
 
 static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)

@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "framework/log.h"
+#include "ksched/plugin.h"
 
 #define MAX_CONNS 1024
 #define MAX_URL 8192

@@ -96,14 +96,14 @@ typedef struct ks_server {
     size_t n_fs;
     uv_timer_t debounce;
     int debounce_armed;
-    char debounce_what[512];
+    char debounce_what[1200];
     ks_gen_record_t history[KS_GEN_HISTORY];
     size_t n_history; /* records in history (ring, oldest first) */
     size_t history_head;
     int last_ok;              /* -1: no reload yet */
     uint64_t last_generation; /* generation of the last success */
     char *last_error;         /* malloc'd; NULL when the last succeeded */
-    char last_trigger[512];
+    char last_trigger[1200];
     double last_time;
 
     /* shutdown */
@@ -145,6 +145,9 @@ int ks_server_reload_start(ks_server_t *srv, ks_error_t *err);
 /* Shutdown: stop accepting, drain Permit waits and binding cycles until
  * nothing is in flight or the drain deadline passes, then stop. */
 void ks_server_begin_drain(ks_server_t *srv, const char *why);
+/* Close every handle now (the loop then ends); safe in any state after
+ * ks_server_init, even a failed one. */
+void ks_server_stop(ks_server_t *srv);
 
 /* The pod index. */
 ks_pod_entry_t *ks_server_pod_by_key(ks_server_t *srv, const char *ns,

@@ -232,14 +232,14 @@ static void gen_node(bench_sink_t *k, const bench_workload_t *w, uint32_t i)
                 "status:\n"
                 "  capacity:\n"
                 "    cpu: \"%u\"\n"
-                "    memory: %uMi\n"
+                "    memory: %uGi\n"
                 "    pods: \"%u\"\n"
                 "  allocatable:\n"
                 "    cpu: \"%u\"\n"
-                "    memory: %uMi\n"
+                "    memory: %uGi\n"
                 "    pods: \"%u\"\n",
-                NODE_MILLI_CPU / 1000, NODE_MEMORY_MI, NODE_PODS,
-                NODE_MILLI_CPU / 1000, NODE_MEMORY_MI, NODE_PODS);
+                NODE_MILLI_CPU / 1000, NODE_MEMORY_MI / 1024, NODE_PODS,
+                NODE_MILLI_CPU / 1000, NODE_MEMORY_MI / 1024, NODE_PODS);
 }
 
 static void gen_container(bench_sink_t *k, const char *cpu)
@@ -376,11 +376,12 @@ static void file_stem(const char *name, char *out, size_t len)
 }
 
 static int write_manifests(const char *dir, const bench_workload_t *const *ws,
-                           size_t n_ws)
+                           size_t n_ws, const int *pcts, int n_pcts,
+                           const int *pars, int n_pars)
 {
     char path[4096], stem[256], text[512];
     size_t i;
-    int pct;
+    int a, b;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "ksched-bench: cannot create %s: %s\n", dir,
                 strerror(errno));
@@ -404,19 +405,20 @@ static int write_manifests(const char *dir, const bench_workload_t *const *ws,
         free(k.buf);
         fprintf(stderr, "wrote %s\n", path);
     }
-    /* Parallelism is given to `ksched schedule -j`; these carry the
-     * percentage. */
-    for (pct = 0; pct <= 100; pct += 100) {
-        FILE *f;
-        snprintf(path, sizeof path, "%s/config-pct%d.yaml", dir, pct);
-        config_text(text, sizeof text, pct, 16);
-        if ((f = fopen(path, "w")) == NULL || fputs(text, f) < 0 ||
-            fclose(f) != 0) {
-            fprintf(stderr, "ksched-bench: cannot write %s\n", path);
-            return -1;
+    /* The configurations, exactly as the runs load them. */
+    for (a = 0; a < n_pcts; a++)
+        for (b = 0; b < n_pars; b++) {
+            FILE *f;
+            snprintf(path, sizeof path, "%s/config-pct%d-par%d.yaml", dir,
+                     pcts[a], pars[b]);
+            config_text(text, sizeof text, pcts[a], pars[b]);
+            if ((f = fopen(path, "w")) == NULL || fputs(text, f) < 0 ||
+                fclose(f) != 0) {
+                fprintf(stderr, "ksched-bench: cannot write %s\n", path);
+                return -1;
+            }
+            fprintf(stderr, "wrote %s\n", path);
         }
-        fprintf(stderr, "wrote %s\n", path);
-    }
     return 0;
 }
 
@@ -712,6 +714,15 @@ static void run_forked(const bench_workload_t *w, int pct, int par,
                      WEXITSTATUS(status));
         return;
     }
+    if (r->ok && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+        /* e.g. a memory checker's error exit code */
+        r->ok = 0;
+        snprintf(r->err, sizeof r->err, "child reported its result but %s %d",
+                 WIFSIGNALED(status) ? "was killed by signal"
+                                     : "exited with status",
+                 WIFSIGNALED(status) ? WTERMSIG(status)
+                                     : WEXITSTATUS(status));
+    }
     r->rss_mb = (double)ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB */
 }
 
@@ -762,11 +773,13 @@ static const char usage[] =
     "  -p, --plugin-dir DIR     load plugins from DIR only (default: the\n"
     "                           ksched plugin search path)\n"
     "  -q, --quick              only the 500-node / 1,000-pod workloads\n"
+    "  -N, --pods N             queue N pending pods instead of the\n"
+    "                           workload's count (for profiling)\n"
     "  -m, --write-manifests DIR\n"
     "                           also write each selected workload to\n"
-    "                           DIR/<Workload>-<N>Nodes.yaml and the configs\n"
-    "                           DIR/config-pct0.yaml, DIR/config-pct100.yaml\n"
-    "                           for `ksched schedule --cluster`\n"
+    "                           DIR/<Workload>-<N>Nodes.yaml and each\n"
+    "                           configuration to DIR/config-pctP-parJ.yaml,\n"
+    "                           for `ksched schedule --cluster --config`\n"
     "  -n, --no-run             with --write-manifests: write, do not run\n"
     "  -l, --list               list the workloads and exit\n"
     "  -h, --help               show this help\n"
@@ -808,6 +821,7 @@ int main(int argc, char **argv)
         {"runs", required_argument, NULL, 'r'},
         {"plugin-dir", required_argument, NULL, 'p'},
         {"quick", no_argument, NULL, 'q'},
+        {"pods", required_argument, NULL, 'N'},
         {"write-manifests", required_argument, NULL, 'm'},
         {"no-run", no_argument, NULL, 'n'},
         {"list", no_argument, NULL, 'l'},
@@ -815,12 +829,14 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0}};
     const char *wanted[64];
     size_t n_wanted = 0, i, n_sel = 0;
+    bench_workload_t sel_buf[N_WORKLOADS];
     const bench_workload_t *sel[N_WORKLOADS];
     int pcts[2] = {0, 100}, n_pcts = 2, pars[2] = {1, 2}, n_pars = 2;
     int runs = 1, quick = 0, no_run = 0, c, failures = 0, mismatches = 0;
+    int pods_override = 0;
     const char *plugin_dir = NULL, *manifest_dir = NULL;
 
-    while ((c = getopt_long(argc, argv, "w:P:j:r:p:qm:nlh", opts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "w:P:j:r:p:qN:m:nlh", opts, NULL)) !=
            -1) {
         switch (c) {
         case 'w':
@@ -846,6 +862,11 @@ int main(int argc, char **argv)
             break;
         case 'p': plugin_dir = optarg; break;
         case 'q': quick = 1; break;
+        case 'N':
+            if (parse_int("--pods", optarg, 1, 10000000, &pods_override) !=
+                0)
+                return 2;
+            break;
         case 'm': manifest_dir = optarg; break;
         case 'n': no_run = 1; break;
         case 'l':
@@ -890,15 +911,21 @@ int main(int argc, char **argv)
             take |= name_matches(wanted[j], w->name);
         if (quick && !(w->nodes == 500 && w->pods == 1000))
             take = 0;
-        if (take)
-            sel[n_sel++] = w;
+        if (take) {
+            sel_buf[n_sel] = *w;
+            if (pods_override)
+                sel_buf[n_sel].pods = (uint32_t)pods_override;
+            sel[n_sel] = &sel_buf[n_sel];
+            n_sel++;
+        }
     }
     if (n_sel == 0) {
         fprintf(stderr, "ksched-bench: no workload selected (--quick keeps "
                         "only the 500-node / 1,000-pod ones)\n");
         return 2;
     }
-    if (manifest_dir && write_manifests(manifest_dir, sel, n_sel) != 0)
+    if (manifest_dir && write_manifests(manifest_dir, sel, n_sel, pcts,
+                                        n_pcts, pars, n_pars) != 0)
         return 1;
     if (no_run)
         return 0;

@@ -1,0 +1,85 @@
+/*
+ * Signals and shutdown: SIGTERM or SIGINT stops accepting connections,
+ * lets pods waiting at Permit and their binding cycles finish until the
+ * drain deadline, then closes every handle so the loop ends. A second
+ * signal stops at once.
+ */
+#include <signal.h>
+#include <stdio.h>
+
+#include "server.h"
+
+void ks_server_stop(ks_server_t *srv)
+{
+    if (srv->stopped)
+        return;
+    srv->stopped = 1;
+    ks_server_reload_close(srv);
+    if (srv->handles_inited & 2) {
+        srv->handles_inited &= ~2;
+        uv_close((uv_handle_t *)&srv->sigterm, NULL);
+        uv_close((uv_handle_t *)&srv->sigint, NULL);
+        uv_close((uv_handle_t *)&srv->drain_timer, NULL);
+    }
+    if (srv->sched)
+        ks_scheduler_detach_loop(srv->sched);
+    if (srv->http)
+        ks_http_server_close(srv->http);
+    srv->http = NULL; /* freed by libuv close callbacks */
+}
+
+static void on_drain_tick(uv_timer_t *t)
+{
+    ks_server_t *srv = t->data;
+    size_t waiting = ks_scheduler_pending(srv->sched, -1);
+    if (waiting == 0) {
+        fprintf(stderr, "ksched serve: drained; exiting\n");
+        ks_server_stop(srv);
+    } else if (ks_server_now() >= srv->drain_deadline) {
+        fprintf(stderr,
+                "ksched serve: drain deadline passed with %zu pod(s) still "
+                "waiting at Permit; exiting\n",
+                waiting);
+        ks_server_stop(srv);
+    }
+}
+
+void ks_server_begin_drain(ks_server_t *srv, const char *why)
+{
+    if (srv->stopped)
+        return;
+    if (srv->draining) {
+        fprintf(stderr, "ksched serve: %s again: stopping now\n", why);
+        ks_server_stop(srv);
+        return;
+    }
+    srv->draining = 1;
+    fprintf(stderr,
+            "ksched serve: %s: no longer accepting connections; draining "
+            "%zu pod(s) at Permit (up to %g s)\n",
+            why, ks_scheduler_pending(srv->sched, -1), srv->drain_timeout_s);
+    ks_http_stop_accepting(srv->http);
+    srv->drain_deadline = ks_server_now() + srv->drain_timeout_s;
+    uv_timer_start(&srv->drain_timer, on_drain_tick, 0, 20);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    ks_server_begin_drain(h->data, signum == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+int ks_server_start(ks_server_t *srv, ks_error_t *err)
+{
+    uv_signal_init(srv->loop, &srv->sigterm);
+    uv_signal_init(srv->loop, &srv->sigint);
+    uv_timer_init(srv->loop, &srv->drain_timer);
+    srv->sigterm.data = srv;
+    srv->sigint.data = srv;
+    srv->drain_timer.data = srv;
+    srv->handles_inited |= 2;
+    uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&srv->sigint, on_signal, SIGINT);
+    if (ks_scheduler_attach_loop(srv->sched, srv->loop) != 0)
+        return ks_error_set(err, KS_EIO, "cannot attach the scheduler");
+    return ks_server_reload_start(srv, err);
+}

@@ -1,0 +1,261 @@
+/* ksched serve: options, listening, and the loop. */
+#include "serve.h"
+
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "framework/log.h"
+#include "server.h"
+
+static const char usage[] =
+    "Usage: ksched serve [--config FILE] [--plugin-dir DIR]...\n"
+    "                    [--listen ADDR:PORT | --socket PATH] [options]\n"
+    "\n"
+    "Run the scheduler as a long-lived process with a Kubernetes-shaped\n"
+    "HTTP API: create nodes and pods, watch the bindings, scrape metrics,\n"
+    "and replace plugins or the configuration while pods keep flowing.\n"
+    "\n"
+    "Options:\n"
+    "  -c, --config FILE        KubeSchedulerConfiguration (default: built-in)\n"
+    "  -p, --plugin-dir DIR     search DIR for plugin .so files; repeatable;\n"
+    "                           watched for changes\n"
+    "      --no-default-plugin-path\n"
+    "                           search only the --plugin-dir directories\n"
+    "  -l, --listen ADDR:PORT   TCP address (default 127.0.0.1:10259; port 0\n"
+    "                           picks a free port; IPv6 as [::1]:PORT)\n"
+    "      --allow-remote       allow a non-loopback --listen address (the\n"
+    "                           API has no authentication)\n"
+    "      --socket PATH        listen on a Unix socket (mode 0600) instead\n"
+    "      --drain-timeout SECONDS\n"
+    "                           on SIGTERM/SIGINT, how long pods waiting at\n"
+    "                           Permit may take to finish (default 10)\n"
+    "  -j, --parallelism N      worker threads for Filter/Score\n"
+    "  -v, --verbose            log more (repeat for debug)\n"
+    "  -h, --help               show this help\n"
+    "\n"
+    "The address actually listened on is printed on stderr. A reload (SIGHUP,\n"
+    "POST /-/reload, or a changed .so in a plugin directory or a changed\n"
+    "config file, after 300 ms of quiet) builds a new generation of every\n"
+    "plugin; if anything fails the running generation stays.\n"
+    "\n"
+    "Endpoints: /api/v1/nodes[/NAME], /api/v1/namespaces/NS/pods[/NAME],\n"
+    "/api/v1/pods, /api/v1/bindings?watch=true, /healthz, /readyz,\n"
+    "/metrics, /debug/plugins, POST /-/reload.\n"
+    "\n"
+    "Exit status: 0 after a SIGTERM/SIGINT drain, 1 invalid configuration,\n"
+    "plugins or address, 2 usage.\n";
+
+/* Parse "HOST:PORT", "[V6]:PORT" or "localhost:PORT". */
+static int parse_listen(const char *arg, struct sockaddr_storage *ss,
+                        int *loopback)
+{
+    char host[256];
+    const char *colon;
+    char *end;
+    long port;
+    size_t hl;
+    memset(ss, 0, sizeof *ss);
+    if (arg[0] == '[') {
+        const char *rb = strchr(arg, ']');
+        if (rb == NULL || rb[1] != ':')
+            return -1;
+        hl = (size_t)(rb - arg - 1);
+        if (hl >= sizeof host)
+            return -1;
+        memcpy(host, arg + 1, hl);
+        host[hl] = '\0';
+        colon = rb + 1;
+    } else {
+        colon = strrchr(arg, ':');
+        if (colon == NULL)
+            return -1;
+        hl = (size_t)(colon - arg);
+        if (hl >= sizeof host)
+            return -1;
+        memcpy(host, arg, hl);
+        host[hl] = '\0';
+    }
+    port = strtol(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end || port < 0 || port > 65535)
+        return -1;
+    if (strcmp(host, "localhost") == 0 || host[0] == '\0')
+        snprintf(host, sizeof host, "127.0.0.1");
+    if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)ss) == 0) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        *loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+        return 0;
+    }
+    if (uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)ss) == 0) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0,
+                                                   0, 0, 0, 0, 0xff, 0xff};
+        *loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) ||
+                    (memcmp(a->sin6_addr.s6_addr, v4mapped, 12) == 0 &&
+                     a->sin6_addr.s6_addr[12] == 127);
+        return 0;
+    }
+    return -1;
+}
+
+/* Run the loop until every handle is closed, then close it. */
+static void loop_finish(uv_loop_t *loop)
+{
+    uv_run(loop, UV_RUN_DEFAULT);
+    if (uv_loop_close(loop) != 0)
+        ks_log(KS_LOG_WARN, "event loop closed with handles still open");
+}
+
+int ks_cli_serve(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"plugin-dir", required_argument, NULL, 'p'},
+        {"no-default-plugin-path", no_argument, NULL, 'N'},
+        {"listen", required_argument, NULL, 'l'},
+        {"allow-remote", no_argument, NULL, 'R'},
+        {"socket", required_argument, NULL, 'S'},
+        {"drain-timeout", required_argument, NULL, 'T'},
+        {"parallelism", required_argument, NULL, 'j'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    ks_cli_plugin_opts_t po = {{0}, 0, 0};
+    const char *config = NULL, *listen_arg = NULL, *socket_path = NULL;
+    int allow_remote = 0, verbose = 0, parallelism = 0, c, loopback = 1;
+    double drain = 10;
+    struct sockaddr_storage ss;
+    ks_generation_opts_t go;
+    ks_generation_t *gen = NULL;
+    ks_error_t err = {0};
+    ks_server_t *srv;
+    uv_loop_t loop;
+    char bound[128] = "";
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+c:p:l:j:vh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': config = optarg; break;
+        case 'p':
+            if (ks_cli_add_plugin_dir(&po, optarg) != 0)
+                return KS_EXIT_USAGE;
+            break;
+        case 'N': po.no_default_path = 1; break;
+        case 'l': listen_arg = optarg; break;
+        case 'R': allow_remote = 1; break;
+        case 'S': socket_path = optarg; break;
+        case 'T': {
+            char *end;
+            drain = strtod(optarg, &end);
+            if (*end || end == optarg || !(drain >= 0) || drain > 86400)
+                return ks_cli_usage_error("serve", "--drain-timeout takes "
+                                                   "seconds in 0..86400, got "
+                                                   "'%s'",
+                                          optarg);
+            break;
+        }
+        case 'j': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 1024)
+                return ks_cli_usage_error("serve", "--parallelism must be an "
+                                                   "integer in 1..1024, got "
+                                                   "'%s'",
+                                          optarg);
+            parallelism = (int)v;
+            break;
+        }
+        case 'v': verbose++; break;
+        case 'h': fputs(usage, stdout); return KS_EXIT_OK;
+        default:
+            return ks_cli_usage_error("serve", "unknown or incomplete option "
+                                               "'%s'",
+                                      argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return ks_cli_usage_error("serve", "unexpected argument '%s'",
+                                  argv[optind]);
+    if (listen_arg && socket_path)
+        return ks_cli_usage_error("serve", "--listen and --socket exclude "
+                                           "each other");
+    if (socket_path == NULL) {
+        if (listen_arg == NULL)
+            listen_arg = "127.0.0.1:10259";
+        if (parse_listen(listen_arg, &ss, &loopback) != 0)
+            return ks_cli_usage_error("serve", "--listen takes HOST:PORT or "
+                                               "[IPV6]:PORT, got '%s'",
+                                      listen_arg);
+        if (!loopback && !allow_remote)
+            return ks_cli_usage_error("serve", "--listen %s is not a loopback "
+                                               "address; the API has no "
+                                               "authentication: add "
+                                               "--allow-remote to listen "
+                                               "there anyway",
+                                      listen_arg);
+    }
+    ks_log_set_level(KS_LOG_WARN + verbose);
+    signal(SIGPIPE, SIG_IGN);
+
+    memset(&go, 0, sizeof go);
+    go.config_path = config;
+    go.plugin_dirs = po.dirs;
+    go.n_plugin_dirs = po.n_dirs;
+    go.no_default_path = po.no_default_path;
+    go.parallelism = parallelism;
+    if (ks_generation_build(&go, &gen, &err) != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return KS_EXIT_INVALID;
+    }
+    srv = calloc(1, sizeof *srv);
+    if (srv == NULL || uv_loop_init(&loop) != 0) {
+        fprintf(stderr, "ksched serve: out of memory\n");
+        free(srv);
+        ks_generation_unref(gen);
+        return KS_EXIT_INVALID;
+    }
+    if (ks_server_init(srv, &loop, &go, gen, &err) != 0)
+        goto fail;
+    srv->drain_timeout_s = drain;
+    if (socket_path) {
+        if (ks_http_listen_unix(srv->http, socket_path, &err) != 0)
+            goto fail;
+        snprintf(bound, sizeof bound, "unix:%s", socket_path);
+    } else {
+        char addr[100] = "";
+        if (ks_http_listen_tcp(srv->http, (const struct sockaddr *)&ss, addr,
+                               sizeof addr, &err) != 0) {
+            char msg[sizeof err.msg];
+            snprintf(msg, sizeof msg, "%s", err.msg);
+            ks_error_set(&err, KS_EIO, "%s: %s", listen_arg, msg);
+            goto fail;
+        }
+        snprintf(bound, sizeof bound, "http://%s", addr);
+    }
+    if (ks_server_start(srv, &err) != 0)
+        goto fail;
+    snprintf(srv->listen_addr, sizeof srv->listen_addr, "%s", bound);
+    fprintf(stderr, "ksched serve: listening on %s (generation %llu, %zu "
+                    "plugins)\n",
+            bound,
+            (unsigned long long)ks_scheduler_generation(srv->sched)->id,
+            ks_scheduler_generation(srv->sched)->reg->n);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    loop_finish(&loop);
+    ks_server_free(srv);
+    free(srv);
+    return KS_EXIT_OK;
+
+fail:
+    fprintf(stderr, "ksched serve: %s\n", err.msg);
+    ks_server_stop(srv);
+    loop_finish(&loop);
+    ks_server_free(srv);
+    free(srv);
+    return KS_EXIT_INVALID;
+}

@@ -1,0 +1,387 @@
+/* Server state: scheduler observer, metrics, pod index, lifetime. */
+#include "server.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/intern.h"
+#include "framework/status.h"
+
+double ks_server_now(void)
+{
+    return (double)uv_hrtime() * 1e-9;
+}
+
+/* --- pod index ------------------------------------------------------------ */
+
+ks_pod_entry_t *ks_server_pod_by_key(ks_server_t *srv, const char *ns,
+                                     const char *name)
+{
+    char key[600];
+    int n = snprintf(key, sizeof key, "%s/%s", ns, name);
+    if (n < 0 || (size_t)n >= sizeof key)
+        return NULL;
+    return ks_strmap_get(&srv->pods, key);
+}
+
+ks_pod_entry_t *ks_server_pod_by_uid(ks_server_t *srv, const char *uid)
+{
+    return ks_strmap_get(&srv->pod_uids, uid);
+}
+
+ks_pod_entry_t *ks_server_pod_add(ks_server_t *srv, const ks_pod_t *pod,
+                                  int state)
+{
+    size_t kl = strlen(pod->ns) + 1 + strlen(pod->name) + 1;
+    ks_pod_entry_t *e = calloc(1, sizeof *e + kl);
+    if (e == NULL)
+        return NULL;
+    snprintf(e->key, kl, "%s/%s", pod->ns, pod->name);
+    e->uid = pod->uid;
+    e->state = state;
+    e->generation = ks_scheduler_generation(srv->sched)->id;
+    if (ks_strmap_put(&srv->pods, e->key, e) != 0) {
+        free(e);
+        return NULL;
+    }
+    if (ks_strmap_put(&srv->pod_uids, e->uid, e) != 0) {
+        ks_strmap_del(&srv->pods, e->key);
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void ks_server_pod_remove(ks_server_t *srv, ks_pod_entry_t *e)
+{
+    ks_strmap_del(&srv->pods, e->key);
+    ks_strmap_del(&srv->pod_uids, e->uid);
+    if (e->other)
+        ks_pod_free(e->other);
+    free(e);
+}
+
+/* --- scheduler observer ----------------------------------------------------- */
+
+static void attempt_done(ks_server_t *srv, ks_pod_entry_t *e,
+                         const char *result, double seconds)
+{
+    const char *profile = e && e->profile ? e->profile : "";
+    ks_metric_add(srv->m_attempts, 1, result, profile);
+    ks_metric_observe(srv->m_attempt_dur, seconds, result, profile);
+    if (e)
+        e->attempt_open = 0;
+}
+
+static void obs_cycle(void *ud, const ks_cycle_result_t *r)
+{
+    ks_server_t *srv = ud;
+    ks_pod_entry_t *e = ks_server_pod_by_uid(srv, r->pod->uid);
+    const char *profile =
+        ks_intern_str(ks_intern_global(), r->fw->profile_name);
+    if (e) {
+        /* A cycle runs with the scheduler's current generation. */
+        e->generation = ks_scheduler_generation(srv->sched)->id;
+        e->profile = profile;
+        e->permit_rejected = 0;
+    }
+    if (r->selected) {
+        if (e) {
+            e->attempt_open = 1;
+            e->attempt_t0 = ks_server_now() - r->seconds;
+        }
+        return;
+    }
+    if (e == NULL) {
+        ks_metric_add(srv->m_attempts, 1,
+                      r->error ? "error" : "unschedulable", profile);
+        ks_metric_observe(srv->m_attempt_dur, r->seconds,
+                          r->error ? "error" : "unschedulable", profile);
+        return;
+    }
+    attempt_done(srv, e, r->error ? "error" : "unschedulable", r->seconds);
+}
+
+static void obs_bound(void *ud, const ks_pod_t *pod, const char *node)
+{
+    ks_server_t *srv = ud;
+    ks_pod_entry_t *e = ks_server_pod_by_uid(srv, pod->uid);
+    if (e == NULL)
+        return;
+    e->state = KS_POD_BOUND;
+    e->node = node;
+    if (e->attempt_open)
+        attempt_done(srv, e, "scheduled", ks_server_now() - e->attempt_t0);
+    ks_server_emit_binding(srv, e);
+}
+
+static void obs_failed(void *ud, const ks_pod_t *pod, const char *message)
+{
+    ks_server_t *srv = ud;
+    ks_pod_entry_t *e = ks_server_pod_by_uid(srv, pod->uid);
+    if (e == NULL)
+        return;
+    /* A failure after a node was selected: Reserve, Permit or binding. */
+    if (e->attempt_open)
+        attempt_done(srv, e, e->permit_rejected ? "unschedulable" : "error",
+                     ks_server_now() - e->attempt_t0);
+    ks_server_emit_failed(srv, e, message);
+}
+
+static void obs_deleted(void *ud, const ks_pod_t *pod)
+{
+    ks_server_t *srv = ud;
+    ks_pod_entry_t *e = ks_server_pod_by_uid(srv, pod->uid);
+    if (e == NULL)
+        return;
+    ks_server_emit_preempted(srv, e);
+    ks_server_pod_remove(srv, e);
+}
+
+/* Points that run once per cycle (not once per node). */
+static int per_cycle_point(int ep)
+{
+    return ep == KS_EP_PRE_FILTER || ep == KS_EP_POST_FILTER ||
+           ep == KS_EP_PRE_SCORE || ep == KS_EP_RESERVE ||
+           ep == KS_EP_PERMIT || ep == KS_EP_PRE_BIND || ep == KS_EP_BIND ||
+           ep == KS_EP_POST_BIND;
+}
+
+static void obs_ep(void *ud, const ks_framework_t *fw, int ep, ks_code_t code,
+                   double seconds)
+{
+    ks_server_t *srv = ud;
+    const char *pname = ks_ext_point_name((ks_ext_point_t)ep);
+    const char *cname = ks_code_name(code);
+    ks_metric_observe(srv->m_ep_dur, seconds, pname, cname,
+                      fw->profile_name);
+    /* With one plugin at a per-cycle point, the point's time is that
+     * plugin's time (plus a little framework overhead). */
+    if (ep >= 0 && ep < KS_EP_MULTI_POINT && per_cycle_point(ep) &&
+        fw->n_points[ep] == 1)
+        ks_metric_observe(srv->m_plugin_dur, seconds,
+                          fw->points[ep][0].inst->name, pname, cname);
+    if (ep == KS_EP_POST_FILTER)
+        ks_metric_add(srv->m_preempt, 1);
+}
+
+static void obs_permit(void *ud, const ks_pod_t *pod, int allowed,
+                       double seconds)
+{
+    ks_server_t *srv = ud;
+    ks_pod_entry_t *e = ks_server_pod_by_uid(srv, pod->uid);
+    ks_metric_observe(srv->m_permit_wait, seconds,
+                      allowed ? "Success" : "Unschedulable");
+    if (e && !allowed)
+        e->permit_rejected = 1;
+}
+
+/* --- metrics ----------------------------------------------------------------- */
+
+static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
+{
+    static const char *const l_result_profile[] = {"result", "profile", NULL};
+    static const char *const l_queue[] = {"queue", NULL};
+    static const char *const l_ep[] = {"extension_point", "status", "profile",
+                                       NULL};
+    static const char *const l_plugin[] = {"plugin", "extension_point",
+                                           "status", NULL};
+    static const char *const l_result[] = {"result", NULL};
+    static const char *const l_plugin_only[] = {"plugin", NULL};
+    double b_attempt[15], b_ep[12], b_plugin[20], b_permit[15];
+    ks_metrics_t *r = ks_metrics_new();
+    size_t i;
+    if (r == NULL)
+        return -1;
+    srv->metrics = r;
+    ks_metrics_exponential_buckets(0.001, 2, 15, b_attempt);
+    ks_metrics_exponential_buckets(0.0001, 2, 12, b_ep);
+    ks_metrics_exponential_buckets(0.00001, 1.5, 20, b_plugin);
+    ks_metrics_exponential_buckets(0.001, 2, 15, b_permit);
+    srv->m_attempts = ks_metrics_add(
+        r, KS_METRIC_COUNTER, "scheduler_schedule_attempts_total",
+        "Scheduling attempts by result: scheduled, unschedulable (no node "
+        "fits the pod) or error (a plugin or the host failed).",
+        l_result_profile, NULL, 0);
+    srv->m_pending = ks_metrics_add(
+        r, KS_METRIC_GAUGE, "scheduler_pending_pods",
+        "Pods waiting to be scheduled, by queue: active, backoff, "
+        "unschedulable, and gated (held back by a PreEnqueue plugin).",
+        l_queue, NULL, 0);
+    srv->m_attempt_dur = ks_metrics_add(
+        r, KS_METRIC_HISTOGRAM, "scheduler_scheduling_attempt_duration_seconds",
+        "Duration of one scheduling attempt in seconds, from taking the pod "
+        "off the queue to its binding or failure.",
+        l_result_profile, b_attempt, 15);
+    srv->m_ep_dur = ks_metrics_add(
+        r, KS_METRIC_HISTOGRAM,
+        "scheduler_framework_extension_point_duration_seconds",
+        "Duration in seconds of running every plugin at one extension point "
+        "(Filter and Score: the whole phase over all nodes).",
+        l_ep, b_ep, 12);
+    srv->m_plugin_dur = ks_metrics_add(
+        r, KS_METRIC_HISTOGRAM, "scheduler_plugin_execution_duration_seconds",
+        "Duration in seconds of one plugin at one extension point; recorded "
+        "for per-cycle extension points where the profile runs a single "
+        "plugin.",
+        l_plugin, b_plugin, 20);
+    srv->m_permit_wait = ks_metrics_add(
+        r, KS_METRIC_HISTOGRAM, "scheduler_permit_wait_duration_seconds",
+        "Seconds pods spent waiting at Permit, by result.", l_result,
+        b_permit, 15);
+    srv->m_preempt = ks_metrics_add(
+        r, KS_METRIC_COUNTER, "scheduler_preemption_attempts_total",
+        "PostFilter (preemption) runs for pods no node could take.", NULL,
+        NULL, 0);
+    srv->m_reloads = ks_metrics_add(
+        r, KS_METRIC_COUNTER, "ksched_plugin_reloads_total",
+        "Reloads of the configuration and plugins, by result (success or "
+        "failure; a failure keeps the running generation).",
+        l_result, NULL, 0);
+    srv->m_plugin_gen = ks_metrics_add(
+        r, KS_METRIC_GAUGE, "ksched_plugin_generation",
+        "The framework generation that serves each loaded plugin.",
+        l_plugin_only, NULL, 0);
+    srv->m_generation = ks_metrics_add(r, KS_METRIC_GAUGE, "ksched_generation",
+                                       "The current framework generation.",
+                                       NULL, NULL, 0);
+    srv->m_images = ks_metrics_add(
+        r, KS_METRIC_GAUGE, "ksched_plugin_images_loaded",
+        "Plugin shared objects mapped by the process, over every "
+        "generation still in use.",
+        NULL, NULL, 0);
+    if (!srv->m_attempts || !srv->m_pending || !srv->m_attempt_dur ||
+        !srv->m_ep_dur || !srv->m_plugin_dur || !srv->m_permit_wait ||
+        !srv->m_preempt || !srv->m_reloads || !srv->m_plugin_gen ||
+        !srv->m_generation || !srv->m_images)
+        return -1;
+    /* Series that exist from the start, at zero. */
+    for (i = 0; i < g->n_fws; i++) {
+        const char *p = g->fws[i]->profile_name;
+        ks_metric_add(srv->m_attempts, 0, "scheduled", p);
+        ks_metric_add(srv->m_attempts, 0, "unschedulable", p);
+        ks_metric_add(srv->m_attempts, 0, "error", p);
+    }
+    ks_metric_add(srv->m_preempt, 0);
+    ks_metric_add(srv->m_reloads, 0, "success");
+    ks_metric_add(srv->m_reloads, 0, "failure");
+    return 0;
+}
+
+/* --- lifetime ---------------------------------------------------------------- */
+
+int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
+                   const ks_generation_opts_t *opts, ks_generation_t *gen,
+                   ks_error_t *err)
+{
+    ks_sched_opts_t so;
+    memset(srv, 0, sizeof *srv);
+    srv->loop = loop;
+    srv->gen_opts = *opts;
+    srv->gen_opts.config = NULL; /* a reload reads the file again */
+    srv->last_ok = -1;
+    srv->drain_timeout_s = 10;
+    srv->cache = ks_cache_new(ks_intern_global());
+    if (srv->cache == NULL || metrics_init(srv, gen) != 0) {
+        ks_generation_unref(gen);
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    }
+    memset(&so, 0, sizeof so);
+    so.obs.cycle = obs_cycle;
+    so.obs.bound = obs_bound;
+    so.obs.failed = obs_failed;
+    so.obs.deleted = obs_deleted;
+    so.obs.ep_duration = obs_ep;
+    so.obs.permit_wait = obs_permit;
+    so.obs.ud = srv;
+    srv->sched = ks_scheduler_new(gen, srv->cache, &so);
+    ks_generation_unref(gen); /* the scheduler holds its own reference */
+    if (srv->sched == NULL)
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    srv->http = ks_http_server_new(loop, ks_server_handle, srv,
+                                   KS_HTTP_DEFAULT_BODY_LIMIT);
+    if (srv->http == NULL)
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    ks_server_record_generation(srv, "start");
+    return 0;
+}
+
+static void gen_record_free(ks_gen_record_t *r)
+{
+    size_t i;
+    for (i = 0; i < r->n_plugins; i++) {
+        free(r->plugins[i].name);
+        free(r->plugins[i].version);
+        free(r->plugins[i].file);
+        free(r->plugins[i].copy_path);
+    }
+    free(r->plugins);
+    free(r->trigger);
+    memset(r, 0, sizeof *r);
+}
+
+void ks_server_record_generation(ks_server_t *srv, const char *trigger)
+{
+    ks_generation_t *g = ks_scheduler_generation(srv->sched);
+    ks_gen_record_t *r;
+    uv_timeval64_t tv;
+    size_t i;
+    if (srv->n_history == KS_GEN_HISTORY) {
+        gen_record_free(&srv->history[srv->history_head]);
+        srv->history_head = (srv->history_head + 1) % KS_GEN_HISTORY;
+        srv->n_history--;
+    }
+    r = &srv->history[(srv->history_head + srv->n_history) % KS_GEN_HISTORY];
+    srv->n_history++;
+    r->id = g->id;
+    r->trigger = strdup(trigger);
+    r->unix_time = uv_gettimeofday(&tv) == 0
+                       ? (double)tv.tv_sec + (double)tv.tv_usec * 1e-6
+                       : 0;
+    r->plugins = calloc(g->reg->n ? g->reg->n : 1, sizeof *r->plugins);
+    if (r->plugins == NULL)
+        return;
+    for (i = 0; i < g->reg->n; i++) {
+        const ks_loaded_plugin_t *lp = g->reg->plugins[i];
+        ks_gen_plugin_t *p = &r->plugins[r->n_plugins];
+        p->name = strdup(lp->desc.name);
+        p->version = strdup(lp->desc.version ? lp->desc.version : "");
+        p->file = strdup(lp->path);
+        p->copy_path = strdup(lp->copy_path);
+        r->n_plugins++;
+        if (!p->name || !p->version || !p->file || !p->copy_path)
+            break;
+    }
+    if (r->trigger == NULL)
+        r->trigger = calloc(1, 1);
+}
+
+void ks_server_free(ks_server_t *srv)
+{
+    size_t i;
+    if (srv->sched)
+        ks_scheduler_free(srv->sched);
+    for (i = 0; i < srv->pods.cap; i++) {
+        ks_pod_entry_t *e = srv->pods.slots[i].val;
+        if (srv->pods.slots[i].key) {
+            if (e->other)
+                ks_pod_free(e->other);
+            free(e);
+        }
+    }
+    ks_strmap_destroy(&srv->pods);
+    ks_strmap_destroy(&srv->pod_uids);
+    ks_strmap_destroy(&srv->nodes);
+    if (srv->cache)
+        ks_cache_free(srv->cache);
+    ks_metrics_free(srv->metrics);
+    for (i = 0; i < KS_GEN_HISTORY; i++)
+        gen_record_free(&srv->history[i]);
+    for (i = 0; i < srv->n_fs; i++)
+        free(srv->fs_names[i]);
+    free(srv->fs_names);
+    free(srv->fs_events);
+    free(srv->last_error);
+    memset(srv, 0, sizeof *srv);
+}

@@ -1,0 +1,147 @@
+#!/bin/sh
+# End-to-end checks of the ksched binary: validate, plugins, schedule.
+# Usage: cli_e2e.sh KSCHED SOURCE_ROOT PLUGIN_DIR FIXTURE_DIR DATA_DIR
+set -u
+
+KSCHED=$1
+SRC=$2
+PLUG=$3
+FIX=$4
+DATA=$5
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ksched-cli-XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+OUT=$TMP/out
+ERR=$TMP/err
+failures=0
+
+fail() {
+    echo "FAIL: $*"
+    echo "--- stdout"; cat "$OUT"
+    echo "--- stderr"; cat "$ERR"
+    failures=$((failures + 1))
+}
+
+# run EXPECTED_STATUS ARGS... : run ksched, check its exit status.
+run() {
+    want=$1
+    shift
+    "$KSCHED" "$@" >"$OUT" 2>"$ERR"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "ksched $* exited $got, expected $want"
+        return 1
+    fi
+    return 0
+}
+
+# has FILE TEXT : FILE contains the fixed string TEXT.
+has() {
+    grep -qF -- "$2" "$1" || fail "\"$2\" not in $(basename "$1") of the last run"
+}
+
+# --- validate ---------------------------------------------------------------
+
+if run 0 validate --plugin-dir "$PLUG" --no-default-plugin-path; then
+    has "$OUT" "configuration <default> is valid: 1 profile(s)"
+    grep '^  Score ' "$OUT" >"$TMP/score" || fail "no Score line"
+    has "$TMP/score" "TaintToleration (weight 3), NodeAffinity (weight 2), NodeResourcesFit (weight 1), PodTopologySpread (weight 2), InterPodAffinity (weight 2), NodeResourcesBalancedAllocation (weight 1), ImageLocality (weight 1)"
+    grep '^  QueueSort ' "$OUT" | grep -qx '  QueueSort   PrioritySort' ||
+        fail "QueueSort line is not PrioritySort alone"
+    grep '^  Reserve ' "$OUT" | grep -qx '  Reserve     -' ||
+        fail "Reserve is not empty"
+fi
+
+# A YAML problem: the file, line and column of the bad value.
+if run 1 validate --config "$DATA/bad-yaml.yaml" --plugin-dir "$PLUG"; then
+    has "$ERR" "bad-yaml.yaml:3:27: percentageOfNodesToScore: expected an integer"
+    has "$ERR" "is not valid"
+fi
+
+# A profile problem: the position of the plugin entry.
+if run 1 validate --config "$DATA/bad-plugin.yaml" --plugin-dir "$PLUG" \
+        --no-default-plugin-path; then
+    has "$ERR" "bad-plugin.yaml:8:9: profile \"default-scheduler\": plugin \"NoSuchPlugin\" (enabled at Filter) was not found"
+fi
+
+if run 1 validate --config "$DATA/noscore.yaml" --plugin-dir "$FIX/plugins" \
+        --plugin-dir "$PLUG" --no-default-plugin-path; then
+    has "$ERR" "plugin \"NoScore\" (noscore.so) is enabled at Score but does not implement score"
+fi
+
+# Every broken plugin file in the path is reported, each by name.
+if run 1 validate --plugin-dir "$FIX/bad" --no-default-plugin-path; then
+    has "$ERR" "abimajor.so: plugin was built for ABI 2.0"
+    has "$ERR" "abiminor.so: plugin needs ABI 1.1"
+    has "$ERR" "notelf.so: cannot load shared object"
+    has "$ERR" "short.so: plugin descriptor is"
+    has "$ERR" "nodesc.so: not a ksched plugin"
+    has "$ERR" "badmagic.so: not a ksched plugin"
+    has "$ERR" "noname.so: plugin has no name"
+fi
+
+if run 1 validate --plugin-dir "$FIX/dup" --no-default-plugin-path; then
+    has "$ERR" "plugin \"Dup\" is defined twice"
+fi
+
+run 2 validate --no-such-option
+
+# --- plugins -----------------------------------------------------------------
+
+if run 0 plugins --plugin-dir "$FIX/plugins" --no-default-plugin-path; then
+    grep -q '^Probe1 .*PreFilter,Filter,PostFilter,PreScore,Score,Reserve,Permit,PreBind,Bind,PostBind' "$OUT" ||
+        fail "Probe1's extension points are not listed"
+    grep -q '^FifoSort .* QueueSort ' "$OUT" || fail "FifoSort is not listed"
+fi
+
+# --- schedule ----------------------------------------------------------------
+
+if run 0 schedule --cluster "$DATA/cluster.yaml" --plugin-dir "$PLUG" \
+        --no-default-plugin-path --deterministic; then
+    grep -Eq '^default/web +node-big$' "$OUT" || fail "web not on node-big"
+    grep -Eq '^default/tiny +node-small$' "$OUT" || fail "tiny not on node-small"
+    grep -Eq '^default/trainer +node-gpu$' "$OUT" || fail "trainer not on node-gpu"
+    has "$OUT" "3 bound, 0 could not be placed"
+fi
+
+if run 3 schedule --cluster "$DATA/cluster.yaml" --cluster "$DATA/huge.yaml" \
+        --plugin-dir "$PLUG" --no-default-plugin-path --deterministic \
+        -o yaml; then
+    has "$OUT" "- pod: default/web"
+    has "$OUT" "- pod: default/huge"
+    has "$OUT" "message: \"0/3 nodes are available: 1 node(s) had untolerated taint {gpu: true}, 2 Insufficient cpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.\""
+fi
+
+# Out-of-tree plugins next to the real ones: a Bind chain whose first
+# plugin skips, and a heavy Score for node-small.
+if run 0 schedule --cluster "$DATA/cluster.yaml" --cluster "$DATA/anywhere.yaml" \
+        --config "$DATA/probes.yaml" --plugin-dir "$FIX/plugins" \
+        --plugin-dir "$PLUG" --no-default-plugin-path --deterministic; then
+    grep -Eq '^default/free +node-small$' "$OUT" || fail "free not on node-small"
+    has "$OUT" "4 bound, 0 could not be placed"
+fi
+
+# The shipped example cluster: it has pods that cannot be placed (exit 3)
+# or none (exit 0); either way, bindings are printed.
+if [ -f "$SRC/profiles/examples/cluster.yaml" ]; then
+    "$KSCHED" schedule --cluster "$SRC/profiles/examples/cluster.yaml" \
+        --plugin-dir "$PLUG" --no-default-plugin-path --deterministic \
+        >"$OUT" 2>"$ERR"
+    st=$?
+    if [ "$st" -ne 0 ] && [ "$st" -ne 3 ]; then
+        fail "schedule of the example cluster exited $st"
+    fi
+    grep -Eq '^[0-9]+ bound, [0-9]+ could not be placed$' "$OUT" ||
+        fail "no summary line for the example cluster"
+    grep -Eq '^[a-z0-9-]+/[a-z0-9-]+ +node-' "$OUT" ||
+        fail "no binding printed for the example cluster"
+fi
+
+run 2 schedule --plugin-dir "$PLUG"
+has "$ERR" "--cluster FILE is required"
+
+if [ "$failures" -ne 0 ]; then
+    echo "$failures check(s) failed"
+    exit 1
+fi
+echo "all CLI checks passed"
+exit 0
