@@ -376,8 +376,8 @@ int ks_framework_build(const ks_profile_config_t *prof, const char *cfg_path,
     fw->percentage_of_nodes_to_score = prof->percentage_of_nodes_to_score;
     fw->parallelism = parallelism > 0 ? parallelism : 1;
     bad = build_points(fw, prof, cfg_path, reg, err);
-    if (!bad)
-        bad = check_counts(fw, cfg_path, prof->line, err);
+    /* Counted even after point errors, so every problem shows at once. */
+    bad |= check_counts(fw, cfg_path, prof->line, err);
     if (!bad)
         bad = build_weights(fw, prof, cfg_path, err);
     /* Only now, with everything checked, run plugin code. */

@@ -32,6 +32,29 @@ static ks_code_t as_error(ks_status_t *st, const char *what, const char *plugin)
     return fail(st, plugin, KS_ERROR);
 }
 
+/* upstream: running "X" filter plugin: <message> */
+static ks_code_t filter_error(ks_status_t *st, const char *plugin)
+{
+    char msg[KS_STATUS_REASON_MAX - 128];
+    ks_status_message(st, msg, sizeof msg);
+    st->n_reasons = 0;
+    ks_status_add_reasonf(st, "running \"%.64s\" filter plugin: %s", plugin,
+                          msg[0] ? msg : "error without a message");
+    return fail(st, plugin, KS_ERROR);
+}
+
+/* upstream: <what>: plugin "X" failed with: <message> */
+static ks_code_t score_error(ks_status_t *st, const char *what,
+                             const char *plugin)
+{
+    char msg[KS_STATUS_REASON_MAX - 192];
+    ks_status_message(st, msg, sizeof msg);
+    st->n_reasons = 0;
+    ks_status_add_reasonf(st, "%s: plugin \"%.64s\" failed with: %s", what,
+                          plugin, msg[0] ? msg : "error without a message");
+    return fail(st, plugin, KS_ERROR);
+}
+
 static int is_unsched(ks_code_t c)
 {
     return c == KS_UNSCHEDULABLE || c == KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
@@ -218,7 +241,7 @@ ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
             ks_status_merge_reasons(st, &one);
             if (!valid_code((int)c))
                 return invalid_code(st, "Filter", in->name, (int)c);
-            return as_error(st, "Filter", in->name);
+            return filter_error(st, in->name);
         }
         if (code_rank(c) > code_rank(st->code))
             st->code = c;
@@ -444,7 +467,8 @@ static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                     if (!valid_code((int)c))
                         invalid_code(&j->err, "Score", in->name, (int)c);
                     else
-                        as_error(&j->err, "Score", in->name);
+                        score_error(&j->err, "running Score plugins",
+                                    in->name);
                 }
                 pthread_mutex_unlock(&j->mu);
                 return;
@@ -510,7 +534,8 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                     free(ns);
                 if (!valid_code((int)c))
                     return invalid_code(st, "NormalizeScore", in->name, (int)c);
-                return as_error(st, "NormalizeScore", in->name);
+                return score_error(st, "running Normalize on Score plugins",
+                                   in->name);
             }
             for (k = 0; k < n; k++)
                 row[k] = ns[k].score;
@@ -522,9 +547,9 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                 st->n_reasons = 0;
                 ks_status_add_reasonf(
                     st,
-                    "plugin \"%s\" returns an invalid score %lld for node "
-                    "\"%s\", it should be in the range of [%d, %d] after "
-                    "normalizing",
+                    "applying score defaultWeights on Score plugins: plugin "
+                    "\"%s\" returns an invalid score %lld for node \"%s\", "
+                    "it should in the range of [%d, %d] after normalizing",
                     in->name, (long long)row[k], nodes[k]->node->name,
                     KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE);
                 return fail(st, in->name, KS_ERROR);

@@ -931,7 +931,8 @@ static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
     }
     if (c != KS_SUCCESS) {
         if (st.code == KS_SKIP)
-            snprintf(msg, sizeof msg, "no Bind plugin bound the pod");
+            snprintf(msg, sizeof msg,
+                     "bind status: Skip, no Bind plugin bound the pod");
         else
             ks_status_message(&st, msg, sizeof msg);
         wp->timeout_plugin = st.plugin;
@@ -974,13 +975,44 @@ static void fire_timeouts(ks_scheduler_t *s, int64_t now)
     for (wp = s->waiting; wp; wp = next) {
         next = wp->wnext;
         if (wp->deadline >= 0 && wp->deadline <= now) {
-            char msg[512];
+            char msg[512], dur[64];
+            ks_go_duration(wp->timeout_ms, dur, sizeof dur);
             snprintf(msg, sizeof msg,
-                     "rejected due to timeout after waiting %.3gs at plugin %s",
-                     (double)wp->timeout_ms / 1000.0, wp->timeout_plugin);
+                     "rejected due to timeout after waiting %s at plugin %s",
+                     dur, wp->timeout_plugin);
             wp_reject(wp, wp->timeout_plugin, msg);
         }
     }
+}
+
+void ks_go_duration(uint64_t ms, char *buf, size_t len)
+{
+    /* Go's time.Duration.String at millisecond resolution: "50ms",
+     * "1.5s", "15m0s", "1h0m0s". */
+    uint64_t h = ms / 3600000, m = ms / 60000 % 60, sec = ms / 1000 % 60,
+             frac = ms % 1000;
+    char fs[8] = "";
+    if (ms == 0) {
+        snprintf(buf, len, "0s");
+        return;
+    }
+    if (ms < 1000) {
+        snprintf(buf, len, "%llums", (unsigned long long)ms);
+        return;
+    }
+    if (frac) {
+        snprintf(fs, sizeof fs, ".%03llu", (unsigned long long)frac);
+        while (fs[strlen(fs) - 1] == '0')
+            fs[strlen(fs) - 1] = '\0';
+    }
+    if (h)
+        snprintf(buf, len, "%lluh%llum%llu%ss", (unsigned long long)h,
+                 (unsigned long long)m, (unsigned long long)sec, fs);
+    else if (m)
+        snprintf(buf, len, "%llum%llu%ss", (unsigned long long)m,
+                 (unsigned long long)sec, fs);
+    else
+        snprintf(buf, len, "%llu%ss", (unsigned long long)sec, fs);
 }
 
 static int64_t next_deadline(const ks_scheduler_t *s)

@@ -136,6 +136,8 @@ int64_t ks_scheduler_now(const ks_scheduler_t *s);
 void ks_fit_error_format(const struct ks_node_status_map *m, uint32_t n_nodes,
                          const ks_status_t *prefilter, const char *post_msg,
                          char *buf, size_t len);
+/* A duration as Go prints it ("50ms", "1.5s", "15m0s"). */
+void ks_go_duration(uint64_t ms, char *buf, size_t len);
 /* upstream numFeasibleNodesToFind. */
 uint32_t ks_num_feasible_nodes_to_find(uint32_t n_all, int32_t percentage);
 

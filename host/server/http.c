@@ -45,6 +45,7 @@ struct ks_http_conn {
     int too_large;      /* body over the limit: answered 413 */
     int url_too_long;
     int keep_alive;     /* of the current request */
+    int http10;         /* the current request is HTTP/1.0 */
     int ignore_input;   /* no more requests are read */
     int streaming, chunked;
     int close_after;    /* close once every queued write is done */
@@ -286,11 +287,11 @@ static void respond_raw(ks_http_conn_t *c, int status, const char *ctype,
                  "Content-Type: %s\r\n"
                  "Content-Length: %zu\r\n"
                  "%s%s\r\n",
-                 c->parser.http_minor == 0 ? 0 : 1, status,
-                 ks_http_reason(status), ctype, len,
-                 close_it ? "Connection: close\r\n"
-                 : c->parser.http_minor == 0 ? "Connection: keep-alive\r\n"
-                                             : "",
+                 c->http10 ? 0 : 1, status, ks_http_reason(status), ctype,
+                 len,
+                 close_it    ? "Connection: close\r\n"
+                 : c->http10 ? "Connection: keep-alive\r\n"
+                             : "",
                  extra ? extra : "");
     if (n < 0 || (size_t)n >= sizeof hdr) {
         conn_close(c);
@@ -337,7 +338,7 @@ int ks_http_stream_begin(ks_http_conn_t *c, int status,
     int n;
     if (c->closing || c->shutting || c->streaming)
         return -1;
-    c->chunked = c->parser.http_minor >= 1;
+    c->chunked = !c->http10;
     n = snprintf(hdr, sizeof hdr,
                  "HTTP/1.%d %d %s\r\n"
                  "Content-Type: %s\r\n"
@@ -427,6 +428,7 @@ static int cb_message_begin(http_parser *p)
     c->last_was_value = 0;
     c->too_large = 0;
     c->url_too_long = 0;
+    c->http10 = 0;
     c->in_request = 1;
     arm_timer(c, REQUEST_TIMEOUT_MS);
     return 0;
@@ -482,6 +484,7 @@ static int cb_headers_complete(http_parser *p)
     if (c->last_was_value)
         finish_header(c);
     c->keep_alive = http_should_keep_alive(p);
+    c->http10 = p->http_major == 1 && p->http_minor == 0;
     if ((p->flags & F_CONTENTLENGTH) && p->content_length != ULLONG_MAX &&
         p->content_length > c->srv->body_limit)
         body_too_large(c);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the Coscheduling example plugin the way an author outside the tree
 # would (installed SDK headers, pkg-config, the plugin's own Makefile), then
-# schedules tests/coscheduling/cluster.yaml with it and checks the outcome.
+# schedules cluster.yaml (+ gangs.yaml) of this folder with it and checks
+# the outcome.
 #
 # usage: run.sh KSCHED BUILD_DIR PLUGIN_SRC_DIR TEST_DIR
 set -u
@@ -84,18 +85,26 @@ flatten() {
          s == "u" && /^  message: / { sub(/^  message: /, ""); print "unplaced " p " " $0 }' "$1"
 }
 
-# schedule NAME CONFIG... : runs ksched, keeps exit code in $rc and the
-# flattened result in $tmp/NAME.txt.
+# A batch run that never ends shows up as a timeout, not a hung test.
+limit=
+if command -v timeout >/dev/null 2>&1; then
+    limit="timeout 60"
+fi
+
+# schedule NAME ARGS... : runs ksched schedule with ARGS, keeps the exit code
+# in $rc and the flattened result in $tmp/NAME.txt.
 schedule() {
     name=$1
     shift
-    "$ksched" schedule --cluster "$here/cluster.yaml" "$@" \
+    $limit "$ksched" schedule "$@" \
         --plugin-dir "$build/plugins" --plugin-dir "$tmp/plugins" \
         --no-default-plugin-path --deterministic -o yaml \
         >"$tmp/$name.yaml" 2>"$tmp/$name.err"
     rc=$?
+    [ "$rc" -ne 124 ] || bad "$name: ksched schedule did not finish in 60s"
     flatten "$tmp/$name.yaml" >"$tmp/$name.txt"
 }
+all="--cluster $here/cluster.yaml --cluster $here/gangs.yaml"
 
 expect_rc() {
     if [ "$rc" -eq "$2" ]; then
@@ -141,7 +150,8 @@ expect_counts() {
 
 # --- 3. control: without Coscheduling every pod but g3-c fits -----------------
 
-schedule control
+# shellcheck disable=SC2086 # $all is a list of arguments
+schedule control $all
 expect_rc control 3
 expect_counts control 13 1
 expect_bound control g1-a g1-b g1-c g2-a g2-b g3-a g3-b g4-a g4-b g4-c g5-a g6-1 solo
@@ -149,7 +159,8 @@ expect_unplaced control g3-c "Insufficient cpu"
 
 # --- 4. Coscheduling at every point (multiPoint) ------------------------------
 
-schedule multipoint --config "$here/multipoint.yaml"
+# shellcheck disable=SC2086
+schedule multipoint $all --config "$here/multipoint.yaml"
 expect_rc multipoint 3
 expect_counts multipoint 5 9
 # g1: the third member reaches min-available 3 and the waiting two are allowed.
@@ -171,14 +182,16 @@ expect_unplaced multipoint g5-a 'pod group \"g5\": annotation scheduling.x-k8s.i
 
 # --- 5. Coscheduling at Reserve and Permit only: the Permit timeout -----------
 
-schedule permit-only --config "$here/permit-only.yaml"
+# Only cluster.yaml: g2 is the one group that cannot complete. (Several
+# such groups timing out at different times keep sending each other back
+# to the queue; see the plugin's README, "Batch runs".)
+schedule permit-only --cluster "$here/cluster.yaml" --config "$here/permit-only.yaml"
 expect_rc permit-only 3
-expect_counts permit-only 5 9
+expect_counts permit-only 5 3
 expect_bound permit-only g1-a g1-b g1-c g6-1 solo
-for p in g2-a g2-b g3-a g3-b g4-a g4-b; do
+for p in g2-a g2-b; do
     expect_unplaced permit-only $p 'rejected due to timeout after waiting 45s at plugin Coscheduling'
 done
-expect_unplaced permit-only g3-c "Insufficient cpu"
 expect_unplaced permit-only g5-a 'pod group \"g5\": annotation scheduling.x-k8s.io/min-available is \"three\", not a positive integer'
 
 # --- 6. arguments are checked at create ---------------------------------------

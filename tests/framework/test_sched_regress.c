@@ -1,17 +1,15 @@
 /*
- * Scheduler behaviours that differ from upstream v1.24.1 or are unsafe,
- * found while writing the framework tests. Each test asserts the correct
- * behaviour; the program is registered with `should_fail : true` until the
- * scheduler is fixed (meson then reports an unexpected pass: drop the flag).
+ * Scheduler requeue rules and reload safety, kept apart from
+ * test_scheduler.c because each once failed:
  *
- *  1. After a failure past Reserve (Permit rejection or timeout), upstream
- *     puts the pod in the unschedulable pool and moves only the *other*
- *     pods (the assumed pod's forgetting is an AssignedPodDelete event that
- *     excludes the pod itself; in the scheduling cycle no move happens at
- *     all). ksched moves the pod itself to backoff, so a batch run with a
- *     Permit plugin that always rejects never ends.
- *  2. The rejecting plugins recorded for an unschedulable pod must stay
- *     valid after a reload unloads the plugin images.
+ *  1. After a failure past Reserve (Permit rejection or timeout), the pod
+ *     goes to the unschedulable pool, as upstream v1.24.1: forgetting the
+ *     assumed pod moves only the *other* pods. Moving the pod itself to
+ *     backoff made a batch run with an always-rejecting Permit plugin loop
+ *     forever.
+ *  2. The rejecting plugins recorded for an unschedulable pod stay valid
+ *     after a reload unloads the plugin images (they used to point into
+ *     the unmapped image).
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -39,6 +37,9 @@
     "    queueSort:\n"                                                         \
     "      enabled:\n"                                                         \
     "      - name: PrioritySort\n"                                             \
+    "    filter:\n"                                                            \
+    "      enabled:\n"                                                         \
+    "      - name: Probe2\n"                                                   \
     "    permit:\n"                                                            \
     "      enabled:\n"                                                         \
     "      - name: Probe1\n"                                                   \
@@ -47,13 +48,18 @@
     "      - name: DefaultBinder\n"                                            \
     "  pluginConfig:\n"                                                        \
     "  - name: Probe1\n"                                                       \
-    "    args:\n" args
+    "    args:\n" args                                                         \
+    "  - name: Probe2\n"                                                       \
+    "    args:\n"                                                              \
+    "      maxPods: 1\n"
 
 #define CLUSTER                                                                \
     "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"                 \
     "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"           \
     "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: default}\n" \
     "spec: {containers: [{name: c, image: x}]}\n"                              \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p2, namespace: default}\n" \
+    "spec: {containers: [{name: c, image: x}]}\n"
 
 static tl_world_t W;
 static ks_generation_t *G;
@@ -136,15 +142,28 @@ END_TEST
 
 START_TEST(test_permit_timeout_moves_others_only)
 {
-    /* p1 waits and times out: to the unschedulable pool, not backoff. */
+    /* p1 waits at Permit on n1, the only node, and holds it: p2 fails
+     * Probe2's Filter (at most one pod per node) and goes to the pool. */
     start(PROFILE_PERMIT("      permit: Wait\n"
                          "      permitTimeoutMs: 50\n"),
           1);
-    ck_assert_int_eq(ks_scheduler_step(S), 1);
-    now_ms += 50;
+    ck_assert_int_eq(ks_scheduler_step(S), 1); /* p1 waits until 1050 */
+    now_ms = 1001;
+    ck_assert_int_eq(ks_scheduler_add_pod(S, tl_world_take_pod(&W, "p2")), 0);
     ck_assert_int_eq(ks_scheduler_step(S), 1);
     ck_assert_int_eq(n_failed, 1);
     ck_assert_uint_eq(ks_scheduler_pending(S, KS_Q_UNSCHED), 1);
+    /* p1 times out: it goes to the pool, and its forgetting moves p2 (to
+     * backoff: it failed 49 ms ago). */
+    now_ms = 1050;
+    ck_assert_int_eq(ks_scheduler_step(S), 1);
+    ck_assert_int_eq(n_failed, 2);
+    ck_assert_uint_eq(ks_scheduler_pending(S, KS_Q_UNSCHED), 1);
+    ck_assert_uint_eq(ks_scheduler_pending(S, KS_Q_BACKOFF), 1);
+    /* p2's backoff (1 s from its failure) ends: it gets the node. */
+    now_ms = 2001;
+    ck_assert_int_eq(ks_scheduler_step(S), 1);
+    ck_assert_uint_eq(ks_scheduler_pending(S, -1), 1);
     ck_assert_uint_eq(ks_scheduler_pending(S, KS_Q_BACKOFF), 0);
 }
 END_TEST

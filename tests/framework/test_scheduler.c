@@ -62,6 +62,7 @@ typedef struct st {
     ks_scheduler_t *s;
     char *trace;
     int64_t now;
+    char *yaml; /* the profile used, trace path substituted */
     /* observed */
     char cycles[1024];
     char bound[1024];
@@ -104,6 +105,28 @@ static int64_t fake_clock(void *ud)
     return *(int64_t *)ud;
 }
 
+/* A generation (own registry: every plugin loaded afresh) from YAML. */
+static ks_generation_t *gen_build(const char *yaml)
+{
+    char *fx = tl_fixture("plugins");
+    const char *dirs[2];
+    ks_generation_opts_t o;
+    ks_generation_t *g = NULL;
+    ks_error_t err = {0};
+    dirs[0] = fx;
+    dirs[1] = tl_plugin_dir();
+    memset(&o, 0, sizeof o);
+    o.config = tl_config(yaml);
+    o.config_path = "inline.yaml";
+    o.plugin_dirs = dirs;
+    o.n_plugin_dirs = 2;
+    o.no_default_path = 1;
+    o.parallelism = 1;
+    ck_assert_msg(ks_generation_build(&o, &g, &err) == 0, "%s", err.msg);
+    free(fx);
+    return g;
+}
+
 static void setup(void)
 {
     memset(&S, 0, sizeof S);
@@ -117,6 +140,7 @@ static void teardown(void)
     tl_world_free(&S.w);
     unlink(S.trace);
     free(S.trace);
+    free(S.yaml);
 }
 
 /* A generation from PROFILE + plugins + pluginConfig, a cluster of the
@@ -126,25 +150,13 @@ static void sched_build(const char *plugins, const char *config,
                         const char *pods, int clock)
 {
     size_t n = strlen(PROFILE) + strlen(plugins) + strlen(config) + 32;
-    char *yaml = malloc(n), *full, *fx = tl_fixture("plugins");
+    char *yaml = malloc(n), *full;
     char *cluster = malloc(strlen(NODES3) + strlen(pods) + 1);
-    const char *dirs[2];
-    ks_generation_opts_t o;
     ks_sched_opts_t so;
-    ks_error_t err = {0};
 
     snprintf(yaml, n, "%s%s  pluginConfig:\n%s", PROFILE, plugins, config);
     full = tl_subst(yaml, "T", S.trace);
-    dirs[0] = fx;
-    dirs[1] = tl_plugin_dir();
-    memset(&o, 0, sizeof o);
-    o.config = tl_config(full);
-    o.config_path = "inline.yaml";
-    o.plugin_dirs = dirs;
-    o.n_plugin_dirs = 2;
-    o.no_default_path = 1;
-    o.parallelism = 1;
-    ck_assert_msg(ks_generation_build(&o, &S.gen, &err) == 0, "%s", err.msg);
+    S.gen = gen_build(full);
 
     strcpy(cluster, NODES3);
     strcat(cluster, pods);
@@ -162,8 +174,7 @@ static void sched_build(const char *plugins, const char *config,
         ks_scheduler_set_clock(S.s, fake_clock, &S.now);
     }
     free(cluster);
-    free(fx);
-    free(full);
+    S.yaml = full;
     free(yaml);
 }
 
@@ -237,9 +248,9 @@ START_TEST(test_backoff_on_the_clock)
     ks_scheduler_add_pod(S.s, tl_world_take_pod(&S.w, "p1"));
     ck_assert_int_eq(ks_scheduler_step(S.s), 1);
     ck_assert_int_eq(S.n_failed, 1);
-    ck_assert_str_eq(S.last_failure,
-                     "running Filter plugin \"Probe1\": node(s) rejected by "
-                     "Probe1");
+    ck_assert_msg(strstr(S.last_failure, "\"Probe1\"") != NULL &&
+                      strstr(S.last_failure, ": node(s) rejected by Probe1"),
+                  "%s", S.last_failure);
     ck_assert_uint_eq(ks_scheduler_pending(S.s, KS_Q_BACKOFF), 1);
     /* Each retry comes exactly when the backoff (1 s doubling, 10 s cap)
      * measured from the last failure expires, and not 1 ms earlier. */
@@ -532,6 +543,63 @@ START_TEST(test_permit_allow_real_loop)
 }
 END_TEST
 
+START_TEST(test_waiting_pod_keeps_its_generation)
+{
+    ks_framework_t *old_fw;
+    ks_generation_t *g2;
+    ks_waiting_pod_t *wp;
+    const ks_host_api_t *api = ks_host_api();
+    int live_one, n_plugins;
+    char *t;
+    sched_build(QSORT_DEFAULT "    permit:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n" BIND_DEFAULT,
+                PROBE_CFG("Probe1", "      permit: Wait\n"),
+                POD("p1", 0) POD("p2", 0), 1);
+    n_plugins = (int)S.gen->reg->n;
+    live_one = ks_plugin_live_count();
+    add_pods();
+    ck_assert_int_eq(ks_scheduler_step(S.s), 1); /* p1 waits under gen 1 */
+    old_fw = profile_fw();
+
+    /* Reload: the new generation loads its own copies... */
+    g2 = gen_build(S.yaml);
+    ck_assert_int_eq(ks_plugin_live_count(), live_one + n_plugins);
+    ks_scheduler_set_generation(S.s, g2);
+    ks_generation_unref(S.gen); /* the test's reference on gen 1 */
+    S.gen = ks_generation_ref(g2);
+    /* ...and gen 1 stays loaded while p1 waits in it. */
+    ck_assert_int_eq(ks_plugin_live_count(), live_one + n_plugins);
+    ck_assert_ptr_ne(profile_fw(), old_fw);
+
+    /* p2 is scheduled by gen 2 and waits there too. */
+    ck_assert_int_eq(ks_scheduler_step(S.s), 1);
+    ck_assert_uint_eq(ks_scheduler_pending(S.s, -1), 2);
+
+    /* Allowing p1 finishes its binding cycle with gen 1's plugins; the
+     * last holder gone, gen 1 is freed and its copies unloaded. */
+    wp = api->waiting_pod_get(
+        (ks_handle_t *)&old_fw->points[KS_EP_PERMIT][0].inst->handle,
+        "default/p1");
+    ck_assert_ptr_nonnull(wp);
+    api->waiting_pod_allow(wp, "Probe1");
+    ck_assert_int_eq(ks_scheduler_step(S.s), 1);
+    ck_assert_str_eq(S.bound, "p1->n1;");
+    ck_assert_int_eq(ks_plugin_live_count(), live_one);
+
+    wp = api->waiting_pod_get(
+        (ks_handle_t *)&profile_fw()->points[KS_EP_PERMIT][0].inst->handle,
+        "default/p2");
+    ck_assert_ptr_nonnull(wp);
+    api->waiting_pod_allow(wp, "Probe1");
+    ks_scheduler_run_batch(S.s);
+    ck_assert_str_eq(S.bound, "p1->n1;p2->n1;");
+    t = trace_text();
+    ck_assert_int_eq(tl_count_prefix(t, "Probe1 Create"), 2);
+    free(t);
+}
+END_TEST
+
 /* --- Bind ------------------------------------------------------------------------- */
 
 START_TEST(test_bind_skip_chain_in_scheduler)
@@ -578,7 +646,7 @@ START_TEST(test_bind_nobody_binds)
     add_pods();
     ck_assert_int_eq(ks_scheduler_step(S.s), 1);
     ck_assert_str_eq(S.bound, "");
-    ck_assert_str_eq(S.last_failure, "no Bind plugin bound the pod");
+    ck_assert_str_eq(S.last_failure, "bind status: Skip, no Bind plugin bound the pod");
     t = trace_text();
     ASSERT_LINE(t, "Probe2 Unreserve p1 n1");
     free(t);
@@ -715,6 +783,7 @@ static Suite *scheduler_suite(void)
     tcase_add_test(tc, test_permit_timeout_batch_clock);
     tcase_add_test(tc, test_permit_timeout_real_loop);
     tcase_add_test(tc, test_permit_allow_real_loop);
+    tcase_add_test(tc, test_waiting_pod_keeps_its_generation);
     suite_add_tcase(s, tc);
     tc = tcase_create("bind");
     tcase_add_checked_fixture(tc, setup, teardown);

@@ -1,0 +1,646 @@
+#!/usr/bin/env python3
+"""End-to-end test of `ksched serve`: API, bindings watch, hot swap, metrics.
+
+Usage: serve_test.py KSCHED PLUGIN_BUILD_DIR V1_SO V2_SO V3_SO
+
+Starts `ksched serve` on a free loopback port with a plugin directory this
+script controls, checks the API's error answers, creates three nodes and
+streams 10,000 pods over keep-alive connections while it swaps the
+SwapScore plugin v1 -> v2 -> v1 ... (copying the .so over and POSTing
+/-/reload, or leaving it to the file watcher) and once swaps in the broken
+v3. Then it checks every binding seen on the watch stream, the retired
+plugin images, /metrics, and a clean SIGTERM exit. Standard library only.
+"""
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+TOTAL_PODS = 10000
+BATCH = 500
+NODES = ["n1", "n2", "n3"]
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what, flush=True)
+    return cond
+
+
+def fatal(what):
+    print("FATAL: " + what, flush=True)
+    raise SystemExit(1)
+
+
+class Server:
+    def __init__(self, ksched, args, env=None):
+        self.proc = subprocess.Popen([ksched, "serve"] + args,
+                                     stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, env=env)
+        self.lines = []
+        self.addr = None
+        ready = threading.Event()
+
+        def pump():
+            for raw in self.proc.stderr:
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                self.lines.append(line)
+                m = re.search(r"listening on (\S+)", line)
+                if m and self.addr is None:
+                    self.addr = m.group(1)
+                    ready.set()
+            ready.set()
+
+        self.thread = threading.Thread(target=pump, daemon=True)
+        self.thread.start()
+        if not ready.wait(30) or self.addr is None:
+            self.proc.kill()
+            fatal("serve did not start: " + "\n".join(self.lines))
+        if self.addr.startswith("http://"):
+            host, port = self.addr[len("http://"):].rsplit(":", 1)
+            self.host, self.port = host, int(port)
+
+    def conn(self):
+        return http.client.HTTPConnection(self.host, self.port, timeout=60)
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        self.proc.send_signal(sig)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = None
+        self.thread.join(5)
+        return rc
+
+
+def request(conn, method, path, body=None, headers=None):
+    hdrs = {"Content-Type": "application/json"}
+    if headers:
+        hdrs.update(headers)
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body)
+    conn.request(method, path, body=body, headers=hdrs)
+    resp = conn.getresponse()
+    data = resp.read()
+    return resp.status, resp.getheaders(), data
+
+
+def request_json(conn, method, path, body=None):
+    status, headers, data = request(conn, method, path, body)
+    try:
+        doc = json.loads(data) if data else None
+    except ValueError:
+        doc = None
+    return status, doc, headers
+
+
+def node_obj(name):
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"allocatable": {"cpu": "1000", "memory": "4000Gi",
+                                       "pods": "20000"}}}
+
+
+def pod_obj(name):
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+
+
+# --- the bindings watch --------------------------------------------------
+
+
+class Watch:
+    def __init__(self, srv):
+        self.events = []
+        self.lock = threading.Lock()
+        self.ended = threading.Event()
+        self.conn = srv.conn()
+        self.conn.request("GET", "/api/v1/bindings?watch=true")
+        self.resp = self.conn.getresponse()
+        check(self.resp.status == 200, "watch answered %d" % self.resp.status)
+        check(self.resp.getheader("Transfer-Encoding") == "chunked",
+              "watch stream is chunked")
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        try:
+            while True:
+                line = self.resp.readline()
+                if not line:
+                    break
+                ev = json.loads(line)
+                with self.lock:
+                    self.events.append(ev)
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            print("watch stream error: %r" % e, flush=True)
+        self.ended.set()
+
+    def count(self, kind):
+        with self.lock:
+            return sum(1 for e in self.events if e["type"] == kind)
+
+
+# --- Prometheus text parser ----------------------------------------------
+
+SAMPLE_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+LABEL_RE = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*(,|$)')
+
+
+def parse_labels(text):
+    labels = {}
+    pos = 0
+    while pos < len(text):
+        m = LABEL_RE.match(text, pos)
+        if not m:
+            raise ValueError("bad labels: " + text)
+        labels[m.group(1)] = (m.group(2).replace('\\"', '"')
+                              .replace("\\n", "\n").replace("\\\\", "\\"))
+        pos = m.end()
+    return labels
+
+
+def parse_metrics(text):
+    """Returns (types, samples): samples is a list of (name, labels, value)."""
+    types, samples = {}, []
+    for n, line in enumerate(text.split("\n"), 1):
+        if line == "":
+            continue
+        if line.startswith("#"):
+            parts = line.split(" ", 3)
+            if len(parts) >= 3 and parts[1] == "TYPE":
+                types[parts[2]] = parts[3]
+            elif len(parts) < 3 or parts[1] not in ("HELP", "TYPE"):
+                raise ValueError("line %d: bad comment: %s" % (n, line))
+            continue
+        m = SAMPLE_RE.match(line)
+        if not m:
+            raise ValueError("line %d: not `name{labels} value`: %s" % (n, line))
+        value = float(m.group(4))  # accepts +Inf, NaN
+        samples.append((m.group(1), parse_labels(m.group(3) or ""), value))
+    return types, samples
+
+
+def sample(samples, name, **labels):
+    for n, l, v in samples:
+        if n == name and all(l.get(k) == val for k, val in labels.items()):
+            return v
+    return None
+
+
+# --- the test --------------------------------------------------------------
+
+
+def api_errors(srv):
+    c = srv.conn()
+    st, doc, _ = request_json(c, "POST", "/api/v1/nodes",
+                              '{"metadata": {"name": "bad",}}')
+    check(st == 400, "malformed JSON: 400, got %d" % st)
+    msg = (doc or {}).get("message", "")
+    check(doc and doc.get("kind") == "Status" and doc.get("code") == 400
+          and doc.get("reason") == "BadRequest", "malformed JSON: a Status body")
+    # jansson reports the error at the '}' after the comma, the 29th byte.
+    check("line 1, column 29" in msg and "position 29" in msg,
+          "malformed JSON message names line, column and position: " + msg)
+
+    st, doc, _ = request_json(c, "POST", "/api/v1/namespaces/default/pods",
+                              {"apiVersion": "v1", "kind": "Pod",
+                               "metadata": {"name": "x"}, "spex": {}})
+    check(st == 400 and 'unknown field "spex"' in (doc or {}).get("message", ""),
+          "unknown top-level field: 400 naming it, got %d %r" % (st, doc))
+
+    st, doc, _ = request_json(c, "POST", "/api/v1/namespaces/default/pods",
+                              node_obj("x"))
+    check(st == 400 and doc.get("reason") == "BadRequest",
+          "a Node posted as a pod: 400, got %d" % st)
+
+    st, doc, _ = request_json(c, "POST", "/api/v1/nodes",
+                              {"kind": "Node", "metadata": {}})
+    check(st == 422 and doc.get("reason") == "Invalid",
+          "a node without a name: 422 Invalid, got %d" % st)
+
+    big = json.dumps({"metadata": {"name": "big"}, "pad": "x" * (2 << 20)})
+    st, doc, hdrs = request_json(c, "POST", "/api/v1/nodes", big)
+    check(st == 413, "2 MiB body: 413, got %d" % st)
+    c.close()
+    c = srv.conn()
+
+    st, doc, _ = request_json(c, "GET", "/api/v1/nothing-here")
+    check(st == 404 and doc.get("reason") == "NotFound",
+          "unknown path: 404, got %d" % st)
+    st, doc, hdrs = request_json(c, "PUT", "/healthz")
+    check(st == 405 and dict(hdrs).get("Allow") == "GET",
+          "PUT /healthz: 405 with Allow: GET, got %d %r" % (st, hdrs))
+    st, doc, _ = request_json(c, "DELETE", "/api/v1/pods")
+    check(st == 405, "DELETE /api/v1/pods: 405, got %d" % st)
+
+    st, doc, _ = request_json(c, "POST", "/api/v1/nodes",
+                              '{\n  "metadata": {"name": nope}\n}')
+    check(st == 400 and "at line 2, column 27 (position 29)" in doc.get("message", ""),
+          "malformed JSON on line 2 is reported there: %r" % doc)
+
+    st, _, data = request(c, "GET", "/healthz")
+    check(st == 200 and data == b"ok", "healthz ok")
+    st, _, data = request(c, "GET", "/readyz")
+    check(st == 200 and data == b"ok", "readyz ok")
+    c.close()
+
+    # Pipelined requests are answered in order on one connection.
+    data = raw_exchange(srv, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                        b"GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n"
+                        b"GET /readyz HTTP/1.1\r\nHost: x\r\n"
+                        b"Connection: close\r\n\r\n")
+    codes = re.findall(rb"HTTP/1.1 (\d+)", data)
+    check(codes == [b"200", b"404", b"200"],
+          "pipelined requests answered in order: %r" % codes)
+    # HTTP/1.0 without keep-alive: one answer, then the server closes.
+    data = raw_exchange(srv, b"GET /healthz HTTP/1.0\r\n\r\n")
+    check(data.startswith(b"HTTP/1.0 200 OK") and b"Connection: close" in data
+          and data.endswith(b"ok"), "HTTP/1.0 request: %r" % data[:60])
+    # Garbage is a 400 and a close.
+    data = raw_exchange(srv, b"HELLO THERE\r\n\r\n")
+    check(data.startswith(b"HTTP/1.1 400"), "garbage request: 400: %r"
+          % data[:40])
+
+
+def raw_exchange(srv, payload):
+    """Send raw bytes, read until the server closes."""
+    s = socket.create_connection((srv.host, srv.port), timeout=30)
+    s.sendall(payload)
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return data
+
+
+def create_nodes(srv):
+    c = srv.conn()
+    for n in NODES:
+        st, doc, _ = request_json(c, "POST", "/api/v1/nodes", node_obj(n))
+        check(st == 201 and doc["metadata"]["name"] == n,
+              "create node %s: 201, got %d" % (n, st))
+    st, doc, _ = request_json(c, "POST", "/api/v1/nodes", node_obj("n1"))
+    check(st == 409 and doc.get("reason") == "AlreadyExists",
+          "duplicate node: 409 AlreadyExists, got %d" % st)
+    st, doc, _ = request_json(c, "GET", "/api/v1/nodes")
+    check(st == 200 and doc["kind"] == "NodeList"
+          and [i["metadata"]["name"] for i in doc["items"]] == NODES,
+          "node list")
+    c.close()
+
+
+def debug_plugins(srv):
+    c = srv.conn()
+    st, doc, _ = request_json(c, "GET", "/debug/plugins")
+    c.close()
+    if st != 200:
+        fatal("/debug/plugins answered %d" % st)
+    return doc
+
+
+def swap_version(doc_plugins):
+    for p in doc_plugins:
+        if p["name"] == "SwapScore":
+            return int(p["version"].split(".")[0])
+    return None
+
+
+def install(src, plugin_dir):
+    """Replace swapscore.so atomically (a rename, as a deploy would)."""
+    tmp = os.path.join(plugin_dir, "swapscore.so.tmp")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, os.path.join(plugin_dir, "swapscore.so"))
+
+
+def main():
+    if len(sys.argv) != 6:
+        fatal(__doc__)
+    ksched, plugin_build_dir, v1, v2, v3 = sys.argv[1:]
+    versions = {1: v1, 2: v2, 3: v3}
+    tmp = tempfile.mkdtemp(prefix="ksched-serve-test-")
+    swap_dir = os.path.join(tmp, "swap")
+    os.mkdir(swap_dir)
+    install(v1, swap_dir)
+    cfg = os.path.join(tmp, "config.yaml")
+    with open(cfg, "w") as f:
+        f.write("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                "kind: KubeSchedulerConfiguration\n"
+                "profiles:\n"
+                "- schedulerName: default-scheduler\n"
+                "  plugins:\n"
+                "    multiPoint:\n"
+                "      enabled:\n"
+                "      - name: SwapScore\n"
+                "        weight: 100\n")
+    env = dict(os.environ)
+    env.pop("KSCHED_PLUGIN_PATH", None)
+    env["TMPDIR"] = tmp  # private plugin copies go here
+    srv = Server(ksched, ["--config", cfg, "--plugin-dir", plugin_build_dir,
+                          "--plugin-dir", swap_dir, "--no-default-plugin-path",
+                          "--listen", "127.0.0.1:0", "--drain-timeout", "5"],
+                 env)
+    try:
+        run(srv, swap_dir, versions)
+    finally:
+        if srv.proc.poll() is None:
+            srv.proc.kill()
+            srv.proc.wait()
+        print("--- serve stderr (last 40 lines) ---")
+        print("\n".join(srv.lines[-40:]))
+        shutil.rmtree(tmp, ignore_errors=True)
+    other_checks(ksched, plugin_build_dir)
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+def run(srv, swap_dir, versions):
+    api_errors(srv)
+    create_nodes(srv)
+    watch = Watch(srv)
+    # A client that sent half a request and went quiet must not hold up
+    # anyone (it stays open during the whole run).
+    stalled = socket.create_connection((srv.host, srv.port), timeout=30)
+    stalled.sendall(b"POST /api/v1/nodes HTTP/1.1\r\nHost: x\r\n"
+                    b"Content-Length: 100\r\n\r\n{\"meta")
+
+    doc = debug_plugins(srv)
+    gen0 = doc["generation"]
+    check(swap_version(doc["plugins"]) == 1, "v1 loaded at start")
+
+    # After batch i (1-based), swap to version: (version, how)
+    schedule = {1: (2, "post"), 3: (1, "post"), 5: (2, "post"),
+                7: (3, "post"), 9: (1, "post"), 11: (2, "watch"),
+                13: (1, "post"), 15: (2, "post"), 17: (1, "watch")}
+    min_gen = {}     # pod -> the generation current when it was created
+    current_gen, current_version = gen0, 1
+    swaps_ok = 0
+    conn = srv.conn()
+    created = 0
+    batch_no = 0
+    while created < TOTAL_PODS:
+        batch_no += 1
+        for _ in range(BATCH):
+            name = "p%05d" % created
+            ns = "ns%d" % (created % 4)
+            st, doc, _ = request_json(conn, "POST",
+                                      "/api/v1/namespaces/%s/pods" % ns,
+                                      pod_obj(name))
+            if st != 201:
+                fatal("create pod %s/%s: %d %r" % (ns, name, st, doc))
+            min_gen["%s/%s" % (ns, name)] = current_gen
+            created += 1
+        if batch_no not in schedule:
+            continue
+        version, how = schedule[batch_no]
+        install(versions[version], swap_dir)
+        if how == "post":
+            st, doc, _ = request_json(conn, "POST", "/-/reload")
+            if version == 3:
+                check(st == 422 and "refuses to start" in doc.get("message", ""),
+                      "broken v3: reload answers 422 with the plugin's "
+                      "message, got %d %r" % (st, doc))
+                d = debug_plugins(srv)
+                check(d["generation"] >= current_gen
+                      and swap_version(d["plugins"]) == current_version,
+                      "after the failed reload v%d keeps running"
+                      % current_version)
+                check(d["lastReload"]["result"] == "failure"
+                      and "refuses to start" in d["lastReload"]["error"],
+                      "/debug/plugins shows the failed reload")
+                continue  # pods keep flowing on the old version
+            check(st == 200, "reload to v%d: 200, got %d %r" % (version, st, doc))
+            if st == 200:
+                current_gen = doc["generation"]
+                swaps_ok += 1
+        else:
+            deadline = time.time() + 15
+            while time.time() < deadline:
+                d = debug_plugins(srv)
+                if d["generation"] > current_gen and \
+                        swap_version(d["plugins"]) == version:
+                    current_gen = d["generation"]
+                    swaps_ok += 1
+                    break
+                time.sleep(0.05)
+            else:
+                check(False, "the file watcher did not reload v%d" % version)
+        current_version = version
+    conn.close()
+    stalled.close()
+    print("created %d pods, %d successful swaps" % (created, swaps_ok),
+          flush=True)
+
+    deadline = time.time() + 180
+    while watch.count("Binding") < TOTAL_PODS and time.time() < deadline:
+        if srv.proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    check(srv.proc.poll() is None, "serve is still running")
+
+    # Every pod bound exactly once, by the version of its generation.
+    doc = debug_plugins(srv)
+    gen_version = {h["generation"]: swap_version(h["plugins"])
+                   for h in doc["history"]}
+    with watch.lock:
+        events = list(watch.events)
+    bindings = [e for e in events if e["type"] == "Binding"]
+    failed = [e for e in events if e["type"] == "FailedScheduling"]
+    check(len(failed) == 0, "no FailedScheduling events, got %d (first: %r)"
+          % (len(failed), failed[:1]))
+    seen = {}
+    for b in bindings:
+        seen[b["pod"]] = seen.get(b["pod"], 0) + 1
+    check(len(bindings) == TOTAL_PODS,
+          "%d Binding events for %d pods" % (len(bindings), TOTAL_PODS))
+    check(set(seen) == set(min_gen), "every created pod was bound")
+    twice = [p for p, n in seen.items() if n != 1]
+    check(not twice, "no pod bound twice (%d were)" % len(twice))
+    wrong, stale, unknown = [], [], []
+    per_gen = {}
+    for b in bindings:
+        v = gen_version.get(b["generation"])
+        if v is None:
+            unknown.append(b)
+            continue
+        per_gen[b["generation"]] = per_gen.get(b["generation"], 0) + 1
+        if b["node"] != ("n1" if v == 1 else "n2"):
+            wrong.append(b)
+        if b["generation"] < min_gen.get(b["pod"], 0):
+            stale.append(b)
+    check(not unknown, "every binding's generation is in the history "
+          "(%d are not)" % len(unknown))
+    check(not wrong, "pods follow the version of their generation "
+          "(%d do not, first: %r)" % (len(wrong), wrong[:1]))
+    check(not stale, "pods created after a swap use the new generation "
+          "(%d do not, first: %r)" % (len(stale), stale[:1]))
+    check(swaps_ok == 8, "8 successful swaps, got %d" % swaps_ok)
+    on_n1 = sum(1 for b in bindings if b["node"] == "n1")
+    on_n2 = sum(1 for b in bindings if b["node"] == "n2")
+    check(on_n1 > 0 and on_n2 > 0 and on_n1 + on_n2 == TOTAL_PODS,
+          "pods split between n1 (%d) and n2 (%d) only" % (on_n1, on_n2))
+    print("bindings per generation: %s" % sorted(per_gen.items()), flush=True)
+
+    # Retired generations are unmapped once drained.
+    with open("/proc/%d/maps" % srv.proc.pid) as f:
+        maps = f.read()
+    cur = doc["generation"]
+    retired = [p["copyPath"] for h in doc["history"] if h["generation"] != cur
+               for p in h["plugins"]]
+    live = [p["copyPath"] for p in doc["plugins"]]
+    check(len(retired) > 0, "retired generations are reported")
+    still = [p for p in retired if p in maps]
+    check(not still, "retired plugin copies unmapped (%d still mapped: %r)"
+          % (len(still), still[:3]))
+    check(all(p in maps for p in live),
+          "the current generation's copies are mapped")
+    check(doc["liveImages"] == len(doc["plugins"]),
+          "only the current generation's images are loaded (%d vs %d)"
+          % (doc["liveImages"], len(doc["plugins"])))
+    check(all(not p["loaded"] for h in doc["history"] if not h["current"]
+              for p in h["plugins"]), "/debug/plugins marks retired copies unloaded")
+    check(doc["lastReload"]["result"] == "success", "the last reload succeeded")
+
+    # /metrics
+    c = srv.conn()
+    st, hdrs, data = request(c, "GET", "/metrics")
+    check(st == 200 and dict(hdrs).get("Content-Type", "").startswith("text/plain"),
+          "/metrics answers text/plain")
+    try:
+        types, samples = parse_metrics(data.decode())
+    except ValueError as e:
+        check(False, "/metrics parses as Prometheus text: %s" % e)
+        types, samples = {}, []
+    required = {
+        "scheduler_schedule_attempts_total": "counter",
+        "scheduler_pending_pods": "gauge",
+        "scheduler_scheduling_attempt_duration_seconds": "histogram",
+        "scheduler_framework_extension_point_duration_seconds": "histogram",
+        "scheduler_plugin_execution_duration_seconds": "histogram",
+        "scheduler_permit_wait_duration_seconds": "histogram",
+        "scheduler_preemption_attempts_total": "counter",
+        "ksched_plugin_reloads_total": "counter",
+        "ksched_plugin_generation": "gauge",
+    }
+    for name, typ in required.items():
+        check(types.get(name) == typ, "metric %s has TYPE %s" % (name, typ))
+        check("# HELP %s " % name in data.decode(), "metric %s has HELP" % name)
+    check(sample(samples, "scheduler_schedule_attempts_total",
+                 result="scheduled", profile="default-scheduler") == TOTAL_PODS,
+          "scheduled attempts == %d" % TOTAL_PODS)
+    check(sample(samples, "scheduler_schedule_attempts_total",
+                 result="unschedulable") == 0, "no unschedulable attempts")
+    n = "scheduler_scheduling_attempt_duration_seconds"
+    cnt = sample(samples, n + "_count", result="scheduled")
+    inf = sample(samples, n + "_bucket", result="scheduled", le="+Inf")
+    check(cnt == TOTAL_PODS and inf == TOTAL_PODS,
+          "attempt duration histogram counts every pod (%r, %r)" % (cnt, inf))
+    buckets = [v for nm, l, v in samples
+               if nm == n + "_bucket" and l.get("result") == "scheduled"]
+    check(buckets == sorted(buckets) and len(buckets) == 16,
+          "15 cumulative buckets and +Inf")
+    check(sample(samples, "scheduler_framework_extension_point_duration_seconds_count",
+                 extension_point="Score", status="Success") == TOTAL_PODS,
+          "Score ran once per pod")
+    check(sample(samples, "scheduler_plugin_execution_duration_seconds_count",
+                 plugin="DefaultBinder", extension_point="Bind") == TOTAL_PODS,
+          "DefaultBinder's Bind timed once per pod")
+    check(sample(samples, "ksched_plugin_reloads_total", result="success") >= 8,
+          "successful reloads counted")
+    check(sample(samples, "ksched_plugin_reloads_total", result="failure") >= 1,
+          "the failed reload counted")
+    check(sample(samples, "ksched_plugin_generation", plugin="SwapScore") == cur,
+          "SwapScore's generation gauge is the current generation")
+    for q in ("active", "backoff", "unschedulable", "gated"):
+        check(sample(samples, "scheduler_pending_pods", queue=q) == 0,
+              "no pod pending in %s" % q)
+
+    # Pod listing, get and delete.
+    st, doc, _ = request_json(c, "GET", "/api/v1/pods")
+    check(st == 200 and doc["kind"] == "PodList"
+          and len(doc["items"]) == TOTAL_PODS
+          and all(i["spec"].get("nodeName") in ("n1", "n2") for i in doc["items"]),
+          "PodList has every pod with its nodeName")
+    st, doc, _ = request_json(c, "GET", "/api/v1/namespaces/ns1/pods")
+    check(st == 200 and len(doc["items"]) == TOTAL_PODS // 4
+          and all(i["metadata"]["namespace"] == "ns1" for i in doc["items"]),
+          "namespace list holds only that namespace")
+    st, doc, _ = request_json(c, "GET", "/api/v1/namespaces/ns1/pods/p00001")
+    check(st == 200 and doc["spec"]["nodeName"] in ("n1", "n2"), "get one pod")
+    st, doc, _ = request_json(c, "DELETE", "/api/v1/namespaces/ns1/pods/p00001")
+    check(st == 200, "delete a bound pod: 200, got %d" % st)
+    st, doc, _ = request_json(c, "GET", "/api/v1/namespaces/ns1/pods/p00001")
+    check(st == 404, "deleted pod is gone: 404, got %d" % st)
+    st, doc, _ = request_json(c, "POST", "/api/v1/namespaces/ns2/pods",
+                              pod_obj("p00002"))
+    check(st == 409 and doc.get("reason") == "AlreadyExists",
+          "duplicate pod: 409, got %d" % st)
+    c.close()
+
+    rc = srv.stop(signal.SIGTERM)
+    check(rc == 0, "SIGTERM: exit status 0, got %r" % rc)
+    check(watch.ended.wait(10), "the watch stream ends on shutdown")
+    check(any("drained" in l for l in srv.lines), "serve reports the drain")
+
+
+def other_checks(ksched, plugin_build_dir):
+    tmp = tempfile.mkdtemp(prefix="ksched-serve-sock-")
+    try:
+        # A non-loopback address needs --allow-remote.
+        r = subprocess.run([ksched, "serve", "--listen", "0.0.0.0:0",
+                            "--plugin-dir", plugin_build_dir,
+                            "--no-default-plugin-path"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           timeout=30)
+        check(r.returncode == 2 and b"--allow-remote" in r.stderr,
+              "non-loopback --listen without --allow-remote: exit 2")
+        # Unix socket, mode 0600.
+        path = os.path.join(tmp, "ksched.sock")
+        env = dict(os.environ)
+        env["TMPDIR"] = tmp
+        srv = Server(ksched, ["--socket", path, "--plugin-dir",
+                              plugin_build_dir, "--no-default-plugin-path"], env)
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        check(mode == 0o600, "socket mode 0600, got %o" % mode)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(10)
+        s.connect(path)
+        s.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        data = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        check(data.startswith(b"HTTP/1.1 200 OK") and data.endswith(b"ok"),
+              "readyz over the Unix socket: %r" % data[:80])
+        rc = srv.stop(signal.SIGINT)
+        check(rc == 0, "SIGINT: exit status 0, got %r" % rc)
+        check(not os.path.exists(path), "the socket file is removed on exit")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
