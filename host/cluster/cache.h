@@ -112,6 +112,15 @@ uint32_t ks_snapshot_num_nodes(const ks_snapshot_t *s);
 const ks_node_info_t *ks_snapshot_node_at(const ks_snapshot_t *s, uint32_t i);
 const ks_node_info_t *ks_snapshot_get(const ks_snapshot_t *s, const char *name);
 uint32_t ks_snapshot_image_num_nodes(const ks_snapshot_t *s, const char *image);
+/* Every NodeInfo as one array (name order); nodes with pods that have pod
+ * (anti-)affinity; nodes with pods that have required anti-affinity. Valid
+ * until the next update of the snapshot. */
+const ks_node_info_t *const *ks_snapshot_nodes(const ks_snapshot_t *s,
+                                               uint32_t *n);
+const ks_node_info_t *const *ks_snapshot_nodes_with_affinity(
+    const ks_snapshot_t *s, uint32_t *n);
+const ks_node_info_t *const *ks_snapshot_nodes_with_required_anti_affinity(
+    const ks_snapshot_t *s, uint32_t *n);
 
 /* A private, mutable NodeInfo copy (for preemption simulations): its
  * arrays are its own, so add/remove never touch the original; the pods and

@@ -24,7 +24,65 @@ struct ks_snapshot {
     ks_strmap_t images;  /* image name -> (uintptr_t) number of nodes */
     uint64_t images_gen;
     int have_images;
+    /* NodeInfo pointers for plugins: every node, and those with pods that
+     * have (anti-)affinity / required anti-affinity (upstream's
+     * HavePodsWithAffinityList...). Rebuilt only when they change. */
+    const ks_node_info_t **all, **aff, **anti;
+    uint32_t n_aff, n_anti, cap_lists;
 };
+
+static int rebuild_lists(ks_snapshot_t *s)
+{
+    uint32_t i;
+    if (s->n_order > s->cap_lists || s->all == NULL) {
+        uint32_t cap = s->n_order + s->n_order / 4 + 16;
+        const ks_node_info_t **a = realloc(s->all, cap * sizeof(*a));
+        const ks_node_info_t **b, **c;
+        if (a == NULL)
+            return -1;
+        s->all = a;
+        b = realloc(s->aff, cap * sizeof(*b));
+        if (b == NULL)
+            return -1;
+        s->aff = b;
+        c = realloc(s->anti, cap * sizeof(*c));
+        if (c == NULL)
+            return -1;
+        s->anti = c;
+        s->cap_lists = cap;
+    }
+    s->n_aff = s->n_anti = 0;
+    for (i = 0; i < s->n_order; i++) {
+        const ks_node_info_t *ni = &s->order[i]->ni.pub;
+        s->all[i] = ni;
+        if (ni->n_pods_with_affinity > 0)
+            s->aff[s->n_aff++] = ni;
+        if (ni->n_pods_with_required_anti_affinity > 0)
+            s->anti[s->n_anti++] = ni;
+    }
+    return 0;
+}
+
+const ks_node_info_t *const *ks_snapshot_nodes(const ks_snapshot_t *s,
+                                               uint32_t *n)
+{
+    *n = s->all ? s->n_order : 0;
+    return s->all;
+}
+
+const ks_node_info_t *const *ks_snapshot_nodes_with_affinity(
+    const ks_snapshot_t *s, uint32_t *n)
+{
+    *n = s->aff ? s->n_aff : 0;
+    return s->aff;
+}
+
+const ks_node_info_t *const *ks_snapshot_nodes_with_required_anti_affinity(
+    const ks_snapshot_t *s, uint32_t *n)
+{
+    *n = s->anti ? s->n_anti : 0;
+    return s->anti;
+}
 
 ks_snapshot_t *ks_snapshot_new(void)
 {
@@ -45,6 +103,9 @@ void ks_snapshot_free(ks_snapshot_t *s)
     for (i = 0; i < s->n_order; i++)
         entry_free(s->order[i]);
     free(s->order);
+    free(s->all);
+    free(s->aff);
+    free(s->anti);
     ks_strmap_destroy(&s->by_name);
     ks_strmap_destroy(&s->images);
     free(s);
@@ -116,7 +177,7 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
 {
     snap_entry_t **added = NULL;
     uint32_t n_added = 0, cap_added = 0, i;
-    int have_dead = 0;
+    int have_dead = 0, lists_dirty = s->all == NULL;
     ks_cache_node_t *cn;
     uint64_t newest = s->generation;
 
@@ -148,8 +209,15 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
             }
             added[n_added++] = e;
         }
-        if (ks_ni_copy(&e->ni, &cn->ni.pub) != 0)
-            goto nomem;
+        {
+            int had_aff = e->ni.pub.n_pods_with_affinity > 0;
+            int had_anti = e->ni.pub.n_pods_with_required_anti_affinity > 0;
+            if (ks_ni_copy(&e->ni, &cn->ni.pub) != 0)
+                goto nomem;
+            if (had_aff != (e->ni.pub.n_pods_with_affinity > 0) ||
+                had_anti != (e->ni.pub.n_pods_with_required_anti_affinity > 0))
+                lists_dirty = 1;
+        }
     }
 
     /* Entries of nodes that left the cache (or became placeholders). */
@@ -167,6 +235,11 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
     if (rebuild_order(s, added, n_added, have_dead) != 0)
         goto nomem;
     free(added);
+    if ((lists_dirty || n_added > 0 || have_dead) && rebuild_lists(s) != 0) {
+        free(s->all);
+        s->all = NULL; /* rebuilt on the next update */
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    }
     if (copy_images(c, s) != 0) {
         s->have_images = 0;
         return ks_error_set(err, KS_ENOMEM, "out of memory");

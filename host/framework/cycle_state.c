@@ -67,8 +67,7 @@ static entry_t *find(const ks_cycle_state_t *cs, const char *key)
     /* Plugins pass the same static key string on every call, so pointer
      * equality finds the entry without comparing text in the hot path. */
     for (i = 0; i < cs->n; i++)
-        if (cs->items[i].key_ptr == key &&
-            strncmp(cs->items[i].key, key, KEY_MAX) == 0)
+        if (cs->items[i].key_ptr == key)
             return &cs->items[i];
     for (i = 0; i < cs->n; i++)
         if (strncmp(cs->items[i].key, key, KEY_MAX) == 0)
@@ -79,7 +78,16 @@ static entry_t *find(const ks_cycle_state_t *cs, const char *key)
 int ks_cycle_state_write(ks_cycle_state_t *cs, const char *key, void *data,
                          ks_state_clone_fn clone_fn, ks_state_free_fn free_fn)
 {
-    entry_t *e = find(cs, key);
+    entry_t *e = NULL;
+    unsigned i;
+    /* Writes match by text; an entry that shares the key's address under
+     * another text loses its fast-path pointer. */
+    for (i = 0; i < cs->n; i++) {
+        if (strncmp(cs->items[i].key, key, KEY_MAX) == 0)
+            e = &cs->items[i];
+        else if (cs->items[i].key_ptr == key)
+            cs->items[i].key_ptr = NULL;
+    }
     if (e == NULL) {
         if (cs->n == cs->cap) {
             unsigned cap = cs->cap ? cs->cap * 2 : 8;
@@ -92,10 +100,10 @@ int ks_cycle_state_write(ks_cycle_state_t *cs, const char *key, void *data,
         e = &cs->items[cs->n++];
         memset(e, 0, sizeof *e);
         strncpy(e->key, key, KEY_MAX - 1);
-        e->key_ptr = key;
     } else if (e->data != data) {
         entry_release(e);
     }
+    e->key_ptr = key;
     e->data = data;
     e->clone_fn = clone_fn;
     e->free_fn = free_fn;

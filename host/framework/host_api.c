@@ -325,6 +325,34 @@ static const char *api_reason_at(const ks_status_t *st, uint32_t i)
     return st && i < st->n_reasons ? st->reasons[i] : NULL;
 }
 
+static const ks_node_info_t *const *no_nodes(uint32_t *n)
+{
+    *n = 0;
+    return NULL;
+}
+
+static const ks_node_info_t *const *api_nodes(ks_handle_t *h, uint32_t *n)
+{
+    ks_fw_env_t *e = ENV(h);
+    return e && e->snapshot ? ks_snapshot_nodes(e->snapshot, n) : no_nodes(n);
+}
+
+static const ks_node_info_t *const *api_nodes_aff(ks_handle_t *h, uint32_t *n)
+{
+    ks_fw_env_t *e = ENV(h);
+    return e && e->snapshot ? ks_snapshot_nodes_with_affinity(e->snapshot, n)
+                            : no_nodes(n);
+}
+
+static const ks_node_info_t *const *api_nodes_anti(ks_handle_t *h,
+                                                   uint32_t *n)
+{
+    ks_fw_env_t *e = ENV(h);
+    return e && e->snapshot
+               ? ks_snapshot_nodes_with_required_anti_affinity(e->snapshot, n)
+               : no_nodes(n);
+}
+
 static const ks_host_api_t api = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -371,6 +399,9 @@ static const ks_host_api_t api = {
     .rand_below = api_rand_below,
     .status_reason_count = api_reason_count,
     .status_reason_at = api_reason_at,
+    .snapshot_nodes = api_nodes,
+    .snapshot_nodes_with_affinity = api_nodes_aff,
+    .snapshot_nodes_with_required_anti_affinity = api_nodes_anti,
 };
 
 const ks_host_api_t *ks_host_api(void)

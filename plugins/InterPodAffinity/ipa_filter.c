@@ -112,6 +112,7 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     ipa_prefilter_state_t *s;
     const ks_pod_affinity_term_t *aff;
     uint32_t n_aff, n_anti, n_nodes, i, j;
+    const ks_node_info_t *const *nodes;
     int has_own_terms;
 
     (void)result;
@@ -130,9 +131,15 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     (void)ipa_required_anti_affinity(pod, &n_anti);
     has_own_terms = n_aff > 0 || n_anti > 0;
 
-    n_nodes = api->snapshot_num_nodes(pl->h);
+    /* Without terms of its own, only nodes running a pod with required
+     * anti-affinity can matter (upstream's HavePodsWithRequiredAntiAffinity
+     * list). */
+    nodes = has_own_terms
+                ? api->snapshot_nodes(pl->h, &n_nodes)
+                : api->snapshot_nodes_with_required_anti_affinity(pl->h,
+                                                                  &n_nodes);
     for (i = 0; i < n_nodes; i++) {
-        const ks_node_info_t *ni = api->snapshot_node_at(pl->h, i);
+        const ks_node_info_t *ni = nodes[i];
         const ks_node_t *node = ni ? ni->node : NULL;
         if (node == NULL)
             continue;

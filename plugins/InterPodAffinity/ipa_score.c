@@ -149,6 +149,7 @@ ks_code_t ipa_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     ipa_prescore_state_t *s;
     ks_labels_t ns_labels;
     uint32_t n_nodes, i, j;
+    const ks_node_info_t *const *all;
     int has_preferred;
 
     (void)nodes;
@@ -164,9 +165,12 @@ ks_code_t ipa_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
         goto write;
 
     ns_labels = api->namespace_labels(pl->h, pod->ns);
-    n_nodes = api->snapshot_num_nodes(pl->h);
+    /* Without preferred terms of its own, only nodes running pods with
+     * affinity can contribute (upstream's HavePodsWithAffinity list). */
+    all = has_preferred ? api->snapshot_nodes(pl->h, &n_nodes)
+                        : api->snapshot_nodes_with_affinity(pl->h, &n_nodes);
     for (i = 0; i < n_nodes; i++) {
-        const ks_node_info_t *ni = api->snapshot_node_at(pl->h, i);
+        const ks_node_info_t *ni = all[i];
         const ks_pod_t *const *pods;
         uint32_t n_pods;
         if (ni == NULL || ni->node == NULL)

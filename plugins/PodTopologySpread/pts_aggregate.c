@@ -221,12 +221,13 @@ static void pts_agg_contrib(const pts_plugin_t *pl, const pts_agg_t *a,
 static int pts_agg_refresh(const pts_plugin_t *pl, pts_agg_t *a)
 {
     const ks_host_api_t *api = pl->api;
-    uint32_t n = api->snapshot_num_nodes(pl->h), i;
+    uint32_t n, i;
+    const ks_node_info_t *const *nodes = api->snapshot_nodes(pl->h, &n);
 
     if (pts_agg_grow(a, n) != 0)
         return -1;
     for (i = 0; i < n; i++) {
-        const ks_node_info_t *ni = api->snapshot_node_at(pl->h, i);
+        const ks_node_info_t *ni = nodes[i];
         pts_agg_entry_t *e = &a->entries[i];
         pts_agg_contrib_t *k = &a->contribs[(size_t)i * a->n_cons];
         if (ni != NULL && e->ni == ni && ni->generation != 0 &&

@@ -112,10 +112,11 @@ static int pts_prefilter_count(const pts_plugin_t *pl, pts_prefilter_state_t *s,
                                const ks_pod_t *pod)
 {
     const ks_host_api_t *api = pl->api;
-    uint32_t n_nodes = api->snapshot_num_nodes(pl->h), i, j;
+    uint32_t n_nodes, i, j;
+    const ks_node_info_t *const *nodes = api->snapshot_nodes(pl->h, &n_nodes);
 
     for (i = 0; i < n_nodes; i++) {
-        const ks_node_info_t *ni = api->snapshot_node_at(pl->h, i);
+        const ks_node_info_t *ni = nodes[i];
         const ks_node_t *node = ni ? ni->node : NULL;
         pts_inclusion_t memo = {-1, -1};
         if (node == NULL || !pts_node_has_all_keys(node, &s->cons))

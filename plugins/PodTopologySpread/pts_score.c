@@ -117,10 +117,11 @@ static void pts_prescore_count(const pts_plugin_t *pl, pts_prescore_state_t *s,
                                const ks_pod_t *pod, int require_all)
 {
     const ks_host_api_t *api = pl->api;
-    uint32_t n_nodes = api->snapshot_num_nodes(pl->h), i, j;
+    uint32_t n_nodes, i, j;
+    const ks_node_info_t *const *nodes = api->snapshot_nodes(pl->h, &n_nodes);
 
     for (i = 0; i < n_nodes; i++) {
-        const ks_node_info_t *ni = api->snapshot_node_at(pl->h, i);
+        const ks_node_info_t *ni = nodes[i];
         const ks_node_t *node = ni ? ni->node : NULL;
         pts_inclusion_t memo = {-1, -1};
         if (node == NULL ||

@@ -517,6 +517,43 @@ static const ks_node_info_t *api_snapshot_node_at(ks_handle_t *h, uint32_t i)
     return i < h->n_nodes ? h->nodes[i] : NULL;
 }
 
+static const ks_node_info_t *const *api_snapshot_nodes(ks_handle_t *h,
+                                                       uint32_t *n)
+{
+    *n = h->n_nodes;
+    return h->nodes;
+}
+
+/* Nodes with pods that have affinity (which = 0) or required
+ * anti-affinity (which = 1), computed now from the current NodeInfos. */
+static const ks_node_info_t *const *mock_filtered(ks_handle_t *h, int which,
+                                                  uint32_t *n)
+{
+    uint32_t i;
+    free(h->filtered);
+    h->filtered = calloc(h->n_nodes + 1, sizeof *h->filtered);
+    if (h->filtered == NULL)
+        oom();
+    *n = 0;
+    for (i = 0; i < h->n_nodes; i++)
+        if (which == 0 ? h->nodes[i]->n_pods_with_affinity > 0
+                       : h->nodes[i]->n_pods_with_required_anti_affinity > 0)
+            h->filtered[(*n)++] = h->nodes[i];
+    return h->filtered;
+}
+
+static const ks_node_info_t *const *api_snapshot_nodes_aff(ks_handle_t *h,
+                                                           uint32_t *n)
+{
+    return mock_filtered(h, 0, n);
+}
+
+static const ks_node_info_t *const *api_snapshot_nodes_anti(ks_handle_t *h,
+                                                            uint32_t *n)
+{
+    return mock_filtered(h, 1, n);
+}
+
 static const ks_node_info_t *api_snapshot_get(ks_handle_t *h,
                                               const char *name)
 {
@@ -765,6 +802,9 @@ mock_host_t *mock_host_new(void)
     a->prefilter_result_set_none = api_pfr_none;
     a->snapshot_num_nodes = api_snapshot_num_nodes;
     a->snapshot_node_at = api_snapshot_node_at;
+    a->snapshot_nodes = api_snapshot_nodes;
+    a->snapshot_nodes_with_affinity = api_snapshot_nodes_aff;
+    a->snapshot_nodes_with_required_anti_affinity = api_snapshot_nodes_anti;
     a->snapshot_get = api_snapshot_get;
     a->image_num_nodes = api_image_num_nodes;
     a->namespace_labels = api_namespace_labels;
@@ -802,6 +842,7 @@ void mock_host_free(mock_host_t *mh)
     if (mh == NULL)
         return;
     free(mh->nodes);
+    free(mh->filtered);
     free(mh);
 }
 

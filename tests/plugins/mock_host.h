@@ -114,6 +114,9 @@ struct ks_handle {
     /* The snapshot (set with mock_host_set_nodes). */
     const ks_node_info_t **nodes;
     uint32_t n_nodes;
+    /* Scratch for snapshot_nodes_with_(required_anti_)affinity, filled from
+     * `nodes` on each call. */
+    const ks_node_info_t **filtered;
     /* image_num_nodes: a name in this table returns its count; any other
      * name is counted over the snapshot's nodes. */
     struct { const char *name; uint32_t count; } image_counts[MOCK_MAX_ITEMS];

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end test of `ksched serve`: API, bindings watch, hot swap, metrics.
 
-Usage: serve_test.py KSCHED PLUGIN_BUILD_DIR V1_SO V2_SO V3_SO
+Usage: serve_test.py KSCHED PLUGIN_BUILD_DIR FIXTURE_DIR V1_SO V2_SO V3_SO
 
 Starts `ksched serve` on a free loopback port with a plugin directory this
 script controls, checks the API's error answers, creates three nodes and
@@ -9,7 +9,12 @@ streams 10,000 pods over keep-alive connections while it swaps the
 SwapScore plugin v1 -> v2 -> v1 ... (copying the .so over and POSTing
 /-/reload, or leaving it to the file watcher) and once swaps in the broken
 v3. Then it checks every binding seen on the watch stream, the retired
-plugin images, /metrics, and a clean SIGTERM exit. Standard library only.
+plugin images, /metrics, and a clean SIGTERM exit.
+
+A second run uses the fixture plugin Probe1 as a co-scheduling Permit
+(pods wait until three reached Permit): pods waiting across a swap keep
+their generation mapped until they bind, and SIGTERM lets waiting pods
+finish (or stops at the drain deadline). Standard library only.
 """
 import http.client
 import json
@@ -331,9 +336,9 @@ def install(src, plugin_dir):
 
 
 def main():
-    if len(sys.argv) != 6:
+    if len(sys.argv) != 7:
         fatal(__doc__)
-    ksched, plugin_build_dir, v1, v2, v3 = sys.argv[1:]
+    ksched, plugin_build_dir, fixture_dir, v1, v2, v3 = sys.argv[1:]
     versions = {1: v1, 2: v2, 3: v3}
     tmp = tempfile.mkdtemp(prefix="ksched-serve-test-")
     swap_dir = os.path.join(tmp, "swap")
@@ -367,6 +372,7 @@ def main():
         print("\n".join(srv.lines[-40:]))
         shutil.rmtree(tmp, ignore_errors=True)
     other_checks(ksched, plugin_build_dir)
+    permit_checks(ksched, plugin_build_dir, fixture_dir)
     if failures:
         print("%d check(s) failed" % len(failures))
         return 1
@@ -639,6 +645,180 @@ def other_checks(ksched, plugin_build_dir):
         check(rc == 0, "SIGINT: exit status 0, got %r" % rc)
         check(not os.path.exists(path), "the socket file is removed on exit")
     finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+PERMIT_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    permit:
+      enabled:
+      - name: Probe1
+  pluginConfig:
+  - name: Probe1
+    args:
+      permitGroup: 3
+      permitTimeoutMs: 60000
+"""
+
+
+def metric_value(srv, name, **labels):
+    c = srv.conn()
+    st, _, data = request(c, "GET", "/metrics")
+    c.close()
+    _, samples = parse_metrics(data.decode())
+    return sample(samples, name, **labels)
+
+
+def wait_permit_waits(srv, n):
+    """Wait until n Permit calls have answered Wait."""
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        v = metric_value(srv, "scheduler_framework_extension_point_duration_"
+                         "seconds_count", extension_point="Permit",
+                         status="Wait")
+        if v is not None and v >= n:
+            return True
+        time.sleep(0.05)
+    return check(False, "%d pods reached Permit and wait" % n)
+
+
+def wait_bindings(watch, n, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline and watch.count("Binding") < n:
+        time.sleep(0.05)
+    return watch.count("Binding") >= n
+
+
+def start_permit_server(ksched, plugin_build_dir, fixture_dir, tmp, drain):
+    cfg = os.path.join(tmp, "permit.yaml")
+    with open(cfg, "w") as f:
+        f.write(PERMIT_CONFIG)
+    env = dict(os.environ)
+    env.pop("KSCHED_PLUGIN_PATH", None)
+    env["TMPDIR"] = tmp
+    srv = Server(ksched, ["--config", cfg, "--plugin-dir", plugin_build_dir,
+                          "--plugin-dir", fixture_dir,
+                          "--no-default-plugin-path", "--listen",
+                          "127.0.0.1:0", "--drain-timeout", str(drain)], env)
+    c = srv.conn()
+    st, _, _ = request_json(c, "POST", "/api/v1/nodes", node_obj("n1"))
+    check(st == 201, "permit run: node created")
+    c.close()
+    return srv
+
+
+def post_pod(conn, name):
+    st, doc, _ = request_json(conn, "POST", "/api/v1/namespaces/default/pods",
+                              pod_obj(name))
+    return check(st == 201, "create pod %s: 201, got %d" % (name, st))
+
+
+def permit_checks(ksched, plugin_build_dir, fixture_dir):
+    tmp = tempfile.mkdtemp(prefix="ksched-serve-permit-")
+    srv = None
+    try:
+        srv = start_permit_server(ksched, plugin_build_dir, fixture_dir, tmp,
+                                  10)
+        watch = Watch(srv)
+        c = srv.conn()
+        post_pod(c, "a")
+        post_pod(c, "b")
+        wait_permit_waits(srv, 2)
+        st, doc, _ = request_json(c, "POST", "/-/reload")
+        check(st == 200 and doc["generation"] == 2,
+              "reload while two pods wait at Permit: generation 2")
+        d = debug_plugins(srv)
+        old = [p["copyPath"] for h in d["history"] if h["generation"] == 1
+               for p in h["plugins"]]
+        with open("/proc/%d/maps" % srv.proc.pid) as f:
+            maps = f.read()
+        check(old and all(p in maps for p in old),
+              "generation 1 stays mapped while its pods wait at Permit")
+        check(d["liveImages"] == 2 * len(d["plugins"]),
+              "two generations loaded (%d images for %d plugins)"
+              % (d["liveImages"], len(d["plugins"])))
+        check(watch.count("Binding") == 0, "nothing bound while waiting")
+        post_pod(c, "c")  # the third pod completes the group
+        check(wait_bindings(watch, 3), "the group of three binds")
+        gens = {e["pod"]: e["generation"] for e in watch.events
+                if e["type"] == "Binding"}
+        check(gens == {"default/a": 1, "default/b": 1, "default/c": 2},
+              "a and b bind with generation 1, c with 2: %r" % gens)
+        d = debug_plugins(srv)
+        with open("/proc/%d/maps" % srv.proc.pid) as f:
+            maps = f.read()
+        check(not any(p in maps for p in old),
+              "generation 1 unmapped once its pods are bound")
+        check(d["liveImages"] == len(d["plugins"]),
+              "one generation loaded after the drain")
+        check(metric_value(srv, "scheduler_permit_wait_duration_seconds_count",
+                           result="Success") == 2,
+              "two Permit waits ended in Success")
+
+        # Drain: two pods wait, SIGTERM, then a third arrives on a
+        # connection opened before the signal and completes the group.
+        post_pod(c, "d")
+        post_pod(c, "e")
+        wait_permit_waits(srv, 4)  # a, b, d, e (c completed a group)
+        k1, k2 = srv.conn(), srv.conn()
+        request(k1, "GET", "/healthz")
+        request(k2, "GET", "/healthz")
+        t0 = time.time()
+        srv.proc.send_signal(signal.SIGTERM)
+        deadline = time.time() + 10
+        while time.time() < deadline and \
+                not any("draining 2 pod(s)" in l for l in srv.lines):
+            time.sleep(0.02)
+        check(any("draining 2 pod(s)" in l for l in srv.lines),
+              "SIGTERM starts a drain of the two waiting pods")
+        try:
+            socket.create_connection((srv.host, srv.port), timeout=5).close()
+            check(False, "no new connections during the drain")
+        except OSError:
+            pass
+        st, _, data = request(k2, "GET", "/readyz")
+        check(st == 503, "readyz answers 503 while draining, got %d" % st)
+        st, doc, _ = request_json(k1, "POST", "/api/v1/namespaces/default/pods",
+                                  pod_obj("f"))
+        check(st == 201, "a pod posted on an open connection during the "
+              "drain: 201, got %d" % st)
+        rc = srv.proc.wait(30)
+        took = time.time() - t0
+        check(rc == 0, "drained exit status 0, got %r" % rc)
+        check(took < 8, "the drain ended when the pods bound (%.1f s)" % took)
+        watch.ended.wait(10)
+        bound = {e["pod"] for e in watch.events if e["type"] == "Binding"}
+        check({"default/d", "default/e", "default/f"} <= bound,
+              "the waiting pods bound during the drain: %r" % sorted(bound))
+        srv.thread.join(5)
+        check(any("drained; exiting" in l for l in srv.lines),
+              "serve reports the drain")
+
+        # Drain deadline: a pod that never gets its group.
+        srv = start_permit_server(ksched, plugin_build_dir, fixture_dir, tmp,
+                                  1)
+        c = srv.conn()
+        post_pod(c, "lonely")
+        c.close()
+        wait_permit_waits(srv, 1)
+        t0 = time.time()
+        rc = srv.stop(signal.SIGTERM)
+        took = time.time() - t0
+        check(rc == 0, "exit status 0 at the drain deadline, got %r" % rc)
+        check(0.9 <= took < 6, "stopped at the 1 s drain deadline (%.1f s)"
+              % took)
+        check(any("deadline passed with 1 pod(s)" in l for l in srv.lines),
+              "the deadline exit names the pod still waiting")
+    finally:
+        if srv and srv.proc.poll() is None:
+            srv.proc.kill()
+            srv.proc.wait()
+        if srv:
+            print("--- permit run stderr (last 15 lines) ---")
+            print("\n".join(srv.lines[-15:]))
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -203,6 +203,9 @@ typedef struct ks_host_api {
                              ks_state_clone_fn clone_fn,
                              ks_state_free_fn free_fn);
     void *(*cycle_state_read)(const ks_cycle_state_t *cs, const char *key);
+    /* Keys are matched by address first, then by text: pass the same key
+     * pointer every time (a string literal) for the fast path, and never
+     * reuse one buffer for different keys. */
     void (*cycle_state_delete)(ks_cycle_state_t *cs, const char *key);
 
     /* PreFilter: restrict the nodes Filter will see. Calling it once with any
@@ -292,6 +295,17 @@ typedef struct ks_host_api {
      * range). Valid while the status is. */
     uint32_t (*status_reason_count)(const ks_status_t *st);
     const char *(*status_reason_at)(const ks_status_t *st, uint32_t i);
+    /* The snapshot as arrays, for plugins that walk nodes in PreFilter or
+     * PreScore: every node (the order of snapshot_node_at), the nodes that
+     * run a pod with pod (anti-)affinity, and those that run a pod with
+     * required anti-affinity (upstream's HavePodsWith...List). Valid for
+     * the current cycle; *n receives the length. */
+    const ks_node_info_t *const *(*snapshot_nodes)(ks_handle_t *h,
+                                                   uint32_t *n);
+    const ks_node_info_t *const *(*snapshot_nodes_with_affinity)(
+        ks_handle_t *h, uint32_t *n);
+    const ks_node_info_t *const *(*snapshot_nodes_with_required_anti_affinity)(
+        ks_handle_t *h, uint32_t *n);
 } ks_host_api_t;
 
 /* --- the descriptor ------------------------------------------------------ */
