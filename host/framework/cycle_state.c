@@ -14,9 +14,14 @@ typedef struct entry {
     ks_state_free_fn free_fn;
 } entry_t;
 
+#define SLOTS 64 /* power of two, > the entries a cycle has */
+
 struct ks_cycle_state {
     entry_t *items;
     unsigned n, cap;
+    /* Open-addressing index from key address to entry index + 1 (0: empty),
+     * so that a read is a hash and one compare. */
+    uint8_t slot[SLOTS];
     uint64_t skip_filter; /* bit i: Filter plugin i skipped by PreFilter */
     uint64_t skip_score;  /* bit i: Score plugin i skipped by PreScore */
 };
@@ -50,6 +55,7 @@ void ks_cycle_state_clear(ks_cycle_state_t *cs)
         entry_release(&cs->items[i]);
     cs->n = 0;
     cs->skip_filter = cs->skip_score = 0;
+    memset(cs->slot, 0, sizeof cs->slot);
 }
 
 void ks_cycle_state_free(ks_cycle_state_t *cs)
@@ -61,14 +67,38 @@ void ks_cycle_state_free(ks_cycle_state_t *cs)
     free(cs);
 }
 
-static entry_t *find(const ks_cycle_state_t *cs, const char *key)
+static unsigned slot_of(const char *key)
+{
+    uintptr_t x = (uintptr_t)key;
+    x ^= x >> 7;
+    x *= 0x9e3779b1u;
+    return (unsigned)(x >> 11) & (SLOTS - 1);
+}
+
+/* Rebuild the address index after entries moved or changed address. */
+static void reindex(ks_cycle_state_t *cs)
 {
     unsigned i;
-    /* Plugins pass the same static key string on every call, so pointer
-     * equality finds the entry without comparing text in the hot path. */
-    for (i = 0; i < cs->n; i++)
-        if (cs->items[i].key_ptr == key)
-            return &cs->items[i];
+    memset(cs->slot, 0, sizeof cs->slot);
+    for (i = 0; i < cs->n && i < SLOTS - 1; i++) {
+        unsigned h;
+        if (cs->items[i].key_ptr == NULL)
+            continue;
+        for (h = slot_of(cs->items[i].key_ptr); cs->slot[h];
+             h = (h + 1) & (SLOTS - 1))
+            ;
+        cs->slot[h] = (uint8_t)(i + 1);
+    }
+}
+
+static entry_t *find(const ks_cycle_state_t *cs, const char *key)
+{
+    unsigned i, h;
+    /* Plugins pass the same static key string on every call, so the key's
+     * address finds the entry without comparing text in the hot path. */
+    for (h = slot_of(key); cs->slot[h]; h = (h + 1) & (SLOTS - 1))
+        if (cs->items[cs->slot[h] - 1].key_ptr == key)
+            return &cs->items[cs->slot[h] - 1];
     for (i = 0; i < cs->n; i++)
         if (strncmp(cs->items[i].key, key, KEY_MAX) == 0)
             return &cs->items[i];
@@ -107,6 +137,7 @@ int ks_cycle_state_write(ks_cycle_state_t *cs, const char *key, void *data,
     e->data = data;
     e->clone_fn = clone_fn;
     e->free_fn = free_fn;
+    reindex(cs);
     return 0;
 }
 
@@ -123,6 +154,7 @@ void ks_cycle_state_delete(ks_cycle_state_t *cs, const char *key)
         return;
     entry_release(e);
     *e = cs->items[--cs->n];
+    reindex(cs);
 }
 
 ks_cycle_state_t *ks_cycle_state_clone(const ks_cycle_state_t *cs)
@@ -145,5 +177,6 @@ ks_cycle_state_t *ks_cycle_state_clone(const ks_cycle_state_t *cs)
         }
         c->items[c->n - 1].key_ptr = e->key_ptr; /* compared, never read */
     }
+    reindex(c);
     return c;
 }

@@ -132,7 +132,7 @@ expect_bound() {
         if grep -q "^bound default/$p " "$tmp/$run.txt"; then
             ok "$run: $p bound ($(grep "^bound default/$p " "$tmp/$run.txt" | cut -d' ' -f3))"
         else
-            bad "$run: $p not bound: $(grep " default/$p " "$tmp/$run.txt")"
+            bad "$run: $p not bound: $(grep -E "^[a-z]+ default/$p " "$tmp/$run.txt")"
         fi
     done
 }
@@ -143,7 +143,7 @@ expect_unplaced() {
     if grep "^unplaced default/$2 " "$tmp/$1.txt" | grep -qF -- "$3"; then
         ok "$1: $2 unplaced: $3"
     else
-        bad "$1: $2 should be unplaced with '$3'; got: $(grep " default/$2 " "$tmp/$1.txt")"
+        bad "$1: $2 should be unplaced with '$3'; got: $(grep -E "^[a-z]+ default/$2 " "$tmp/$1.txt")"
     fi
 }
 
@@ -162,15 +162,16 @@ expect_counts() {
 
 schedule control 1
 expect_rc control 3
-expect_counts control 13 1
-expect_bound control g1-a g1-b g1-c g2-a g2-b g3-a g3-b g4-a g4-b g4-c g5-a g6-1 solo
+expect_counts control 16 1
+expect_bound control g1-a g1-b g1-c g2-a g2-b g3-a g3-b g4-a g4-b g4-c g5-a \
+    g6-1 g7-a g7-b g7-c solo
 expect_unplaced control g3-c "Insufficient cpu"
 
 # --- 4. Coscheduling at every point (multiPoint) ------------------------------
 
 schedule multipoint 1 --config "$here/multipoint.yaml"
 expect_rc multipoint 3
-expect_counts multipoint 5 9
+expect_counts multipoint 5 12
 # g1: the third member reaches min-available 3 and the waiting two are allowed.
 expect_bound multipoint g1-a g1-b g1-c solo
 # g6: one member already runs on node-3, so the pending one completes min 2.
@@ -187,6 +188,28 @@ expect_unplaced multipoint g4-a 'pod group \"g4\" failed: member default/g4-c wa
 expect_unplaced multipoint g4-b 'pod group \"g4\" failed: member default/g4-c was unreserved'
 expect_unplaced multipoint g4-c 'rejected at Permit on node '
 expect_unplaced multipoint g5-a 'pod group \"g5\": annotation scheduling.x-k8s.io/min-available is \"three\", not a positive integer'
+# g7: g7-c is refused for its annotation; g7-a and g7-b (3 members known)
+# wait at Permit and time out together. The first one handled keeps the
+# host's timeout message; its Unreserve holds g7 back, so the other one,
+# retried, is refused at PreFilter with the reason Unreserve recorded.
+expect_unplaced multipoint g7-c 'pod group \"g7\": annotation scheduling.x-k8s.io/min-available is \"0\", not a positive integer'
+n_timeout=0
+n_held=0
+for p in g7-a g7-b; do
+    line=$(grep "^unplaced default/$p " "$tmp/multipoint.txt")
+    case "$line" in
+        *'rejected due to timeout after waiting 30s at plugin Coscheduling'*)
+            n_timeout=$((n_timeout + 1)) ;;
+        *'pod group \"g7\" failed: member default/g7-'[ab]' waited 30s at Permit and the group did not reach min-available'*)
+            n_held=$((n_held + 1)) ;;
+    esac
+done
+if [ "$n_timeout" -eq 1 ] && [ "$n_held" -eq 1 ]; then
+    ok "multipoint: g7-a and g7-b timed out at Permit, one held back by Unreserve"
+else
+    bad "multipoint: g7-a/g7-b: $n_timeout timeout and $n_held held-back messages, expected 1 and 1"
+    grep -E '^[a-z]+ default/g7-' "$tmp/multipoint.txt"
+fi
 
 # --- 5. Coscheduling at Reserve and Permit only: the Permit timeout -----------
 
