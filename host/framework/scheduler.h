@@ -5,7 +5,10 @@
  * Two drivers use it:
  *  - batch (ks_scheduler_run_batch): a virtual clock jumps to the next
  *    deadline (backoff expiry, Permit timeout) when nothing else can run;
- *    the run ends when no pod is active, backing off, or waiting at Permit.
+ *    the run ends when no pod is active, backing off, or waiting at Permit,
+ *    or when 15 simulated minutes pass without a binding (pods that keep
+ *    timing out at Permit would otherwise requeue each other for ever).
+ *    The unschedulable pool's 5-minute flush is off in batch runs.
  *  - a libuv loop (ks_scheduler_attach_loop): an idle handle runs cycles
  *    while there is work and one timer is armed for the next deadline, on
  *    the loop's real clock.
