@@ -1,6 +1,7 @@
 #include "cycle_state.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,7 +130,7 @@ int ks_cycle_state_write(ks_cycle_state_t *cs, const char *key, void *data,
         }
         e = &cs->items[cs->n++];
         memset(e, 0, sizeof *e);
-        strncpy(e->key, key, KEY_MAX - 1);
+        snprintf(e->key, KEY_MAX, "%s", key);
     } else if (e->data != data) {
         entry_release(e);
     }

@@ -254,11 +254,12 @@ ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
     return st->code;
 }
 
-ks_code_t ks_fw_run_prefilter_add_pod(ks_framework_t *fw, ks_cycle_state_t *cs,
-                                      const ks_pod_t *pod,
-                                      const ks_pod_t *to_add,
-                                      const ks_node_info_t *ni,
-                                      ks_status_t *st)
+/* PreFilter's AddPod (add != 0) or RemovePod over every PreFilter plugin
+ * that has it and was not skipped. */
+static ks_code_t run_prefilter_ext(ks_framework_t *fw, ks_cycle_state_t *cs,
+                                   const ks_pod_t *pod, const ks_pod_t *other,
+                                   const ks_node_info_t *ni, int add,
+                                   ks_status_t *st)
 {
     size_t i;
     uint64_t skip = *ks_cycle_state_skip_filter(cs);
@@ -268,18 +269,33 @@ ks_code_t ks_fw_run_prefilter_add_pod(ks_framework_t *fw, ks_cycle_state_t *cs,
         ks_code_t c;
         size_t f;
         int skipped = 0;
-        if (in->d->pre_filter_add_pod == NULL)
+        if (add ? in->d->pre_filter_add_pod == NULL
+                : in->d->pre_filter_remove_pod == NULL)
             continue;
         for (f = 0; f < fw->n_points[KS_EP_FILTER]; f++)
             if (fw->points[KS_EP_FILTER][f].inst == in && (skip & (1ull << f)))
                 skipped = 1;
         if (skipped)
             continue;
-        c = in->d->pre_filter_add_pod(in->self, cs, pod, to_add, ni, st);
+        c = add ? in->d->pre_filter_add_pod(in->self, cs, pod, other, ni, st)
+                : in->d->pre_filter_remove_pod(in->self, cs, pod, other, ni,
+                                               st);
         if (c != KS_SUCCESS)
-            return as_error(st, "PreFilterExtension AddPod", in->name);
+            return as_error(st,
+                            add ? "PreFilterExtension AddPod"
+                                : "PreFilterExtension RemovePod",
+                            in->name);
     }
     return KS_SUCCESS;
+}
+
+ks_code_t ks_fw_run_prefilter_add_pod(ks_framework_t *fw, ks_cycle_state_t *cs,
+                                      const ks_pod_t *pod,
+                                      const ks_pod_t *to_add,
+                                      const ks_node_info_t *ni,
+                                      ks_status_t *st)
+{
+    return run_prefilter_ext(fw, cs, pod, to_add, ni, 1, st);
 }
 
 ks_code_t ks_fw_run_prefilter_remove_pod(ks_framework_t *fw,
@@ -289,26 +305,7 @@ ks_code_t ks_fw_run_prefilter_remove_pod(ks_framework_t *fw,
                                          const ks_node_info_t *ni,
                                          ks_status_t *st)
 {
-    size_t i;
-    uint64_t skip = *ks_cycle_state_skip_filter(cs);
-    ks_status_reset(st);
-    for (i = 0; i < fw->n_points[KS_EP_PRE_FILTER]; i++) {
-        ks_plugin_inst_t *in = fw->points[KS_EP_PRE_FILTER][i].inst;
-        ks_code_t c;
-        size_t f;
-        int skipped = 0;
-        if (in->d->pre_filter_remove_pod == NULL)
-            continue;
-        for (f = 0; f < fw->n_points[KS_EP_FILTER]; f++)
-            if (fw->points[KS_EP_FILTER][f].inst == in && (skip & (1ull << f)))
-                skipped = 1;
-        if (skipped)
-            continue;
-        c = in->d->pre_filter_remove_pod(in->self, cs, pod, to_remove, ni, st);
-        if (c != KS_SUCCESS)
-            return as_error(st, "PreFilterExtension RemovePod", in->name);
-    }
-    return KS_SUCCESS;
+    return run_prefilter_ext(fw, cs, pod, to_remove, ni, 0, st);
 }
 
 ks_code_t ks_fw_run_filter_with_nominated(ks_framework_t *fw,

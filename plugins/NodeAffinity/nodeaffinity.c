@@ -667,19 +667,11 @@ static ks_code_t node_affinity_normalize(void *self, ks_cycle_state_t *cs,
                                          ks_node_score_t *scores, uint32_t n,
                                          ks_status_t *st)
 {
-    int64_t highest = 0;
-    uint32_t i;
     (void)self;
     (void)cs;
     (void)pod;
     (void)st;
-    for (i = 0; i < n; i++)
-        if (scores[i].score > highest)
-            highest = scores[i].score;
-    if (highest == 0)
-        return KS_SUCCESS;
-    for (i = 0; i < n; i++)
-        scores[i].score = KS_MAX_NODE_SCORE * scores[i].score / highest;
+    ks_default_normalize_score(KS_MAX_NODE_SCORE, 0, scores, n);
     return KS_SUCCESS;
 }
 

@@ -133,26 +133,6 @@ static ks_code_t taint_tol_score(void *self, ks_cycle_state_t *cs,
 /* Upstream helper.DefaultNormalizeScore: scale to [0, max] by the highest
  * score (integer division); `reverse` flips it. All zero: 0, or max when
  * reversed. */
-static void default_normalize_score(int64_t max, int reverse,
-                                    ks_node_score_t *scores, uint32_t n)
-{
-    int64_t highest = 0;
-    uint32_t i;
-    for (i = 0; i < n; i++)
-        if (scores[i].score > highest)
-            highest = scores[i].score;
-    if (highest == 0) {
-        if (reverse)
-            for (i = 0; i < n; i++)
-                scores[i].score = max;
-        return;
-    }
-    for (i = 0; i < n; i++) {
-        int64_t s = max * scores[i].score / highest;
-        scores[i].score = reverse ? max - s : s;
-    }
-}
-
 static ks_code_t taint_tol_normalize(void *self, ks_cycle_state_t *cs,
                                      const ks_pod_t *pod,
                                      ks_node_score_t *scores, uint32_t n,
@@ -162,7 +142,7 @@ static ks_code_t taint_tol_normalize(void *self, ks_cycle_state_t *cs,
     (void)cs;
     (void)pod;
     (void)st;
-    default_normalize_score(KS_MAX_NODE_SCORE, 1, scores, n);
+    ks_default_normalize_score(KS_MAX_NODE_SCORE, 1, scores, n);
     return KS_SUCCESS;
 }
 

@@ -189,6 +189,32 @@ static inline const char *ks_taint_effect_name(ks_taint_effect_t e)
     return "";
 }
 
+/* --- scores -------------------------------------------------------------- */
+
+/* Upstream helper.DefaultNormalizeScore: scale scores so the highest
+ * becomes `max` (integer division); with `reverse`, subtract from `max`.
+ * When every score is 0 they stay 0, or all become `max` with reverse. */
+static inline void ks_default_normalize_score(int64_t max, int reverse,
+                                              ks_node_score_t *scores,
+                                              uint32_t n)
+{
+    int64_t highest = 0;
+    uint32_t i;
+    for (i = 0; i < n; i++)
+        if (scores[i].score > highest)
+            highest = scores[i].score;
+    if (highest == 0) {
+        if (reverse)
+            for (i = 0; i < n; i++)
+                scores[i].score = max;
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        int64_t s = max * scores[i].score / highest;
+        scores[i].score = reverse ? max - s : s;
+    }
+}
+
 /* --- args ---------------------------------------------------------------- */
 
 /* The value of map key `key` in `a`, or NULL (also when `a` is not a map). */
