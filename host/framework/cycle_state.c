@@ -71,9 +71,7 @@ void ks_cycle_state_free(ks_cycle_state_t *cs)
 static unsigned slot_of(const char *key)
 {
     uintptr_t x = (uintptr_t)key;
-    x ^= x >> 7;
-    x *= 0x9e3779b1u;
-    return (unsigned)(x >> 11) & (SLOTS - 1);
+    return (unsigned)((x >> 3) ^ (x >> 9)) & (SLOTS - 1);
 }
 
 /* Rebuild the address index after entries moved or changed address. */

@@ -67,6 +67,7 @@ struct ks_fw_env {
     int64_t (*now_ms)(ks_fw_env_t *env);
     void *ud;
     int verbose; /* log level threshold, KS_LOG_* */
+    uint32_t n_nominated; /* pods nominated anywhere (kept by the owner) */
 };
 
 typedef struct ks_handle {

@@ -321,6 +321,9 @@ ks_code_t ks_fw_run_filter_with_nominated(ks_framework_t *fw,
     int added = 0;
     ks_code_t c;
 
+    /* Most cycles have no nominated pods anywhere: skip the lookup. */
+    if (fw->env && fw->env->n_nominated == 0)
+        return ks_fw_run_filter(fw, cs, pod, ni, run_all, st);
     if (fw->env && fw->env->ops && fw->env->ops->nominated_pods && ni->node)
         n_nom = fw->env->ops->nominated_pods(fw->env, ni->node->name, nom, 64);
     if (n_nom > 64)
@@ -488,7 +491,10 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
     ks_node_score_t *ns = n <= 256 ? stack_ns : NULL;
 
     ks_status_reset(st);
-    memset(scores, 0, np * n * sizeof *scores);
+    /* Rows of plugins that run are written in full by score_chunk. */
+    for (p = 0; p < np; p++)
+        if ((*ks_cycle_state_skip_score(cs) >> p) & 1)
+            memset(scores + p * n, 0, n * sizeof *scores);
     memset(totals, 0, n * sizeof *totals);
     memset(&j, 0, sizeof j);
     j.fw = fw;

@@ -134,6 +134,7 @@ static void nominator_set(ks_scheduler_t *s, const ks_pod_t *pod,
     for (i = 0; i < s->n_noms; i++)
         if (s->noms[i].pod->uid == pod->uid) {
             s->noms[i] = s->noms[--s->n_noms];
+            s->env.n_nominated = (uint32_t)s->n_noms;
             break;
         }
     ((ks_pod_t *)pod)->nominated_node_name =
@@ -147,6 +148,7 @@ static void nominator_set(ks_scheduler_t *s, const ks_pod_t *pod,
     s->noms[s->n_noms].pod = pod;
     s->noms[s->n_noms].node = pod->nominated_node_name;
     s->n_noms++;
+    s->env.n_nominated = (uint32_t)s->n_noms;
 }
 
 static uint32_t ops_nominated_pods(ks_fw_env_t *e, const char *node,
@@ -618,7 +620,8 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     uint32_t pos;
     (void)worker;
     for (pos = b; pos < e; pos++) {
-        uint32_t idx = s->cand[(j->start + pos) % j->n_cand];
+        uint32_t at = j->start + pos;
+        uint32_t idx = s->cand[at >= j->n_cand ? at - j->n_cand : at];
         const ks_node_info_t *ni = ks_snapshot_node_at(s->snap, idx);
         ks_status_t *st = &s->smap.st[idx];
         ks_code_t c;

@@ -13,6 +13,21 @@
 
 #define DEBOUNCE_MS 300
 
+/* Pods no profile wanted may have one now. */
+static void adopt_others(ks_server_t *srv)
+{
+    size_t i;
+    for (i = 0; i < srv->pods.cap; i++) {
+        ks_pod_entry_t *e = srv->pods.slots[i].val;
+        if (srv->pods.slots[i].key == NULL || e->state != KS_POD_OTHER)
+            continue;
+        if (ks_scheduler_add_pod(srv->sched, e->other) == 0) {
+            e->other = NULL; /* the scheduler owns it now */
+            e->state = KS_POD_PENDING;
+        }
+    }
+}
+
 int ks_server_reload(ks_server_t *srv, const char *trigger, uint64_t *gen_id,
                      ks_error_t *err)
 {
@@ -47,6 +62,7 @@ int ks_server_reload(ks_server_t *srv, const char *trigger, uint64_t *gen_id,
     srv->last_generation = g->id;
     ks_metric_add(srv->m_reloads, 1, "success");
     ks_server_record_generation(srv, trigger);
+    adopt_others(srv);
     /* New plugin code may judge held pods differently: give every
      * unschedulable (and gated) pod another try, as upstream does after a
      * wildcard event. */

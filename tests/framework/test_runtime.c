@@ -770,6 +770,7 @@ static void build_nominated(const char *args)
              cfg);
     R.nominated[0] = tl_world_pod(&R.w, "nom"); /* priority 100, to n1 */
     R.n_nominated = 1;
+    R.w.env.n_nominated = 1; /* the env's owner counts nominations */
     R.nominated_node = "n1";
 }
 

@@ -258,6 +258,25 @@ def api_errors(srv):
     check(st == 400 and "at line 2, column 27 (position 29)" in doc.get("message", ""),
           "malformed JSON on line 2 is reported there: %r" % doc)
 
+    # A pod for another scheduler is accepted and left alone.
+    other = pod_obj("elsewhere")
+    other["spec"]["schedulerName"] = "someone-else"
+    st, doc, _ = request_json(c, "POST", "/api/v1/namespaces/others/pods", other)
+    check(st == 201 and doc["metadata"]["namespace"] == "others",
+          "pod for another scheduler: 201, got %d" % st)
+    st, doc, _ = request_json(c, "GET", "/api/v1/namespaces/others/pods/elsewhere")
+    check(st == 200 and "nodeName" not in doc["spec"]
+          and doc["status"]["conditions"][0]["status"] == "False",
+          "the other scheduler's pod stays unbound: %r" % doc)
+    st, doc, _ = request_json(c, "DELETE", "/api/v1/namespaces/others/pods/elsewhere")
+    check(st == 200, "delete the other scheduler's pod: 200, got %d" % st)
+    st, doc, _ = request_json(c, "GET", "/api/v1/namespaces/others/pods/elsewhere")
+    check(st == 404, "deleted pod: 404, got %d" % st)
+    st, doc, _ = request_json(c, "POST", "/api/v1/namespaces/a/pods",
+                              {"metadata": {"name": "x", "namespace": "b"}})
+    check(st == 400, "namespace in the body differs from the URL: 400, got %d"
+          % st)
+
     st, _, data = request(c, "GET", "/healthz")
     check(st == 200 and data == b"ok", "healthz ok")
     st, _, data = request(c, "GET", "/readyz")
@@ -741,6 +760,12 @@ def permit_checks(ksched, plugin_build_dir, fixture_dir):
               "two generations loaded (%d images for %d plugins)"
               % (d["liveImages"], len(d["plugins"])))
         check(watch.count("Binding") == 0, "nothing bound while waiting")
+        # Deleting a pod that is still pending is refused in this version
+        # (the scheduler has no call to take a pod out of its queue).
+        st, doc, _ = request_json(c, "DELETE",
+                                  "/api/v1/namespaces/default/pods/a")
+        check(st == 409 and doc.get("reason") == "Conflict",
+              "delete of a pod waiting at Permit: 409, got %d" % st)
         post_pod(c, "c")  # the third pod completes the group
         check(wait_bindings(watch, 3), "the group of three binds")
         gens = {e["pod"]: e["generation"] for e in watch.events
