@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pool.h"
 
@@ -383,6 +384,13 @@ int ks_framework_build(const ks_profile_config_t *prof, const char *cfg_path,
     /* Only now, with everything checked, run plugin code. */
     if (!bad)
         bad = create_all(fw, prof, cfg_path, err);
+    /* More workers than CPUs only adds contention: parallelism is an upper
+     * bound (kube-scheduler's default of 16 is sized for goroutines). */
+    if (fw->parallelism > 1) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        if (cpus >= 1 && fw->parallelism > cpus)
+            fw->parallelism = (int)cpus;
+    }
     if (!bad && fw->parallelism > 1) {
         fw->pool = ks_pool_new(fw->parallelism);
         if (fw->pool == NULL)

@@ -800,7 +800,12 @@ void ks_http_server_close(ks_http_server_t *s)
             c->ignore_input = 1;
         } else {
             conn_close(c);
+            continue;
         }
+        /* A client that does not read its last bytes must not keep the
+         * process alive: close it after the lingering time regardless. */
+        if (!c->closing && !c->shutting)
+            arm_timer(c, LINGER_MS);
     }
     server_maybe_free(s);
 }
