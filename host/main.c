@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "server/serve.h"
 
 #include "conformance/conformance.h"
 
@@ -20,6 +21,7 @@ static const char usage[] =
     "  validate      check a configuration and list what runs where\n"
     "  plugins       list the plugins found in the plugin path\n"
     "  schedule      schedule the pending pods of a cluster snapshot\n"
+    "  serve         run the scheduler with an HTTP API and hot reload\n"
     "  conformance   compare decisions with kube-scheduler's on scenarios\n"
     "  version       print the version and plugin ABI\n"
     "\n"
@@ -48,6 +50,8 @@ int main(int argc, char **argv)
         return ks_cli_plugins(argc - 1, argv + 1);
     if (strcmp(cmd, "schedule") == 0)
         return ks_cli_schedule(argc - 1, argv + 1);
+    if (strcmp(cmd, "serve") == 0)
+        return ks_cli_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "conformance") == 0)
         return ks_cli_conformance(argc - 1, argv + 1);
     fprintf(stderr, "ksched: unknown command '%s'\nRun 'ksched --help'.\n",

@@ -506,10 +506,10 @@ static int cb_body(http_parser *p, const char *at, size_t len)
 
 static void split_url(char *url, const char **path, const char **query)
 {
-    char *q = strchr(url, '?');
-    char *h = strchr(url, '#');
+    char *h = strchr(url, '#'), *q;
     if (h)
-        *h = '\0';
+        *h = '\0'; /* a fragment never reaches the handlers */
+    q = strchr(url, '?');
     if (q) {
         *q = '\0';
         *query = q + 1;

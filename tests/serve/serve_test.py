@@ -620,6 +620,26 @@ def run(srv, swap_dir, versions):
                               pod_obj("p00002"))
     check(st == 409 and doc.get("reason") == "AlreadyExists",
           "duplicate pod: 409, got %d" % st)
+    # Node update and delete.
+    upd = node_obj("n3")
+    upd["metadata"]["labels"]["tier"] = "gold"
+    st, doc, _ = request_json(c, "PUT", "/api/v1/nodes/n3", upd)
+    check(st == 200, "update node n3: 200, got %d" % st)
+    st, doc, _ = request_json(c, "GET", "/api/v1/nodes/n3")
+    check(st == 200 and doc["metadata"]["labels"].get("tier") == "gold",
+          "the update is visible: %r" % doc)
+    st, doc, _ = request_json(c, "PUT", "/api/v1/nodes/n3", node_obj("n9"))
+    check(st == 400, "PUT with another name in the body: 400, got %d" % st)
+    st, doc, _ = request_json(c, "PUT", "/api/v1/nodes/n9", node_obj("n9"))
+    check(st == 404 and doc.get("reason") == "NotFound",
+          "PUT of an unknown node: 404, got %d" % st)
+    st, doc, _ = request_json(c, "DELETE", "/api/v1/nodes/n3")
+    check(st == 200, "delete node n3: 200, got %d" % st)
+    st, doc, _ = request_json(c, "GET", "/api/v1/nodes/n3")
+    check(st == 404, "deleted node: 404, got %d" % st)
+    st, doc, _ = request_json(c, "GET", "/api/v1/nodes")
+    check([i["metadata"]["name"] for i in doc["items"]] == ["n1", "n2"],
+          "node list after the delete")
     c.close()
 
     rc = srv.stop(signal.SIGTERM)
