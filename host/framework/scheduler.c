@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cluster/intern.h"
+#include "cluster/objects.h"
 #include "cycle_state.h"
 #include "log.h"
 #include "pool.h"
@@ -33,6 +34,7 @@ struct ks_waiting_pod {
     uint64_t timeout_ms;
     const char *timeout_plugin;
     int state;
+    int deleted; /* the pod was deleted while waiting: drop, not requeue */
     char message[1024];
     int registered; /* in the waiting list */
     struct ks_waiting_pod *wnext, *wprev; /* waiting list */
@@ -929,6 +931,17 @@ static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
     if (wp->wait_t0 > 0 && s->opts.obs.permit_wait)
         s->opts.obs.permit_wait(s->opts.obs.ud, qp->pod,
                                 wp->state == WP_ALLOWED, tnow() - wp->wait_t0);
+    if (wp->deleted) {
+        ks_cluster_event_t del = {KS_RES_POD, KS_ACT_DELETE};
+        ks_fw_run_unreserve(wp->fw, wp->cs, qp->pod, wp->node);
+        ks_cache_forget_pod(s->cache, qp->pod->uid);
+        qp->assumed = 0;
+        nominator_set(s, qp->pod, "");
+        ks_pod_free(ks_queue_remove(s->q, qp));
+        wp_free(wp);
+        ks_scheduler_on_event(s, del);
+        return;
+    }
     if (wp->state == WP_REJECTED) {
         fail_assumed(s, wp, wp->message, 0);
         wp_free(wp);
@@ -1350,6 +1363,39 @@ void ks_scheduler_detach_loop(ks_scheduler_t *s)
     uv_close((uv_handle_t *)&s->idle, NULL);
     uv_close((uv_handle_t *)&s->timer, NULL);
     s->idle_on = 0;
+}
+
+/* --- removal ------------------------------------------------------------- */
+
+int ks_scheduler_remove_pod(ks_scheduler_t *s, const char *uid)
+{
+    const char *in = ks_intern_str(ks_intern_global(), uid);
+    ks_qpod_t *qp = ks_queue_get(s->q, in);
+    ks_waiting_pod_t *wp;
+    if (qp == NULL)
+        return KS_ENOTFOUND;
+    if (!qp->assumed) {
+        nominator_set(s, qp->pod, "");
+        ks_pod_free(ks_queue_remove(s->q, qp));
+        return 0;
+    }
+    /* Assumed: waiting at Permit, or allowed and in the ready list. */
+    for (wp = s->waiting; wp; wp = wp->wnext)
+        if (wp->qp == qp) {
+            wp->deleted = 1;
+            wp->state = WP_REJECTED;
+            wp_unregister(wp);
+            ready_push(s, wp);
+            run_ready(s);
+            return 0;
+        }
+    for (wp = s->ready_head; wp; wp = wp->rnext)
+        if (wp->qp == qp) {
+            wp->deleted = 1;
+            run_ready(s);
+            return 0;
+        }
+    return KS_ENOTFOUND;
 }
 
 /* --- reporting ------------------------------------------------------------------------ */

@@ -94,6 +94,13 @@ ks_generation_t *ks_scheduler_generation(const ks_scheduler_t *s);
  * schedulerName, else returned back to the caller (returns 1, caller keeps
  * ownership). 0 when queued. */
 int ks_scheduler_add_pod(ks_scheduler_t *s, ks_pod_t *pod);
+/* Take a pending pod out: a queued pod is dropped; one waiting at Permit
+ * (or allowed and about to bind) is unreserved, forgotten by the cache and
+ * dropped. The pod is freed. 0, or KS_ENOTFOUND when no pending pod has
+ * this uid. Loop thread, between steps. */
+#define KS_SCHEDULER_REMOVE_POD 1
+int ks_scheduler_remove_pod(ks_scheduler_t *s, const char *uid);
+
 /* Cluster changes that the cache already applied: re-check gated and
  * unschedulable pods. */
 void ks_scheduler_on_event(ks_scheduler_t *s, ks_cluster_event_t ev);

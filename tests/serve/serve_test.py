@@ -780,18 +780,23 @@ def permit_checks(ksched, plugin_build_dir, fixture_dir):
               "two generations loaded (%d images for %d plugins)"
               % (d["liveImages"], len(d["plugins"])))
         check(watch.count("Binding") == 0, "nothing bound while waiting")
-        # Deleting a pod that is still pending is refused in this version
-        # (the scheduler has no call to take a pod out of its queue).
+        # Deleting a pod waiting at Permit unreserves it and drops it: the
+        # group is one short again.
         st, doc, _ = request_json(c, "DELETE",
                                   "/api/v1/namespaces/default/pods/a")
-        check(st == 409 and doc.get("reason") == "Conflict",
-              "delete of a pod waiting at Permit: 409, got %d" % st)
-        post_pod(c, "c")  # the third pod completes the group
+        check(st == 200, "delete of a pod waiting at Permit: 200, got %d" % st)
+        st, doc, _ = request_json(c, "GET",
+                                  "/api/v1/namespaces/default/pods/a")
+        check(st == 404, "the deleted pod is gone: 404, got %d" % st)
+        post_pod(c, "c")  # b and c wait: still one short
+        wait_permit_waits(srv, 3)  # Wait answers so far: a, b, c
+        check(watch.count("Binding") == 0, "nothing bound with two waiting")
+        post_pod(c, "c2")  # the third pod completes the group
         check(wait_bindings(watch, 3), "the group of three binds")
         gens = {e["pod"]: e["generation"] for e in watch.events
                 if e["type"] == "Binding"}
-        check(gens == {"default/a": 1, "default/b": 1, "default/c": 2},
-              "a and b bind with generation 1, c with 2: %r" % gens)
+        check(gens == {"default/b": 1, "default/c": 2, "default/c2": 2},
+              "b binds with generation 1, c and c2 with 2: %r" % gens)
         d = debug_plugins(srv)
         with open("/proc/%d/maps" % srv.proc.pid) as f:
             maps = f.read()
@@ -807,7 +812,7 @@ def permit_checks(ksched, plugin_build_dir, fixture_dir):
         # connection opened before the signal and completes the group.
         post_pod(c, "d")
         post_pod(c, "e")
-        wait_permit_waits(srv, 4)  # a, b, d, e (c completed a group)
+        wait_permit_waits(srv, 5)  # a, b, c, d, e (c2 completed a group)
         k1, k2 = srv.conn(), srv.conn()
         request(k1, "GET", "/healthz")
         request(k2, "GET", "/healthz")
