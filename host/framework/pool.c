@@ -4,20 +4,33 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+/* Scheduling cycles come back to back, tens of microseconds apart: a
+ * worker (and the caller waiting for the workers) spins this many times
+ * before sleeping on the condition variable, so a cycle's parallel phase
+ * does not pay a futex wake-up each time. */
+#define SPIN_LIMIT 4000
+
 struct ks_pool {
     pthread_t *threads;
     unsigned n_threads; /* extra threads */
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv;
-    uint64_t epoch;
-    int stop;
+    atomic_ullong epoch;
+    atomic_int stop;
     /* the current job */
     ks_pool_fn fn;
     void *ud;
     uint32_t n, chunk;
     atomic_uint next;
-    unsigned active;
+    atomic_uint active;
 };
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
 
 typedef struct worker_arg {
     ks_pool_t *p;
@@ -45,20 +58,27 @@ static void *worker_main(void *arg)
     unsigned id = wa->id;
     uint64_t seen = 0;
     free(wa);
-    pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && p->epoch == seen)
-            pthread_cond_wait(&p->work_cv, &p->mu);
-        if (p->stop)
+        int spins = 0;
+        while (atomic_load(&p->epoch) == seen && !atomic_load(&p->stop) &&
+               spins++ < SPIN_LIMIT)
+            cpu_relax();
+        if (atomic_load(&p->epoch) == seen && !atomic_load(&p->stop)) {
+            pthread_mutex_lock(&p->mu);
+            while (atomic_load(&p->epoch) == seen && !atomic_load(&p->stop))
+                pthread_cond_wait(&p->work_cv, &p->mu);
+            pthread_mutex_unlock(&p->mu);
+        }
+        if (atomic_load(&p->stop))
             break;
-        seen = p->epoch;
-        pthread_mutex_unlock(&p->mu);
+        seen = atomic_load(&p->epoch);
         do_chunks(p, id);
-        pthread_mutex_lock(&p->mu);
-        if (--p->active == 0)
+        if (atomic_fetch_sub(&p->active, 1) == 1) {
+            pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->done_cv);
+            pthread_mutex_unlock(&p->mu);
+        }
     }
-    pthread_mutex_unlock(&p->mu);
     return NULL;
 }
 
@@ -98,7 +118,7 @@ void ks_pool_free(ks_pool_t *p)
     if (p == NULL)
         return;
     pthread_mutex_lock(&p->mu);
-    p->stop = 1;
+    atomic_store(&p->stop, 1);
     pthread_cond_broadcast(&p->work_cv);
     pthread_mutex_unlock(&p->mu);
     for (i = 0; i < p->n_threads; i++)
@@ -120,19 +140,28 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
             fn(ud, 0, n, 0);
         return;
     }
-    pthread_mutex_lock(&p->mu);
     p->fn = fn;
     p->ud = ud;
     p->n = n;
     p->chunk = chunk;
     atomic_store(&p->next, 0);
-    p->active = p->n_threads;
-    p->epoch++;
+    atomic_store(&p->active, p->n_threads);
+    /* Publish the job: spinning workers see the epoch move, sleeping ones
+     * are woken (a broadcast with no sleeper costs no system call). */
+    pthread_mutex_lock(&p->mu);
+    atomic_fetch_add(&p->epoch, 1);
     pthread_cond_broadcast(&p->work_cv);
     pthread_mutex_unlock(&p->mu);
     do_chunks(p, 0);
-    pthread_mutex_lock(&p->mu);
-    while (p->active > 0)
-        pthread_cond_wait(&p->done_cv, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    {
+        int spins = 0;
+        while (atomic_load(&p->active) > 0 && spins++ < SPIN_LIMIT)
+            cpu_relax();
+    }
+    if (atomic_load(&p->active) > 0) {
+        pthread_mutex_lock(&p->mu);
+        while (atomic_load(&p->active) > 0)
+            pthread_cond_wait(&p->done_cv, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
 }
