@@ -29,6 +29,10 @@ typedef struct ks_cli_plugin_opts {
 
 /* Add a --plugin-dir; returns -1 (and prints) when there are too many. */
 int ks_cli_add_plugin_dir(ks_cli_plugin_opts_t *o, const char *dir);
+/* Parse `arg` as an integer in [lo, hi] for option `opt` of `cmd`. 0 on
+ * success; otherwise prints the usage error and returns KS_EXIT_USAGE. */
+int ks_cli_parse_int(const char *cmd, const char *opt, const char *arg,
+                     long lo, long hi, int *out);
 /* Print "ksched <cmd>: <msg>\nTry 'ksched <cmd> --help'." and return 2. */
 int ks_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

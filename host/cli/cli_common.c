@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 int ks_cli_add_plugin_dir(ks_cli_plugin_opts_t *o, const char *dir)
 {
@@ -23,4 +24,17 @@ int ks_cli_usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\nTry 'ksched %s --help'.\n", cmd);
     return KS_EXIT_USAGE;
+}
+
+int ks_cli_parse_int(const char *cmd, const char *opt, const char *arg,
+                     long lo, long hi, int *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (*arg == '\0' || *end || v < lo || v > hi)
+        return ks_cli_usage_error(cmd, "%s must be an integer in %ld..%ld, "
+                                       "got '%s'",
+                                  opt, lo, hi, arg);
+    *out = (int)v;
+    return 0;
 }

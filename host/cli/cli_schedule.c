@@ -310,17 +310,11 @@ int ks_cli_schedule(int argc, char **argv)
         case 'e': explain_arg = optarg; break;
         case 'D': deterministic = 1; break;
         case 'A': run_all = 1; break;
-        case 'j': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 1024)
-                return ks_cli_usage_error("schedule", "--parallelism must be "
-                                                      "an integer in 1..1024, "
-                                                      "got '%s'",
-                                          optarg);
-            parallelism = (int)v;
+        case 'j':
+            if (ks_cli_parse_int("schedule", "--parallelism", optarg, 1, 1024,
+                                 &parallelism) != 0)
+                return KS_EXIT_USAGE;
             break;
-        }
         case 'v': verbose++; break;
         case 'h': fputs(usage, stdout); return KS_EXIT_OK;
         default:

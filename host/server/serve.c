@@ -159,17 +159,11 @@ int ks_cli_serve(int argc, char **argv)
                                           optarg);
             break;
         }
-        case 'j': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 1024)
-                return ks_cli_usage_error("serve", "--parallelism must be an "
-                                                   "integer in 1..1024, got "
-                                                   "'%s'",
-                                          optarg);
-            parallelism = (int)v;
+        case 'j':
+            if (ks_cli_parse_int("serve", "--parallelism", optarg, 1, 1024,
+                                 &parallelism) != 0)
+                return KS_EXIT_USAGE;
             break;
-        }
         case 'v': verbose++; break;
         case 'h': fputs(usage, stdout); return KS_EXIT_OK;
         default:
