@@ -19,6 +19,14 @@
  *
  * Threads: build/free and every run_* except run_filter/run_score on the
  * loop thread; run_filter and the score phase may run on workers.
+ *
+ * Per-plugin timing: when the env has a plugin_duration callback and its
+ * sample_plugins flag is set, every plugin call at PreFilter (and its
+ * AddPod/RemovePod extensions), Filter, PostFilter, PreScore, Score,
+ * NormalizeScore, Reserve, Unreserve, Permit, PreBind, Bind and PostBind is
+ * timed on the monotonic clock and reported. PreEnqueue and QueueSort run
+ * outside scheduling cycles and are not timed. With the flag off, a plugin
+ * call costs one extra well-predicted branch.
  */
 #ifndef KS_FRAMEWORK_H
 #define KS_FRAMEWORK_H
@@ -68,7 +76,35 @@ struct ks_fw_env {
     void *ud;
     int verbose; /* log level threshold, KS_LOG_* */
     uint32_t n_nominated; /* pods nominated anywhere (kept by the owner) */
+    /* Optional: one plugin call's execution time, reported by the run_*
+     * functions for every plugin call while sample_plugins is set (the
+     * owner sets it per scheduling cycle). ext_point is a ks_ext_point_t or
+     * a KS_FW_EP_* value (ks_fw_metric_point_name gives its label), code
+     * the status code the plugin returned (Success for Unreserve and
+     * PostBind, which return none), plugin the instance's name (valid
+     * during the call only). Threads: Filter, the PreFilter extensions run
+     * from Filter, and Score are reported from the worker threads, several
+     * at once, so the callback must be thread-safe. */
+    void (*plugin_duration)(ks_fw_env_t *env, const char *plugin,
+                            int ext_point, ks_code_t code, double seconds);
+    int sample_plugins; /* record plugin_duration in this cycle */
 };
+
+/* plugin_duration's extension points that are no runtime list of their
+ * own (they follow ks_ext_point_t's values). */
+enum {
+    KS_FW_EP_NORMALIZE_SCORE = KS_EP_COUNT,
+    KS_FW_EP_UNRESERVE,
+    KS_FW_EP_PREFILTER_ADD_POD,
+    KS_FW_EP_PREFILTER_REMOVE_POD,
+    KS_FW_EP_END
+};
+
+/* upstream's extension_point metric label for a plugin_duration point:
+ * "PreFilter", "Filter", ..., "ScoreExtensionNormalize", "Unreserve",
+ * "PreFilterExtensionAddPod", "PreFilterExtensionRemovePod"; "Unknown"
+ * otherwise. A static string; any thread. */
+const char *ks_fw_metric_point_name(int ext_point);
 
 typedef struct ks_handle {
     ks_framework_t *fw;

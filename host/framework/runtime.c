@@ -5,12 +5,84 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cycle_state.h"
 #include "cluster/intern.h"
 #include "pool.h"
 
 #define PERMIT_MAX_TIMEOUT_MS (15ull * 60 * 1000)
+
+/* --- per-plugin timing ---------------------------------------------------- */
+
+const char *ks_fw_metric_point_name(int ext_point)
+{
+    switch (ext_point) {
+    case KS_EP_PRE_FILTER: return "PreFilter";
+    case KS_EP_FILTER: return "Filter";
+    case KS_EP_POST_FILTER: return "PostFilter";
+    case KS_EP_PRE_SCORE: return "PreScore";
+    case KS_EP_SCORE: return "Score";
+    case KS_EP_RESERVE: return "Reserve";
+    case KS_EP_PERMIT: return "Permit";
+    case KS_EP_PRE_BIND: return "PreBind";
+    case KS_EP_BIND: return "Bind";
+    case KS_EP_POST_BIND: return "PostBind";
+    case KS_FW_EP_NORMALIZE_SCORE: return "ScoreExtensionNormalize";
+    case KS_FW_EP_UNRESERVE: return "Unreserve";
+    case KS_FW_EP_PREFILTER_ADD_POD: return "PreFilterExtensionAddPod";
+    case KS_FW_EP_PREFILTER_REMOVE_POD: return "PreFilterExtensionRemovePod";
+    default: return "Unknown";
+    }
+}
+
+/* Are this cycle's plugin calls timed? Read once per run_* call. */
+static int timing_on(const ks_framework_t *fw)
+{
+    const ks_fw_env_t *e = fw->env;
+    return e != NULL && e->sample_plugins && e->plugin_duration != NULL;
+}
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
+                          int ep, ks_code_t code, double t0)
+{
+    double dt = mono_now() - t0;
+    fw->env->plugin_duration(fw->env, in->name, ep, code, dt);
+}
+
+/* `c = call`, and when `on`, the call timed and reported as plugin `in`'s
+ * at `ep` with the code it returned. Off, it costs one branch. */
+#define TIMED(on, fw, in, ep, c, call)                                         \
+    do {                                                                       \
+        if (on) {                                                              \
+            double t0_ = mono_now();                                           \
+            (c) = (call);                                                      \
+            timing_report((fw), (in), (ep), (c), t0_);                         \
+        } else {                                                               \
+            (c) = (call);                                                      \
+        }                                                                      \
+    } while (0)
+
+/* The same for plugin functions that return nothing (reported Success). */
+#define TIMED_VOID(on, fw, in, ep, call)                                       \
+    do {                                                                       \
+        if (on) {                                                              \
+            double t0_ = mono_now();                                           \
+            call;                                                              \
+            timing_report((fw), (in), (ep), KS_SUCCESS, t0_);                  \
+        } else {                                                               \
+            call;                                                              \
+        }                                                                      \
+    } while (0)
+
+/* --- statuses ---------------------------------------------------------------- */
 
 static ks_code_t fail(ks_status_t *st, const char *plugin, ks_code_t code)
 {
@@ -152,6 +224,7 @@ ks_code_t ks_fw_run_pre_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
     char with_nodes[512] = "";
     size_t off = 0, n_with = 0;
     uint64_t *skip = ks_cycle_state_skip_filter(cs);
+    int on = timing_on(fw);
 
     ks_status_reset(st);
     res->all = 1;
@@ -162,7 +235,8 @@ ks_code_t ks_fw_run_pre_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
         size_t f;
         one.all = 1;
         one.n = 0;
-        c = in->d->pre_filter(in->self, cs, pod, &one, st);
+        TIMED(on, fw, in, KS_EP_PRE_FILTER, c,
+              in->d->pre_filter(in->self, cs, pod, &one, st));
         if (c == KS_SKIP) {
             /* Skip the plugin's Filter for this cycle. */
             for (f = 0; f < fw->n_points[KS_EP_FILTER]; f++)
@@ -221,6 +295,7 @@ ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
     size_t i, n = fw->n_points[KS_EP_FILTER];
     const ks_point_entry_t *pl = fw->points[KS_EP_FILTER];
     uint64_t skip = *ks_cycle_state_skip_filter(cs);
+    int on = timing_on(fw);
     ks_status_t one;
 
     ks_status_reset(st);
@@ -232,7 +307,8 @@ ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
         one.code = KS_SUCCESS;
         one.plugin = NULL;
         one.n_reasons = 0;
-        c = in->d->filter(in->self, cs, pod, ni, &one);
+        TIMED(on, fw, in, KS_EP_FILTER, c,
+              in->d->filter(in->self, cs, pod, ni, &one));
         if (c == KS_SUCCESS)
             continue;
         if (!is_unsched(c)) {
@@ -263,6 +339,7 @@ static ks_code_t run_prefilter_ext(ks_framework_t *fw, ks_cycle_state_t *cs,
 {
     size_t i;
     uint64_t skip = *ks_cycle_state_skip_filter(cs);
+    int on = timing_on(fw);
     ks_status_reset(st);
     for (i = 0; i < fw->n_points[KS_EP_PRE_FILTER]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_PRE_FILTER][i].inst;
@@ -277,9 +354,15 @@ static ks_code_t run_prefilter_ext(ks_framework_t *fw, ks_cycle_state_t *cs,
                 skipped = 1;
         if (skipped)
             continue;
-        c = add ? in->d->pre_filter_add_pod(in->self, cs, pod, other, ni, st)
-                : in->d->pre_filter_remove_pod(in->self, cs, pod, other, ni,
-                                               st);
+        if (add) {
+            TIMED(on, fw, in, KS_FW_EP_PREFILTER_ADD_POD, c,
+                  in->d->pre_filter_add_pod(in->self, cs, pod, other, ni,
+                                            st));
+        } else {
+            TIMED(on, fw, in, KS_FW_EP_PREFILTER_REMOVE_POD, c,
+                  in->d->pre_filter_remove_pod(in->self, cs, pod, other, ni,
+                                               st));
+        }
         if (c != KS_SUCCESS)
             return as_error(st,
                             add ? "PreFilterExtension AddPod"
@@ -368,6 +451,7 @@ ks_code_t ks_fw_run_post_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
 {
     size_t i;
     ks_status_t one;
+    int on = timing_on(fw);
     ks_status_reset(st);
     *nominated = NULL;
     for (i = 0; i < fw->n_points[KS_EP_POST_FILTER]; i++) {
@@ -375,7 +459,8 @@ ks_code_t ks_fw_run_post_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
         ks_code_t c;
         const char *nn = NULL;
         ks_status_reset(&one);
-        c = in->d->post_filter(in->self, cs, pod, m, &nn, &one);
+        TIMED(on, fw, in, KS_EP_POST_FILTER, c,
+              in->d->post_filter(in->self, cs, pod, m, &nn, &one));
         if (c == KS_SUCCESS) {
             *nominated = nn ? ks_intern_str(ks_intern_global(), nn) : NULL;
             ks_status_reset(st);
@@ -405,11 +490,14 @@ ks_code_t ks_fw_run_pre_score(ks_framework_t *fw, ks_cycle_state_t *cs,
 {
     size_t i;
     uint64_t *skip = ks_cycle_state_skip_score(cs);
+    int on = timing_on(fw);
     ks_status_reset(st);
     for (i = 0; i < fw->n_points[KS_EP_PRE_SCORE]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_PRE_SCORE][i].inst;
-        ks_code_t c = in->d->pre_score(in->self, cs, pod, nodes, n, st);
+        ks_code_t c;
         size_t s;
+        TIMED(on, fw, in, KS_EP_PRE_SCORE, c,
+              in->d->pre_score(in->self, cs, pod, nodes, n, st));
         if (c == KS_SKIP) {
             for (s = 0; s < fw->n_points[KS_EP_SCORE]; s++)
                 if (fw->points[KS_EP_SCORE][s].inst == in)
@@ -446,6 +534,7 @@ static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     const ks_point_entry_t *pl = j->fw->points[KS_EP_SCORE];
     uint32_t k;
     ks_status_t st;
+    int on = timing_on(j->fw);
     (void)worker;
     for (p = 0; p < np; p++) {
         ks_plugin_inst_t *in = pl[p].inst;
@@ -457,7 +546,9 @@ static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             ks_code_t c;
             st.n_reasons = 0;
             st.code = KS_SUCCESS;
-            c = in->d->score(in->self, j->cs, j->pod, j->nodes[k], &s, &st);
+            TIMED(on, j->fw, in, KS_EP_SCORE, c,
+                  in->d->score(in->self, j->cs, j->pod, j->nodes[k], &s,
+                               &st));
             if (c != KS_SUCCESS) {
                 pthread_mutex_lock(&j->mu);
                 if (!j->failed) {
@@ -486,6 +577,7 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
 {
     size_t np = fw->n_points[KS_EP_SCORE], p;
     uint32_t k;
+    int on = timing_on(fw);
     score_job_t j;
     ks_node_score_t stack_ns[256];
     ks_node_score_t *ns = n <= 256 ? stack_ns : NULL;
@@ -531,7 +623,8 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                 ns[k].node_name = nodes[k]->node->name;
                 ns[k].score = row[k];
             }
-            c = in->d->normalize_score(in->self, cs, pod, ns, n, st);
+            TIMED(on, fw, in, KS_FW_EP_NORMALIZE_SCORE, c,
+                  in->d->normalize_score(in->self, cs, pod, ns, n, st));
             if (c != KS_SUCCESS) {
                 if (ns != stack_ns)
                     free(ns);
@@ -571,10 +664,13 @@ ks_code_t ks_fw_run_reserve(ks_framework_t *fw, ks_cycle_state_t *cs,
                             ks_status_t *st)
 {
     size_t i;
+    int on = timing_on(fw);
     ks_status_reset(st);
     for (i = 0; i < fw->n_points[KS_EP_RESERVE]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_RESERVE][i].inst;
-        ks_code_t c = in->d->reserve(in->self, cs, pod, node, st);
+        ks_code_t c;
+        TIMED(on, fw, in, KS_EP_RESERVE, c,
+              in->d->reserve(in->self, cs, pod, node, st));
         if (c != KS_SUCCESS) {
             if (!valid_code((int)c))
                 return invalid_code(st, "Reserve", in->name, (int)c);
@@ -588,9 +684,11 @@ void ks_fw_run_unreserve(ks_framework_t *fw, ks_cycle_state_t *cs,
                          const ks_pod_t *pod, const char *node)
 {
     size_t i = fw->n_points[KS_EP_RESERVE];
+    int on = timing_on(fw);
     while (i-- > 0) {
         ks_plugin_inst_t *in = fw->points[KS_EP_RESERVE][i].inst;
-        in->d->unreserve(in->self, cs, pod, node);
+        TIMED_VOID(on, fw, in, KS_FW_EP_UNRESERVE,
+                   in->d->unreserve(in->self, cs, pod, node));
     }
 }
 
@@ -601,6 +699,7 @@ ks_code_t ks_fw_run_permit(ks_framework_t *fw, ks_cycle_state_t *cs,
 {
     size_t i;
     int waiting = 0;
+    int on = timing_on(fw);
     ks_status_reset(st);
     *timeout_ms = 0;
     *wait_plugins = 0;
@@ -608,7 +707,9 @@ ks_code_t ks_fw_run_permit(ks_framework_t *fw, ks_cycle_state_t *cs,
     for (i = 0; i < fw->n_points[KS_EP_PERMIT]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_PERMIT][i].inst;
         uint64_t t = 0;
-        ks_code_t c = in->d->permit(in->self, cs, pod, node, &t, st);
+        ks_code_t c;
+        TIMED(on, fw, in, KS_EP_PERMIT, c,
+              in->d->permit(in->self, cs, pod, node, &t, st));
         if (c == KS_SUCCESS)
             continue;
         if (is_unsched(c))
@@ -645,10 +746,13 @@ ks_code_t ks_fw_run_pre_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
                              ks_status_t *st)
 {
     size_t i;
+    int on = timing_on(fw);
     ks_status_reset(st);
     for (i = 0; i < fw->n_points[KS_EP_PRE_BIND]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_PRE_BIND][i].inst;
-        ks_code_t c = in->d->pre_bind(in->self, cs, pod, node, st);
+        ks_code_t c;
+        TIMED(on, fw, in, KS_EP_PRE_BIND, c,
+              in->d->pre_bind(in->self, cs, pod, node, st));
         if (c != KS_SUCCESS) {
             if (!valid_code((int)c))
                 return invalid_code(st, "PreBind", in->name, (int)c);
@@ -663,10 +767,13 @@ ks_code_t ks_fw_run_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
                          ks_status_t *st)
 {
     size_t i;
+    int on = timing_on(fw);
     ks_status_reset(st);
     for (i = 0; i < fw->n_points[KS_EP_BIND]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_BIND][i].inst;
-        ks_code_t c = in->d->bind(in->self, cs, pod, node, st);
+        ks_code_t c;
+        TIMED(on, fw, in, KS_EP_BIND, c,
+              in->d->bind(in->self, cs, pod, node, st));
         if (c == KS_SKIP) {
             st->n_reasons = 0;
             continue;
@@ -687,9 +794,11 @@ void ks_fw_run_post_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
                          const ks_pod_t *pod, const char *node)
 {
     size_t i;
+    int on = timing_on(fw);
     for (i = 0; i < fw->n_points[KS_EP_POST_BIND]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_POST_BIND][i].inst;
-        in->d->post_bind(in->self, cs, pod, node);
+        TIMED_VOID(on, fw, in, KS_EP_POST_BIND,
+                   in->d->post_bind(in->self, cs, pod, node));
     }
 }
 

@@ -18,6 +18,7 @@
 #define KS_BATCH_STALL_MS (15 * 60 * 1000)
 #define MIN_FEASIBLE_NODES 100
 #define MIN_FEASIBLE_PERCENT 5
+#define PLUGIN_SAMPLE_PERCENT 10 /* upstream pluginMetricsSamplePercent */
 
 enum { WP_OPEN = 0, WP_ALLOWED, WP_REJECTED };
 
@@ -35,6 +36,7 @@ struct ks_waiting_pod {
     const char *timeout_plugin;
     int state;
     int deleted; /* the pod was deleted while waiting: drop, not requeue */
+    int sampled; /* its scheduling cycle timed plugins: so does binding */
     char message[1024];
     int registered; /* in the waiting list */
     struct ks_waiting_pod *wnext, *wprev; /* waiting list */
@@ -102,6 +104,33 @@ static void ep_done(const ks_scheduler_t *s, const ks_framework_t *fw,
     if (s->opts.obs.ep_duration && t0 > 0)
         s->opts.obs.ep_duration(s->opts.obs.ud, fw, (int)ep, code,
                                 tnow() - t0);
+}
+
+/* Per-plugin times go to the observer; the env calls this from any thread. */
+static void env_plugin_duration(ks_fw_env_t *e, const char *plugin, int ep,
+                                ks_code_t code, double seconds)
+{
+    const ks_scheduler_t *s = e->ud;
+    s->opts.obs.plugin_duration(s->opts.obs.ud, plugin, ep, code, seconds);
+}
+
+/* Does the cycle starting now time its plugins? One in
+ * PLUGIN_SAMPLE_PERCENT of 100, drawn from the env's xorshift64*. */
+static void sample_cycle(ks_scheduler_t *s)
+{
+    uint64_t x;
+    if (s->env.plugin_duration == NULL || s->opts.sample_all_plugins) {
+        s->env.sample_plugins = s->env.plugin_duration != NULL;
+        return;
+    }
+    x = s->env.rng ? s->env.rng : 0x9e3779b97f4a7c15ull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    s->env.rng = x;
+    s->env.sample_plugins =
+        (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32) % 100 <
+        PLUGIN_SAMPLE_PERCENT;
 }
 
 /* --- clock ----------------------------------------------------------------- */
@@ -400,6 +429,8 @@ ks_scheduler_t *ks_scheduler_new(ks_generation_t *gen, ks_cache_t *cache,
     s->env.rng = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull | 1;
     s->env.now_ms = env_now;
     s->env.ud = s;
+    if (s->opts.obs.plugin_duration)
+        s->env.plugin_duration = env_plugin_duration;
     s->vclock = 1;
     ks_host_api_set_ops(&sched_ops);
     bind_env(s, gen);
@@ -430,6 +461,7 @@ void ks_scheduler_free(ks_scheduler_t *s)
         next = wp->wnext;
         wp->registered = 0;
         wp->state = WP_REJECTED;
+        s->env.sample_plugins = wp->sampled;
         ks_fw_run_unreserve(wp->fw, wp->cs, wp->qp->pod, wp->node);
         wp_free(wp);
     }
@@ -938,6 +970,8 @@ static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
     double t0;
     ks_code_t c;
 
+    /* The binding cycle times plugins as its scheduling cycle did. */
+    s->env.sample_plugins = wp->sampled;
     if (wp->wait_t0 > 0 && s->opts.obs.permit_wait)
         s->opts.obs.permit_wait(s->opts.obs.ud, qp->pod,
                                 wp->state == WP_ALLOWED, tnow() - wp->wait_t0);
@@ -1115,6 +1149,7 @@ int ks_scheduler_try(ks_scheduler_t *s, const ks_pod_t *pod,
         fw = s->gen->fws[0];
     if (ks_cache_update_snapshot(s->cache, s->snap, err) != 0)
         return err ? err->code : KS_EINVAL;
+    sample_cycle(s);
     cs = ks_cycle_state_new();
     o = calloc(1, sizeof *o);
     if (cs == NULL || o == NULL) {
@@ -1169,6 +1204,7 @@ static void schedule_one(ks_scheduler_t *s)
         ks_generation_unref(gen);
         return;
     }
+    sample_cycle(s);
     cs = ks_cycle_state_new();
     o = calloc(1, sizeof *o);
     run_cycle(s, fw, cs, pod, o);
@@ -1208,6 +1244,7 @@ static void schedule_one(ks_scheduler_t *s)
     cs = NULL;
     wp->node = pod->node_name;
     wp->deadline = -1;
+    wp->sampled = s->env.sample_plugins;
     t0 = EP_T0(s);
     c = ks_fw_run_reserve(fw, wp->cs, pod, wp->node, &st);
     ep_done(s, fw, KS_EP_RESERVE, c, t0);

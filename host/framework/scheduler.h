@@ -69,6 +69,16 @@ typedef struct ks_sched_observer {
                         ks_code_t code, double seconds);
     void (*permit_wait)(void *ud, const ks_pod_t *pod, int allowed,
                         double seconds);
+    /* Optional: one plugin call's execution time (upstream's
+     * plugin_execution_duration_seconds), reported for every plugin call in
+     * a sampled scheduling cycle and in that pod's binding cycle: 10% of
+     * cycles, as upstream, or every cycle with sample_all_plugins.
+     * ext_point is a ks_ext_point_t or KS_FW_EP_* value
+     * (ks_fw_metric_point_name gives the label); plugin is valid during the
+     * call only. Called from the Filter and Score worker threads as well
+     * as the loop thread, several at once: must be thread-safe. */
+    void (*plugin_duration)(void *ud, const char *plugin, int ext_point,
+                            ks_code_t code, double seconds);
     void *ud;
 } ks_sched_observer_t;
 
@@ -77,6 +87,7 @@ typedef struct ks_sched_opts {
     int run_all_filters;     /* no early exit between Filter plugins */
     int score_single_node;   /* score even when one node is feasible */
     int percentage_override; /* > 0: use instead of the config's */
+    int sample_all_plugins;  /* plugin_duration in every cycle, not 10% */
     ks_sched_observer_t obs;
 } ks_sched_opts_t;
 

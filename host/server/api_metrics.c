@@ -39,6 +39,7 @@ static void refresh(ks_server_t *srv)
                       g->reg->plugins[i]->desc.name);
     ks_metric_set(srv->m_generation, (double)g->id);
     ks_metric_set(srv->m_images, (double)ks_plugin_live_count());
+    ks_plugin_samples_flush(srv->plugin_samples);
 }
 
 void ks_api_metrics(ks_server_t *srv, ks_http_conn_t *c,

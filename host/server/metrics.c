@@ -201,6 +201,31 @@ void ks_metric_observe(ks_metric_t *m, double v, ...)
         }
 }
 
+void ks_metric_observe_many(ks_metric_t *m, const unsigned long long *counts,
+                            unsigned long long count, double sum, ...)
+{
+    va_list ap;
+    series_t *s;
+    size_t i;
+    if (m == NULL || m->type != KS_METRIC_HISTOGRAM || count == 0)
+        return;
+    va_start(ap, sum);
+    s = series_get(m, ap, 1);
+    va_end(ap);
+    if (s == NULL)
+        return;
+    s->count += count;
+    s->sum += sum;
+    for (i = 0; i < m->n_bounds; i++)
+        s->buckets[i] += counts[i];
+}
+
+const double *ks_metric_bounds(const ks_metric_t *m, size_t *n)
+{
+    *n = m ? m->n_bounds : 0;
+    return m ? m->bounds : NULL;
+}
+
 double ks_metric_value(const ks_metric_t *m, ...)
 {
     va_list ap;

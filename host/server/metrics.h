@@ -47,6 +47,15 @@ void ks_metric_add(ks_metric_t *m, double v, ...);
 void ks_metric_set(ks_metric_t *m, double v, ...);
 /* Histograms: record one observation. */
 void ks_metric_observe(ks_metric_t *m, double v, ...);
+/* Histograms: merge observations counted elsewhere into one series.
+ * counts[i] is the number of observations in (bounds[i-1], bounds[i]] for
+ * each of the family's bounds (not cumulative; those above the last bound
+ * appear only in `count`), `count` and `sum` their total number and sum. */
+void ks_metric_observe_many(ks_metric_t *m, const unsigned long long *counts,
+                            unsigned long long count, double sum, ...);
+/* A histogram's upper bounds (without +Inf) and their number in *n; the
+ * array lives as long as the family. */
+const double *ks_metric_bounds(const ks_metric_t *m, size_t *n);
 /* Drop every series of a family (gauges recomputed at scrape time). */
 void ks_metric_clear(ks_metric_t *m);
 /* The current value of a counter/gauge series, or the count of a

@@ -26,6 +26,7 @@
 #include "framework/scheduler.h"
 #include "http.h"
 #include "metrics.h"
+#include "plugin_samples.h"
 
 enum ks_pod_state {
     KS_POD_PENDING = 0, /* queued, in a cycle, at Permit or binding */
@@ -88,6 +89,7 @@ typedef struct ks_server {
     ks_metric_t *m_attempts, *m_pending, *m_attempt_dur, *m_ep_dur,
         *m_plugin_dur, *m_permit_wait, *m_preempt, *m_reloads, *m_plugin_gen,
         *m_generation, *m_images;
+    ks_plugin_samples_t *plugin_samples; /* into m_plugin_dur, any thread */
 
     /* reload */
     uv_signal_t sighup;

@@ -1,10 +1,11 @@
 /*
  * The framework runtime (ks_fw_run_*) with the probe plugins on a
  * three-node cluster: status rules, reasons, PreFilter results and Skip,
- * scores, Reserve/Unreserve order, Permit, Bind chains, PostFilter and the
- * nominated-pods filter passes.
+ * scores, Reserve/Unreserve order, Permit, Bind chains, PostFilter, the
+ * nominated-pods filter passes and per-plugin timing.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "cluster/intern.h"
 #include "framework/cycle_state.h"
+#include "framework/generation.h"
 #include "framework/scheduler.h"
 #include "fw_testlib.h"
 
@@ -120,17 +122,33 @@ static void teardown(void)
     free(R.trace);
 }
 
-/* Build the framework from PROFILE + plugins + pluginConfig entries. */
-static void rt_build(const char *plugins, const char *config)
+/* Build the framework from PROFILE + plugins + pluginConfig entries, with
+ * `parallelism` threads for Filter and Score. */
+static void rt_build_par(const char *plugins, const char *config,
+                         int parallelism)
 {
     size_t n = strlen(PROFILE) + strlen(plugins) + strlen(config) + 32;
     char *yaml = malloc(n), *full;
     snprintf(yaml, n, "%s%s  pluginConfig:\n%s", PROFILE, plugins, config);
     full = tl_subst(yaml, "T", R.trace);
     R.cfg = tl_config(full);
-    R.fw = tl_framework(R.cfg, R.reg, &R.w.env);
+    if (parallelism == 1) {
+        R.fw = tl_framework(R.cfg, R.reg, &R.w.env);
+    } else {
+        ks_error_t err = {0};
+        ck_assert_msg(ks_framework_build(&R.cfg->profiles[0], "inline.yaml",
+                                         R.reg, parallelism, &R.fw,
+                                         &err) == 0,
+                      "framework: %s", err.msg);
+        ks_framework_set_env(R.fw, &R.w.env);
+    }
     free(full);
     free(yaml);
+}
+
+static void rt_build(const char *plugins, const char *config)
+{
+    rt_build_par(plugins, config, 1);
 }
 
 static char *trace_text(void)
@@ -826,6 +844,254 @@ START_TEST(test_nominated_second_pass)
 }
 END_TEST
 
+/* --- per-plugin timing ------------------------------------------------------------------ */
+
+/* What the plugin_duration callback saw (it may run on worker threads). */
+typedef struct sample {
+    char plugin[32];
+    const char *point, *status;
+    double seconds;
+} sample_t;
+
+static pthread_mutex_t samples_mu = PTHREAD_MUTEX_INITIALIZER;
+static sample_t samples[64];
+static unsigned n_samples;
+
+static void t_plugin_duration(ks_fw_env_t *env, const char *plugin, int ep,
+                              ks_code_t code, double seconds)
+{
+    (void)env;
+    pthread_mutex_lock(&samples_mu);
+    if (n_samples < 64) {
+        sample_t *x = &samples[n_samples];
+        snprintf(x->plugin, sizeof x->plugin, "%s", plugin);
+        x->point = ks_fw_metric_point_name(ep);
+        x->status = ks_code_name(code);
+        x->seconds = seconds;
+    }
+    n_samples++;
+    pthread_mutex_unlock(&samples_mu);
+}
+
+/* Samples matching plugin, point and status; each has a sane duration. */
+static unsigned count_samples(const char *plugin, const char *point,
+                              const char *status)
+{
+    unsigned i, n = 0;
+    for (i = 0; i < n_samples && i < 64; i++) {
+        if (strcmp(samples[i].plugin, plugin) != 0 ||
+            strcmp(samples[i].point, point) != 0 ||
+            strcmp(samples[i].status, status) != 0)
+            continue;
+        ck_assert_msg(samples[i].seconds >= 0 && samples[i].seconds < 5,
+                      "%s %s took %g s", plugin, point, samples[i].seconds);
+        n++;
+    }
+    return n;
+}
+
+/* Probe1 filters (Unschedulable on n1) and reserves; Probe2 scores and
+ * normalizes; Filter and Score run on `par` threads. */
+static void timing_run(int par, int sample)
+{
+    int64_t scores[3], totals[3];
+    uint8_t skipped[1];
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    int i;
+    rt_build_par("    filter:\n"
+                 "      enabled:\n"
+                 "      - name: Probe1\n"
+                 "    score:\n"
+                 "      enabled:\n"
+                 "      - name: Probe2\n"
+                 "    reserve:\n"
+                 "      enabled:\n"
+                 "      - name: Probe1\n" BIND_DEFAULT,
+                 PROBE_CFG("Probe1", "      filter: Unschedulable\n"
+                                     "      filterNodes: [n1]\n")
+                     PROBE_CFG("Probe2",
+                               "      scoreNodes: {n1: 10, n2: 20, n3: 40}\n"
+                               "      normalize: max100\n"),
+                 par);
+    n_samples = 0;
+    R.w.env.plugin_duration = t_plugin_duration;
+    R.w.env.sample_plugins = sample;
+    ck_assert_int_eq(ks_fw_run_filter(R.fw, R.cs, pod, R.nodes[0], 1, &st),
+                     KS_UNSCHEDULABLE);
+    for (i = 1; i < 3; i++)
+        ck_assert_int_eq(ks_fw_run_filter(R.fw, R.cs, pod, R.nodes[i], 1,
+                                          &st),
+                         KS_SUCCESS);
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, 3, scores,
+                                     skipped, totals, &st),
+                     KS_SUCCESS);
+    ck_assert_int_eq(totals[2], 100); /* 40 normalized to 100 */
+    ck_assert_int_eq(ks_fw_run_reserve(R.fw, R.cs, pod, "n2", &st),
+                     KS_SUCCESS);
+    ks_fw_run_unreserve(R.fw, R.cs, pod, "n2");
+}
+
+START_TEST(test_timing_sampled)
+{
+    timing_run(1, 1);
+    ck_assert_uint_eq(count_samples("Probe1", "Filter", "Unschedulable"), 1);
+    ck_assert_uint_eq(count_samples("Probe1", "Filter", "Success"), 2);
+    ck_assert_uint_eq(count_samples("Probe2", "Score", "Success"), 3);
+    ck_assert_uint_eq(
+        count_samples("Probe2", "ScoreExtensionNormalize", "Success"), 1);
+    ck_assert_uint_eq(count_samples("Probe1", "Reserve", "Success"), 1);
+    ck_assert_uint_eq(count_samples("Probe1", "Unreserve", "Success"), 1);
+    /* Nothing else: 3 + 3 + 1 + 1 + 1. */
+    ck_assert_uint_eq(n_samples, 9);
+}
+END_TEST
+
+START_TEST(test_timing_sampled_workers)
+{
+    /* Score on a 4-thread pool: every node's call is reported once. */
+    timing_run(4, 1);
+    ck_assert_uint_eq(count_samples("Probe2", "Score", "Success"), 3);
+    ck_assert_uint_eq(count_samples("Probe1", "Filter", "Unschedulable"), 1);
+    ck_assert_uint_eq(count_samples("Probe1", "Filter", "Success"), 2);
+    ck_assert_uint_eq(n_samples, 9);
+}
+END_TEST
+
+START_TEST(test_timing_not_sampled)
+{
+    timing_run(1, 0);
+    ck_assert_uint_eq(n_samples, 0);
+}
+END_TEST
+
+/* Through the scheduler: the observer's plugin_duration is wired to the
+ * env and, with sample_all_plugins, the pod's scheduling and binding cycles
+ * report every plugin call. Probe1 runs at Filter, Reserve, Permit (with
+ * `permit`), PreBind and PostBind; DefaultBinder binds. */
+static void t_obs_plugin(void *ud, const char *plugin, int ep, ks_code_t code,
+                         double seconds)
+{
+    (void)ud;
+    t_plugin_duration(NULL, plugin, ep, code, seconds);
+}
+
+static void timing_schedule(const char *permit)
+{
+    char cfg[512], *yaml, *full;
+    const char *dirs[2];
+    ks_generation_opts_t o;
+    ks_generation_t *g = NULL;
+    ks_error_t err = {0};
+    ks_sched_opts_t so;
+    ks_scheduler_t *sch;
+    size_t n;
+    const char *plugins = "    filter:\n"
+                          "      enabled:\n"
+                          "      - name: Probe1\n"
+                          "    reserve:\n"
+                          "      enabled:\n"
+                          "      - name: Probe1\n"
+                          "    permit:\n"
+                          "      enabled:\n"
+                          "      - name: Probe1\n"
+                          "    preBind:\n"
+                          "      enabled:\n"
+                          "      - name: Probe1\n"
+                          "    postBind:\n"
+                          "      enabled:\n"
+                          "      - name: Probe1\n" BIND_DEFAULT;
+    snprintf(cfg, sizeof cfg, PROBE_CFG("Probe1", "      permit: %s\n"),
+             permit);
+    n = strlen(PROFILE) + strlen(plugins) + strlen(cfg) + 32;
+    yaml = malloc(n);
+    snprintf(yaml, n, "%s%s  pluginConfig:\n%s", PROFILE, plugins, cfg);
+    full = tl_subst(yaml, "T", R.trace);
+    dirs[0] = tl_fixture("plugins");
+    dirs[1] = tl_plugin_dir();
+    memset(&o, 0, sizeof o);
+    o.config = tl_config(full);
+    o.config_path = "inline.yaml";
+    o.plugin_dirs = dirs;
+    o.n_plugin_dirs = 2;
+    o.no_default_path = 1;
+    o.parallelism = 1;
+    ck_assert_msg(ks_generation_build(&o, &g, &err) == 0, "%s", err.msg);
+    memset(&so, 0, sizeof so);
+    so.deterministic = 1;
+    so.sample_all_plugins = 1;
+    so.obs.plugin_duration = t_obs_plugin;
+    sch = ks_scheduler_new(g, R.w.cache, &so);
+    ck_assert_ptr_nonnull(sch);
+    n_samples = 0;
+    ck_assert_int_eq(ks_scheduler_add_pod(sch, tl_world_take_pod(&R.w, "p1")),
+                     0);
+    ks_scheduler_run_batch(sch);
+    ck_assert_uint_eq(ks_scheduler_stats(sch).attempts, 1);
+    ks_scheduler_free(sch);
+    ks_generation_unref(g);
+    free((char *)dirs[0]);
+    free(full);
+    free(yaml);
+}
+
+START_TEST(test_timing_scheduler_bound)
+{
+    timing_schedule("Success");
+    ck_assert_uint_eq(count_samples("Probe1", "Filter", "Success"), 3);
+    ck_assert_uint_eq(count_samples("Probe1", "Reserve", "Success"), 1);
+    ck_assert_uint_eq(count_samples("Probe1", "Permit", "Success"), 1);
+    ck_assert_uint_eq(count_samples("Probe1", "PreBind", "Success"), 1);
+    ck_assert_uint_eq(count_samples("DefaultBinder", "Bind", "Success"), 1);
+    ck_assert_uint_eq(count_samples("Probe1", "PostBind", "Success"), 1);
+    ck_assert_uint_eq(n_samples, 8);
+}
+END_TEST
+
+START_TEST(test_timing_scheduler_rejected)
+{
+    /* Rejected at Permit: Unreserve runs (and is timed), nothing binds. */
+    timing_schedule("Unschedulable");
+    ck_assert_uint_eq(count_samples("Probe1", "Filter", "Success"), 3);
+    ck_assert_uint_eq(count_samples("Probe1", "Reserve", "Success"), 1);
+    ck_assert_uint_eq(count_samples("Probe1", "Permit", "Unschedulable"), 1);
+    ck_assert_uint_eq(count_samples("Probe1", "Unreserve", "Success"), 1);
+    ck_assert_uint_eq(n_samples, 6);
+}
+END_TEST
+
+START_TEST(test_timing_point_names)
+{
+    ck_assert_str_eq(ks_fw_metric_point_name(KS_EP_PRE_FILTER), "PreFilter");
+    ck_assert_str_eq(ks_fw_metric_point_name(KS_EP_POST_BIND), "PostBind");
+    ck_assert_str_eq(ks_fw_metric_point_name(KS_FW_EP_PREFILTER_ADD_POD),
+                     "PreFilterExtensionAddPod");
+    ck_assert_str_eq(ks_fw_metric_point_name(KS_FW_EP_PREFILTER_REMOVE_POD),
+                     "PreFilterExtensionRemovePod");
+    ck_assert_str_eq(ks_fw_metric_point_name(KS_EP_QUEUE_SORT), "Unknown");
+}
+END_TEST
+
+START_TEST(test_timing_prefilter_extensions)
+{
+    ks_status_t st;
+    /* minPods 1 with "nom" nominated to n1: PreFilter, AddPod, Filter with
+     * the nominated pod (passes), Filter without it (fails). */
+    build_nominated("      minPods: 1\n");
+    n_samples = 0;
+    R.w.env.plugin_duration = t_plugin_duration;
+    R.w.env.sample_plugins = 1;
+    ck_assert_int_eq(filter_nom("low", 0, &st), KS_UNSCHEDULABLE);
+    ck_assert_uint_eq(count_samples("Probe1", "PreFilter", "Success"), 1);
+    ck_assert_uint_eq(
+        count_samples("Probe1", "PreFilterExtensionAddPod", "Success"), 1);
+    ck_assert_uint_eq(count_samples("Probe1", "Filter", "Success"), 1);
+    ck_assert_uint_eq(count_samples("Probe1", "Filter", "Unschedulable"), 1);
+    ck_assert_uint_eq(n_samples, 4);
+}
+END_TEST
+
+
 static Suite *runtime_suite(void)
 {
     Suite *s = suite_create("runtime");
@@ -866,6 +1132,16 @@ static Suite *runtime_suite(void)
     tcase_add_test(tc, test_post_filter_all_fail);
     tcase_add_test(tc, test_nominated_higher_priority_blocks);
     tcase_add_test(tc, test_nominated_second_pass);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("plugin-timing");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_timing_sampled);
+    tcase_add_test(tc, test_timing_sampled_workers);
+    tcase_add_test(tc, test_timing_not_sampled);
+    tcase_add_test(tc, test_timing_prefilter_extensions);
+    tcase_add_test(tc, test_timing_scheduler_bound);
+    tcase_add_test(tc, test_timing_scheduler_rejected);
+    tcase_add_test(tc, test_timing_point_names);
     suite_add_tcase(s, tc);
     return s;
 }

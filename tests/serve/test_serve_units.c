@@ -1,12 +1,15 @@
-/* Unit tests for the pieces of `ksched serve`: metrics text, router, query
- * flags, buffers. */
+/* Unit tests for the pieces of `ksched serve`: metrics text, per-plugin
+ * samples from several threads, router, query flags, buffers. */
 #include <check.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "server/api.h"
 #include "server/buf.h"
 #include "server/metrics.h"
+#include "server/plugin_samples.h"
 #include "server/router.h"
 
 START_TEST(metrics_render_exact)
@@ -92,6 +95,91 @@ START_TEST(metrics_clear_and_bounds)
 }
 END_TEST
 
+/* Four threads record at once, 1000 rounds each: 0.05 s as plugin "A" at
+ * "Filter"/"Success" and 0.3 s as "B" at "Score"/"Error"; the loop thread
+ * then flushes. */
+#define SAMPLE_THREADS 4
+#define SAMPLE_ROUNDS 1000
+
+static void *sample_thread(void *ud)
+{
+    ks_plugin_samples_t *ps = ud;
+    char name[8];
+    int i;
+    for (i = 0; i < SAMPLE_ROUNDS; i++) {
+        /* A scratch copy: the collector must keep its own. */
+        snprintf(name, sizeof name, "A");
+        ks_plugin_samples_record(ps, name, "Filter", "Success", 0.05);
+        snprintf(name, sizeof name, "B");
+        ks_plugin_samples_record(ps, name, "Score", "Error", 0.3);
+        memset(name, 'x', sizeof name - 1);
+    }
+    return NULL;
+}
+
+START_TEST(plugin_samples_threads)
+{
+    static const char *const l[] = {"plugin", "extension_point", "status",
+                                    NULL};
+    const double bounds[3] = {0.1, 0.2, 0.4};
+    ks_metrics_t *r = ks_metrics_new();
+    ks_metric_t *h = ks_metrics_add(r, KS_METRIC_HISTOGRAM, "p_seconds", "P.",
+                                    l, bounds, 3);
+    ks_plugin_samples_t *ps = ks_plugin_samples_new(h);
+    pthread_t th[SAMPLE_THREADS];
+    size_t len;
+    char *text;
+    int i;
+    ck_assert_ptr_nonnull(ps);
+    for (i = 0; i < SAMPLE_THREADS; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, sample_thread, ps), 0);
+    for (i = 0; i < SAMPLE_THREADS; i++)
+        pthread_join(th[i], NULL);
+    ks_plugin_samples_record(ps, "A", "Filter", "Success", 1.5); /* +Inf */
+    /* Nothing reaches the registry before a flush. */
+    ck_assert(ks_metric_value(h, "A", "Filter", "Success") == 0);
+    ks_plugin_samples_flush(ps);
+    ck_assert(ks_metric_value(h, "A", "Filter", "Success") == 4001);
+    ck_assert(ks_metric_value(h, "B", "Score", "Error") == 4000);
+    /* A second flush adds nothing; later samples add to the same series. */
+    ks_plugin_samples_flush(ps);
+    ks_plugin_samples_record(ps, "B", "Score", "Error", 0.15);
+    ks_plugin_samples_flush(ps);
+    text = ks_metrics_render(r, &len);
+    /* A: 4000 x 0.05 (<= 0.1) and one 1.5 (+Inf only), sum 201.5.
+     * B: 4000 x 0.3 (<= 0.4) and one 0.15 (<= 0.2), sum 1200.15. */
+    ck_assert_ptr_nonnull(strstr(
+        text, "p_seconds_bucket{plugin=\"A\",extension_point=\"Filter\","
+              "status=\"Success\",le=\"0.4\"} 4000\n"
+              "p_seconds_bucket{plugin=\"A\",extension_point=\"Filter\","
+              "status=\"Success\",le=\"+Inf\"} 4001\n"));
+    ck_assert_ptr_nonnull(strstr(
+        text, "p_seconds_bucket{plugin=\"B\",extension_point=\"Score\","
+              "status=\"Error\",le=\"0.1\"} 0\n"
+              "p_seconds_bucket{plugin=\"B\",extension_point=\"Score\","
+              "status=\"Error\",le=\"0.2\"} 1\n"
+              "p_seconds_bucket{plugin=\"B\",extension_point=\"Score\","
+              "status=\"Error\",le=\"0.4\"} 4001\n"));
+    ck_assert_ptr_nonnull(strstr(
+        text, "p_seconds_count{plugin=\"B\",extension_point=\"Score\","
+              "status=\"Error\"} 4001\n"));
+    {
+        /* Sums of 0.05s are not exact in binary: within 1e-9. */
+        const char *key = "p_seconds_sum{plugin=\"A\",extension_point="
+                          "\"Filter\",status=\"Success\"} ";
+        const char *at = strstr(text, key);
+        double sum;
+        ck_assert_ptr_nonnull(at);
+        sum = strtod(at + strlen(key), NULL);
+        ck_assert_msg(sum > 201.5 - 1e-9 && sum < 201.5 + 1e-9, "sum %.17g",
+                      sum);
+    }
+    free(text);
+    ks_plugin_samples_free(ps);
+    ks_metrics_free(r);
+}
+END_TEST
+
 START_TEST(router_match)
 {
     char caps[KS_ROUTE_MAX_CAPS][KS_ROUTE_CAP_MAX];
@@ -170,6 +258,7 @@ int main(void)
     int failed;
     tcase_add_test(t, metrics_render_exact);
     tcase_add_test(t, metrics_clear_and_bounds);
+    tcase_add_test(t, plugin_samples_threads);
     suite_add_tcase(s, t);
     t = tcase_create("router");
     tcase_add_test(t, router_match);
