@@ -59,7 +59,7 @@ typedef struct ks_fw_ops {
     void (*waiting_pod_allow)(ks_waiting_pod_t *wp, const char *plugin);
     void (*waiting_pod_reject)(ks_waiting_pod_t *wp, const char *plugin,
                                const char *msg);
-    /* Pods nominated to `node` (any priority). */
+    /* Pods nominated to `node` (any priority); `node` is interned. */
     uint32_t (*nominated_pods)(ks_fw_env_t *env, const char *node,
                                const ks_pod_t **out, uint32_t cap);
 } ks_fw_ops_t;

@@ -287,7 +287,8 @@ static uint32_t api_nominated_pods(ks_handle_t *h, const char *node,
     ks_fw_env_t *e = ENV(h);
     if (e == NULL || e->ops == NULL || e->ops->nominated_pods == NULL)
         return 0;
-    return e->ops->nominated_pods(e, node, out, cap);
+    return e->ops->nominated_pods(
+        e, ks_intern_str(ks_intern_global(), node ? node : ""), out, cap);
 }
 
 static int64_t api_now_ms(ks_handle_t *h)

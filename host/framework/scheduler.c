@@ -158,46 +158,66 @@ void ks_scheduler_set_clock(ks_scheduler_t *s, int64_t (*now_ms)(void *ud),
 
 /* --- nominator ------------------------------------------------------------- */
 
+/* The nominations are kept sorted by the (interned) node name's address,
+ * so that Filter, which asks once per node, finds a node's nominated pods by
+ * binary search. */
+static size_t nominee_lower_bound(const ks_scheduler_t *s, const char *node)
+{
+    size_t lo = 0, hi = s->n_noms;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if ((uintptr_t)s->noms[mid].node < (uintptr_t)node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static void nominator_set(ks_scheduler_t *s, const ks_pod_t *pod,
                           const char *node)
 {
-    size_t i;
+    size_t i, at;
     for (i = 0; i < s->n_noms; i++)
         if (s->noms[i].pod->uid == pod->uid) {
-            s->noms[i] = s->noms[--s->n_noms];
-            s->env.n_nominated = (uint32_t)s->n_noms;
+            memmove(&s->noms[i], &s->noms[i + 1],
+                    (s->n_noms - i - 1) * sizeof *s->noms);
+            s->n_noms--;
             break;
         }
     ((ks_pod_t *)pod)->nominated_node_name =
         ks_intern_str(ks_intern_global(), node ? node : "");
+    s->env.n_nominated = (uint32_t)s->n_noms;
     if (node == NULL || node[0] == '\0')
         return;
     if (s->n_noms == s->cap_noms) {
         s->cap_noms = s->cap_noms ? s->cap_noms * 2 : 16;
         s->noms = realloc(s->noms, s->cap_noms * sizeof *s->noms);
     }
-    s->noms[s->n_noms].pod = pod;
-    s->noms[s->n_noms].node = pod->nominated_node_name;
+    at = nominee_lower_bound(s, pod->nominated_node_name);
+    memmove(&s->noms[at + 1], &s->noms[at],
+            (s->n_noms - at) * sizeof *s->noms);
+    s->noms[at].pod = pod;
+    s->noms[at].node = pod->nominated_node_name;
     s->n_noms++;
     s->env.n_nominated = (uint32_t)s->n_noms;
 }
 
+/* `node` must be interned (the ops contract; the host API interns). */
 static uint32_t ops_nominated_pods(ks_fw_env_t *e, const char *node,
                                    const ks_pod_t **out, uint32_t cap)
 {
     ks_scheduler_t *s = e->ud;
     uint32_t n = 0;
     size_t i;
-    const char *in;
     if (s->n_noms == 0)
         return 0;
-    in = ks_intern_str(ks_intern_global(), node);
-    for (i = 0; i < s->n_noms; i++)
-        if (s->noms[i].node == in) {
-            if (n < cap)
-                out[n] = s->noms[i].pod;
-            n++;
-        }
+    for (i = nominee_lower_bound(s, node);
+         i < s->n_noms && s->noms[i].node == node; i++) {
+        if (n < cap)
+            out[n] = s->noms[i].pod;
+        n++;
+    }
     return n;
 }
 

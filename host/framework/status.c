@@ -1,6 +1,7 @@
 #include "status.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,12 +14,33 @@ void ks_status_reset(ks_status_t *st)
     st->n_reasons = 0;
 }
 
+/* Plugins mostly pass the same literal for a reason ("Insufficient cpu")
+ * on thousands of nodes: a small per-thread cache from the caller's pointer
+ * to the interned copy spares the intern table's lock. The text is compared
+ * on a hit, so a reused buffer with new contents is interned afresh. */
+#define REASON_CACHE 16
+
+static _Thread_local struct {
+    const char *from;
+    const char *interned;
+} reason_cache[REASON_CACHE];
+
+static const char *intern_reason(const char *r)
+{
+    unsigned h = (unsigned)(((uintptr_t)r >> 3) ^ ((uintptr_t)r >> 11)) %
+                 REASON_CACHE;
+    if (reason_cache[h].from == r && strcmp(reason_cache[h].interned, r) == 0)
+        return reason_cache[h].interned;
+    reason_cache[h].from = r;
+    reason_cache[h].interned = ks_intern_str(ks_intern_global(), r);
+    return reason_cache[h].interned;
+}
+
 void ks_status_add_reason(ks_status_t *st, const char *reason)
 {
     if (st->n_reasons >= KS_STATUS_MAX_REASONS)
         return;
-    st->reasons[st->n_reasons++] =
-        ks_intern_str(ks_intern_global(), reason ? reason : "");
+    st->reasons[st->n_reasons++] = intern_reason(reason ? reason : "");
 }
 
 void ks_status_add_reasonf(ks_status_t *st, const char *fmt, ...)
