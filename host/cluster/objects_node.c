@@ -18,47 +18,41 @@ typedef struct node_block {
 
 static _Thread_local size_t node_size_hint = 1024;
 
+static int parse_taint(ks_yctx_t *c, const yaml_node_t *item, void *elem,
+                       void *ud)
+{
+    ks_taint_t *t = elem;
+    const char *eff;
+    int rc;
+    (void)ud;
+    if ((rc = ky_f_str(c, item, "key", &t->key)) != 0 ||
+        (rc = ky_f_str(c, item, "value", &t->value)) != 0 ||
+        (rc = ky_f_str(c, item, "effect", &eff)) != 0)
+        return rc;
+    if (strcmp(eff, "NoSchedule") == 0) {
+        t->effect = KS_EFFECT_NO_SCHEDULE;
+    } else if (strcmp(eff, "PreferNoSchedule") == 0) {
+        t->effect = KS_EFFECT_PREFER_NO_SCHEDULE;
+    } else if (strcmp(eff, "NoExecute") == 0) {
+        t->effect = KS_EFFECT_NO_EXECUTE;
+    } else {
+        const yaml_node_t *en = ky_get(c, item, "effect");
+        ky_push(c, "effect");
+        return ky_fail(c, en ? en : item,
+                       "%s effect \"%s\" (valid: NoSchedule, "
+                       "PreferNoSchedule, NoExecute)",
+                       eff[0] ? "unknown" : "missing", eff);
+    }
+    return 0;
+}
+
 static int parse_taints(ks_yctx_t *c, const yaml_node_t *n, ks_node_t *node)
 {
-    ks_taint_t *t;
-    uint32_t i, cnt;
-    int rc;
-    if ((rc = ky_expect_seq(c, n)) != 0)
-        return rc;
-    if ((cnt = ky_seq_len(n)) == 0)
-        return 0;
-    if ((t = ky_alloc(c, cnt * sizeof(*t))) == NULL)
-        return KS_ENOMEM;
-    for (i = 0; i < cnt; i++) {
-        const yaml_node_t *item = ky_seq_at(c, n, i);
-        size_t old = ky_push_index(c, i);
-        const char *eff;
-        if (item == NULL || !ky_is_map(item))
-            return item ? ky_expect_map(c, item)
-                        : ky_fail(c, item, "expected a mapping");
-        if ((rc = ky_f_str(c, item, "key", &t[i].key)) != 0 ||
-            (rc = ky_f_str(c, item, "value", &t[i].value)) != 0 ||
-            (rc = ky_f_str(c, item, "effect", &eff)) != 0)
-            return rc;
-        if (strcmp(eff, "NoSchedule") == 0) {
-            t[i].effect = KS_EFFECT_NO_SCHEDULE;
-        } else if (strcmp(eff, "PreferNoSchedule") == 0) {
-            t[i].effect = KS_EFFECT_PREFER_NO_SCHEDULE;
-        } else if (strcmp(eff, "NoExecute") == 0) {
-            t[i].effect = KS_EFFECT_NO_EXECUTE;
-        } else {
-            const yaml_node_t *en = ky_get(c, item, "effect");
-            ky_push(c, "effect");
-            return ky_fail(c, en ? en : item,
-                           "%s effect \"%s\" (valid: NoSchedule, "
-                           "PreferNoSchedule, NoExecute)",
-                           eff[0] ? "unknown" : "missing", eff);
-        }
-        ky_pop(c, old);
-    }
-    node->taints = t;
-    node->n_taints = cnt;
-    return 0;
+    void *arr;
+    int rc = ky_seq_of_maps(c, n, sizeof(ks_taint_t), parse_taint, NULL,
+                            &arr, &node->n_taints);
+    node->taints = arr;
+    return rc;
 }
 
 /* Is `name` already among the first n images? An open-addressing set of

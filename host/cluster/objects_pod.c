@@ -267,44 +267,39 @@ static int parse_effect(ks_yctx_t *c, const yaml_node_t *map,
     return 0;
 }
 
+static int parse_tolerations_item(ks_yctx_t *c, const yaml_node_t *item,
+                                  void *elem, void *ud)
+{
+    ks_toleration_t *t = elem;
+    const yaml_node_t *opn;
+    const char *op;
+    int rc;
+    (void)ud;
+    if ((rc = ky_f_str(c, item, "key", &t->key)) != 0 ||
+        (rc = ky_f_str(c, item, "value", &t->value)) != 0 ||
+        (rc = ky_f_str(c, item, "operator", &op)) != 0 ||
+        (rc = parse_effect(c, item, &t->effect)) != 0)
+        return rc;
+    opn = ky_get(c, item, "operator");
+    if (op[0] == '\0' || strcmp(op, "Equal") == 0) {
+        t->op = KS_TOLERATION_EQUAL;
+    } else if (strcmp(op, "Exists") == 0) {
+        t->op = KS_TOLERATION_EXISTS;
+    } else {
+        ky_push(c, "operator");
+        return ky_fail(c, opn, "unknown operator \"%s\" (valid: Equal, "
+                               "Exists)", op);
+    }
+    return 0;
+}
+
 static int parse_tolerations(ks_yctx_t *c, const yaml_node_t *n, ks_pod_t *pod)
 {
-    ks_toleration_t *t;
-    uint32_t i, cnt;
-    int rc;
-    if ((rc = ky_expect_seq(c, n)) != 0)
-        return rc;
-    if ((cnt = ky_seq_len(n)) == 0)
-        return 0;
-    if ((t = ky_alloc(c, cnt * sizeof(*t))) == NULL)
-        return KS_ENOMEM;
-    for (i = 0; i < cnt; i++) {
-        const yaml_node_t *item = ky_seq_at(c, n, i), *opn;
-        size_t old = ky_push_index(c, i);
-        const char *op;
-        if (item == NULL || !ky_is_map(item))
-            return item ? ky_expect_map(c, item)
-                        : ky_fail(c, item, "expected a mapping");
-        if ((rc = ky_f_str(c, item, "key", &t[i].key)) != 0 ||
-            (rc = ky_f_str(c, item, "value", &t[i].value)) != 0 ||
-            (rc = ky_f_str(c, item, "operator", &op)) != 0 ||
-            (rc = parse_effect(c, item, &t[i].effect)) != 0)
-            return rc;
-        opn = ky_get(c, item, "operator");
-        if (op[0] == '\0' || strcmp(op, "Equal") == 0) {
-            t[i].op = KS_TOLERATION_EQUAL;
-        } else if (strcmp(op, "Exists") == 0) {
-            t[i].op = KS_TOLERATION_EXISTS;
-        } else {
-            ky_push(c, "operator");
-            return ky_fail(c, opn, "unknown operator \"%s\" (valid: Equal, "
-                                   "Exists)", op);
-        }
-        ky_pop(c, old);
-    }
-    pod->tolerations = t;
-    pod->n_tolerations = cnt;
-    return 0;
+    void *arr;
+    int rc = ky_seq_of_maps(c, n, sizeof(ks_toleration_t), parse_tolerations_item, NULL,
+                            &arr, &pod->n_tolerations);
+    pod->tolerations = arr;
+    return rc;
 }
 
 static int parse_policy(ks_yctx_t *c, const yaml_node_t *map, const char *key,
@@ -330,121 +325,100 @@ static int parse_policy(ks_yctx_t *c, const yaml_node_t *map, const char *key,
     return 0;
 }
 
+static int parse_spread_item(ks_yctx_t *c, const yaml_node_t *item,
+                             void *elem, void *ud)
+{
+    ks_topology_spread_constraint_t *t = elem;
+    const char *wu;
+    int rc;
+    (void)ud;
+    if ((rc = ky_f_int32(c, item, "maxSkew", &t->max_skew)) != 0 ||
+        (rc = ky_f_str(c, item, "topologyKey", &t->topology_key)) != 0 ||
+        (rc = ky_f_str(c, item, "whenUnsatisfiable", &wu)) != 0 ||
+        (rc = ky_f_label_selector(c, item, "labelSelector",
+                                  &t->label_selector)) != 0 ||
+        (rc = ky_f_int32(c, item, "minDomains", &t->min_domains)) != 0 ||
+        (rc = parse_policy(c, item, "nodeAffinityPolicy",
+                           &t->node_affinity_policy)) != 0 ||
+        (rc = parse_policy(c, item, "nodeTaintsPolicy",
+                           &t->node_taints_policy)) != 0)
+        return rc;
+    if (wu[0] == '\0' || strcmp(wu, "DoNotSchedule") == 0) {
+        t->when_unsatisfiable = KS_DO_NOT_SCHEDULE;
+    } else if (strcmp(wu, "ScheduleAnyway") == 0) {
+        t->when_unsatisfiable = KS_SCHEDULE_ANYWAY;
+    } else {
+        ky_push(c, "whenUnsatisfiable");
+        return ky_fail(c, ky_get(c, item, "whenUnsatisfiable"),
+                       "unknown action \"%s\" (valid: DoNotSchedule, "
+                       "ScheduleAnyway)", wu);
+    }
+    return 0;
+}
+
 static int parse_spread(ks_yctx_t *c, const yaml_node_t *n, ks_pod_t *pod)
 {
-    ks_topology_spread_constraint_t *t;
-    uint32_t i, cnt;
-    int rc;
-    if ((rc = ky_expect_seq(c, n)) != 0)
-        return rc;
-    if ((cnt = ky_seq_len(n)) == 0)
-        return 0;
-    if ((t = ky_alloc(c, cnt * sizeof(*t))) == NULL)
-        return KS_ENOMEM;
-    for (i = 0; i < cnt; i++) {
-        const yaml_node_t *item = ky_seq_at(c, n, i);
-        size_t old = ky_push_index(c, i);
-        const char *wu;
-        if (item == NULL || !ky_is_map(item))
-            return item ? ky_expect_map(c, item)
-                        : ky_fail(c, item, "expected a mapping");
-        if ((rc = ky_f_int32(c, item, "maxSkew", &t[i].max_skew)) != 0 ||
-            (rc = ky_f_str(c, item, "topologyKey", &t[i].topology_key)) != 0 ||
-            (rc = ky_f_str(c, item, "whenUnsatisfiable", &wu)) != 0 ||
-            (rc = ky_f_label_selector(c, item, "labelSelector",
-                                      &t[i].label_selector)) != 0 ||
-            (rc = ky_f_int32(c, item, "minDomains", &t[i].min_domains)) != 0 ||
-            (rc = parse_policy(c, item, "nodeAffinityPolicy",
-                               &t[i].node_affinity_policy)) != 0 ||
-            (rc = parse_policy(c, item, "nodeTaintsPolicy",
-                               &t[i].node_taints_policy)) != 0)
-            return rc;
-        if (wu[0] == '\0' || strcmp(wu, "DoNotSchedule") == 0) {
-            t[i].when_unsatisfiable = KS_DO_NOT_SCHEDULE;
-        } else if (strcmp(wu, "ScheduleAnyway") == 0) {
-            t[i].when_unsatisfiable = KS_SCHEDULE_ANYWAY;
-        } else {
-            ky_push(c, "whenUnsatisfiable");
-            return ky_fail(c, ky_get(c, item, "whenUnsatisfiable"),
-                           "unknown action \"%s\" (valid: DoNotSchedule, "
-                           "ScheduleAnyway)", wu);
-        }
-        ky_pop(c, old);
-    }
-    pod->spread_constraints = t;
-    pod->n_spread_constraints = cnt;
-    return 0;
+    void *arr;
+    int rc = ky_seq_of_maps(c, n, sizeof(ks_topology_spread_constraint_t),
+                            parse_spread_item, NULL, &arr,
+                            &pod->n_spread_constraints);
+    pod->spread_constraints = arr;
+    return rc;
+}
+
+static int parse_gates_item(ks_yctx_t *c, const yaml_node_t *item,
+                            void *elem, void *ud)
+{
+    (void)ud;
+    return ky_f_str(c, item, "name", (const char **)elem);
 }
 
 static int parse_gates(ks_yctx_t *c, const yaml_node_t *n, ks_pod_t *pod)
 {
-    const char **g;
-    uint32_t i, cnt;
-    int rc;
-    if ((rc = ky_expect_seq(c, n)) != 0)
-        return rc;
-    if ((cnt = ky_seq_len(n)) == 0)
-        return 0;
-    if ((g = ky_alloc(c, cnt * sizeof(*g))) == NULL)
-        return KS_ENOMEM;
-    for (i = 0; i < cnt; i++) {
-        const yaml_node_t *item = ky_seq_at(c, n, i);
-        size_t old = ky_push_index(c, i);
-        if (item == NULL || !ky_is_map(item))
-            return item ? ky_expect_map(c, item)
-                        : ky_fail(c, item, "expected a mapping");
-        if ((rc = ky_f_str(c, item, "name", &g[i])) != 0)
-            return rc;
-        ky_pop(c, old);
-    }
-    pod->scheduling_gates = g;
-    pod->n_scheduling_gates = cnt;
-    return 0;
+    void *arr;
+    int rc = ky_seq_of_maps(c, n, sizeof(const char *), parse_gates_item,
+                            NULL, &arr, &pod->n_scheduling_gates);
+    pod->scheduling_gates = arr;
+    return rc;
 }
 
 /* --- containers ----------------------------------------------------------- */
 
+static int parse_ports_item(ks_yctx_t *c, const yaml_node_t *item,
+                            void *elem, void *ud)
+{
+    ks_container_port_t *p = elem;
+    const char *proto;
+    int rc;
+    (void)ud;
+    if ((rc = ky_f_int32(c, item, "containerPort",
+                         &p->container_port)) != 0 ||
+        (rc = ky_f_int32(c, item, "hostPort", &p->host_port)) != 0 ||
+        (rc = ky_f_str(c, item, "protocol", &proto)) != 0 ||
+        (rc = ky_f_str(c, item, "hostIP", &p->host_ip)) != 0)
+        return rc;
+    if (proto[0] == '\0' || strcmp(proto, "TCP") == 0) {
+        p->protocol = KS_PROTO_TCP;
+    } else if (strcmp(proto, "UDP") == 0) {
+        p->protocol = KS_PROTO_UDP;
+    } else if (strcmp(proto, "SCTP") == 0) {
+        p->protocol = KS_PROTO_SCTP;
+    } else {
+        ky_push(c, "protocol");
+        return ky_fail(c, ky_get(c, item, "protocol"),
+                       "unknown protocol \"%s\" (valid: TCP, UDP, SCTP)",
+                       proto);
+    }
+    return 0;
+}
+
 static int parse_ports(ks_yctx_t *c, const yaml_node_t *n, ks_container_t *ct)
 {
-    ks_container_port_t *p;
-    uint32_t i, cnt;
-    int rc;
-    if ((rc = ky_expect_seq(c, n)) != 0)
-        return rc;
-    if ((cnt = ky_seq_len(n)) == 0)
-        return 0;
-    if ((p = ky_alloc(c, cnt * sizeof(*p))) == NULL)
-        return KS_ENOMEM;
-    for (i = 0; i < cnt; i++) {
-        const yaml_node_t *item = ky_seq_at(c, n, i);
-        size_t old = ky_push_index(c, i);
-        const char *proto;
-        if (item == NULL || !ky_is_map(item))
-            return item ? ky_expect_map(c, item)
-                        : ky_fail(c, item, "expected a mapping");
-        if ((rc = ky_f_int32(c, item, "containerPort",
-                             &p[i].container_port)) != 0 ||
-            (rc = ky_f_int32(c, item, "hostPort", &p[i].host_port)) != 0 ||
-            (rc = ky_f_str(c, item, "protocol", &proto)) != 0 ||
-            (rc = ky_f_str(c, item, "hostIP", &p[i].host_ip)) != 0)
-            return rc;
-        if (proto[0] == '\0' || strcmp(proto, "TCP") == 0) {
-            p[i].protocol = KS_PROTO_TCP;
-        } else if (strcmp(proto, "UDP") == 0) {
-            p[i].protocol = KS_PROTO_UDP;
-        } else if (strcmp(proto, "SCTP") == 0) {
-            p[i].protocol = KS_PROTO_SCTP;
-        } else {
-            ky_push(c, "protocol");
-            return ky_fail(c, ky_get(c, item, "protocol"),
-                           "unknown protocol \"%s\" (valid: TCP, UDP, SCTP)",
-                           proto);
-        }
-        ky_pop(c, old);
-    }
-    ct->ports = p;
-    ct->n_ports = cnt;
-    return 0;
+    void *arr;
+    int rc = ky_seq_of_maps(c, n, sizeof(ks_container_port_t), parse_ports_item, NULL,
+                            &arr, &ct->n_ports);
+    ct->ports = arr;
+    return rc;
 }
 
 /* The API server's defaulting: every resource with a limit and no request

@@ -195,6 +195,37 @@ int ky_expect_seq(ks_yctx_t *c, const yaml_node_t *n)
     return ky_fail(c, n, "expected a sequence, found %s", type_name(n));
 }
 
+int ky_seq_of_maps(ks_yctx_t *c, const yaml_node_t *n, size_t size,
+                   ky_item_fn item, void *ud, void **out, uint32_t *cnt)
+{
+    unsigned char *arr;
+    uint32_t i, len;
+    int rc;
+    *out = NULL;
+    *cnt = 0;
+    if (n == NULL)
+        return 0;
+    if ((rc = ky_expect_seq(c, n)) != 0)
+        return rc;
+    if ((len = ky_seq_len(n)) == 0)
+        return 0;
+    if ((arr = ky_alloc(c, len * size)) == NULL)
+        return KS_ENOMEM;
+    for (i = 0; i < len; i++) {
+        const yaml_node_t *it = ky_seq_at(c, n, i);
+        size_t old = ky_push_index(c, i);
+        if (it == NULL || !ky_is_map(it))
+            return it ? ky_expect_map(c, it)
+                      : ky_fail(c, it, "expected a mapping");
+        if ((rc = item(c, it, arr + (size_t)i * size, ud)) != 0)
+            return rc;
+        ky_pop(c, old);
+    }
+    *out = arr;
+    *cnt = len;
+    return 0;
+}
+
 int ky_str(ks_yctx_t *c, const yaml_node_t *n, const char **out)
 {
     const char *r;

@@ -74,6 +74,16 @@ yaml_node_t *ky_get(const ks_yctx_t *c, const yaml_node_t *map,
 uint32_t ky_seq_len(const yaml_node_t *n);
 yaml_node_t *ky_seq_at(const ks_yctx_t *c, const yaml_node_t *n, uint32_t i);
 
+/* Parse the sequence `n` (NULL: absent) into a new array of `size`-byte
+ * elements in the object's arena: for each item, with the index pushed on
+ * the path, check it is a mapping and call item(c, node, element, ud).
+ * *out is NULL and *cnt 0 for an absent or empty sequence. Returns the
+ * first failure. */
+typedef int (*ky_item_fn)(ks_yctx_t *c, const yaml_node_t *item, void *elem,
+                          void *ud);
+int ky_seq_of_maps(ks_yctx_t *c, const yaml_node_t *n, size_t size,
+                   ky_item_fn item, void *ud, void **out, uint32_t *cnt);
+
 /* Typed readers of a node (NULL node = absent: the default is kept). Each
  * pushes nothing; callers push the field name first (the ky_f_* forms below
  * do both). */
