@@ -296,8 +296,9 @@ static int parse_tolerations_item(ks_yctx_t *c, const yaml_node_t *item,
 static int parse_tolerations(ks_yctx_t *c, const yaml_node_t *n, ks_pod_t *pod)
 {
     void *arr;
-    int rc = ky_seq_of_maps(c, n, sizeof(ks_toleration_t), parse_tolerations_item, NULL,
-                            &arr, &pod->n_tolerations);
+    int rc = ky_seq_of_maps(c, n, sizeof(ks_toleration_t),
+                            parse_tolerations_item, NULL, &arr,
+                            &pod->n_tolerations);
     pod->tolerations = arr;
     return rc;
 }
@@ -415,8 +416,8 @@ static int parse_ports_item(ks_yctx_t *c, const yaml_node_t *item,
 static int parse_ports(ks_yctx_t *c, const yaml_node_t *n, ks_container_t *ct)
 {
     void *arr;
-    int rc = ky_seq_of_maps(c, n, sizeof(ks_container_port_t), parse_ports_item, NULL,
-                            &arr, &ct->n_ports);
+    int rc = ky_seq_of_maps(c, n, sizeof(ks_container_port_t),
+                            parse_ports_item, NULL, &arr, &ct->n_ports);
     ct->ports = arr;
     return rc;
 }
