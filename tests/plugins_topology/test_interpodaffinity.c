@@ -17,38 +17,15 @@
 #define HOST "kubernetes.io/hostname"
 #define ZONE "topology.kubernetes.io/zone"
 
-static mock_host_t *mh;
-static const ks_plugin_t *pl;
-static void *self;
-
+/* The plugin under test: one instance per test (topo_testlib.h). */
 static void setup(void)
 {
-    char err[256];
-    mh = mock_host_new();
-    pl = mock_plugin_load("InterPodAffinity");
-    ck_assert_ptr_nonnull(pl);
-    ck_assert_int_eq(mock_plugin_create(mh, pl, NULL, &self, err, sizeof err),
-                     0);
+    topo_setup("InterPodAffinity");
 }
 
 static void teardown(void)
 {
-    if (self)
-        pl->destroy(self);
-    self = NULL;
-    mock_host_free(mh);
-    mock_free_all();
-}
-
-/* A fresh instance with `yaml` args in place of the default one. */
-static void recreate(const char *yaml)
-{
-    char err[256];
-    pl->destroy(self);
-    self = NULL;
-    ck_assert_msg(mock_plugin_create(mh, pl, yaml, &self, err, sizeof err) ==
-                      0,
-                  "create failed: %s", err);
+    topo_teardown();
 }
 
 /* Required (weight 0) or preferred term app In <app> on `key`. */

@@ -17,37 +17,15 @@
 #define HOST "kubernetes.io/hostname"
 #define ZONE "topology.kubernetes.io/zone"
 
-static mock_host_t *mh;
-static const ks_plugin_t *pl;
-static void *self;
-
+/* The plugin under test: one instance per test (topo_testlib.h). */
 static void setup(void)
 {
-    char err[256];
-    mh = mock_host_new();
-    pl = mock_plugin_load("PodTopologySpread");
-    ck_assert_ptr_nonnull(pl);
-    ck_assert_int_eq(mock_plugin_create(mh, pl, NULL, &self, err, sizeof err),
-                     0);
+    topo_setup("PodTopologySpread");
 }
 
 static void teardown(void)
 {
-    if (self)
-        pl->destroy(self);
-    self = NULL;
-    mock_host_free(mh);
-    mock_free_all();
-}
-
-static void recreate(const char *yaml)
-{
-    char err[512];
-    pl->destroy(self);
-    self = NULL;
-    ck_assert_msg(mock_plugin_create(mh, pl, yaml, &self, err, sizeof err) ==
-                      0,
-                  "create failed: %s", err);
+    topo_teardown();
 }
 
 /* A pod app=<app> with one spread constraint on `key` selecting app=<sel>. */

@@ -2,6 +2,8 @@
  * Cluster builders and cycle runners for the topology plugin tests. See
  * topo_testlib.h.
  */
+#include <check.h>
+
 #include "topo_testlib.h"
 
 #include <stdio.h>
@@ -179,4 +181,37 @@ const char *topo_score_text(mock_host_t *mh, const ks_plugin_t *p, void *self,
                                 i ? "," : "", picked[i]->node->name,
                                 (long long)scores[i]);
     return buf;
+}
+
+mock_host_t *mh;
+const ks_plugin_t *pl;
+void *self;
+
+void topo_setup(const char *plugin)
+{
+    char err[512];
+    mh = mock_host_new();
+    pl = mock_plugin_load(plugin);
+    ck_assert_ptr_nonnull(pl);
+    ck_assert_int_eq(mock_plugin_create(mh, pl, NULL, &self, err, sizeof err),
+                     0);
+}
+
+void topo_teardown(void)
+{
+    if (self)
+        pl->destroy(self);
+    self = NULL;
+    mock_host_free(mh);
+    mock_free_all();
+}
+
+void recreate(const char *yaml)
+{
+    char err[512];
+    pl->destroy(self);
+    self = NULL;
+    ck_assert_msg(mock_plugin_create(mh, pl, yaml, &self, err, sizeof err) ==
+                      0,
+                  "create failed: %s", err);
 }

@@ -36,6 +36,17 @@ void topo_unplace(topo_cluster_t *c, ks_pod_t *pod);
 /* Make the mock host's snapshot the cluster's nodes. */
 void topo_sync(mock_host_t *mh, const topo_cluster_t *c);
 
+/* Fixture shared by the plugin tests: `mh` is a fresh mock host, `pl` the
+ * named plugin's descriptor loaded from the build, `self` an instance
+ * created with default args. recreate() replaces the instance with one
+ * created from `yaml` args (failing the test if create fails). */
+extern mock_host_t *mh;
+extern const ks_plugin_t *pl;
+extern void *self;
+void topo_setup(const char *plugin);
+void topo_teardown(void);
+void recreate(const char *yaml);
+
 /* A selector with one requirement key In (values_csv). */
 const ks_label_selector_t *topo_sel_in(const char *key, const char *values_csv);
 /* The empty selector (selects everything). */
