@@ -29,6 +29,12 @@ typedef struct ks_cli_plugin_opts {
 
 /* Add a --plugin-dir; returns -1 (and prints) when there are too many. */
 int ks_cli_add_plugin_dir(ks_cli_plugin_opts_t *o, const char *dir);
+/* The options every subcommand shares, for the `default:` branch of its
+ * getopt loop: -p/--plugin-dir, --no-default-plugin-path, -h/--help, and
+ * an unknown option. Sets *done (and returns the exit code) when the
+ * command must stop: after --help, or on a usage error. */
+int ks_cli_common_opt(const char *cmd, int c, const char *usage, char **argv,
+                      ks_cli_plugin_opts_t *po, int *done);
 /* Parse `arg` as an integer in [lo, hi] for option `opt` of `cmd`. 0 on
  * success; otherwise prints the usage error and returns KS_EXIT_USAGE. */
 int ks_cli_parse_int(const char *cmd, const char *opt, const char *arg,

@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,4 +38,29 @@ int ks_cli_parse_int(const char *cmd, const char *opt, const char *arg,
                                   opt, lo, hi, arg);
     *out = (int)v;
     return 0;
+}
+
+int ks_cli_common_opt(const char *cmd, int c, const char *usage, char **argv,
+                      ks_cli_plugin_opts_t *po, int *done)
+{
+    *done = 0;
+    switch (c) {
+    case 'p':
+        if (ks_cli_add_plugin_dir(po, optarg) != 0) {
+            *done = 1;
+            return KS_EXIT_USAGE;
+        }
+        return KS_EXIT_OK;
+    case 'N':
+        po->no_default_path = 1;
+        return KS_EXIT_OK;
+    case 'h':
+        fputs(usage, stdout);
+        *done = 1;
+        return KS_EXIT_OK;
+    default:
+        *done = 1;
+        return ks_cli_usage_error(cmd, "unknown or incomplete option '%s'",
+                                  argv[optind - 1]);
+    }
 }

@@ -41,16 +41,13 @@ int ks_cli_plugins(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+p:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'p':
-            if (ks_cli_add_plugin_dir(&po, optarg) != 0)
-                return KS_EXIT_USAGE;
+        default: {
+            int done = 0;
+            int rc = ks_cli_common_opt("plugins", c, usage, argv, &po, &done);
+            if (done)
+                return rc;
             break;
-        case 'N': po.no_default_path = 1; break;
-        case 'h': fputs(usage, stdout); return KS_EXIT_OK;
-        default:
-            return ks_cli_usage_error("plugins", "unknown or incomplete "
-                                                 "option '%s'",
-                                      argv[optind - 1]);
+        }
         }
     }
     if (optind < argc)

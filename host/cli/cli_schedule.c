@@ -301,11 +301,6 @@ int ks_cli_schedule(int argc, char **argv)
             clusters[n_clusters++] = optarg;
             break;
         case 'c': config = optarg; break;
-        case 'p':
-            if (ks_cli_add_plugin_dir(&po, optarg) != 0)
-                return KS_EXIT_USAGE;
-            break;
-        case 'N': po.no_default_path = 1; break;
         case 'o': output = optarg; break;
         case 'e': explain_arg = optarg; break;
         case 'D': deterministic = 1; break;
@@ -316,11 +311,13 @@ int ks_cli_schedule(int argc, char **argv)
                 return KS_EXIT_USAGE;
             break;
         case 'v': verbose++; break;
-        case 'h': fputs(usage, stdout); return KS_EXIT_OK;
-        default:
-            return ks_cli_usage_error("schedule", "unknown or incomplete "
-                                                  "option '%s'",
-                                      argv[optind - 1]);
+        default: {
+            int done = 0;
+            int rc = ks_cli_common_opt("schedule", c, usage, argv, &po, &done);
+            if (done)
+                return rc;
+            break;
+        }
         }
     }
     if (optind < argc)

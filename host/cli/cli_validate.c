@@ -76,16 +76,13 @@ int ks_cli_validate(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+c:p:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': config = optarg; break;
-        case 'p':
-            if (ks_cli_add_plugin_dir(&po, optarg) != 0)
-                return KS_EXIT_USAGE;
+        default: {
+            int done = 0;
+            int rc = ks_cli_common_opt("validate", c, usage, argv, &po, &done);
+            if (done)
+                return rc;
             break;
-        case 'N': po.no_default_path = 1; break;
-        case 'h': fputs(usage, stdout); return KS_EXIT_OK;
-        default:
-            return ks_cli_usage_error("validate", "unknown or incomplete "
-                                                  "option '%s'",
-                                      argv[optind - 1]);
+        }
         }
     }
     if (optind < argc)

@@ -193,18 +193,15 @@ int ks_cli_conformance(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "p:f:vh", opts, NULL)) != -1) {
         switch (c) {
-        case 'p':
-            if (ks_cli_add_plugin_dir(&o.po, optarg) != 0)
-                return KS_EXIT_USAGE;
-            break;
-        case 'N': o.po.no_default_path = 1; break;
         case 'f': o.filter = optarg; break;
         case 'v': o.verbose = 1; break;
-        case 'h': fputs(usage, stdout); return KS_EXIT_OK;
-        default:
-            return ks_cli_usage_error("conformance",
-                                      "unknown or incomplete option '%s'",
-                                      argv[optind - 1]);
+        default: {
+            int done = 0;
+            int rc = ks_cli_common_opt("conformance", c, usage, argv, &o.po, &done);
+            if (done)
+                return rc;
+            break;
+        }
         }
     }
     if (optind >= argc)

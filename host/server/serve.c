@@ -141,11 +141,6 @@ int ks_cli_serve(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+c:p:l:j:vh", opts, NULL)) != -1) {
         switch (c) {
         case 'c': config = optarg; break;
-        case 'p':
-            if (ks_cli_add_plugin_dir(&po, optarg) != 0)
-                return KS_EXIT_USAGE;
-            break;
-        case 'N': po.no_default_path = 1; break;
         case 'l': listen_arg = optarg; break;
         case 'R': allow_remote = 1; break;
         case 'S': socket_path = optarg; break;
@@ -165,11 +160,13 @@ int ks_cli_serve(int argc, char **argv)
                 return KS_EXIT_USAGE;
             break;
         case 'v': verbose++; break;
-        case 'h': fputs(usage, stdout); return KS_EXIT_OK;
-        default:
-            return ks_cli_usage_error("serve", "unknown or incomplete option "
-                                               "'%s'",
-                                      argv[optind - 1]);
+        default: {
+            int done = 0;
+            int rc = ks_cli_common_opt("serve", c, usage, argv, &po, &done);
+            if (done)
+                return rc;
+            break;
+        }
         }
     }
     if (optind < argc)
