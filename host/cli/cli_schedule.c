@@ -253,7 +253,7 @@ static void print_result(const char *output, const run_t *run,
 
 static void notice(const char *msg)
 {
-    ks_log(KS_LOG_INFO, "%s", msg);
+    ks_log(KS_LOG_WARN, "%s", msg); /* skipped objects: always shown */
 }
 
 int ks_cli_schedule(int argc, char **argv)
