@@ -35,7 +35,8 @@ static const char usage[] =
     "  -o, --output FORMAT      table (default), yaml or json\n"
     "  -e, --explain NS/POD     for this pod, print every node's filter\n"
     "                           verdict and every plugin's weighted score\n"
-    "                           (every node is then evaluated)\n"
+    "                           (its cycles evaluate every node; other\n"
+    "                           pods are scheduled as without --explain)\n"
     "      --deterministic      break score ties by the smallest node name\n"
     "                           (default: at random, as kube-scheduler)\n"
     "      --run-all-filters    run every Filter plugin on every node instead\n"
@@ -397,8 +398,8 @@ int ks_cli_schedule(int argc, char **argv)
     so.deterministic = deterministic;
     so.run_all_filters = run_all;
     if (explain_arg) {
-        so.percentage_override = 100;
-        so.score_single_node = 1;
+        so.full_eval_ns = run.explain_ns;
+        so.full_eval_name = run.explain_name;
     }
     so.obs.bound = on_bound;
     so.obs.cycle = on_cycle;

@@ -746,6 +746,9 @@ static void schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
     filter_job_t job;
     double t0;
     ks_code_t c;
+    int full_eval = s->opts.full_eval_name &&
+                    strcmp(pod->name, s->opts.full_eval_name) == 0 &&
+                    strcmp(pod->ns, s->opts.full_eval_ns) == 0;
 
     ensure_scratch(s, n_all, n_score);
     smap_reset(s);
@@ -819,7 +822,8 @@ static void schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
     if (n_cand == 0)
         goto fit_error;
 
-    pct = s->opts.percentage_override > 0 ? s->opts.percentage_override
+    pct = full_eval                          ? 100
+          : s->opts.percentage_override > 0 ? s->opts.percentage_override
           : fw->percentage_of_nodes_to_score >= 0
               ? fw->percentage_of_nodes_to_score
               : s->gen->cfg->percentage_of_nodes_to_score;
@@ -881,7 +885,7 @@ static void schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
 
 scored:
     o->r.n_feasible = n_feasible;
-    if (n_feasible == 1 && !s->opts.score_single_node) {
+    if (n_feasible == 1 && !s->opts.score_single_node && !full_eval) {
         o->r.selected = s->feasible[0]->node->name;
         return;
     }

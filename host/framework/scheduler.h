@@ -87,6 +87,10 @@ typedef struct ks_sched_opts {
     int run_all_filters;     /* no early exit between Filter plugins */
     int score_single_node;   /* score even when one node is feasible */
     int percentage_override; /* > 0: use instead of the config's */
+    /* One pod (namespace and name) whose cycles evaluate and score every
+     * node, as if percentage_override were 100 and score_single_node set,
+     * without changing how other pods are scheduled (--explain). */
+    const char *full_eval_ns, *full_eval_name;
     int sample_all_plugins;  /* plugin_duration in every cycle, not 10% */
     ks_sched_observer_t obs;
 } ks_sched_opts_t;
