@@ -120,21 +120,34 @@ if run 0 schedule --cluster "$DATA/cluster.yaml" --cluster "$DATA/anywhere.yaml"
     has "$OUT" "4 bound, 0 could not be placed"
 fi
 
-# The shipped example cluster: it has pods that cannot be placed (exit 3)
-# or none (exit 0); either way, bindings are printed.
-if [ -f "$SRC/profiles/examples/cluster.yaml" ]; then
-    "$KSCHED" schedule --cluster "$SRC/profiles/examples/cluster.yaml" \
-        --plugin-dir "$PLUG" --no-default-plugin-path --deterministic \
-        >"$OUT" 2>"$ERR"
-    st=$?
-    if [ "$st" -ne 0 ] && [ "$st" -ne 3 ]; then
-        fail "schedule of the example cluster exited $st"
-    fi
-    grep -Eq '^[0-9]+ bound, [0-9]+ could not be placed$' "$OUT" ||
-        fail "no summary line for the example cluster"
-    grep -Eq '^[a-z0-9-]+/[a-z0-9-]+ +node-' "$OUT" ||
-        fail "no binding printed for the example cluster"
+# The shipped example cluster: huge-0 never fits (exit 3), the 8 other
+# pending pods are bound.
+EX="$SRC/profiles/examples/cluster.yaml"
+if run 3 schedule --cluster "$EX" --plugin-dir "$PLUG" \
+        --no-default-plugin-path --deterministic; then
+    has "$OUT" "8 bound, 1 could not be placed"
+    has "$OUT" "default/huge-0"
+    has "$OUT" "0/6 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {nvidia.com/gpu: present}, 1 node(s) were unschedulable, 4 Insufficient cpu. preemption: 0/6 nodes are available: 2 Preemption is not helpful for scheduling, 4 No preemption victims found for incoming pod."
+    has "$OUT" "default/trainer-0                        node-c1"
+    cp "$OUT" "$TMP/plain"
 fi
+
+# --explain: every node's verdict and every plugin's weighted score for one
+# pod, and the same bindings as without it.
+if run 3 schedule --cluster "$EX" --plugin-dir "$PLUG" \
+        --no-default-plugin-path --deterministic --explain default/db-1; then
+    has "$OUT" 'explain default/db-1 (attempt 1, profile "default-scheduler")'
+    has "$OUT" "rejected by InterPodAffinity: node(s) didn't match pod anti-affinity rules"
+    has "$OUT" "rejected by NodeUnschedulable: node(s) were unschedulable"
+    grep -Eq '^  node-a1 +passes filters; score [0-9]+ = TaintToleration 300 \+ NodeAffinity 0 \+ NodeResourcesFit [0-9]+ \+' "$OUT" ||
+        fail "no weighted score breakdown for node-a1"
+    has "$OUT" "  selected: node-"
+    grep -v -e '^explain ' -e '^  ' "$OUT" >"$TMP/explained"
+    cmp -s "$TMP/plain" "$TMP/explained" ||
+        fail "--explain changed the bindings: $(diff "$TMP/plain" "$TMP/explained")"
+fi
+run 2 schedule --cluster "$EX" --plugin-dir "$PLUG" --explain nopod
+has "$ERR" "--explain takes NAMESPACE/POD"
 
 run 2 schedule --plugin-dir "$PLUG"
 has "$ERR" "--cluster FILE is required"
