@@ -677,7 +677,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
         uint32_t at = j->start + pos;
         uint32_t idx = s->cand[at >= j->n_cand ? at - j->n_cand : at];
         const ks_node_info_t *ni = ks_snapshot_node_at(s->snap, idx);
-        ks_status_t *st = &s->smap.st[idx];
+        ks_status_t st; /* copied to the map only on failure */
         ks_code_t c;
         /* The shared counter is touched once per 32 nodes, not per
          * feasible node: contended atomics cost more than filtering. */
@@ -690,11 +690,12 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                 return;
         }
         c = ks_fw_run_filter_with_nominated(j->fw, j->cs, j->pod, ni,
-                                            s->opts.run_all_filters, st);
+                                            s->opts.run_all_filters, &st);
         if (c == KS_SUCCESS) {
             s->feasible_flag[pos] = 1;
             found++;
         } else {
+            s->smap.st[idx] = st;
             s->feasible_flag[pos] = 2;
             if (c == KS_ERROR)
                 atomic_store(&j->error, (int)idx + 1);
