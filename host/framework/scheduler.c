@@ -733,6 +733,18 @@ static void add_plugin(cycle_out_t *o, const char *p)
         o->plugins[o->n_plugins++] = p;
 }
 
+/* xorshift64* on the scheduler's seed, for host selection ties. */
+static uint32_t sched_rand_below(ks_scheduler_t *s, uint32_t n)
+{
+    uint64_t x = s->env.rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    s->env.rng = x;
+    return (uint32_t)((((x * 0x2545f4914f6cdd1dull) >> 32) * (uint64_t)n) >>
+                      32);
+}
+
 /* upstream schedulePod. */
 static void schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
                          ks_cycle_state_t *cs, const ks_pod_t *pod,
@@ -928,9 +940,7 @@ scored:
                     if (strcmp(s->feasible[i]->node->name,
                                s->feasible[best]->node->name) < 0)
                         best = i;
-                } else if (ks_host_api()->rand_below(
-                               (ks_handle_t *)&fw->insts[0]->handle, ties) ==
-                           0) {
+                } else if (sched_rand_below(s, ties) == 0) {
                     best = i;
                 }
             }
