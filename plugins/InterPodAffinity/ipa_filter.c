@@ -174,6 +174,11 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                                "\" to cycle state failed");
         return KS_ERROR;
     }
+    /* No required term of its own and no existing pod's required
+     * anti-affinity matches it: Filter cannot fail, the host may skip it
+     * (upstream 1.26+). */
+    if (!has_own_terms && s->existing_anti.nonzero == 0)
+        return KS_SKIP;
     return KS_SUCCESS;
 oom:
     ipa_prefilter_state_free(s);

@@ -535,6 +535,11 @@ static ks_code_t node_affinity_pre_filter(void *self, ks_cycle_state_t *cs,
         na->api->status_reason(st, "cannot write cycle state");
         return KS_ERROR;
     }
+    /* Nothing to check on any node: the host may skip Filter (upstream
+     * 1.26+). The state stays written for callers that filter anyway. */
+    if ((aff == NULL || aff->required == NULL) && pod->node_selector.n == 0 &&
+        na->added_required == NULL)
+        return KS_SKIP;
     if (aff == NULL || aff->required == NULL || aff->required->n_terms == 0)
         return KS_SUCCESS;
     rc = required_node_names(aff->required, &names, &n);

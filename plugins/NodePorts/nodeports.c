@@ -68,7 +68,9 @@ static ks_code_t node_ports_pre_filter(void *self, ks_cycle_state_t *cs,
         np->api->status_reason(st, "cannot write cycle state");
         return KS_ERROR;
     }
-    return KS_SUCCESS;
+    /* No host port: Filter cannot fail, so the host may skip it (upstream
+     * 1.26+). The state stays written for callers that filter anyway. */
+    return pod->n_host_ports == 0 ? KS_SKIP : KS_SUCCESS;
 }
 
 static int ip_is_any(const node_ports_t *np, const char *ip)

@@ -212,7 +212,9 @@ ks_code_t pts_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                                "\" to cycle state failed");
         return KS_ERROR;
     }
-    return KS_SUCCESS;
+    /* No DoNotSchedule constraint: Filter cannot fail, the host may skip it
+     * (upstream 1.26+). The state stays written for callers that filter. */
+    return s->cons.n == 0 ? KS_SKIP : KS_SUCCESS;
 oom:
     pts_prefilter_state_free(s);
     api->status_reason(st, "out of memory");

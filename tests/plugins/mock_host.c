@@ -1054,7 +1054,10 @@ ks_code_t mock_prefilter_filter(mock_host_t *mh, const ks_plugin_t *p,
         c = p->pre_filter(self, cs, pod, r, st);
         mock_prefilter_result_free(r);
     }
-    if (c == KS_SUCCESS)
+    /* As the host: PreFilter Skip means the plugin's Filter is not run. */
+    if (c == KS_SKIP)
+        c = KS_SUCCESS;
+    else if (c == KS_SUCCESS)
         c = p->filter(self, cs, pod, ni, st);
     mock_cycle_state_free(cs);
     return st->code = c;

@@ -209,8 +209,9 @@ const ks_args_t *mock_args_parse(const char *yaml);
 
 /* --- runners (fresh cycle state per call; code stored in st->code) ------- */
 
-/* PreFilter (if the plugin has one; a non-success or KS_SKIP result is
- * returned as is) then Filter on `ni`. st is reset first. */
+/* PreFilter (if the plugin has one; a failure is returned as is), then
+ * Filter on `ni` unless PreFilter answered KS_SKIP (then KS_SUCCESS, as the
+ * host does). st is reset first. */
 ks_code_t mock_prefilter_filter(mock_host_t *mh, const ks_plugin_t *p,
                                 void *self, const ks_pod_t *pod,
                                 const ks_node_info_t *ni, ks_status_t *st);

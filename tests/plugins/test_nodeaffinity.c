@@ -133,16 +133,17 @@ START_TEST(invalid_and_empty_terms)
 }
 END_TEST
 
-/* PreFilter on `pod`, returning the recorded result (caller frees). */
+/* PreFilter on `pod` (which must answer `want`), returning the recorded
+ * result (caller frees). */
 static ks_prefilter_result_t *run_prefilter(mock_host_t *mh,
                                             const ks_plugin_t *p, void *self,
-                                            const ks_pod_t *pod)
+                                            const ks_pod_t *pod, ks_code_t want)
 {
     ks_prefilter_result_t *r = mock_prefilter_result_new();
     ks_cycle_state_t *cs = mock_cycle_state_new();
     ks_status_t *st = mock_status_new();
     (void)mh;
-    ck_assert_int_eq(p->pre_filter(self, cs, pod, r, st), KS_SUCCESS);
+    ck_assert_int_eq(p->pre_filter(self, cs, pod, r, st), want);
     ck_assert_uint_eq(mock_cycle_state_count(cs), 1);
     mock_cycle_state_free(cs);
     mock_status_free(st);
@@ -163,13 +164,16 @@ START_TEST(prefilter_result_node_names)
     ks_prefilter_result_t *r;
 
     /* No required affinity: no restriction. */
-    r = run_prefilter(mh, p, self, mock_pod_new("default", "plain", 0, 0));
+    /* No selector, no required affinity: nothing to filter (Skip). */
+    r = run_prefilter(mh, p, self, mock_pod_new("default", "plain", 0, 0),
+                      KS_SKIP);
     ck_assert_int_eq(r->is_set, 0);
     mock_prefilter_result_free(r);
     /* Union over terms of each term's intersection. */
     t[0] = mock_term(NULL, 0, &ab, 1);
     t[1] = mock_term(NULL, 0, bc, 2);
-    r = run_prefilter(mh, p, self, required_pod("names", t, 2));
+    r = run_prefilter(mh, p, self, required_pod("names", t, 2),
+                      KS_SUCCESS);
     ck_assert_int_eq(r->is_set, 1);
     ck_assert_uint_eq(r->n, 3);
     ck_assert(mock_prefilter_result_has(r, "a"));
@@ -179,13 +183,15 @@ START_TEST(prefilter_result_node_names)
     mock_prefilter_result_free(r);
     /* A term without a name restriction allows every node. */
     t[1] = mock_term(&label, 1, NULL, 0);
-    r = run_prefilter(mh, p, self, required_pod("mixed", t, 2));
+    r = run_prefilter(mh, p, self, required_pod("mixed", t, 2),
+                      KS_SUCCESS);
     ck_assert_int_eq(r->is_set, 0);
     mock_prefilter_result_free(r);
     /* Disjoint names within one term: an empty set. */
     bc[1] = x;
     t[0] = mock_term(NULL, 0, bc, 2);
-    r = run_prefilter(mh, p, self, required_pod("disjoint", t, 1));
+    r = run_prefilter(mh, p, self, required_pod("disjoint", t, 1),
+                      KS_SUCCESS);
     ck_assert_int_eq(r->is_set, 1);
     ck_assert_uint_eq(r->n, 0);
     mock_prefilter_result_free(r);

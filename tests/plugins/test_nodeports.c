@@ -68,6 +68,15 @@ START_TEST(specific_ip_vs_any)
                      KS_UNSCHEDULABLE);
     ck_assert_int_eq(mock_prefilter_filter(mh, p, self, no_port, ni, st),
                      KS_SUCCESS);
+    {
+        /* Without host ports PreFilter answers Skip: Filter cannot fail. */
+        ks_cycle_state_t *cs = mock_cycle_state_new();
+        ks_prefilter_result_t *r = mock_prefilter_result_new();
+        ck_assert_int_eq(p->pre_filter(self, cs, no_port, r, st), KS_SKIP);
+        ck_assert_int_eq(p->pre_filter(self, cs, same_ip, r, st), KS_SUCCESS);
+        mock_prefilter_result_free(r);
+        mock_cycle_state_free(cs);
+    }
     /* A container port without a host port never conflicts. */
     mock_pod_add_port(no_port, 0, 8080, 0, KS_PROTO_TCP, "");
     ck_assert_int_eq(mock_prefilter_filter(mh, p, self, no_port, ni, st),

@@ -104,8 +104,16 @@ ks_cycle_state_t *topo_filter_all(mock_host_t *mh, const ks_plugin_t *p,
     v->prefilter = p->pre_filter(self, cs, pod, r, st);
     mock_prefilter_result_free(r);
     mock_status_free(st);
-    if (v->prefilter == KS_SUCCESS)
+    if (v->prefilter == KS_SUCCESS || v->prefilter == KS_SKIP)
         topo_filter_with(mh, p, self, cs, pod, c, v);
+    if (v->prefilter == KS_SKIP) {
+        /* Skip tells the host Filter cannot fail: check that it holds. */
+        uint32_t i;
+        for (i = 0; i < c->n; i++)
+            ck_assert_msg(v->code[i] == KS_SUCCESS,
+                          "PreFilter answered Skip but Filter rejects %s: %s",
+                          c->nodes[i]->node->name, v->reason[i]);
+    }
     return cs;
 }
 

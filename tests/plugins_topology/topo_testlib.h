@@ -60,6 +60,8 @@ typedef struct topo_verdicts {
 } topo_verdicts_t;
 
 /* PreFilter, then Filter on each node of `c` in order, one cycle state.
+ * When PreFilter answers KS_SKIP, Filter still runs and every node must
+ * pass (the test fails otherwise): Skip has to be sound.
  * Returns the cycle state (caller frees with mock_cycle_state_free) so
  * AddPod/RemovePod can be tried on it. */
 ks_cycle_state_t *topo_filter_all(mock_host_t *mh, const ks_plugin_t *p,
