@@ -51,6 +51,26 @@ static inline const char *pt_create_error(mock_host_t *mh,
     return err;
 }
 
+/* PreScore, Score and NormalizeScore of `pod` over `nis` (at most 16
+ * nodes); fail the test unless node i gets want[i]. */
+static inline void pt_expect_scores(mock_host_t *mh, const ks_plugin_t *p,
+                                    void *self, const ks_pod_t *pod,
+                                    ks_node_info_t *const *nis, uint32_t n,
+                                    const int64_t *want)
+{
+    ks_status_t *st = mock_status_new();
+    int64_t out[16];
+    uint32_t i;
+    ck_assert_uint_le(n, 16);
+    ck_assert_int_eq(mock_score_nodes(mh, p, self, pod, nis, n, out, st),
+                     KS_SUCCESS);
+    for (i = 0; i < n; i++)
+        ck_assert_msg(out[i] == want[i], "%s on %s: score %lld, want %lld",
+                      pod->name, nis[i]->node->name, (long long)out[i],
+                      (long long)want[i]);
+    mock_status_free(st);
+}
+
 /* Assert that `haystack` contains `needle`. */
 #define pt_assert_contains(haystack, needle)                                  \
     ck_assert_msg(strstr((haystack), (needle)) != NULL,                       \

@@ -237,22 +237,6 @@ static void build_preferred_nodes(void)
     }
 }
 
-static void expect_scores(mock_host_t *mh, const ks_plugin_t *p, void *self,
-                          const ks_pod_t *pod, ks_node_info_t **nis,
-                          uint32_t n, const int64_t *want)
-{
-    ks_status_t *st = mock_status_new();
-    int64_t out[8];
-    uint32_t i;
-    ck_assert_int_eq(mock_score_nodes(mh, p, self, pod, nis, n, out, st),
-                     KS_SUCCESS);
-    for (i = 0; i < n; i++)
-        ck_assert_msg(out[i] == want[i], "%s on %s: score %lld, want %lld",
-                      pod->name, nis[i]->node->name, (long long)out[i],
-                      (long long)want[i]);
-    mock_status_free(st);
-}
-
 START_TEST(conformance_preferred)
 {
     mock_host_t *mh = mock_host_new();
@@ -267,8 +251,8 @@ START_TEST(conformance_preferred)
 
     build_preferred_nodes();
     mock_pod_set_node_affinity(pref1, mock_node_affinity_new(NULL, pref_terms(), 3));
-    expect_scores(mh, p, self, pref1, pa_nodes, 5, want);
-    expect_scores(mh, p, self, plain, pa_nodes, 5, zero);
+    pt_expect_scores(mh, p, self, pref1, pa_nodes, 5, want);
+    pt_expect_scores(mh, p, self, plain, pa_nodes, 5, zero);
     p->destroy(self);
     mock_host_free(mh);
     mock_free_all();
@@ -343,7 +327,7 @@ START_TEST(added_affinity)
     ck_assert_int_eq(mock_prefilter_filter(mh, p, self, sel, pa_nodes[0], st),
                      KS_SUCCESS);
     mock_pod_set_node_affinity(pod, mock_node_affinity_new(NULL, pref_terms(), 3));
-    expect_scores(mh, p, self, pod, pa_nodes, 5, want);
+    pt_expect_scores(mh, p, self, pod, pa_nodes, 5, want);
     ck_assert_uint_eq(p->events_to_register(self, ev, 1), 1);
     ck_assert_uint_eq(ev[0].resource, KS_RES_NODE);
     ck_assert(ev[0].action & KS_ACT_UPDATE_NODE_LABEL);

@@ -17,22 +17,6 @@ static ks_node_info_t *node_with(const char *name, int64_t cpu, int64_t mem,
     return ni;
 }
 
-static void expect_scores(mock_host_t *mh, const ks_plugin_t *p, void *self,
-                          const ks_pod_t *pod, ks_node_info_t **nis,
-                          uint32_t n, const int64_t *want)
-{
-    ks_status_t *st = mock_status_new();
-    int64_t out[16];
-    uint32_t i;
-    ck_assert_int_eq(mock_score_nodes(mh, p, self, pod, nis, n, out, st),
-                     KS_SUCCESS);
-    for (i = 0; i < n; i++)
-        ck_assert_msg(out[i] == want[i], "%s on %s: score %lld, want %lld",
-                      pod->name, nis[i]->node->name, (long long)out[i],
-                      (long long)want[i]);
-    mock_status_free(st);
-}
-
 START_TEST(fit_basic)
 {
     mock_host_t *mh = mock_host_new();
@@ -49,8 +33,8 @@ START_TEST(fit_basic)
     nis[0] = node_with("a1", 4000, 16 * GI, 1000, 2 * GI);
     nis[1] = node_with("a2", 2000, 8 * GI, 0, 0);
     nis[2] = node_with("a3", 7800, 31 * GI, 6000, 24 * GI);
-    expect_scores(mh, p, self, p1, nis, 3, want);
-    expect_scores(mh, p, self, none, nis, 3, want_none);
+    pt_expect_scores(mh, p, self, p1, nis, 3, want);
+    pt_expect_scores(mh, p, self, none, nis, 3, want_none);
     p->destroy(self);
     mock_host_free(mh);
     mock_free_all();
@@ -72,11 +56,11 @@ START_TEST(balanced_allocation_scenario)
     nis[1] = node_with("empty", 8000, 32 * GI, 0, 0);
     nis[2] = node_with("even", 8000, 32 * GI, 4000, 16 * GI);
     nis[3] = node_with("mem-heavy", 8000, 32 * GI, 1000, 24 * GI);
-    expect_scores(mh, p, self, mem, nis, 3, want_mem);
+    pt_expect_scores(mh, p, self, mem, nis, 3, want_mem);
     /* memhungry went to "empty". */
     mock_pod_set_node(mem, "empty");
     mock_nodeinfo_add_pod(nis[1], mem);
-    expect_scores(mh, p, self, cpu, nis + 1, 3, want_cpu);
+    pt_expect_scores(mh, p, self, cpu, nis + 1, 3, want_cpu);
     p->destroy(self);
     mock_host_free(mh);
     mock_free_all();
@@ -101,12 +85,12 @@ START_TEST(three_resources_and_capping)
     /* Without a foo request only cpu and memory count: .5 and 1.5 capped
      * to 1: std .25 -> 75. */
     want[0] = 75;
-    expect_scores(mh, p, self, pod, &ni, 1, want);
+    pt_expect_scores(mh, p, self, pod, &ni, 1, want);
     /* foo 1/10: fractions .5, 1, .1, mean .5333, population std
      * sqrt((.0011 + .2178 + .1878) / 3) = .3682 -> 63. */
     mock_pod_set_request(pod, 0, 0, "example.com/foo", 1);
     want[0] = 63;
-    expect_scores(mh, p, self, pod, &ni, 1, want);
+    pt_expect_scores(mh, p, self, pod, &ni, 1, want);
     p->destroy(self);
     mock_host_free(mh);
     mock_free_all();
@@ -130,7 +114,7 @@ START_TEST(overhead_in_whole_cores)
     both->overhead.milli_cpu = 250;
     both->overhead.memory = 256 * MI;
     mock_pod_update(both);
-    expect_scores(mh, p, self, both, nis, 2, want);
+    pt_expect_scores(mh, p, self, both, nis, 2, want);
     p->destroy(self);
     mock_host_free(mh);
     mock_free_all();

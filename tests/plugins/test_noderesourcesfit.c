@@ -20,22 +20,6 @@ static ks_node_info_t *node_with(const char *name, int64_t cpu, int64_t mem,
     return ni;
 }
 
-static void expect_scores(mock_host_t *mh, const ks_plugin_t *p, void *self,
-                          const ks_pod_t *pod, ks_node_info_t **nis,
-                          uint32_t n, const int64_t *want)
-{
-    ks_status_t *st = mock_status_new();
-    int64_t out[16];
-    uint32_t i;
-    ck_assert_int_eq(mock_score_nodes(mh, p, self, pod, nis, n, out, st),
-                     KS_SUCCESS);
-    for (i = 0; i < n; i++)
-        ck_assert_msg(out[i] == want[i], "%s on %s: score %lld, want %lld",
-                      pod->name, nis[i]->node->name, (long long)out[i],
-                      (long long)want[i]);
-    mock_status_free(st);
-}
-
 /* fit-basic: a1..a5 after the running pods. */
 static ks_node_info_t *basic[5];
 
@@ -72,7 +56,7 @@ START_TEST(fit_basic_filter_and_least_allocated)
     ck_assert_int_eq(mock_prefilter_filter(mh, p, self, p1, basic[4], st),
                      KS_UNSCHEDULABLE);
     ck_assert_str_eq(mock_status_text(st), "Insufficient memory");
-    expect_scores(mh, p, self, p1, basic, 3, want_p1);
+    pt_expect_scores(mh, p, self, p1, basic, 3, want_p1);
 
     /* p1 went to a1, p2 to a2. */
     mock_pod_set_node(p1, "a1");
@@ -86,7 +70,7 @@ START_TEST(fit_basic_filter_and_least_allocated)
     ck_assert_str_eq(st->reasons[0], "Insufficient cpu");
     ck_assert_str_eq(st->reasons[1], "Insufficient memory");
     /* A pod without requests scores with the non-zero defaults. */
-    expect_scores(mh, p, self, p5, basic, 5, want_p5);
+    pt_expect_scores(mh, p, self, p5, basic, 5, want_p5);
     p->destroy(self);
     mock_status_free(st);
     mock_host_free(mh);
@@ -112,7 +96,7 @@ START_TEST(fit_most_allocated)
     nis[1] = node_with("m2", 4000, 8 * GI, 110, m2_pods);
     nis[2] = node_with("m3", 8000, 16 * GI, 110, NULL);
     nis[3] = node_with("m4", 2000, 4 * GI, 110, NULL);
-    expect_scores(mh, p, self, b1, nis, 4, want);
+    pt_expect_scores(mh, p, self, b1, nis, 4, want);
     p->destroy(self);
     mock_host_free(mh);
     mock_free_all();
@@ -143,7 +127,7 @@ START_TEST(fit_requested_to_capacity_ratio)
     nis[1] = node_with("r2", 8000, 16 * GI, 110, NULL);
     nis[2] = node_with("r3", 16000, 64 * GI, 110, r3_pods);
     nis[3] = node_with("r4", 4000, 8 * GI, 110, NULL);
-    expect_scores(mh, p, self, j1, nis, 4, want);
+    pt_expect_scores(mh, p, self, j1, nis, 4, want);
     p->destroy(self);
     mock_host_free(mh);
     mock_free_all();
@@ -173,12 +157,12 @@ START_TEST(rtcr_broken_line_and_zero_scores)
      * n2: cpu 50% -> 50, memory 75% -> 25: 37.5 rounds to 38. */
     want_a[0] = 50;
     want_a[1] = 38;
-    expect_scores(mh, p, self, a, nis, 2, want_a);
+    pt_expect_scores(mh, p, self, a, nis, 2, want_a);
     /* n1: cpu 100% -> 0 is left out of the mean: memory 25% -> 75.
      * n2: cpu over capacity -> shape(100) = 0, left out: 75. */
     want_full[0] = 75;
     want_full[1] = 75;
-    expect_scores(mh, p, self, full, nis, 2, want_full);
+    pt_expect_scores(mh, p, self, full, nis, 2, want_full);
     p->destroy(self);
     mock_host_free(mh);
     mock_free_all();
@@ -216,15 +200,15 @@ START_TEST(extended_resources_and_ignores)
     ck_assert_int_eq(mock_prefilter_filter(mh, p, grp, infer, cpu_a, st), KS_SUCCESS);
     /* fit-extended-gpu: infer-1 on gpu-a scores 87 with cpu+memory. */
     want[0] = 87;
-    expect_scores(mh, p, plain, infer, &ga, 1, want);
+    pt_expect_scores(mh, p, plain, infer, &ga, 1, want);
     /* gpu (3/4 free -> 75) weight 2, cpu (14/16 -> 87) weight 1:
      * (150 + 87) / 3 = 79. */
     want[0] = 79;
-    expect_scores(mh, p, gpu_score, infer, &ga, 1, want);
+    pt_expect_scores(mh, p, gpu_score, infer, &ga, 1, want);
     /* Without a gpu request the resource is skipped: cpu only. */
     mock_pod_set_request(infer, 0, 0, "nvidia.com/gpu", 0);
     want[0] = 87;
-    expect_scores(mh, p, gpu_score, infer, &ga, 1, want);
+    pt_expect_scores(mh, p, gpu_score, infer, &ga, 1, want);
     p->destroy(plain);
     p->destroy(ign);
     p->destroy(grp);
@@ -256,7 +240,7 @@ START_TEST(init_containers_and_overhead)
     both->overhead.memory = 256 * MI;
     mock_pod_update(both);
     ck_assert_int_eq(both->requests.milli_cpu, 1250);
-    expect_scores(mh, p, self, both, nis, 2, want);
+    pt_expect_scores(mh, p, self, both, nis, 2, want);
     /* Filter counts the overhead in millicores: 1250m + 1000m > 2000m. */
     ck_assert_int_eq(mock_prefilter_filter(mh, p, self, both, nis[1], st),
                      KS_SUCCESS);
