@@ -69,4 +69,18 @@ char *tl_pod_yaml(const char *name, int priority, const char *nominated);
 ks_framework_t *tl_framework(const ks_config_t *cfg, const ks_registry_t *reg,
                              ks_fw_env_t *env);
 
+
+/* Profile YAML fragments shared by the framework tests. */
+#define BIND_DEFAULT                                                           \
+    "    bind:\n"                                                              \
+    "      enabled:\n"                                                         \
+    "      - name: DefaultBinder\n"
+
+/* One pluginConfig entry for a probe writing to the shared trace file
+ * ('@T@' is replaced by the trace path). */
+#define PROBE_CFG(name, body)                                                  \
+    "  - name: " name "\n"                                                     \
+    "    args:\n"                                                              \
+    "      traceFile: '@T@'\n" body
+
 #endif

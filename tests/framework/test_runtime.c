@@ -30,17 +30,6 @@
     "      enabled:\n"                                                         \
     "      - name: PrioritySort\n"
 
-#define BIND_DEFAULT                                                           \
-    "    bind:\n"                                                              \
-    "      enabled:\n"                                                         \
-    "      - name: DefaultBinder\n"
-
-/* One pluginConfig entry for a probe writing to the shared trace. */
-#define PROBE_CFG(name, body)                                                  \
-    "  - name: " name "\n"                                                     \
-    "    args:\n"                                                              \
-    "      traceFile: '@T@'\n" body
-
 typedef struct rt {
     tl_world_t w;
     ks_registry_t *reg;

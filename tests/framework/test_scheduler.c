@@ -32,16 +32,6 @@
     "      enabled:\n"                                                         \
     "      - name: PrioritySort\n"
 
-#define BIND_DEFAULT                                                           \
-    "    bind:\n"                                                              \
-    "      enabled:\n"                                                         \
-    "      - name: DefaultBinder\n"
-
-#define PROBE_CFG(name, body)                                                  \
-    "  - name: " name "\n"                                                     \
-    "    args:\n"                                                              \
-    "      traceFile: '@T@'\n" body
-
 #define NODES3                                                                 \
     "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"                 \
     "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"           \
