@@ -118,6 +118,11 @@ typedef struct ks_plugin_inst {
     struct ks_handle handle;
     const char *name;
     int created;
+    /* EnqueueExtensions, asked once after create: every_event when the
+     * plugin has no events_to_register or lists more than fit. */
+    int every_event;
+    uint32_t n_events;
+    ks_cluster_event_t events[32];
 } ks_plugin_inst_t;
 
 /* One entry of a runtime list. */

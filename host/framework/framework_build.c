@@ -334,6 +334,22 @@ static int check_counts(ks_framework_t *fw, const char *path, uint32_t line,
     return bad;
 }
 
+/* The events a plugin cares about do not change: ask once, after create. */
+static void cache_events(ks_plugin_inst_t *in)
+{
+    uint32_t cap = (uint32_t)(sizeof in->events / sizeof in->events[0]);
+    uint32_t n;
+    if (in->d->events_to_register == NULL) {
+        in->every_event = 1;
+        return;
+    }
+    n = in->d->events_to_register(in->self, in->events, cap);
+    if (n > cap)
+        in->every_event = 1; /* more than fit: requeue on every event */
+    else
+        in->n_events = n;
+}
+
 static int create_all(ks_framework_t *fw, const ks_profile_config_t *prof,
                       const char *path, ks_error_t *err)
 {
@@ -345,6 +361,7 @@ static int create_all(ks_framework_t *fw, const ks_profile_config_t *prof,
         const ks_args_t *args = ks_profile_plugin_args(prof, in->name);
         if (in->d->create == NULL) {
             in->created = 1;
+            cache_events(in);
             continue;
         }
         if (in->d->create(ks_host_api(), (ks_handle_t *)&in->handle, args,
@@ -360,6 +377,7 @@ static int create_all(ks_framework_t *fw, const ks_profile_config_t *prof,
             continue;
         }
         in->created = 1;
+        cache_events(in);
     }
     return bad;
 }

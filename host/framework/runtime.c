@@ -807,18 +807,15 @@ int ks_fw_event_matters(ks_framework_t *fw, const char *plugin,
 {
     size_t i;
     for (i = 0; i < fw->n_insts; i++) {
-        ks_plugin_inst_t *in = fw->insts[i];
-        ks_cluster_event_t evs[32];
-        uint32_t n, k;
+        const ks_plugin_inst_t *in = fw->insts[i];
+        uint32_t k;
         if (strcmp(in->name, plugin) != 0)
             continue;
-        if (in->d->events_to_register == NULL)
+        if (in->every_event)
             return 1;
-        n = in->d->events_to_register(in->self, evs, 32);
-        if (n > 32)
-            return 1; /* more than we asked for: be safe, requeue */
-        for (k = 0; k < n; k++)
-            if ((evs[k].resource & ev.resource) && (evs[k].action & ev.action))
+        for (k = 0; k < in->n_events; k++)
+            if ((in->events[k].resource & ev.resource) &&
+                (in->events[k].action & ev.action))
                 return 1;
         return 0;
     }
