@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "cluster/cache.h"
-#include "cluster/intern.h"
+#include "base/intern.h"
 #include "cluster/objects.h"
 #include "framework/generation.h"
-#include "framework/log.h"
+#include "base/log.h"
 #include "framework/scheduler.h"
 #include "framework/status.h"
 
@@ -254,7 +254,7 @@ static void print_result(const char *output, const run_t *run,
 
 static void notice(const char *msg)
 {
-    ks_log(KS_LOG_WARN, "%s", msg); /* skipped objects: always shown */
+    ks_log(KS_LOGL_WARN, "%s", msg); /* skipped objects: always shown */
 }
 
 int ks_cli_schedule(int argc, char **argv)
@@ -344,7 +344,7 @@ int ks_cli_schedule(int argc, char **argv)
         run.explain_ns = ns_buf;
         run.explain_name = slash + 1;
     }
-    ks_log_set_level(KS_LOG_WARN + verbose);
+    ks_log_set_level(KS_LOGL_WARN + verbose);
 
     memset(&go, 0, sizeof go);
     go.config_path = config;

@@ -36,8 +36,8 @@
 #include <stdint.h>
 
 #include "ksched/types.h"
-#include "error.h"
-#include "intern.h"
+#include "base/error.h"
+#include "base/intern.h"
 #include "objects.h"
 
 typedef struct ks_cache ks_cache_t;

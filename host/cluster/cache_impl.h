@@ -6,7 +6,7 @@
 
 #include "cache.h"
 #include "node_info.h"
-#include "strmap.h"
+#include "base/strmap.h"
 
 /* One NodeInfo of the cache: a real node, or a placeholder (node == NULL)
  * for pods that name a node the cache does not know. */

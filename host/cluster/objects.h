@@ -35,8 +35,8 @@
 #include <stddef.h>
 
 #include "ksched/types.h"
-#include "error.h"
-#include "intern.h"
+#include "base/error.h"
+#include "base/intern.h"
 
 typedef struct ks_service {
     const char *ns;

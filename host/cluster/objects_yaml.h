@@ -18,9 +18,9 @@
 #include <stdint.h>
 #include <yaml.h>
 
-#include "arena.h"
-#include "error.h"
-#include "intern.h"
+#include "base/arena.h"
+#include "base/error.h"
+#include "base/intern.h"
 #include "ksched/types.h"
 
 typedef struct ks_yctx {

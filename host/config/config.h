@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "ksched/plugin.h"
-#include "error.h"
+#include "base/error.h"
 
 typedef enum ks_ext_point {
     KS_EP_PRE_ENQUEUE = 0,

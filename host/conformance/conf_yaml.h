@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <yaml.h>
 
-#include "error.h"
+#include "base/error.h"
 
 /* Parse the single document of `path` into *doc (delete it with
  * yaml_document_delete). Fails with "PATH: cannot open ..." or

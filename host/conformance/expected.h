@@ -21,7 +21,7 @@
 #define KS_CONF_EXPECTED_H
 
 #include "conf_result.h"
-#include "error.h"
+#include "base/error.h"
 
 int ks_expected_load(const char *path, ks_conf_results_t *out,
                      ks_error_t *err);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cluster/cache.h"
-#include "cluster/intern.h"
+#include "base/intern.h"
 #include "framework/generation.h"
 #include "framework/scheduler.h"
 #include "framework/status.h"

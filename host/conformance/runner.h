@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "conf_result.h"
-#include "error.h"
+#include "base/error.h"
 #include "scenario.h"
 
 typedef struct ks_conf_run_opts {

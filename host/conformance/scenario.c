@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster/intern.h"
+#include "base/intern.h"
 #include "conf_yaml.h"
 
 char *ks_scenario_base_name(const char *path)

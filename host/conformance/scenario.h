@@ -26,7 +26,7 @@
 
 #include "cluster/objects.h"
 #include "config/config.h"
-#include "error.h"
+#include "base/error.h"
 
 /* 2022-06-01T00:00:00Z in Unix milliseconds. */
 #define KS_SCENARIO_DEFAULT_START_MS INT64_C(1654041600000)

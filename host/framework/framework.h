@@ -37,7 +37,7 @@
 #include "ksched/plugin.h"
 #include "config/config.h"
 #include "cluster/cache.h"
-#include "error.h"
+#include "base/error.h"
 #include "registry.h"
 #include "status.h"
 

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "config/config.h"
-#include "error.h"
+#include "base/error.h"
 #include "framework.h"
 #include "registry.h"
 

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "cluster/intern.h"
+#include "base/intern.h"
 #include "cycle_state.h"
-#include "log.h"
+#include "base/log.h"
 
 #define H(h) ((struct ks_handle *)(h))
 #define ENV(h) (H(h)->fw->env)
@@ -28,6 +28,12 @@ static void api_status_reasonf(ks_status_t *st, const char *fmt, ...)
     va_end(ap);
     ks_status_add_reason(st, buf);
 }
+
+_Static_assert(KS_LOGL_ERROR == (int)KS_LOG_ERROR &&
+                   KS_LOGL_WARN == (int)KS_LOG_WARN &&
+                   KS_LOGL_INFO == (int)KS_LOG_INFO &&
+                   KS_LOGL_DEBUG == (int)KS_LOG_DEBUG,
+               "host log levels are the SDK's");
 
 static void api_log(ks_handle_t *h, ks_log_level_t level, const char *fmt, ...)
 {

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "ksched/plugin.h"
-#include "error.h"
+#include "base/error.h"
 
 typedef struct ks_loaded_plugin {
     int refs;          /* atomic */

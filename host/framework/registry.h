@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "base/error.h"
 #include "plugin_loader.h"
 
 typedef struct ks_registry {

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "cycle_state.h"
-#include "cluster/intern.h"
+#include "base/intern.h"
 #include "pool.h"
 
 #define PERMIT_MAX_TIMEOUT_MS (15ull * 60 * 1000)

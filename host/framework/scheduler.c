@@ -7,10 +7,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "cluster/intern.h"
+#include "base/intern.h"
 #include "cluster/objects.h"
 #include "cycle_state.h"
-#include "log.h"
+#include "base/log.h"
 #include "pool.h"
 #include "queue.h"
 
@@ -317,7 +317,7 @@ static void ops_event(ks_fw_env_t *e, const ks_pod_t *pod, const char *type,
                       const char *reason, const char *message)
 {
     (void)e;
-    ks_log(KS_LOG_INFO, "event %s %s %s/%s: %s", type, reason, pod->ns,
+    ks_log(KS_LOGL_INFO, "event %s %s %s/%s: %s", type, reason, pod->ns,
            pod->name, message);
 }
 
@@ -1155,7 +1155,7 @@ static void run_cycle(ks_scheduler_t *s, ks_framework_t *fw,
                 ks_status_message(&st, post, sizeof post);
             } else {
                 char em[1024];
-                ks_log(KS_LOG_ERROR, "PostFilter for %s/%s: %s", pod->ns,
+                ks_log(KS_LOGL_ERROR, "PostFilter for %s/%s: %s", pod->ns,
                        pod->name, ks_status_message(&st, em, sizeof em));
             }
             if (c == KS_SUCCESS) {

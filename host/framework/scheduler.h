@@ -27,7 +27,7 @@
 #include <uv.h>
 
 #include "cluster/cache.h"
-#include "error.h"
+#include "base/error.h"
 #include "framework.h"
 #include "generation.h"
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cluster/intern.h"
+#include "base/intern.h"
 
 void ks_status_reset(ks_status_t *st)
 {

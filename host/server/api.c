@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster/intern.h"
+#include "base/intern.h"
 
 /* --- responses ------------------------------------------------------------ */
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "api.h"
-#include "cluster/intern.h"
+#include "base/intern.h"
 
 static const ks_cluster_event_t ev_pod_add = {KS_RES_POD, KS_ACT_ADD};
 static const ks_cluster_event_t ev_pod_delete = {KS_RES_POD, KS_ACT_DELETE};

@@ -13,9 +13,8 @@
 
 #include <http_parser.h>
 
-#include "buf.h"
-#include "framework/log.h"
-#include "ksched/plugin.h"
+#include "base/buf.h"
+#include "base/log.h"
 
 #define MAX_CONNS 1024
 #define MAX_URL 8192
@@ -367,7 +366,7 @@ int ks_http_stream_write(ks_http_conn_t *c, const char *data, size_t len)
     if (len == 0)
         return 0;
     if (c->pending > STREAM_MAX_PENDING) {
-        ks_log(KS_LOG_WARN, "dropping a stream client: more than %u MiB "
+        ks_log(KS_LOGL_WARN, "dropping a stream client: more than %u MiB "
                             "queued (it does not read)",
                STREAM_MAX_PENDING >> 20);
         conn_close(c);
@@ -623,7 +622,7 @@ static void on_connection(uv_stream_t *ls, int status)
     ks_http_conn_t *c;
     int rc;
     if (status < 0) {
-        ks_log(KS_LOG_WARN, "accept: %s", uv_strerror(status));
+        ks_log(KS_LOGL_WARN, "accept: %s", uv_strerror(status));
         return;
     }
     c = calloc(1, sizeof *c);

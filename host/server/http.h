@@ -27,7 +27,7 @@
 
 #include <uv.h>
 
-#include "error.h"
+#include "base/error.h"
 
 typedef struct ks_http_server ks_http_server_t;
 typedef struct ks_http_conn ks_http_conn_t;

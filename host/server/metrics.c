@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "base/buf.h"
 
 typedef struct series {
     char *values[KS_METRIC_MAX_LABELS];

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "framework/log.h"
+#include "base/log.h"
 #include "server.h"
 
 #define DEBOUNCE_MS 300
@@ -115,7 +115,7 @@ static void on_fs_event(uv_fs_event_t *h, const char *filename, int events,
     size_t plen = sizeof path;
     (void)events;
     if (status < 0) {
-        ks_log(KS_LOG_WARN, "file watch: %s", uv_strerror(status));
+        ks_log(KS_LOGL_WARN, "file watch: %s", uv_strerror(status));
         return;
     }
     if (srv->draining || idx >= srv->n_fs)
@@ -147,7 +147,7 @@ static int watch(ks_server_t *srv, const char *dir, const char *only)
     rc = uv_fs_event_start(h, on_fs_event, dir, 0);
     srv->n_fs++; /* closed later either way */
     if (rc != 0)
-        ks_log(KS_LOG_WARN,
+        ks_log(KS_LOGL_WARN,
                "cannot watch %s for changes (%s); reload with SIGHUP or "
                "POST /-/reload",
                dir, uv_strerror(rc));

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "framework/log.h"
+#include "base/log.h"
 #include "server.h"
 
 static const char usage[] =
@@ -107,7 +107,7 @@ static void loop_finish(uv_loop_t *loop)
 {
     uv_run(loop, UV_RUN_DEFAULT);
     if (uv_loop_close(loop) != 0)
-        ks_log(KS_LOG_WARN, "event loop closed with handles still open");
+        ks_log(KS_LOGL_WARN, "event loop closed with handles still open");
 }
 
 int ks_cli_serve(int argc, char **argv)
@@ -190,7 +190,7 @@ int ks_cli_serve(int argc, char **argv)
                                                "there anyway",
                                       listen_arg);
     }
-    ks_log_set_level(KS_LOG_WARN + verbose);
+    ks_log_set_level(KS_LOGL_WARN + verbose);
     signal(SIGPIPE, SIG_IGN);
 
     memset(&go, 0, sizeof go);

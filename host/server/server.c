@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster/intern.h"
+#include "base/intern.h"
 #include "framework/status.h"
 
 double ks_server_now(void)

@@ -21,7 +21,7 @@
 #include <uv.h>
 
 #include "cluster/cache.h"
-#include "cluster/strmap.h"
+#include "base/strmap.h"
 #include "framework/generation.h"
 #include "framework/scheduler.h"
 #include "http.h"

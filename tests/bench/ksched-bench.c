@@ -42,11 +42,11 @@
 #include <unistd.h>
 
 #include "cluster/cache.h"
-#include "cluster/intern.h"
+#include "base/intern.h"
 #include "cluster/objects.h"
 #include "config/config.h"
 #include "framework/generation.h"
-#include "framework/log.h"
+#include "base/log.h"
 #include "framework/queue.h"
 #include "framework/scheduler.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cluster/intern.h"
+#include "base/intern.h"
 
 static const char *env_dir(const char *var)
 {

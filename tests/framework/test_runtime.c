@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cluster/intern.h"
+#include "base/intern.h"
 #include "framework/cycle_state.h"
 #include "framework/generation.h"
 #include "framework/scheduler.h"

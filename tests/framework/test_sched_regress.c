@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cluster/intern.h"
+#include "base/intern.h"
 #include "framework/generation.h"
 #include "framework/plugin_loader.h"
 #include "framework/queue.h"

@@ -11,7 +11,7 @@
 
 #include <uv.h>
 
-#include "cluster/intern.h"
+#include "base/intern.h"
 #include "framework/generation.h"
 #include "framework/queue.h"
 #include "framework/scheduler.h"

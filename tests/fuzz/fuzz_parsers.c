@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster/intern.h"
+#include "base/intern.h"
 #include "cluster/objects.h"
 #include "config/config.h"
 

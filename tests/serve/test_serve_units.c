@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "server/api.h"
-#include "server/buf.h"
+#include "base/buf.h"
 #include "server/metrics.h"
 #include "server/plugin_samples.h"
 #include "server/router.h"

@@ -7,8 +7,8 @@
  * the end. Ownership: the buffer owns `data`; ks_buf_free() releases it,
  * ks_buf_steal() hands it to the caller. Not thread-safe.
  */
-#ifndef KS_SERVER_BUF_H
-#define KS_SERVER_BUF_H
+#ifndef KS_BASE_BUF_H
+#define KS_BASE_BUF_H
 
 #include <stddef.h>
 

@@ -6,8 +6,8 @@
  * thread-safe (internally locked); lookups of an already interned string are
  * lock-free-fast in the common case but correctness never depends on it.
  */
-#ifndef KS_INTERN_H
-#define KS_INTERN_H
+#ifndef KS_BASE_INTERN_H
+#define KS_BASE_INTERN_H
 
 #include <stddef.h>
 

@@ -1,12 +1,11 @@
-#include "log.h"
+#include "base/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
 
-#include "ksched/plugin.h"
 
-static int g_level = KS_LOG_WARN;
+static int g_level = KS_LOGL_WARN;
 
 void ks_log_set_level(int level)
 {

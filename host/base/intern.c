@@ -3,14 +3,14 @@
  * bytes live in chunked arenas owned by the table. One mutex guards the
  * whole table; interned strings never move and live until ks_intern_free().
  */
-#include "intern.h"
+#include "base/intern.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
+#include "base/hash.h"
 
 #define KS_INTERN_CHUNK (64 * 1024)
 

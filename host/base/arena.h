@@ -6,8 +6,8 @@
  * single malloc. Allocations are zero-filled and aligned for any type.
  * Not thread-safe: one arena is filled by one thread.
  */
-#ifndef KS_CLUSTER_ARENA_H
-#define KS_CLUSTER_ARENA_H
+#ifndef KS_BASE_ARENA_H
+#define KS_BASE_ARENA_H
 
 #include <stddef.h>
 

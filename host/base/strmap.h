@@ -4,8 +4,8 @@
  * not copied: a key must stay valid while it is in the map (interned strings
  * do). Not thread-safe; concurrent readers are fine while nobody writes.
  */
-#ifndef KS_CLUSTER_STRMAP_H
-#define KS_CLUSTER_STRMAP_H
+#ifndef KS_BASE_STRMAP_H
+#define KS_BASE_STRMAP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,8 +6,8 @@
  * as is ("FILE:LINE:COL: message"). ks_error_t is a plain value: no
  * allocation, no cleanup. Thread-safe: yes (no shared state).
  */
-#ifndef KS_ERROR_H
-#define KS_ERROR_H
+#ifndef KS_BASE_ERROR_H
+#define KS_BASE_ERROR_H
 
 #include <stddef.h>
 
@@ -67,4 +67,4 @@ int ks_error_set(ks_error_t *e, int code, const char *fmt, ...)
 int ks_error_append(ks_error_t *e, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-#endif /* KS_ERROR_H */
+#endif /* KS_BASE_ERROR_H */

@@ -2,8 +2,8 @@
  * Private: the string hash shared by the intern table and the string maps.
  * Pure; thread-safe.
  */
-#ifndef KS_CLUSTER_HASH_H
-#define KS_CLUSTER_HASH_H
+#ifndef KS_BASE_HASH_H
+#define KS_BASE_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* Chunked bump allocator; see arena.h. */
-#include "arena.h"
+#include "base/arena.h"
 
 #include <stdalign.h>
 #include <stdint.h>

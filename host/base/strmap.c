@@ -1,10 +1,10 @@
 /* String-keyed hash map; see strmap.h. */
-#include "strmap.h"
+#include "base/strmap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
+#include "base/hash.h"
 
 void ks_strmap_destroy(ks_strmap_t *m)
 {
