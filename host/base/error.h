@@ -34,7 +34,14 @@
     X(EUNAVAILABLE, "plugin not available in ksched")                          \
     X(EDLOPEN, "cannot load shared object")                                    \
     X(EEXIST, "already exists")                                                \
-    X(EPLUGIN, "plugin returned an error")
+    X(EPLUGIN, "plugin returned an error")                                     \
+    X(EHTTP, "HTTP request failed")                                            \
+    X(ETLS, "TLS verification failed")                                         \
+    X(EAUTH, "authentication failed")                                          \
+    X(EFORBIDDEN, "forbidden")                                                 \
+    X(ECONFLICT, "conflict")                                                   \
+    X(EGONE, "resource version too old")                                       \
+    X(ETIMEDOUT, "timed out")
 
 enum {
     KS_OK = 0,
