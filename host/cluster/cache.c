@@ -469,6 +469,30 @@ int ks_cache_add_namespace(ks_cache_t *c, ks_namespace_t *ns)
     return 0;
 }
 
+int ks_cache_remove_service(ks_cache_t *c, const char *ns, const char *name)
+{
+    ks_svc_list_t *l = ks_strmap_get(&c->services, ns);
+    size_t i;
+    if (l == NULL)
+        return KS_ENOTFOUND;
+    for (i = 0; i < l->n; i++)
+        if (strcmp(l->items[i]->name, name) == 0) {
+            bury_later(c, l->items[i], free_service_cb);
+            l->items[i] = l->items[--l->n];
+            return 0;
+        }
+    return KS_ENOTFOUND;
+}
+
+int ks_cache_remove_namespace(ks_cache_t *c, const char *name)
+{
+    ks_namespace_t *old = ks_strmap_del(&c->namespaces, name);
+    if (old == NULL)
+        return KS_ENOTFOUND;
+    bury_later(c, old, free_namespace_cb);
+    return 0;
+}
+
 uint32_t ks_cache_owner_selectors(const ks_cache_t *c, const ks_pod_t *pod,
                                   const ks_label_selector_t **out,
                                   uint32_t cap)

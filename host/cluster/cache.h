@@ -97,6 +97,10 @@ int ks_cache_add_namespace(ks_cache_t *c, ks_namespace_t *ns);
 /* Selectors of services in pod->ns whose non-empty selector matches the
  * pod's labels; writes up to cap and returns how many it wrote. A service
  * or namespace added with the name of an existing one replaces it. */
+/* Remove (freed later, as other objects): 0 or KS_ENOTFOUND. A removed
+ * namespace's labels read as empty. */
+int ks_cache_remove_service(ks_cache_t *c, const char *ns, const char *name);
+int ks_cache_remove_namespace(ks_cache_t *c, const char *name);
 uint32_t ks_cache_owner_selectors(const ks_cache_t *c, const ks_pod_t *pod,
                                   const ks_label_selector_t **out,
                                   uint32_t cap);

@@ -92,6 +92,12 @@ int ks_node_from_yaml(const char *file, void *doc, void *node, ks_intern_t *in,
                       ks_node_t **out, ks_error_t *err);
 int ks_service_from_yaml(const char *file, void *doc, void *node,
                          ks_intern_t *in, ks_service_t **out, ks_error_t *err);
+/* A ReplicaSet, StatefulSet, ReplicationController (or Service) read as a
+ * holder of a pod selector, for upstream's DefaultSelector: the result is
+ * a ks_service_t named "KIND/NAME" (a Service keeps its name). */
+int ks_workload_from_yaml(const char *kind, const char *file, void *doc,
+                          void *node, ks_intern_t *in, ks_service_t **out,
+                          ks_error_t *err);
 int ks_namespace_from_yaml(const char *file, void *doc, void *node,
                            ks_intern_t *in, ks_namespace_t **out,
                            ks_error_t *err);

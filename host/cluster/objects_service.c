@@ -3,6 +3,7 @@
  * labels) from libyaml trees.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "objects.h"
@@ -47,9 +48,14 @@ static int read_meta(ks_yctx_t *c, const yaml_node_t *root, const char *kind,
     return 0;
 }
 
-int ks_service_from_yaml(const char *file, void *doc, void *node,
-                         ks_intern_t *in, ks_service_t **out, ks_error_t *err)
+/* kind: "Service" or "ReplicationController" (spec.selector is a map of
+ * labels), "ReplicaSet" or "StatefulSet" (a metav1.LabelSelector). */
+static int owner_from_yaml(const char *kind, const char *file, void *doc,
+                           void *node, ks_intern_t *in, ks_service_t **out,
+                           ks_error_t *err)
 {
+    int label_selector = strcmp(kind, "ReplicaSet") == 0 ||
+                         strcmp(kind, "StatefulSet") == 0;
     const yaml_node_t *root = node, *md, *spec;
     ks_yctx_t ctx, *c = &ctx;
     ks_arena_t *arena;
@@ -61,16 +67,37 @@ int ks_service_from_yaml(const char *file, void *doc, void *node,
     if ((arena = ks_arena_new(512)) == NULL)
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     ky_init(c, file, doc, in, arena, err);
-    ky_set_what(c, "service", NULL, NULL);
+    ky_set_what(c, kind, NULL, NULL);
     if ((blk = ky_alloc(c, sizeof(*blk))) == NULL) {
         rc = KS_ENOMEM;
         goto fail;
     }
     blk->arena = arena;
-    if ((rc = read_meta(c, root, "service", &blk->svc.ns, &blk->svc.name,
+    if ((rc = read_meta(c, root, kind, &blk->svc.ns, &blk->svc.name,
                         &md)) != 0)
         goto fail;
-    if ((spec = ky_get(c, root, "spec")) != NULL) {
+    if (strcmp(kind, "Service") != 0) {
+        /* "KIND/NAME": names of different kinds never collide. */
+        char key[600];
+        int n = snprintf(key, sizeof key, "%s/%s", kind, blk->svc.name);
+        if (n < 0 || (size_t)n >= sizeof key) {
+            rc = ky_fail(c, md, "metadata.name is too long");
+            goto fail;
+        }
+        if ((blk->svc.name = ky_intern(c, key, (size_t)n)) == NULL) {
+            rc = KS_ENOMEM;
+            goto fail;
+        }
+    }
+    if (label_selector && (spec = ky_get(c, root, "spec")) != NULL) {
+        const ks_label_selector_t *ls = NULL;
+        size_t old = ky_push(c, "spec");
+        if ((rc = ky_expect_map(c, spec)) != 0 ||
+            (rc = ky_f_label_selector(c, spec, "selector", &ls)) != 0)
+            goto fail;
+        ky_pop(c, old);
+        blk->svc.selector = (ks_label_selector_t *)ls;
+    } else if ((spec = ky_get(c, root, "spec")) != NULL) {
         size_t old = ky_push(c, "spec");
         if ((rc = ky_expect_map(c, spec)) != 0 ||
             (rc = ky_f_labels(c, spec, "selector", &sel)) != 0)
@@ -102,6 +129,25 @@ int ks_service_from_yaml(const char *file, void *doc, void *node,
 fail:
     ks_arena_free(arena);
     return rc;
+}
+
+int ks_service_from_yaml(const char *file, void *doc, void *node,
+                         ks_intern_t *in, ks_service_t **out, ks_error_t *err)
+{
+    return owner_from_yaml("Service", file, doc, node, in, out, err);
+}
+
+int ks_workload_from_yaml(const char *kind, const char *file, void *doc,
+                          void *node, ks_intern_t *in, ks_service_t **out,
+                          ks_error_t *err)
+{
+    if (strcmp(kind, "ReplicaSet") != 0 && strcmp(kind, "StatefulSet") != 0 &&
+        strcmp(kind, "ReplicationController") != 0 &&
+        strcmp(kind, "Service") != 0)
+        return ks_error_set(err, KS_EINVAL, "%s: %s has no selector ksched "
+                                            "reads",
+                            file, kind);
+    return owner_from_yaml(kind, file, doc, node, in, out, err);
 }
 
 int ks_namespace_from_yaml(const char *file, void *doc, void *node,

@@ -42,7 +42,7 @@ int ky_fail(ks_yctx_t *c, const yaml_node_t *n, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (n != NULL)
+    if (n != NULL && n->start_mark.line != KY_NO_MARK)
         snprintf(where, sizeof(where), "%s:%zu:%zu", c->file,
                  n->start_mark.line + 1, n->start_mark.column + 1);
     else

@@ -42,6 +42,10 @@ enum {
     KY_RES_PODS = 1u << 3
 };
 
+/* A start_mark.line of KY_NO_MARK means "no position" (documents built in
+ * memory from JSON): messages then give the field path only. */
+#define KY_NO_MARK ((size_t)-1)
+
 void ky_init(ks_yctx_t *c, const char *file, yaml_document_t *doc,
              ks_intern_t *in, ks_arena_t *arena, ks_error_t *err);
 void ky_set_what(ks_yctx_t *c, const char *kind, const char *ns,

@@ -71,8 +71,17 @@ typedef struct ks_profile_config {
     uint32_t line; /* where the profile begins; 0 for the built-in one */
 } ks_profile_config_t;
 
+/* clientConnection: how `serve` talks to an API server (cluster mode). */
+typedef struct ks_client_connection {
+    char *kubeconfig;   /* NULL: not set */
+    double qps;         /* default 50 (upstream) */
+    int32_t burst;      /* default 100 (upstream) */
+    char *content_type; /* as written; ksched always speaks JSON */
+} ks_client_connection_t;
+
 typedef struct ks_config {
     char *path; /* as given, or "<default>" */
+    ks_client_connection_t client_connection;
     int32_t percentage_of_nodes_to_score; /* 0: adaptive */
     int32_t parallelism;                  /* default 16 */
     int64_t pod_initial_backoff_seconds;  /* default 1 */

@@ -64,6 +64,8 @@ static const ks_cfg_field_t leader_fields[] = {
     {"resourceNamespace", KS_CFG_T_STR},
 };
 
+enum { CC_KUBECONFIG, CC_ACCEPT, CC_CONTENT_TYPE, CC_QPS, CC_BURST };
+
 static const ks_cfg_field_t client_fields[] = {
     {"kubeconfig", KS_CFG_T_STR}, {"acceptContentTypes", KS_CFG_T_STR},
     {"contentType", KS_CFG_T_STR}, {"qps", KS_CFG_T_NUM},
@@ -455,6 +457,8 @@ static ks_config_t *config_new(ks_cfg_arena_t *arena, const char *name)
     cfg->parallelism = 16;
     cfg->pod_initial_backoff_seconds = 1;
     cfg->pod_max_backoff_seconds = 10;
+    cfg->client_connection.qps = 50;
+    cfg->client_connection.burst = 100;
     return cfg;
 }
 
@@ -516,9 +520,31 @@ static ks_config_t *read_root(ks_cfg_ctx_t *c, yaml_node_t *root, int require_ap
     if (f[TOP_LEADER_ELECTION] != NULL)
         ks_cfg_fields(c, f[TOP_LEADER_ELECTION], "leaderElection", leader_fields,
                       COUNT(leader_fields), ignore, NULL);
-    if (f[TOP_CLIENT_CONNECTION] != NULL)
+    if (f[TOP_CLIENT_CONNECTION] != NULL) {
+        yaml_node_t *cf[COUNT(client_fields)] = {NULL};
+        ks_client_connection_t *cc = &cfg->client_connection;
         ks_cfg_fields(c, f[TOP_CLIENT_CONNECTION], "clientConnection", client_fields,
-                      COUNT(client_fields), ignore, NULL);
+                      COUNT(client_fields), cf, NULL);
+        if (cf[CC_KUBECONFIG] != NULL && ks_cfg_text(cf[CC_KUBECONFIG])[0])
+            cc->kubeconfig = ks_cfg_arena_strdup(c->arena, ks_cfg_text(cf[CC_KUBECONFIG]));
+        if (cf[CC_CONTENT_TYPE] != NULL)
+            cc->content_type = ks_cfg_arena_strdup(c->arena, ks_cfg_text(cf[CC_CONTENT_TYPE]));
+        if (cf[CC_QPS] != NULL) {
+            char *end;
+            double q = strtod(ks_cfg_text(cf[CC_QPS]), &end);
+            if (*end != '\0' || !(q >= 0) || q > 1e9)
+                ks_cfg_problem(c, KS_ESCHEMA, cf[CC_QPS],
+                               "clientConnection.qps: must be a number of at least 0 "
+                               "(0 disables the limit), found %s",
+                               ks_cfg_text(cf[CC_QPS]));
+            else
+                cc->qps = q;
+        }
+        if (cf[CC_BURST] != NULL &&
+            read_int(c, cf[CC_BURST], "clientConnection.burst", 1, INT32_MAX,
+                     KS_ESCHEMA, &v) == 0)
+            cc->burst = (int32_t)v;
+    }
     if (f[TOP_EXTENDERS] != NULL && ks_cfg_seq_len(f[TOP_EXTENDERS]) > 0)
         ks_cfg_problem(c, KS_EUNAVAILABLE, f[TOP_EXTENDERS],
                        "extenders are not supported by ksched");

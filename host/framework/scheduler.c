@@ -22,6 +22,11 @@
 
 enum { WP_OPEN = 0, WP_ALLOWED, WP_REJECTED };
 
+/* A binding handed to the cluster writer (cluster mode): none yet, waiting
+ * for ks_scheduler_bind_done, or answered while the Bind plugin was still
+ * running. */
+enum { BIND_NONE = 0, BIND_PENDING, BIND_OK, BIND_FAILED };
+
 struct ks_waiting_pod {
     ks_scheduler_t *s;
     ks_qpod_t *qp;
@@ -37,10 +42,12 @@ struct ks_waiting_pod {
     int state;
     int deleted; /* the pod was deleted while waiting: drop, not requeue */
     int sampled; /* its scheduling cycle timed plugins: so does binding */
+    int bind_state; /* BIND_*: the writer's answer to the Bind plugin */
     char message[1024];
     int registered; /* in the waiting list */
     struct ks_waiting_pod *wnext, *wprev; /* waiting list */
     struct ks_waiting_pod *rnext;         /* ready list */
+    struct ks_waiting_pod *bnext, *bprev; /* bindings in flight */
 };
 
 typedef struct nominee {
@@ -66,6 +73,11 @@ struct ks_scheduler {
     struct ks_waiting_pod *waiting;
     struct ks_waiting_pod *ready_head, *ready_tail;
     size_t n_waiting;
+    /* bindings handed to the writer and not answered yet; the pod whose
+     * Bind plugins are running now */
+    struct ks_waiting_pod *binding;
+    size_t n_binding;
+    struct ks_waiting_pod *in_bind;
     /* nominated pods */
     nominee_t *noms;
     size_t n_noms, cap_noms;
@@ -278,11 +290,25 @@ void ks_scheduler_on_event(ks_scheduler_t *s, ks_cluster_event_t ev)
 
 /* --- ops for plugins --------------------------------------------------------- */
 
+/* Without a writer a binding is the cache's alone (snapshots, the embedded
+ * API). With one, the binding goes to the cluster: the writer answers
+ * later through ks_scheduler_bind_done, and the binding cycle waits. Only
+ * the pod of the binding cycle running now can be bound, once. */
 static int ops_bind(ks_fw_env_t *e, const ks_pod_t *pod, const char *node)
 {
     ks_scheduler_t *s = e->ud;
-    (void)pod;
-    return ks_cache_node_info(s->cache, node) ? 0 : -1;
+    ks_waiting_pod_t *wp = s->in_bind;
+    if (s->opts.writer.bind == NULL)
+        return ks_cache_node_info(s->cache, node) ? 0 : -1;
+    if (wp == NULL || wp->qp->pod->uid != pod->uid ||
+        wp->bind_state != BIND_NONE)
+        return -1;
+    wp->bind_state = BIND_PENDING;
+    if (s->opts.writer.bind(s->opts.writer.ud, pod, node) != 0) {
+        wp->bind_state = BIND_NONE;
+        return -1;
+    }
+    return 0;
 }
 
 static void wp_reject(ks_waiting_pod_t *wp, const char *plugin,
@@ -300,6 +326,8 @@ static int ops_delete_pod(ks_fw_env_t *e, const ks_pod_t *pod)
         }
     if (s->opts.obs.deleted)
         s->opts.obs.deleted(s->opts.obs.ud, pod);
+    if (s->opts.writer.delete_pod)
+        s->opts.writer.delete_pod(s->opts.writer.ud, pod);
     if (ks_cache_remove_pod(s->cache, pod->uid, NULL) != 0)
         return -1;
     ks_scheduler_on_event(s, ev);
@@ -309,16 +337,21 @@ static int ops_delete_pod(ks_fw_env_t *e, const ks_pod_t *pod)
 static int ops_set_nominated(ks_fw_env_t *e, const ks_pod_t *pod,
                              const char *node)
 {
-    nominator_set(e->ud, pod, node);
+    ks_scheduler_t *s = e->ud;
+    nominator_set(s, pod, node);
+    if (s->opts.writer.nominate)
+        s->opts.writer.nominate(s->opts.writer.ud, pod, node ? node : "");
     return 0;
 }
 
 static void ops_event(ks_fw_env_t *e, const ks_pod_t *pod, const char *type,
                       const char *reason, const char *message)
 {
-    (void)e;
+    ks_scheduler_t *s = e->ud;
     ks_log(KS_LOGL_INFO, "event %s %s %s/%s: %s", type, reason, pod->ns,
            pod->name, message);
+    if (s->opts.writer.event)
+        s->opts.writer.event(s->opts.writer.ud, pod, type, reason, message);
 }
 
 static ks_waiting_pod_t *ops_wp_get(ks_fw_env_t *e, const char *uid)
@@ -487,6 +520,11 @@ void ks_scheduler_free(ks_scheduler_t *s)
     }
     for (wp = s->ready_head; wp; wp = next) {
         next = wp->rnext;
+        wp_free(wp);
+    }
+    /* Bindings in flight: the writer drops its requests before this. */
+    for (wp = s->binding; wp; wp = next) {
+        next = wp->bnext;
         wp_free(wp);
     }
     ks_queue_free(s->q);
@@ -956,8 +994,10 @@ fit_error:
 
 /* --- binding cycle -------------------------------------------------------------- */
 
+/* error: an Error status (SchedulerError), not Unschedulable. */
 static void record_failure(ks_scheduler_t *s, ks_qpod_t *qp, const char *msg,
-                           const char *const *plugins, unsigned n_plugins)
+                           const char *const *plugins, unsigned n_plugins,
+                           int error)
 {
     unsigned i;
     free(qp->last_message);
@@ -971,6 +1011,8 @@ static void record_failure(ks_scheduler_t *s, ks_qpod_t *qp, const char *msg,
                 ks_intern_str(ks_intern_global(), plugins[i]);
     if (s->opts.obs.failed)
         s->opts.obs.failed(s->opts.obs.ud, qp->pod, msg);
+    if (s->opts.writer.failed)
+        s->opts.writer.failed(s->opts.writer.ud, qp->pod, msg, error);
 }
 
 /* Undo an assumed pod after a failure past Reserve and requeue it. */
@@ -984,7 +1026,8 @@ static void fail_assumed(ks_scheduler_t *s, ks_waiting_pod_t *wp,
     ks_cache_forget_pod(s->cache, qp->pod->uid);
     qp->assumed = 0;
     qp->pod->node_name = ks_intern_empty(ks_intern_global());
-    record_failure(s, qp, msg, plugin ? &plugin : NULL, plugin ? 1 : 0);
+    record_failure(s, qp, msg, plugin ? &plugin : NULL, plugin ? 1 : 0,
+                   error);
     if (error)
         s->stats.errors++;
     else
@@ -996,12 +1039,14 @@ static void fail_assumed(ks_scheduler_t *s, ks_waiting_pod_t *wp,
     on_event_except(s, ev, qp);
 }
 
+static void binding_finish(ks_scheduler_t *s, ks_waiting_pod_t *wp);
+static void drop_deleted(ks_scheduler_t *s, ks_waiting_pod_t *wp);
+
 static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
 {
     ks_status_t st;
     ks_qpod_t *qp = wp->qp;
     char msg[2048];
-    ks_cluster_event_t ev = {KS_RES_POD, KS_ACT_ADD};
     double t0;
     ks_code_t c;
 
@@ -1011,14 +1056,7 @@ static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
         s->opts.obs.permit_wait(s->opts.obs.ud, qp->pod,
                                 wp->state == WP_ALLOWED, tnow() - wp->wait_t0);
     if (wp->deleted) {
-        ks_cluster_event_t del = {KS_RES_POD, KS_ACT_DELETE};
-        ks_fw_run_unreserve(wp->fw, wp->cs, qp->pod, wp->node);
-        ks_cache_forget_pod(s->cache, qp->pod->uid);
-        qp->assumed = 0;
-        nominator_set(s, qp->pod, "");
-        ks_pod_free(ks_queue_remove(s->q, qp));
-        wp_free(wp);
-        ks_scheduler_on_event(s, del);
+        drop_deleted(s, wp);
         return;
     }
     if (wp->state == WP_REJECTED) {
@@ -1031,8 +1069,25 @@ static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
     ep_done(s, wp->fw, KS_EP_PRE_BIND, c, t0);
     if (c == KS_SUCCESS) {
         t0 = EP_T0(s);
+        s->in_bind = wp;
         c = ks_fw_run_bind(wp->fw, wp->cs, qp->pod, wp->node, &st);
+        s->in_bind = NULL;
         ep_done(s, wp->fw, KS_EP_BIND, c, t0);
+    }
+    if (c == KS_SUCCESS && wp->bind_state == BIND_PENDING) {
+        /* The cluster answers later (ks_scheduler_bind_done). */
+        wp->bprev = NULL;
+        wp->bnext = s->binding;
+        if (s->binding)
+            s->binding->bprev = wp;
+        s->binding = wp;
+        s->n_binding++;
+        return;
+    }
+    if (c == KS_SUCCESS && wp->bind_state == BIND_FAILED) {
+        fail_assumed(s, wp, wp->message, 1);
+        wp_free(wp);
+        return;
     }
     if (c != KS_SUCCESS) {
         if (st.code == KS_SKIP)
@@ -1045,6 +1100,15 @@ static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
         wp_free(wp);
         return;
     }
+    binding_finish(s, wp);
+}
+
+/* The pod is bound: the cache keeps it, PostBind runs, the record goes. */
+static void binding_finish(ks_scheduler_t *s, ks_waiting_pod_t *wp)
+{
+    ks_qpod_t *qp = wp->qp;
+    ks_cluster_event_t ev = {KS_RES_POD, KS_ACT_ADD};
+    double t0;
     ks_cache_finish_binding(s->cache, qp->pod->uid);
     if (qp->pod->nominated_node_name && qp->pod->nominated_node_name[0])
         nominator_set(s, qp->pod, "");
@@ -1058,6 +1122,58 @@ static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
     ks_queue_remove(s->q, qp);
     wp_free(wp);
     ks_scheduler_on_event(s, ev);
+}
+
+/* A pod deleted while it was assumed: undo and drop it. */
+static void drop_deleted(ks_scheduler_t *s, ks_waiting_pod_t *wp)
+{
+    ks_qpod_t *qp = wp->qp;
+    ks_cluster_event_t del = {KS_RES_POD, KS_ACT_DELETE};
+    ks_fw_run_unreserve(wp->fw, wp->cs, qp->pod, wp->node);
+    ks_cache_forget_pod(s->cache, qp->pod->uid);
+    qp->assumed = 0;
+    nominator_set(s, qp->pod, "");
+    ks_pod_free(ks_queue_remove(s->q, qp));
+    wp_free(wp);
+    ks_scheduler_on_event(s, del);
+}
+
+int ks_scheduler_bind_done(ks_scheduler_t *s, const char *uid, int ok,
+                           const char *message)
+{
+    ks_waiting_pod_t *wp = s->in_bind;
+    if (wp != NULL && strcmp(wp->qp->pod->uid, uid) == 0 &&
+        wp->bind_state == BIND_PENDING) {
+        /* Answered from inside the Bind plugin's call. */
+        wp->bind_state = ok ? BIND_OK : BIND_FAILED;
+        if (!ok)
+            snprintf(wp->message, sizeof wp->message, "%s",
+                     message ? message : "binding failed");
+        return 0;
+    }
+    for (wp = s->binding; wp; wp = wp->bnext)
+        if (strcmp(wp->qp->pod->uid, uid) == 0)
+            break;
+    if (wp == NULL)
+        return KS_ENOTFOUND;
+    if (wp->bprev)
+        wp->bprev->bnext = wp->bnext;
+    else
+        s->binding = wp->bnext;
+    if (wp->bnext)
+        wp->bnext->bprev = wp->bprev;
+    s->n_binding--;
+    s->env.sample_plugins = wp->sampled;
+    if (wp->deleted)
+        drop_deleted(s, wp);
+    else if (ok)
+        binding_finish(s, wp);
+    else {
+        fail_assumed(s, wp, message ? message : "binding failed", 1);
+        wp_free(wp);
+    }
+    ks_scheduler_kick(s);
+    return 0;
 }
 
 static int run_ready(ks_scheduler_t *s)
@@ -1228,13 +1344,13 @@ static void schedule_one(ks_scheduler_t *s)
         /* The profile went away in a reload: hold the pod as unschedulable
          * until a profile for it returns. */
         record_failure(s, qp, "no profile schedules this pod any more", NULL,
-                       0);
+                       0, 0);
         ks_queue_requeue_failed(s->q, qp, now, 0);
         ks_generation_unref(gen);
         return;
     }
     if (ks_cache_update_snapshot(s->cache, s->snap, &err) != 0) {
-        record_failure(s, qp, err.msg, NULL, 0);
+        record_failure(s, qp, err.msg, NULL, 0, 1);
         ks_queue_requeue_failed(s->q, qp, now, 1);
         ks_generation_unref(gen);
         return;
@@ -1250,13 +1366,13 @@ static void schedule_one(ks_scheduler_t *s)
         if (o->r.nominated)
             nominator_set(s, pod, o->r.nominated);
         s->stats.unschedulable++;
-        record_failure(s, qp, o->message, o->plugins, o->n_plugins);
+        record_failure(s, qp, o->message, o->plugins, o->n_plugins, 0);
         ks_queue_requeue_failed(s->q, qp, now, 0);
         goto done;
     }
     if (o->r.error) {
         s->stats.errors++;
-        record_failure(s, qp, o->message, NULL, 0);
+        record_failure(s, qp, o->message, NULL, 0, 1);
         ks_queue_requeue_failed(s->q, qp, now, 1);
         goto done;
     }
@@ -1264,7 +1380,7 @@ static void schedule_one(ks_scheduler_t *s)
 
     /* Assume, Reserve, Permit. */
     if (ks_cache_assume_pod(s->cache, pod, o->r.selected, &err) != 0) {
-        record_failure(s, qp, err.msg, NULL, 0);
+        record_failure(s, qp, err.msg, NULL, 0, 1);
         s->stats.errors++;
         ks_queue_requeue_failed(s->q, qp, now, 1);
         goto done;
@@ -1477,6 +1593,12 @@ int ks_scheduler_remove_pod(ks_scheduler_t *s, const char *uid)
             run_ready(s);
             return 0;
         }
+    /* Binding in flight: dropped when the cluster answers. */
+    for (wp = s->binding; wp; wp = wp->bnext)
+        if (wp->qp == qp) {
+            wp->deleted = 1;
+            return 0;
+        }
     return KS_ENOTFOUND;
 }
 
@@ -1490,7 +1612,7 @@ ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s)
 size_t ks_scheduler_pending(const ks_scheduler_t *s, int where)
 {
     if (where == -1)
-        return s->n_waiting;
+        return s->n_waiting + s->n_binding;
     return ks_queue_len(s->q, where);
 }
 

@@ -82,6 +82,31 @@ typedef struct ks_sched_observer {
     void *ud;
 } ks_sched_observer_t;
 
+/* Writes to the cluster, for cluster mode (all optional; NULL members keep
+ * the cache-only behaviour of snapshots and the embedded API). Loop thread.
+ *  - bind: a Bind plugin asked the host to bind `pod` to `node`. Return 0
+ *    and answer later with ks_scheduler_bind_done(), from the loop (an
+ *    answer from inside the call is accepted too); non-zero fails the Bind
+ *    plugin at once. The binding cycle waits for the answer; the pod stays
+ *    assumed meanwhile.
+ *  - delete_pod: a preemption victim (already gone from the cache).
+ *  - failed: an attempt failed (FitError text or error message; error:
+ *    an Error status rather than Unschedulable); pod->nominated_node_name
+ *    is the node preemption nominated, "" when none.
+ *  - nominate: a plugin (preemption) changed a pod's nominated node ("":
+ *    cleared).
+ *  - event: an event a plugin recorded through the host API. */
+typedef struct ks_sched_writer {
+    int (*bind)(void *ud, const ks_pod_t *pod, const char *node);
+    void (*delete_pod)(void *ud, const ks_pod_t *pod);
+    void (*failed)(void *ud, const ks_pod_t *pod, const char *message,
+                   int error);
+    void (*nominate)(void *ud, const ks_pod_t *pod, const char *node);
+    void (*event)(void *ud, const ks_pod_t *pod, const char *type,
+                  const char *reason, const char *message);
+    void *ud;
+} ks_sched_writer_t;
+
 typedef struct ks_sched_opts {
     int deterministic;       /* ties: smallest node name; offsets 0 */
     int run_all_filters;     /* no early exit between Filter plugins */
@@ -93,6 +118,7 @@ typedef struct ks_sched_opts {
     const char *full_eval_ns, *full_eval_name;
     int sample_all_plugins;  /* plugin_duration in every cycle, not 10% */
     ks_sched_observer_t obs;
+    ks_sched_writer_t writer;
 } ks_sched_opts_t;
 
 ks_scheduler_t *ks_scheduler_new(ks_generation_t *gen, ks_cache_t *cache,
@@ -115,6 +141,15 @@ int ks_scheduler_add_pod(ks_scheduler_t *s, ks_pod_t *pod);
  * this uid. Loop thread, between steps. */
 #define KS_SCHEDULER_REMOVE_POD 1
 int ks_scheduler_remove_pod(ks_scheduler_t *s, const char *uid);
+
+/* The cluster's answer to a binding the writer started: ok, or the
+ * failure's message. On success the binding cycle ends (PostBind); on
+ * failure the pod is unreserved, forgotten and requeued with backoff (as
+ * upstream handles a binding error), or dropped when it was removed
+ * meanwhile. 0, or KS_ENOTFOUND when no binding of this uid is in flight.
+ * Loop thread, not from inside a plugin call of another pod. */
+int ks_scheduler_bind_done(ks_scheduler_t *s, const char *uid, int ok,
+                           const char *message);
 
 /* Cluster changes that the cache already applied: re-check gated and
  * unschedulable pods. */
@@ -147,6 +182,8 @@ typedef struct ks_sched_stats {
 } ks_sched_stats_t;
 ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s);
 size_t ks_scheduler_pending(const ks_scheduler_t *s, int where);
+/* ks_scheduler_pending(s, -1) counts pods waiting at Permit and bindings
+ * in flight. */
 /* Visit pods that are still pending (not bound) with their last message. */
 void ks_scheduler_foreach_pending(ks_scheduler_t *s,
                                   void (*fn)(void *ud, const ks_pod_t *pod,

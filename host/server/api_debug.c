@@ -14,6 +14,16 @@ void ks_api_health(ks_server_t *srv, ks_http_conn_t *c,
                         "shutting down\n", 14);
         return;
     }
+    if (strcmp(req->path, "/readyz") == 0 && srv->ksrc &&
+        !ks_kube_source_synced(srv->ksrc)) {
+        char msg[2048];
+        size_t n;
+        ks_kube_source_describe(srv->ksrc, msg, sizeof msg - 1);
+        n = strlen(msg);
+        msg[n++] = '\n';
+        ks_http_respond(c, 503, "text/plain; charset=utf-8", NULL, msg, n);
+        return;
+    }
     ks_http_respond(c, 200, "text/plain; charset=utf-8", NULL, "ok", 2);
 }
 

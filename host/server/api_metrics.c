@@ -50,6 +50,13 @@ void ks_api_metrics(ks_server_t *srv, ks_http_conn_t *c,
     (void)req;
     refresh(srv);
     text = ks_metrics_render(srv->metrics, &len);
+    if (text != NULL && srv->ksrc) {
+        ks_buf_t b = {0};
+        ks_buf_append(&b, text, len);
+        ks_kube_source_metrics(srv->ksrc, &b);
+        free(text);
+        text = ks_buf_steal(&b, &len);
+    }
     if (text == NULL) {
         ks_http_respond(c, 500, "text/plain", NULL, "out of memory\n", 14);
         return;

@@ -23,6 +23,15 @@ void ks_server_stop(ks_server_t *srv)
     }
     if (srv->sched)
         ks_scheduler_detach_loop(srv->sched);
+    /* Cluster mode: informers and writes stop (no answer reaches the
+     * scheduler any more), then the API clients close their handles. */
+    ks_kube_source_close(srv->ksrc);
+    srv->ksrc = NULL;
+    if (srv->kclient)
+        ks_kube_client_close(srv->kclient, NULL, NULL);
+    if (srv->kevents)
+        ks_kube_client_close(srv->kevents, NULL, NULL);
+    srv->kclient = srv->kevents = NULL;
     if (srv->http)
         ks_http_server_close(srv->http);
     srv->http = NULL; /* freed by libuv close callbacks */

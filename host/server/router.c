@@ -114,6 +114,14 @@ void ks_server_handle(void *ud, ks_http_conn_t *c,
                               req->method, req->path, r->methods);
             return;
         }
+        if (srv->ksrc && r->id >= R_NODES && r->id != R_BINDINGS &&
+            strcmp(req->method, "GET") != 0) {
+            ks_api_status(c, 405, "MethodNotAllowed", NULL, NULL,
+                          "ksched schedules the pods of the cluster at %s: "
+                          "create and delete nodes and pods there",
+                          ks_kube_client_server(srv->kclient));
+            return;
+        }
         switch (r->id) {
         case R_HEALTHZ:
         case R_READYZ:

@@ -14,14 +14,28 @@
 
 static const char usage[] =
     "Usage: ksched serve [--config FILE] [--plugin-dir DIR]...\n"
+    "                    [--kubeconfig FILE [--context NAME] | --embedded]\n"
     "                    [--listen ADDR:PORT | --socket PATH] [options]\n"
     "\n"
-    "Run the scheduler as a long-lived process with a Kubernetes-shaped\n"
-    "HTTP API: create nodes and pods, watch the bindings, scrape metrics,\n"
-    "and replace plugins or the configuration while pods keep flowing.\n"
+    "Run the scheduler as a long-lived process. In cluster mode it schedules\n"
+    "the pods of a Kubernetes cluster through its API server; in the\n"
+    "embedded mode it serves a small Kubernetes-shaped HTTP API of its own\n"
+    "(create nodes and pods, watch the bindings). Both serve metrics and\n"
+    "health, and replace plugins or the configuration while pods keep\n"
+    "flowing.\n"
+    "\n"
+    "Which mode: --kubeconfig FILE (or clientConnection.kubeconfig in the\n"
+    "configuration, or --context alone, which reads $KUBECONFIG or\n"
+    "~/.kube/config) is cluster mode; without them, inside a pod (the\n"
+    "KUBERNETES_SERVICE_HOST/_PORT variables and a service-account token)\n"
+    "it is cluster mode with that service account; otherwise, or with\n"
+    "--embedded, the embedded API.\n"
     "\n"
     "Options:\n"
     "  -c, --config FILE        KubeSchedulerConfiguration (default: built-in)\n"
+    "      --kubeconfig FILE    cluster mode: the API server and credentials\n"
+    "      --context NAME       the kubeconfig context (default: current)\n"
+    "      --embedded           the embedded API even inside a pod\n"
     "  -p, --plugin-dir DIR     search DIR for plugin .so files; repeatable;\n"
     "                           watched for changes\n"
     "      --no-default-plugin-path\n"
@@ -45,7 +59,9 @@ static const char usage[] =
     "\n"
     "Endpoints: /api/v1/nodes[/NAME], /api/v1/namespaces/NS/pods[/NAME],\n"
     "/api/v1/pods, /api/v1/bindings?watch=true, /healthz, /readyz,\n"
-    "/metrics, /debug/plugins, POST /-/reload.\n"
+    "/metrics, /debug/plugins, POST /-/reload. In cluster mode the\n"
+    "/api/v1 endpoints are read-only views and /readyz answers 503 until\n"
+    "every informer has synced.\n"
     "\n"
     "Exit status: 0 after a SIGTERM/SIGINT drain, 1 invalid configuration,\n"
     "plugins or address, 2 usage.\n";
@@ -122,11 +138,17 @@ int ks_cli_serve(int argc, char **argv)
         {"drain-timeout", required_argument, NULL, 'T'},
         {"parallelism", required_argument, NULL, 'j'},
         {"verbose", no_argument, NULL, 'v'},
+        {"kubeconfig", required_argument, NULL, 'K'},
+        {"context", required_argument, NULL, 'X'},
+        {"embedded", no_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     ks_cli_plugin_opts_t po = {{0}, 0, 0};
     const char *config = NULL, *listen_arg = NULL, *socket_path = NULL;
+    const char *kubeconfig = NULL, *context = NULL;
     int allow_remote = 0, verbose = 0, parallelism = 0, c, loopback = 1;
+    int embedded = 0;
+    ks_kube_conn_t *kconn = NULL;
     double drain = 10;
     struct sockaddr_storage ss;
     ks_generation_opts_t go;
@@ -160,6 +182,9 @@ int ks_cli_serve(int argc, char **argv)
                 return KS_EXIT_USAGE;
             break;
         case 'v': verbose++; break;
+        case 'K': kubeconfig = optarg; break;
+        case 'X': context = optarg; break;
+        case 'E': embedded = 1; break;
         default: {
             int done = 0;
             int rc = ks_cli_common_opt("serve", c, usage, argv, &po, &done);
@@ -172,6 +197,9 @@ int ks_cli_serve(int argc, char **argv)
     if (optind < argc)
         return ks_cli_usage_error("serve", "unexpected argument '%s'",
                                   argv[optind]);
+    if (embedded && (kubeconfig || context))
+        return ks_cli_usage_error("serve", "--embedded excludes --kubeconfig "
+                                           "and --context");
     if (listen_arg && socket_path)
         return ks_cli_usage_error("serve", "--listen and --socket exclude "
                                            "each other");
@@ -203,14 +231,35 @@ int ks_cli_serve(int argc, char **argv)
         fprintf(stderr, "%s\n", err.msg);
         return KS_EXIT_INVALID;
     }
+    if (!embedded && kubeconfig == NULL)
+        kubeconfig = gen->cfg->client_connection.kubeconfig;
+    if (!embedded && (kubeconfig || context)) {
+        if (ks_kubeconfig_load(kubeconfig, context, &kconn, &err) != 0) {
+            fprintf(stderr, "ksched serve: %s\n", err.msg);
+            ks_generation_unref(gen);
+            return KS_EXIT_INVALID;
+        }
+    } else if (!embedded) {
+        int rc = ks_kubeconfig_in_cluster(NULL, &kconn, &err);
+        if (rc != 0 && rc != KS_ENOTFOUND) {
+            fprintf(stderr, "ksched serve: in-cluster configuration: %s (or "
+                            "pass --kubeconfig FILE, or --embedded)\n",
+                    err.msg);
+            ks_generation_unref(gen);
+            return KS_EXIT_INVALID;
+        }
+        err.code = 0;
+        err.msg[0] = '\0';
+    }
     srv = calloc(1, sizeof *srv);
     if (srv == NULL || uv_loop_init(&loop) != 0) {
         fprintf(stderr, "ksched serve: out of memory\n");
         free(srv);
         ks_generation_unref(gen);
+        ks_kube_conn_free(kconn);
         return KS_EXIT_INVALID;
     }
-    if (ks_server_init(srv, &loop, &go, gen, &err) != 0)
+    if (ks_server_init(srv, &loop, &go, gen, kconn, &err) != 0)
         goto fail;
     srv->drain_timeout_s = drain;
     if (socket_path) {
@@ -236,6 +285,11 @@ int ks_cli_serve(int argc, char **argv)
             bound,
             (unsigned long long)ks_scheduler_generation(srv->sched)->id,
             ks_scheduler_generation(srv->sched)->reg->n);
+    if (srv->kconn) {
+        char d[1500];
+        fprintf(stderr, "ksched serve: cluster mode: %s\n",
+                ks_kube_conn_describe(srv->kconn, d, sizeof d));
+    }
     uv_run(&loop, UV_RUN_DEFAULT);
     loop_finish(&loop);
     ks_server_free(srv);

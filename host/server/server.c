@@ -78,6 +78,10 @@ static void obs_cycle(void *ud, const ks_cycle_result_t *r)
 {
     ks_server_t *srv = ud;
     ks_pod_entry_t *e = ks_server_pod_by_uid(srv, r->pod->uid);
+    /* Cluster mode: pods come from the informers; index them while they
+     * are being scheduled (for attempt metrics and the bindings watch). */
+    if (e == NULL && srv->ksrc)
+        e = ks_server_pod_add(srv, r->pod, KS_POD_PENDING);
     const char *profile =
         ks_intern_str(ks_intern_global(), r->fw->profile_name);
     if (e) {
@@ -114,6 +118,8 @@ static void obs_bound(void *ud, const ks_pod_t *pod, const char *node)
     if (e->attempt_open)
         attempt_done(srv, e, "scheduled", ks_server_now() - e->attempt_t0);
     ks_server_emit_binding(srv, e);
+    if (srv->ksrc) /* the cluster keeps the pod from here on */
+        ks_server_pod_remove(srv, e);
 }
 
 static void obs_failed(void *ud, const ks_pod_t *pod, const char *message)
@@ -269,12 +275,74 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
 
 /* --- lifetime ---------------------------------------------------------------- */
 
+static void rest_observe(void *ud, const char *verb, long code,
+                         double seconds)
+{
+    ks_server_t *srv = ud;
+    char c[16];
+    snprintf(c, sizeof c, "%ld", code);
+    ks_metric_add(srv->m_rest_requests, 1, c, verb);
+    ks_metric_observe(srv->m_rest_latency, seconds, verb);
+}
+
+/* Cluster mode: the API clients (one for reads and writes, one for events,
+ * each with clientConnection's qps and burst, as kube-scheduler's two
+ * clients) and the cluster source. */
+static int cluster_init(ks_server_t *srv, ks_generation_t *gen,
+                        ks_error_t *err)
+{
+    static const char *const l_code_verb[] = {"code", "verb", NULL};
+    static const char *const l_verb[] = {"verb", NULL};
+    const ks_client_connection_t *cc = &gen->cfg->client_connection;
+    double b_lat[15];
+    ks_kube_client_opts_t co;
+    ks_kube_source_opts_t so;
+    char host[256] = "ksched";
+    ks_metrics_exponential_buckets(0.001, 2, 15, b_lat);
+    srv->m_rest_requests = ks_metrics_add(
+        srv->metrics, KS_METRIC_COUNTER, "rest_client_requests_total",
+        "Requests to the API server by HTTP code (0: no answer) and verb.",
+        l_code_verb, NULL, 0);
+    srv->m_rest_latency = ks_metrics_add(
+        srv->metrics, KS_METRIC_HISTOGRAM,
+        "rest_client_request_duration_seconds",
+        "Request latency to the API server in seconds, by verb (watches: "
+        "how long the stream lasted).",
+        l_verb, b_lat, 15);
+    if (srv->m_rest_requests == NULL || srv->m_rest_latency == NULL)
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    if (cc->content_type && strcmp(cc->content_type, "application/json"))
+        fprintf(stderr, "ksched serve: clientConnection.contentType \"%s\" "
+                        "ignored: ksched speaks JSON to the API server\n",
+                cc->content_type);
+    memset(&co, 0, sizeof co);
+    co.qps = cc->qps;
+    co.burst = cc->burst > 0 ? cc->burst : 1;
+    co.user_agent = "ksched/" KS_VERSION;
+    co.observe = rest_observe;
+    co.observe_ud = srv;
+    if ((srv->kclient = ks_kube_client_new(srv->loop, srv->kconn, &co,
+                                           err)) == NULL ||
+        (srv->kevents = ks_kube_client_new(srv->loop, srv->kconn, &co,
+                                           err)) == NULL)
+        return err->code ? err->code : KS_ENOMEM;
+    gethostname(host, sizeof host - 1);
+    memset(&so, 0, sizeof so);
+    so.client = srv->kclient;
+    so.event_client = srv->kevents;
+    so.cache = srv->cache;
+    so.hostname = host;
+    srv->ksrc = ks_kube_source_new(srv->loop, &so, err);
+    return srv->ksrc ? 0 : (err->code ? err->code : KS_ENOMEM);
+}
+
 int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
                    const ks_generation_opts_t *opts, ks_generation_t *gen,
-                   ks_error_t *err)
+                   ks_kube_conn_t *kconn, ks_error_t *err)
 {
     ks_sched_opts_t so;
     memset(srv, 0, sizeof *srv);
+    srv->kconn = kconn;
     srv->loop = loop;
     srv->gen_opts = *opts;
     srv->gen_opts.config = NULL; /* a reload reads the file again */
@@ -294,10 +362,20 @@ int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
     so.obs.permit_wait = obs_permit;
     so.obs.plugin_duration = obs_plugin;
     so.obs.ud = srv;
+    if (kconn != NULL) {
+        int rc = cluster_init(srv, gen, err);
+        if (rc != 0) {
+            ks_generation_unref(gen);
+            return rc;
+        }
+        so.writer = ks_kube_source_writer(srv->ksrc);
+    }
     srv->sched = ks_scheduler_new(gen, srv->cache, &so);
     ks_generation_unref(gen); /* the scheduler holds its own reference */
     if (srv->sched == NULL)
         return ks_error_set(err, KS_ENOMEM, "out of memory");
+    if (srv->ksrc && ks_kube_source_start(srv->ksrc, srv->sched, err) != 0)
+        return err->code;
     srv->http = ks_http_server_new(loop, ks_server_handle, srv,
                                    KS_HTTP_DEFAULT_BODY_LIMIT);
     if (srv->http == NULL)
@@ -359,6 +437,10 @@ void ks_server_record_generation(ks_server_t *srv, const char *trigger)
 void ks_server_free(ks_server_t *srv)
 {
     size_t i;
+    /* The source first: it cancels its calls, so no answer reaches the
+     * scheduler while it is torn down. */
+    ks_kube_source_close(srv->ksrc);
+    srv->ksrc = NULL;
     if (srv->sched)
         ks_scheduler_free(srv->sched);
     /* After the scheduler: its teardown may still run Unreserve. */
@@ -384,5 +466,6 @@ void ks_server_free(ks_server_t *srv)
     free(srv->fs_names);
     free(srv->fs_events);
     free(srv->last_error);
+    ks_kube_conn_free(srv->kconn);
     memset(srv, 0, sizeof *srv);
 }

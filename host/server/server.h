@@ -24,6 +24,9 @@
 #include "base/strmap.h"
 #include "framework/generation.h"
 #include "framework/scheduler.h"
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
+#include "kube/source.h"
 #include "http.h"
 #include "metrics.h"
 #include "plugin_samples.h"
@@ -108,6 +111,13 @@ typedef struct ks_server {
     char last_trigger[1200];
     double last_time;
 
+    /* cluster mode (NULL in the embedded mode) */
+    ks_kube_conn_t *kconn;
+    ks_kube_client_t *kclient, *kevents;
+    ks_kube_source_t *ksrc;
+    ks_metric_t *m_rest_requests, *m_rest_latency;
+    int clients_open; /* API clients whose handles are still closing */
+
     /* shutdown */
     uv_signal_t sigterm, sigint;
     uv_timer_t drain_timer;
@@ -120,9 +130,11 @@ typedef struct ks_server {
 
 /* Set up the scheduler, metrics and API on `loop` with a built generation
  * (the server takes the caller's reference). 0 or a KS_E* code. */
+/* kconn: cluster mode against that API server (the server takes it);
+ * NULL: the embedded API. */
 int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
                    const ks_generation_opts_t *opts, ks_generation_t *gen,
-                   ks_error_t *err);
+                   ks_kube_conn_t *kconn, ks_error_t *err);
 /* Start the reload triggers (SIGHUP, file watches) and the shutdown
  * signals. */
 int ks_server_start(ks_server_t *srv, ks_error_t *err);

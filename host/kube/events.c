@@ -1,0 +1,325 @@
+/* events.k8s.io/v1 events with client-go's series aggregation. */
+#include "events.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "base/log.h"
+#include "base/strmap.h"
+
+#define SERIES_WINDOW_US (6LL * 60 * 1000000) /* client-go: 6 minutes */
+#define FLUSH_MS 30000                         /* client-go: 30 seconds */
+
+typedef struct series {
+    char *ns, *event_name;
+    int64_t last_us;     /* last observed */
+    uint32_t count;      /* occurrences, the first one included */
+    uint32_t sent_count; /* count the API server has */
+    int created;         /* the POST succeeded (name known to exist) */
+    char key[];
+} series_t;
+
+struct ks_event_recorder {
+    uv_loop_t *loop;
+    ks_kube_client_t *client;
+    char *hostname;
+    ks_strmap_t series; /* key -> series_t */
+    uv_timer_t flush;
+    uint64_t seq;
+    ks_event_stats_t stats;
+    int closed;
+    unsigned pending;    /* requests in flight */
+    struct req *reqs;    /* their list, to cancel at close */
+};
+
+static int64_t now_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+}
+
+void ks_micro_time_format(int64_t unix_us, char *buf, size_t len)
+{
+    time_t t = (time_t)(unix_us / 1000000);
+    struct tm tm;
+    char b[24];
+    gmtime_r(&t, &tm);
+    strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, len, "%s.%06dZ", b, (int)(unix_us % 1000000));
+}
+
+static void series_free(series_t *s)
+{
+    if (s) {
+        free(s->ns);
+        free(s->event_name);
+        free(s);
+    }
+}
+
+/* --- writes ---------------------------------------------------------------- */
+
+typedef struct req {
+    ks_event_recorder_t *r;
+    ks_kube_call_t *call;
+    struct req *prev, *next; /* the recorder's requests in flight */
+    char key[];
+} req_t;
+
+static void req_unlink(req_t *q)
+{
+    if (q->prev)
+        q->prev->next = q->next;
+    else
+        q->r->reqs = q->next;
+    if (q->next)
+        q->next->prev = q->prev;
+    q->r->pending--;
+}
+
+static series_t *req_series(req_t *q)
+{
+    return q->r->closed ? NULL : ks_strmap_get(&q->r->series, q->key);
+}
+
+static void create_done(void *ud, const ks_kube_result_t *res)
+{
+    req_t *q = ud;
+    series_t *s = req_series(q);
+    if (res->status == 201 || res->status == 200) {
+        q->r->stats.created++;
+        if (s)
+            s->created = 1;
+    } else {
+        q->r->stats.failed++;
+        ks_log(KS_LOGL_DEBUG, "event: %s", res->message);
+        if (s) /* let the next occurrence POST again */
+            series_free(ks_strmap_del(&q->r->series, s->key));
+    }
+    req_unlink(q);
+    free(q);
+}
+
+static void patch_done(void *ud, const ks_kube_result_t *res)
+{
+    req_t *q = ud;
+    if (res->status == 200) {
+        q->r->stats.patched++;
+    } else {
+        series_t *s = req_series(q);
+        q->r->stats.failed++;
+        ks_log(KS_LOGL_DEBUG, "event series: %s", res->message);
+        if (s && res->status == 404) /* gone: start a new event next time */
+            series_free(ks_strmap_del(&q->r->series, s->key));
+    }
+    req_unlink(q);
+    free(q);
+}
+
+static void event_send(ks_event_recorder_t *r, const char *method, const char *path,
+                 json_t *body, const char *ctype, const char *key,
+                 ks_kube_done_cb done)
+{
+    ks_kube_call_opts_t o;
+    ks_error_t err = {0};
+    size_t kl = strlen(key) + 1;
+    req_t *q = malloc(sizeof *q + kl);
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    if (q == NULL || text == NULL) {
+        free(q);
+        free(text);
+        r->stats.failed++;
+        return;
+    }
+    q->r = r;
+    memcpy(q->key, key, kl);
+    memset(&o, 0, sizeof o);
+    o.method = method;
+    o.path = path;
+    o.body = text;
+    o.content_type = ctype;
+    o.timeout_ms = 30000;
+    o.on_done = done;
+    o.ud = q;
+    q->prev = NULL;
+    q->next = r->reqs;
+    if (r->reqs)
+        r->reqs->prev = q;
+    r->reqs = q;
+    r->pending++;
+    if ((q->call = ks_kube_call(r->client, &o, &err)) == NULL) {
+        req_unlink(q);
+        r->stats.failed++;
+        ks_log(KS_LOGL_DEBUG, "event: %s", err.msg);
+        free(q);
+    }
+    free(text);
+}
+
+static void patch_series(ks_event_recorder_t *r, series_t *s)
+{
+    char path[1024], t[40];
+    ks_micro_time_format(s->last_us, t, sizeof t);
+    snprintf(path, sizeof path, "/apis/events.k8s.io/v1/namespaces/%s/events/%s",
+             s->ns, s->event_name);
+    event_send(r, "PATCH", path,
+         json_pack("{s:{s:i, s:s}}", "series", "count", (json_int_t)s->count,
+                   "lastObservedTime", t),
+         "application/merge-patch+json", s->key, patch_done);
+    s->sent_count = s->count;
+}
+
+static void on_flush(uv_timer_t *t)
+{
+    ks_event_recorder_t *r = t->data;
+    int64_t now = now_us();
+    size_t i = 0;
+    while (i < r->series.cap) {
+        series_t *s = r->series.slots[i].val;
+        if (r->series.slots[i].key == NULL) {
+            i++;
+            continue;
+        }
+        if (s->created && s->count != s->sent_count)
+            patch_series(r, s);
+        if (now - s->last_us > SERIES_WINDOW_US && s->count == s->sent_count) {
+            ks_strmap_del(&r->series, s->key);
+            series_free(s);
+            continue; /* the slot now holds a shifted entry */
+        }
+        i++;
+    }
+}
+
+ks_event_recorder_t *ks_event_recorder_new(uv_loop_t *loop,
+                                           ks_kube_client_t *client,
+                                           const char *hostname,
+                                           ks_error_t *err)
+{
+    ks_event_recorder_t *r = calloc(1, sizeof *r);
+    if (r == NULL || (r->hostname = strdup(hostname)) == NULL ||
+        uv_timer_init(loop, &r->flush) != 0) {
+        if (r)
+            free(r->hostname);
+        free(r);
+        ks_error_set(err, KS_ENOMEM, "out of memory");
+        return NULL;
+    }
+    r->loop = loop;
+    r->client = client;
+    r->flush.data = r;
+    uv_timer_start(&r->flush, on_flush, FLUSH_MS, FLUSH_MS);
+    uv_unref((uv_handle_t *)&r->flush);
+    return r;
+}
+
+static void flush_closed(uv_handle_t *h)
+{
+    ks_event_recorder_t *r = h->data;
+    free(r);
+}
+
+void ks_event_recorder_close(ks_event_recorder_t *r)
+{
+    size_t i;
+    if (r == NULL)
+        return;
+    r->closed = 1;
+    for (i = 0; i < r->series.cap; i++)
+        if (r->series.slots[i].key)
+            series_free(r->series.slots[i].val);
+    ks_strmap_destroy(&r->series);
+    free(r->hostname);
+    r->hostname = NULL;
+    while (r->reqs) {
+        req_t *q = r->reqs;
+        ks_kube_call_cancel(q->call);
+        req_unlink(q);
+        free(q);
+    }
+    uv_close((uv_handle_t *)&r->flush, flush_closed);
+}
+
+static json_t *ref_json(const ks_event_ref_t *ref)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:s}", "apiVersion", "v1", "kind",
+                     "Pod", "namespace", ref->ns, "name", ref->name, "uid",
+                     ref->uid);
+}
+
+void ks_event_record(ks_event_recorder_t *r, const char *controller,
+                     const ks_event_ref_t *regarding,
+                     const ks_event_ref_t *related, const char *type,
+                     const char *reason, const char *action,
+                     const char *note)
+{
+    char key[1200], name[600], path[600], t[40], instance[400];
+    int64_t now = now_us();
+    series_t *s;
+    json_t *ev;
+    size_t kl;
+    int n;
+
+    if (r == NULL || r->closed)
+        return;
+    n = snprintf(key, sizeof key, "%s|%s|%s|%s|%s|%s", regarding->uid,
+                 action, reason, type, controller,
+                 related ? related->uid : "");
+    if (n < 0 || (size_t)n >= sizeof key)
+        return;
+    s = ks_strmap_get(&r->series, key);
+    if (s != NULL && now - s->last_us <= SERIES_WINDOW_US) {
+        /* An isomorphic event: fold it into the series. */
+        s->count++;
+        s->last_us = now;
+        r->stats.aggregated++;
+        return;
+    }
+    if (s != NULL) {
+        ks_strmap_del(&r->series, s->key);
+        series_free(s);
+    }
+    /* client-go names events "<object name>.<unique suffix>". */
+    snprintf(name, sizeof name, "%s.%" PRIx64 "%04" PRIx64, regarding->name,
+             (uint64_t)now * 1000u, (r->seq++) & 0xffff);
+    kl = strlen(key) + 1;
+    if ((s = calloc(1, sizeof *s + kl)) == NULL)
+        return;
+    memcpy(s->key, key, kl);
+    s->count = s->sent_count = 1;
+    s->last_us = now;
+    if ((s->ns = strdup(regarding->ns)) == NULL ||
+        (s->event_name = strdup(name)) == NULL ||
+        ks_strmap_put(&r->series, s->key, s) != 0) {
+        series_free(s);
+        return;
+    }
+    ks_micro_time_format(now, t, sizeof t);
+    snprintf(instance, sizeof instance, "%s-%s", controller, r->hostname);
+    ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:o, "
+                   "s:s, s:s}",
+                   "apiVersion", "events.k8s.io/v1", "kind", "Event",
+                   "metadata", "name", name, "namespace", regarding->ns,
+                   "eventTime", t, "reportingController", controller,
+                   "reportingInstance", instance, "action", action, "reason",
+                   reason, "regarding", ref_json(regarding), "note",
+                   note ? note : "", "type", type);
+    if (ev && related)
+        json_object_set_new(ev, "related", ref_json(related));
+    snprintf(path, sizeof path, "/apis/events.k8s.io/v1/namespaces/%s/events",
+             regarding->ns);
+    event_send(r, "POST", path, ev, NULL, key, create_done);
+}
+
+ks_event_stats_t ks_event_recorder_stats(const ks_event_recorder_t *r)
+{
+    return r->stats;
+}

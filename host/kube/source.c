@@ -1,0 +1,1133 @@
+/* The API server as source of cluster state and target of writes. */
+#include "source.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include <jansson.h>
+
+#include "base/hash.h"
+#include "base/intern.h"
+#include "base/log.h"
+#include "base/strmap.h"
+#include "cluster/objects_json.h"
+#include "kube/events.h"
+#include "kube/informer.h"
+
+#define BIND_TIMEOUT_MS 30000
+#define WRITE_TIMEOUT_MS 30000
+
+enum { INF_NODES = 0, INF_NAMESPACES, INF_SERVICES, INF_RCS, INF_RSS,
+       INF_SSS, INF_PODS, INF_COUNT };
+
+static const struct {
+    const char *resource, *path, *field_selector, *kind;
+} inf_defs[INF_COUNT] = {
+    {"nodes", "/api/v1/nodes", NULL, "Node"},
+    {"namespaces", "/api/v1/namespaces", NULL, "Namespace"},
+    {"services", "/api/v1/services", NULL, "Service"},
+    {"replicationcontrollers", "/api/v1/replicationcontrollers", NULL,
+     "ReplicationController"},
+    {"replicasets", "/apis/apps/v1/replicasets", NULL, "ReplicaSet"},
+    {"statefulsets", "/apis/apps/v1/statefulsets", NULL, "StatefulSet"},
+    /* Terminal pods hold no resources: upstream's scheduler informer
+     * leaves them out the same way. */
+    {"pods", "/api/v1/pods", "status.phase!=Succeeded,status.phase!=Failed",
+     "Pod"},
+};
+
+enum { P_PENDING = 0, P_ASSIGNED, P_OTHER };
+
+/* What the source knows of one pod (by uid). */
+typedef struct pod_ent {
+    int state;
+    ks_pod_t *held;      /* P_PENDING before every informer synced */
+    uint64_t hash;       /* of the fields scheduling reads */
+    char *cond_message;  /* last PodScheduled=False message written */
+    const char *nominated; /* last nominatedNodeName written (interned) */
+    char *ns, *name;
+    char uid[];
+} pod_ent_t;
+
+typedef struct inf_slot {
+    ks_kube_source_t *src;
+    int which;
+    ks_informer_t *inf;
+    long last_status;
+    char last_error[512];
+} inf_slot_t;
+
+struct ks_kube_source {
+    uv_loop_t *loop;
+    ks_kube_client_t *client, *event_client;
+    ks_cache_t *cache;
+    ks_scheduler_t *sched;
+    ks_event_recorder_t *events;
+    inf_slot_t infs[INF_COUNT];
+    ks_strmap_t pods; /* uid -> pod_ent_t */
+    int synced;
+    struct write *writes; /* in flight, cancelled at close */
+    ks_kube_source_stats_t stats;
+    uint64_t write_fail[4];
+};
+
+static ks_intern_t *IN(void)
+{
+    return ks_intern_global();
+}
+
+/* --- hashing the fields that matter ---------------------------------------- */
+
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+    return (h ^ ks_hash_bytes(p, n)) * 0x100000001b3ULL;
+}
+
+/* A hash of `j`, skipping at the top level "status" (but its startTime)
+ * and, in metadata, the fields that change on every write. */
+static uint64_t hash_json(const json_t *j, int depth, int in_metadata)
+{
+    uint64_t h = 0xcbf29ce484222325ULL + (uint64_t)json_typeof(j);
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)j, k, v) {
+            if (depth == 0 && strcmp(k, "status") == 0) {
+                const char *st = json_string_value(json_object_get(v, "startTime"));
+                if (st)
+                    h = mix(h, st, strlen(st));
+                continue;
+            }
+            if (in_metadata &&
+                (strcmp(k, "resourceVersion") == 0 ||
+                 strcmp(k, "managedFields") == 0 ||
+                 strcmp(k, "generation") == 0))
+                continue;
+            h = mix(h, k, strlen(k));
+            h ^= hash_json(v, depth + 1,
+                           depth == 0 && strcmp(k, "metadata") == 0);
+            h *= 0x9e3779b97f4a7c15ULL;
+        }
+        break;
+    }
+    case JSON_ARRAY: {
+        size_t i;
+        json_t *v;
+        json_array_foreach((json_t *)j, i, v) {
+            h ^= hash_json(v, depth + 1, 0) + i;
+            h *= 0x9e3779b97f4a7c15ULL;
+        }
+        break;
+    }
+    case JSON_STRING:
+        h = mix(h, json_string_value(j), json_string_length(j));
+        break;
+    case JSON_INTEGER: {
+        json_int_t v = json_integer_value(j);
+        h = mix(h, &v, sizeof v);
+        break;
+    }
+    case JSON_REAL: {
+        double v = json_real_value(j);
+        h = mix(h, &v, sizeof v);
+        break;
+    }
+    default:
+        break;
+    }
+    return h;
+}
+
+static const char *md_str(const json_t *obj, const char *field)
+{
+    return json_string_value(
+        json_object_get(json_object_get(obj, "metadata"), field));
+}
+
+static void what_of(const char *kind, const json_t *obj, char *buf,
+                    size_t len)
+{
+    const char *ns = md_str(obj, "namespace"), *name = md_str(obj, "name");
+    snprintf(buf, len, "%s %s%s%s from the API server", kind,
+             ns ? ns : "", ns ? "/" : "", name ? name : "?");
+}
+
+/* --- writes ------------------------------------------------------------------ */
+
+enum { W_BIND = 0, W_STATUS, W_DELETE, W_EVENT };
+
+typedef struct write {
+    ks_kube_source_t *src;
+    int kind;
+    ks_kube_call_t *call;
+    struct write *prev, *next;
+    /* W_BIND */
+    char *uid, *ns, *name, *node, *controller;
+    /* W_DELETE: the DELETE to send once the condition patch is done */
+    char *delete_path, *delete_body;
+} write_t;
+
+static void write_unlink(write_t *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        w->src->writes = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+}
+
+static void write_free(write_t *w)
+{
+    free(w->uid);
+    free(w->ns);
+    free(w->name);
+    free(w->node);
+    free(w->controller);
+    free(w->delete_path);
+    free(w->delete_body);
+    free(w);
+}
+
+static write_t *write_new(ks_kube_source_t *src, int kind)
+{
+    write_t *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return NULL;
+    w->src = src;
+    w->kind = kind;
+    w->next = src->writes;
+    if (src->writes)
+        src->writes->prev = w;
+    src->writes = w;
+    return w;
+}
+
+/* Start `w`'s call; on failure the write is dropped (returns -1). */
+static int write_send(write_t *w, const char *method, const char *path,
+                      const char *body, const char *ctype, long timeout_ms,
+                      ks_kube_done_cb done)
+{
+    ks_kube_call_opts_t o;
+    ks_error_t err = {0};
+    memset(&o, 0, sizeof o);
+    o.method = method;
+    o.path = path;
+    o.body = body;
+    o.content_type = ctype;
+    o.timeout_ms = timeout_ms;
+    o.on_done = done;
+    o.ud = w;
+    w->call = ks_kube_call(w->src->client, &o, &err);
+    if (w->call == NULL) {
+        ks_log(KS_LOGL_WARN, "%s %s: %s", method, path, err.msg);
+        w->src->write_fail[w->kind]++;
+        write_unlink(w);
+        write_free(w);
+        return -1;
+    }
+    return 0;
+}
+
+static void record_event(ks_kube_source_t *src, const ks_pod_t *pod,
+                         const char *type, const char *reason,
+                         const char *action, const char *note)
+{
+    ks_event_ref_t ref = {pod->ns, pod->name, pod->uid};
+    ks_event_record(src->events, pod->scheduler_name, &ref, NULL, type,
+                    reason, action, note);
+}
+
+static void bind_answer(void *ud, const ks_kube_result_t *r)
+{
+    write_t *w = ud;
+    ks_kube_source_t *src = w->src;
+    write_unlink(w);
+    if (r->status == 201 || r->status == 200) {
+        char note[1200];
+        ks_event_ref_t ref = {w->ns, w->name, w->uid};
+        src->stats.bindings++;
+        snprintf(note, sizeof note, "Successfully assigned %s/%s to %s",
+                 w->ns, w->name, w->node);
+        ks_event_record(src->events, w->controller, &ref, NULL, "Normal",
+                        "Scheduled", "Binding", note);
+        ks_scheduler_bind_done(src->sched, w->uid, 1, NULL);
+    } else {
+        char msg[1200];
+        src->stats.binding_failures++;
+        snprintf(msg, sizeof msg, "binding rejected: %s", r->message);
+        ks_log(KS_LOGL_INFO, "pod %s/%s: %s", w->ns, w->name, msg);
+        ks_scheduler_bind_done(src->sched, w->uid, 0, msg);
+    }
+    write_free(w);
+}
+
+static int w_bind(void *ud, const ks_pod_t *pod, const char *node)
+{
+    ks_kube_source_t *src = ud;
+    char path[800];
+    char *body;
+    json_t *b;
+    write_t *w = write_new(src, W_BIND);
+    int rc;
+    if (w == NULL)
+        return -1;
+    if ((w->uid = strdup(pod->uid)) == NULL ||
+        (w->ns = strdup(pod->ns)) == NULL ||
+        (w->name = strdup(pod->name)) == NULL ||
+        (w->node = strdup(node)) == NULL ||
+        (w->controller = strdup(pod->scheduler_name)) == NULL) {
+        write_unlink(w);
+        write_free(w);
+        return -1;
+    }
+    /* As DefaultBinder: the pod's namespace, name and UID (so a pod that
+     * was deleted and re-created under the same name is not bound). */
+    b = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}}",
+                  "apiVersion", "v1", "kind", "Binding", "metadata", "name",
+                  pod->name, "namespace", pod->ns, "uid", pod->uid, "target",
+                  "apiVersion", "v1", "kind", "Node", "name", node);
+    body = b ? json_dumps(b, JSON_COMPACT) : NULL;
+    json_decref(b);
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/binding",
+             pod->ns, pod->name);
+    rc = body ? write_send(w, "POST", path, body, NULL, BIND_TIMEOUT_MS,
+                           bind_answer)
+              : (write_unlink(w), write_free(w), -1);
+    free(body);
+    return rc;
+}
+
+static void status_answer(void *ud, const ks_kube_result_t *r)
+{
+    write_t *w = ud;
+    write_unlink(w);
+    if (r->status == 200)
+        w->src->stats.status_patches++;
+    else if (r->status != 404) { /* a pod deleted meanwhile is no news */
+        w->src->write_fail[W_STATUS]++;
+        ks_log(KS_LOGL_WARN, "updating the status of pod %s/%s: %s",
+               w->ns ? w->ns : "?", w->name ? w->name : "?", r->message);
+    }
+    write_free(w);
+}
+
+static void patch_status(ks_kube_source_t *src, const ks_pod_t *pod,
+                         json_t *status)
+{
+    char path[800];
+    json_t *patch = json_pack("{s:o}", "status", status);
+    char *body = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
+    write_t *w;
+    json_decref(patch);
+    if (body == NULL || (w = write_new(src, W_STATUS)) == NULL) {
+        free(body);
+        return;
+    }
+    w->ns = strdup(pod->ns);
+    w->name = strdup(pod->name);
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/status",
+             pod->ns, pod->name);
+    write_send(w, "PATCH", path, body, "application/strategic-merge-patch+json",
+               WRITE_TIMEOUT_MS, status_answer);
+    free(body);
+}
+
+static pod_ent_t *ent_of(ks_kube_source_t *src, const char *uid)
+{
+    return ks_strmap_get(&src->pods, uid);
+}
+
+static void now_rfc3339(char *buf, size_t len)
+{
+    struct timeval tv;
+    struct tm tm;
+    time_t t;
+    gettimeofday(&tv, NULL);
+    t = tv.tv_sec;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* A failed attempt: PodScheduled=False with the reason and message, the
+ * nominated node, and a FailedScheduling event (upstream
+ * handleSchedulingFailure). The status is written only when it changes. */
+static void w_failed(void *ud, const ks_pod_t *pod, const char *message,
+                     int error)
+{
+    ks_kube_source_t *src = ud;
+    pod_ent_t *e = ent_of(src, pod->uid);
+    const char *nom = pod->nominated_node_name ? pod->nominated_node_name
+                                               : "";
+    json_t *status, *cond;
+    char t[40];
+    record_event(src, pod, "Warning", "FailedScheduling", "Scheduling",
+                 message);
+    if (e == NULL)
+        return; /* deleted meanwhile */
+    if (e->cond_message && strcmp(e->cond_message, message) == 0 &&
+        e->nominated == nom)
+        return;
+    cond = json_pack("{s:s, s:s, s:s, s:s, s:n}", "type", "PodScheduled",
+                     "status", "False", "reason",
+                     error ? "SchedulerError" : "Unschedulable", "message",
+                     message, "lastProbeTime");
+    if (cond && e->cond_message == NULL) {
+        now_rfc3339(t, sizeof t);
+        json_object_set_new(cond, "lastTransitionTime", json_string(t));
+    }
+    status = json_pack("{s:[o]}", "conditions", cond);
+    if (status && (nom[0] || (e->nominated && e->nominated[0])))
+        json_object_set_new(status, "nominatedNodeName",
+                            nom[0] ? json_string(nom) : json_null());
+    if (status == NULL)
+        return;
+    free(e->cond_message);
+    e->cond_message = strdup(message);
+    e->nominated = nom;
+    patch_status(src, pod, status);
+}
+
+static void w_nominate(void *ud, const ks_pod_t *pod, const char *node)
+{
+    ks_kube_source_t *src = ud;
+    pod_ent_t *e = ent_of(src, pod->uid);
+    const char *nom = ks_intern_str(IN(), node);
+    json_t *status;
+    if (e == NULL || e->nominated == nom)
+        return;
+    if ((e->nominated == NULL || e->nominated[0] == '\0') && nom[0] == '\0')
+        return;
+    status = json_pack("{s:o}", "nominatedNodeName",
+                       nom[0] ? json_string(nom) : json_null());
+    if (status == NULL)
+        return;
+    e->nominated = nom;
+    patch_status(src, pod, status);
+}
+
+static void delete_answer(void *ud, const ks_kube_result_t *r)
+{
+    write_t *w = ud;
+    write_unlink(w);
+    if (r->status == 200 || r->status == 202)
+        w->src->stats.deletes++;
+    else if (r->status != 404 && r->status != 409) {
+        /* 404: already gone; 409: a new pod took the name (UID
+         * precondition): nothing to delete either. */
+        w->src->write_fail[W_DELETE]++;
+        ks_log(KS_LOGL_WARN, "deleting preemption victim %s/%s: %s", w->ns,
+               w->name, r->message);
+    }
+    write_free(w);
+}
+
+static void victim_condition_answer(void *ud, const ks_kube_result_t *r)
+{
+    write_t *w = ud;
+    char *path = w->delete_path, *body = w->delete_body;
+    if (r->status != 200 && r->status != 404)
+        ks_log(KS_LOGL_INFO, "preemption victim %s/%s: condition: %s", w->ns,
+               w->name, r->message);
+    if (r->status == 404) {
+        write_unlink(w);
+        write_free(w);
+        return;
+    }
+    w->delete_path = w->delete_body = NULL;
+    w->call = NULL;
+    /* Same record, second request: stays linked. */
+    {
+        ks_kube_call_opts_t o;
+        ks_error_t err = {0};
+        memset(&o, 0, sizeof o);
+        o.method = "DELETE";
+        o.path = path;
+        o.body = body;
+        o.timeout_ms = WRITE_TIMEOUT_MS;
+        o.on_done = delete_answer;
+        o.ud = w;
+        w->call = ks_kube_call(w->src->client, &o, &err);
+        if (w->call == NULL) {
+            ks_log(KS_LOGL_WARN, "DELETE %s: %s", path, err.msg);
+            write_unlink(w);
+            write_free(w);
+        }
+    }
+    free(path);
+    free(body);
+}
+
+/* A preemption victim: the DisruptionTarget condition, then a DELETE with
+ * the UID as precondition (upstream prepareCandidate). */
+static void w_delete(void *ud, const ks_pod_t *victim)
+{
+    ks_kube_source_t *src = ud;
+    char path[800], msg[600], t[40];
+    json_t *patch, *del;
+    char *pbody, *dbody;
+    write_t *w = write_new(src, W_DELETE);
+    if (w == NULL)
+        return;
+    now_rfc3339(t, sizeof t);
+    snprintf(msg, sizeof msg,
+             "%s: preempting to accommodate a higher priority pod",
+             victim->scheduler_name);
+    patch = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
+                      "conditions", "type", "DisruptionTarget", "status",
+                      "True", "reason", "PreemptionByScheduler", "message",
+                      msg, "lastTransitionTime", t);
+    del = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
+                    "DeleteOptions", "preconditions", "uid", victim->uid);
+    pbody = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
+    dbody = del ? json_dumps(del, JSON_COMPACT) : NULL;
+    json_decref(patch);
+    json_decref(del);
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s",
+             victim->ns, victim->name);
+    w->ns = strdup(victim->ns);
+    w->name = strdup(victim->name);
+    w->delete_path = strdup(path);
+    w->delete_body = dbody;
+    if (pbody == NULL || dbody == NULL || w->delete_path == NULL ||
+        w->ns == NULL || w->name == NULL) {
+        free(pbody);
+        write_unlink(w);
+        write_free(w);
+        return;
+    }
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/status",
+             victim->ns, victim->name);
+    write_send(w, "PATCH", path, pbody,
+               "application/strategic-merge-patch+json", WRITE_TIMEOUT_MS,
+               victim_condition_answer);
+    free(pbody);
+}
+
+static void w_event(void *ud, const ks_pod_t *pod, const char *type,
+                    const char *reason, const char *message)
+{
+    ks_kube_source_t *src = ud;
+    record_event(src, pod, type, reason,
+                 strcmp(reason, "Preempted") == 0 ? "Preempting" : reason,
+                 message);
+}
+
+ks_sched_writer_t ks_kube_source_writer(ks_kube_source_t *src)
+{
+    ks_sched_writer_t w;
+    memset(&w, 0, sizeof w);
+    w.bind = w_bind;
+    w.delete_pod = w_delete;
+    w.failed = w_failed;
+    w.nominate = w_nominate;
+    w.event = w_event;
+    w.ud = src;
+    return w;
+}
+
+/* --- pods ------------------------------------------------------------------------ */
+
+static void ent_free(pod_ent_t *e)
+{
+    if (e == NULL)
+        return;
+    if (e->held)
+        ks_pod_free(e->held);
+    free(e->cond_message);
+    free(e->ns);
+    free(e->name);
+    free(e);
+}
+
+static void emit(ks_kube_source_t *src, uint32_t res, uint32_t act)
+{
+    ks_cluster_event_t ev = {res, act};
+    if (src->synced)
+        ks_scheduler_on_event(src->sched, ev);
+}
+
+static int serves(ks_kube_source_t *src, const ks_pod_t *pod)
+{
+    return ks_generation_profile(ks_scheduler_generation(src->sched),
+                                 pod->scheduler_name) != NULL;
+}
+
+/* An assigned pod into the cache (replacing what the cache had). */
+static void cache_put_assigned(ks_kube_source_t *src, ks_pod_t *pod)
+{
+    ks_error_t err = {0};
+    if (ks_cache_get_pod(src->cache, pod->uid) != NULL &&
+        !ks_cache_is_assumed(src->cache, pod->uid))
+        ks_cache_remove_pod(src->cache, pod->uid, NULL);
+    if (ks_cache_add_pod(src->cache, pod, &err) != 0) {
+        ks_log(KS_LOGL_WARN, "pod %s/%s: %s", pod->ns, pod->name, err.msg);
+        ks_pod_free(pod);
+    }
+}
+
+/* Hand an unassigned pod of ours to the scheduler (or hold it until every
+ * informer synced). Takes `pod`. */
+static void queue_pending(ks_kube_source_t *src, pod_ent_t *e, ks_pod_t *pod)
+{
+    if (!src->synced) {
+        if (e->held)
+            ks_pod_free(e->held);
+        e->held = pod;
+        return;
+    }
+    if (ks_scheduler_add_pod(src->sched, pod) != 0) {
+        /* No profile (any more): left to another scheduler. */
+        e->state = P_OTHER;
+        ks_pod_free(pod);
+    }
+}
+
+static void pod_upsert(ks_kube_source_t *src, json_t *obj)
+{
+    const char *uid = md_str(obj, "uid");
+    pod_ent_t *e;
+    ks_pod_t *pod;
+    ks_error_t err = {0};
+    char what[700];
+    uint64_t h;
+    int assigned, is_new = 0;
+
+    if (uid == NULL || uid[0] == '\0')
+        return;
+    h = hash_json(obj, 0, 0);
+    e = ent_of(src, uid);
+    if (e != NULL && e->hash == h)
+        return; /* only the status or the resourceVersion moved */
+    what_of("pod", obj, what, sizeof what);
+    if (ks_pod_from_json(what, obj, IN(), &pod, &err) != 0) {
+        ks_log(KS_LOGL_WARN, "%s", err.msg);
+        return;
+    }
+    if (e == NULL) {
+        size_t ul = strlen(uid) + 1;
+        if ((e = calloc(1, sizeof *e + ul)) == NULL) {
+            ks_pod_free(pod);
+            return;
+        }
+        memcpy(e->uid, uid, ul);
+        e->ns = strdup(pod->ns);
+        e->name = strdup(pod->name);
+        if (e->ns == NULL || e->name == NULL ||
+            ks_strmap_put(&src->pods, e->uid, e) != 0) {
+            ent_free(e);
+            ks_pod_free(pod);
+            return;
+        }
+        e->state = -1;
+        is_new = 1;
+    }
+    e->hash = h;
+    e->nominated = pod->nominated_node_name;
+    assigned = pod->node_name[0] != '\0';
+
+    if (is_new) {
+        if (assigned) {
+            e->state = P_ASSIGNED;
+            src->stats.pods_assigned++;
+            cache_put_assigned(src, pod);
+            emit(src, KS_RES_POD, KS_ACT_ADD);
+        } else if (!src->synced || serves(src, pod)) {
+            /* Before sync the scheduler's profiles decide in the
+             * hand-over; serves() is already right for them. */
+            e->state = serves(src, pod) ? P_PENDING : P_OTHER;
+            if (e->state == P_PENDING) {
+                src->stats.pods_pending++;
+                queue_pending(src, e, pod);
+            } else {
+                ks_pod_free(pod);
+            }
+        } else {
+            e->state = P_OTHER;
+            ks_pod_free(pod);
+        }
+        return;
+    }
+
+    switch (e->state) {
+    case P_PENDING:
+        if (assigned) {
+            /* Bound: by us (confirming the assumed pod) or by someone
+             * else while it waited here. */
+            e->state = P_ASSIGNED;
+            src->stats.pods_assigned++;
+            if (e->held) {
+                ks_pod_free(e->held);
+                e->held = NULL;
+            }
+            if (ks_cache_is_assumed(src->cache, uid)) {
+                /* Our binding is still being answered: the assumed pod
+                 * stays until it is; it is the same pod. */
+                ks_pod_free(pod);
+                return;
+            }
+            if (ks_cache_get_pod(src->cache, uid) == NULL)
+                ks_scheduler_remove_pod(src->sched, uid);
+            cache_put_assigned(src, pod);
+            emit(src, KS_RES_POD, KS_ACT_ADD);
+            return;
+        }
+        if (e->held) {
+            ks_pod_free(e->held);
+            e->held = pod;
+            return;
+        }
+        if (ks_cache_is_assumed(src->cache, uid)) {
+            ks_pod_free(pod); /* upstream skips updates of assumed pods */
+            return;
+        }
+        /* Changed while queued: the new version replaces the old one. */
+        ks_scheduler_remove_pod(src->sched, uid);
+        queue_pending(src, e, pod);
+        emit(src, KS_RES_POD, KS_ACT_UPDATE);
+        return;
+    case P_ASSIGNED:
+        if (!assigned || ks_cache_is_assumed(src->cache, uid)) {
+            ks_pod_free(pod);
+            return;
+        }
+        cache_put_assigned(src, pod);
+        emit(src, KS_RES_POD, KS_ACT_UPDATE);
+        return;
+    default: /* P_OTHER */
+        if (assigned) {
+            e->state = P_ASSIGNED;
+            src->stats.pods_assigned++;
+            cache_put_assigned(src, pod);
+            emit(src, KS_RES_POD, KS_ACT_ADD);
+            return;
+        }
+        ks_pod_free(pod);
+        return;
+    }
+}
+
+static void pod_remove(ks_kube_source_t *src, json_t *obj)
+{
+    const char *uid = md_str(obj, "uid");
+    pod_ent_t *e;
+    if (uid == NULL || (e = ent_of(src, uid)) == NULL)
+        return;
+    ks_strmap_del(&src->pods, e->uid);
+    switch (e->state) {
+    case P_PENDING:
+    case P_ASSIGNED:
+        if (e->held == NULL &&
+            ks_scheduler_remove_pod(src->sched, e->uid) != 0 &&
+            ks_cache_remove_pod(src->cache, e->uid, NULL) == 0)
+            emit(src, KS_RES_POD, KS_ACT_DELETE);
+        break;
+    default:
+        break;
+    }
+    ent_free(e);
+}
+
+/* --- nodes --------------------------------------------------------------------- */
+
+static int labels_equal(ks_labels_t a, ks_labels_t b)
+{
+    uint32_t i;
+    if (a.n != b.n)
+        return 0;
+    for (i = 0; i < a.n; i++)
+        if (a.items[i].key != b.items[i].key ||
+            a.items[i].value != b.items[i].value)
+            return 0;
+    return 1;
+}
+
+static int taints_equal(const ks_node_t *a, const ks_node_t *b)
+{
+    uint32_t i;
+    if (a->n_taints != b->n_taints)
+        return 0;
+    for (i = 0; i < a->n_taints; i++)
+        if (a->taints[i].key != b->taints[i].key ||
+            a->taints[i].value != b->taints[i].value ||
+            a->taints[i].effect != b->taints[i].effect)
+            return 0;
+    return 1;
+}
+
+static int images_equal(const ks_node_t *a, const ks_node_t *b)
+{
+    uint32_t i;
+    if (a->n_images != b->n_images)
+        return 0;
+    for (i = 0; i < a->n_images; i++)
+        if (a->images[i].name != b->images[i].name ||
+            a->images[i].size_bytes != b->images[i].size_bytes)
+            return 0;
+    return 1;
+}
+
+/* upstream nodeSchedulingPropertiesChange: which kinds of update. */
+static uint32_t node_changes(const ks_node_t *old, const ks_node_t *n)
+{
+    uint32_t act = 0;
+    if (memcmp(&old->allocatable, &n->allocatable, sizeof n->allocatable))
+        act |= KS_ACT_UPDATE_NODE_ALLOCATABLE;
+    if (!labels_equal(old->labels, n->labels))
+        act |= KS_ACT_UPDATE_NODE_LABEL;
+    if (!taints_equal(old, n) || old->unschedulable != n->unschedulable)
+        act |= KS_ACT_UPDATE_NODE_TAINT;
+    if (!images_equal(old, n))
+        act |= KS_ACT_UPDATE;
+    return act;
+}
+
+static void node_upsert(ks_kube_source_t *src, json_t *obj)
+{
+    ks_node_t *node;
+    ks_error_t err = {0};
+    const ks_node_info_t *ni;
+    char what[700];
+    uint32_t act;
+    what_of("node", obj, what, sizeof what);
+    if (ks_node_from_json(what, obj, IN(), &node, &err) != 0) {
+        ks_log(KS_LOGL_WARN, "%s", err.msg);
+        return;
+    }
+    ni = ks_cache_node_info(src->cache, node->name);
+    if (ni == NULL || ni->node == NULL) {
+        if (ks_cache_add_node(src->cache, node, &err) != 0) {
+            ks_log(KS_LOGL_WARN, "%s", err.msg);
+            ks_node_free(node);
+            return;
+        }
+        emit(src, KS_RES_NODE, KS_ACT_ADD);
+        return;
+    }
+    act = node_changes(ni->node, node);
+    if (act == 0) {
+        ks_node_free(node); /* a heartbeat or a field ksched does not read */
+        return;
+    }
+    if (ks_cache_update_node(src->cache, node, &err) != 0) {
+        ks_log(KS_LOGL_WARN, "%s", err.msg);
+        ks_node_free(node);
+        return;
+    }
+    emit(src, KS_RES_NODE, act);
+}
+
+static void node_remove(ks_kube_source_t *src, json_t *obj)
+{
+    const char *name = md_str(obj, "name");
+    if (name && ks_cache_remove_node(src->cache, name, NULL) == 0)
+        emit(src, KS_RES_NODE, KS_ACT_DELETE);
+}
+
+/* --- namespaces and selector owners ------------------------------------------------ */
+
+static void ns_upsert(ks_kube_source_t *src, json_t *obj)
+{
+    ks_namespace_t *ns;
+    ks_error_t err = {0};
+    char what[700];
+    what_of("namespace", obj, what, sizeof what);
+    if (ks_namespace_from_json(what, obj, IN(), &ns, &err) != 0) {
+        ks_log(KS_LOGL_WARN, "%s", err.msg);
+        return;
+    }
+    if (ks_cache_add_namespace(src->cache, ns) != 0) {
+        ks_namespace_free(ns);
+        return;
+    }
+    emit(src, KS_RES_NAMESPACE, KS_ACT_ADD | KS_ACT_UPDATE);
+}
+
+static void ns_remove(ks_kube_source_t *src, json_t *obj)
+{
+    const char *name = md_str(obj, "name");
+    if (name && ks_cache_remove_namespace(src->cache, name) == 0)
+        emit(src, KS_RES_NAMESPACE, KS_ACT_DELETE);
+}
+
+static void owner_upsert(ks_kube_source_t *src, int which, json_t *obj)
+{
+    ks_service_t *svc;
+    ks_error_t err = {0};
+    char what[700];
+    what_of(inf_defs[which].kind, obj, what, sizeof what);
+    if (ks_selector_owner_from_json(inf_defs[which].kind, what, obj, IN(),
+                                    &svc, &err) != 0) {
+        ks_log(KS_LOGL_WARN, "%s", err.msg);
+        return;
+    }
+    if (ks_cache_add_service(src->cache, svc) != 0) {
+        ks_service_free(svc);
+        return;
+    }
+    if (which == INF_SERVICES)
+        emit(src, KS_RES_SERVICE, KS_ACT_ADD | KS_ACT_UPDATE);
+}
+
+static void owner_remove(ks_kube_source_t *src, int which, json_t *obj)
+{
+    const char *ns = md_str(obj, "namespace"), *name = md_str(obj, "name");
+    char key[600];
+    if (ns == NULL || name == NULL)
+        return;
+    if (which == INF_SERVICES)
+        snprintf(key, sizeof key, "%s", name);
+    else
+        snprintf(key, sizeof key, "%s/%s", inf_defs[which].kind, name);
+    if (ks_cache_remove_service(src->cache, ns, key) == 0 &&
+        which == INF_SERVICES)
+        emit(src, KS_RES_SERVICE, KS_ACT_DELETE);
+}
+
+/* --- informer plumbing ---------------------------------------------------------------- */
+
+static void h_upsert(void *ud, json_t *obj)
+{
+    inf_slot_t *sl = ud;
+    switch (sl->which) {
+    case INF_NODES: node_upsert(sl->src, obj); break;
+    case INF_NAMESPACES: ns_upsert(sl->src, obj); break;
+    case INF_PODS: pod_upsert(sl->src, obj); break;
+    default: owner_upsert(sl->src, sl->which, obj); break;
+    }
+}
+
+static void h_remove(void *ud, json_t *obj)
+{
+    inf_slot_t *sl = ud;
+    switch (sl->which) {
+    case INF_NODES: node_remove(sl->src, obj); break;
+    case INF_NAMESPACES: ns_remove(sl->src, obj); break;
+    case INF_PODS: pod_remove(sl->src, obj); break;
+    default: owner_remove(sl->src, sl->which, obj); break;
+    }
+}
+
+/* Every informer listed once: hand the held pods to the scheduler. */
+static void all_synced(ks_kube_source_t *src)
+{
+    size_t i, n = 0;
+    src->synced = 1;
+    for (i = 0; i < src->pods.cap; i++) {
+        pod_ent_t *e = src->pods.slots[i].val;
+        ks_pod_t *pod;
+        if (src->pods.slots[i].key == NULL || e->held == NULL)
+            continue;
+        pod = e->held;
+        e->held = NULL;
+        queue_pending(src, e, pod);
+        n++;
+    }
+    ks_log(KS_LOGL_INFO, "informers synced: %zu nodes, %zu pods in the "
+                         "cache, %zu pods to schedule",
+           ks_cache_num_nodes(src->cache), ks_cache_num_pods(src->cache), n);
+    ks_scheduler_kick(src->sched);
+}
+
+static void h_synced(void *ud)
+{
+    inf_slot_t *sl = ud;
+    int i;
+    sl->last_error[0] = '\0';
+    for (i = 0; i < INF_COUNT; i++)
+        if (!ks_informer_synced(sl->src->infs[i].inf))
+            return;
+    all_synced(sl->src);
+}
+
+static void h_failed(void *ud, long status, const char *message)
+{
+    inf_slot_t *sl = ud;
+    sl->last_status = status;
+    snprintf(sl->last_error, sizeof sl->last_error, "%s", message);
+}
+
+ks_kube_source_t *ks_kube_source_new(uv_loop_t *loop,
+                                     const ks_kube_source_opts_t *o,
+                                     ks_error_t *err)
+{
+    ks_kube_source_t *src = calloc(1, sizeof *src);
+    int i;
+    if (src == NULL) {
+        ks_error_set(err, KS_ENOMEM, "out of memory");
+        return NULL;
+    }
+    src->loop = loop;
+    src->client = o->client;
+    src->event_client = o->event_client ? o->event_client : o->client;
+    src->cache = o->cache;
+    src->events = ks_event_recorder_new(loop, src->event_client,
+                                        o->hostname ? o->hostname : "ksched",
+                                        err);
+    if (src->events == NULL)
+        goto fail;
+    for (i = 0; i < INF_COUNT; i++) {
+        ks_informer_opts_t io;
+        ks_informer_handler_t h;
+        inf_slot_t *sl = &src->infs[i];
+        memset(&io, 0, sizeof io);
+        io.resource = inf_defs[i].resource;
+        io.path = inf_defs[i].path;
+        io.field_selector = inf_defs[i].field_selector;
+        memset(&h, 0, sizeof h);
+        h.upsert = h_upsert;
+        h.remove = h_remove;
+        h.synced = h_synced;
+        h.failed = h_failed;
+        h.ud = sl;
+        sl->src = src;
+        sl->which = i;
+        sl->inf = ks_informer_new(loop, src->client, &io, &h, err);
+        if (sl->inf == NULL)
+            goto fail;
+    }
+    return src;
+fail:
+    ks_kube_source_close(src);
+    return NULL;
+}
+
+int ks_kube_source_start(ks_kube_source_t *src, ks_scheduler_t *sched,
+                         ks_error_t *err)
+{
+    int i;
+    src->sched = sched;
+    for (i = 0; i < INF_COUNT; i++)
+        if (ks_informer_start(src->infs[i].inf, err) != 0)
+            return err ? err->code : KS_EIO;
+    return 0;
+}
+
+void ks_kube_source_close(ks_kube_source_t *src)
+{
+    size_t i;
+    if (src == NULL)
+        return;
+    for (i = 0; i < INF_COUNT; i++)
+        ks_informer_close(src->infs[i].inf);
+    while (src->writes) {
+        write_t *w = src->writes;
+        if (w->call)
+            ks_kube_call_cancel(w->call);
+        write_unlink(w);
+        write_free(w);
+    }
+    ks_event_recorder_close(src->events);
+    for (i = 0; i < src->pods.cap; i++)
+        if (src->pods.slots[i].key)
+            ent_free(src->pods.slots[i].val);
+    ks_strmap_destroy(&src->pods);
+    free(src);
+}
+
+int ks_kube_source_synced(const ks_kube_source_t *src)
+{
+    return src->synced;
+}
+
+void ks_kube_source_describe(const ks_kube_source_t *src, char *buf,
+                             size_t len)
+{
+    size_t off = 0;
+    int i, first = 1;
+    buf[0] = '\0';
+    for (i = 0; i < INF_COUNT && off < len; i++) {
+        const inf_slot_t *sl = &src->infs[i];
+        if (ks_informer_synced(sl->inf))
+            continue;
+        off += (size_t)snprintf(buf + off, len - off, "%s%s%s%s%s",
+                                first ? "informers not synced: " : ", ",
+                                inf_defs[i].resource,
+                                sl->last_error[0] ? " (" : "",
+                                sl->last_error, sl->last_error[0] ? ")" : "");
+        first = 0;
+    }
+}
+
+void ks_kube_source_metrics(const ks_kube_source_t *src, ks_buf_t *out)
+{
+    static const char *wk[] = {"bind", "status", "delete", "event"};
+    ks_event_stats_t es = ks_event_recorder_stats(src->events);
+    int i;
+    ks_buf_puts(out, "# HELP ksched_informer_synced Whether the informer "
+                     "has completed its first list (1) or not (0).\n"
+                     "# TYPE ksched_informer_synced gauge\n");
+    for (i = 0; i < INF_COUNT; i++)
+        ks_buf_printf(out, "ksched_informer_synced{resource=\"%s\"} %d\n",
+                      inf_defs[i].resource,
+                      ks_informer_synced(src->infs[i].inf));
+    ks_buf_puts(out, "# HELP ksched_informer_objects Objects in the "
+                     "informer's store.\n"
+                     "# TYPE ksched_informer_objects gauge\n");
+    for (i = 0; i < INF_COUNT; i++)
+        ks_buf_printf(out, "ksched_informer_objects{resource=\"%s\"} %zu\n",
+                      inf_defs[i].resource,
+                      ks_informer_count(src->infs[i].inf));
+    ks_buf_puts(out, "# HELP ksched_informer_lists_total Complete lists "
+                     "(first lists and re-lists).\n"
+                     "# TYPE ksched_informer_lists_total counter\n");
+    for (i = 0; i < INF_COUNT; i++)
+        ks_buf_printf(out, "ksched_informer_lists_total{resource=\"%s\"} "
+                           "%" PRIu64 "\n",
+                      inf_defs[i].resource,
+                      ks_informer_stats(src->infs[i].inf).lists);
+    ks_buf_puts(out, "# HELP ksched_informer_watches_total Watches opened.\n"
+                     "# TYPE ksched_informer_watches_total counter\n");
+    for (i = 0; i < INF_COUNT; i++)
+        ks_buf_printf(out, "ksched_informer_watches_total{resource=\"%s\"} "
+                           "%" PRIu64 "\n",
+                      inf_defs[i].resource,
+                      ks_informer_stats(src->infs[i].inf).watches);
+    ks_buf_puts(out, "# HELP ksched_informer_failures_total Failed lists or "
+                     "watches (retried with backoff).\n"
+                     "# TYPE ksched_informer_failures_total counter\n");
+    for (i = 0; i < INF_COUNT; i++)
+        ks_buf_printf(out, "ksched_informer_failures_total{resource=\"%s\"} "
+                           "%" PRIu64 "\n",
+                      inf_defs[i].resource,
+                      ks_informer_stats(src->infs[i].inf).failures);
+    ks_buf_puts(out, "# HELP ksched_cluster_writes_total Writes to the API "
+                     "server by kind and result.\n"
+                     "# TYPE ksched_cluster_writes_total counter\n");
+    ks_buf_printf(out, "ksched_cluster_writes_total{kind=\"bind\",result="
+                       "\"success\"} %" PRIu64 "\n",
+                  src->stats.bindings);
+    ks_buf_printf(out, "ksched_cluster_writes_total{kind=\"bind\",result="
+                       "\"failure\"} %" PRIu64 "\n",
+                  src->stats.binding_failures + src->write_fail[W_BIND]);
+    ks_buf_printf(out, "ksched_cluster_writes_total{kind=\"status\",result="
+                       "\"success\"} %" PRIu64 "\n",
+                  src->stats.status_patches);
+    ks_buf_printf(out, "ksched_cluster_writes_total{kind=\"delete\",result="
+                       "\"success\"} %" PRIu64 "\n",
+                  src->stats.deletes);
+    for (i = W_STATUS; i <= W_DELETE; i++)
+        ks_buf_printf(out, "ksched_cluster_writes_total{kind=\"%s\",result="
+                           "\"failure\"} %" PRIu64 "\n",
+                      wk[i], src->write_fail[i]);
+    ks_buf_printf(out, "ksched_cluster_writes_total{kind=\"event\",result="
+                       "\"success\"} %" PRIu64 "\n",
+                  es.created + es.patched);
+    ks_buf_printf(out, "ksched_cluster_writes_total{kind=\"event\",result="
+                       "\"failure\"} %" PRIu64 "\n",
+                  es.failed);
+    ks_buf_printf(out, "# HELP ksched_events_aggregated_total Repeated "
+                       "events folded into a series.\n"
+                       "# TYPE ksched_events_aggregated_total counter\n"
+                       "ksched_events_aggregated_total %" PRIu64 "\n",
+                  es.aggregated);
+}
+
+ks_kube_source_stats_t ks_kube_source_stats(const ks_kube_source_t *src)
+{
+    return src->stats;
+}

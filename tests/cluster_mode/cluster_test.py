@@ -1,0 +1,576 @@
+#!/usr/bin/env python3
+"""Cluster mode against a real kube-apiserver: `ksched serve --kubeconfig`.
+
+Usage: cluster_test.py KSCHED PLUGIN_DIR K8S_DIR
+
+K8S_DIR holds `up` and `down` (a real etcd + kube-apiserver on loopback,
+RBAC on; see its README). Without it (or without etcd), the test is
+skipped with exit 77 and says why. KSCHED_K8S_UP may name another `up`.
+
+What it shows, each on the real API server:
+  - N pods bound, each exactly once (one Binding, one Scheduled event
+    "Successfully assigned NS/POD to NODE" from reportingController ksched);
+  - an unschedulable pod gets PodScheduled=False, reason Unschedulable,
+    with upstream's FitError message, and a FailedScheduling event whose
+    repeats are aggregated;
+  - pods of another schedulerName are left alone, and when bound (by
+    someone else) occupy their node in ksched's cache at once;
+  - a node added later makes a waiting unschedulable pod schedule;
+  - preemption deletes exactly the victims (with the DisruptionTarget
+    condition) and sets status.nominatedNodeName on the preemptor;
+  - kubeconfig variants (token file, client certificate, exec plugin)
+    each connect; a wrong CA, an invalid token and a user without RBAC
+    each fail with a message that says which.
+Standard library only.
+"""
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what, flush=True)
+    else:
+        print("ok: " + what, flush=True)
+    return cond
+
+
+def fatal(what):
+    print("FATAL: " + what, flush=True)
+    raise SystemExit(1)
+
+
+def skip(why):
+    print("SKIP: " + why, flush=True)
+    raise SystemExit(77)
+
+
+# --- the API server -----------------------------------------------------------
+
+
+class Api:
+    def __init__(self, env, token):
+        u = urllib.parse.urlparse(env["K8S_URL"])
+        self.host, self.port = u.hostname, u.port
+        self.ctx = ssl.create_default_context(cafile=env["K8S_CA"])
+        self.token = token
+
+    def call(self, method, path, body=None, ctype="application/json"):
+        c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx,
+                                        timeout=60)
+        hdr = {"Authorization": "Bearer " + self.token, "Accept":
+               "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            hdr["Content-Type"] = ctype
+        try:
+            c.request(method, path, body=data, headers=hdr)
+            r = c.getresponse()
+            out = r.read()
+            try:
+                doc = json.loads(out) if out else None
+            except ValueError:
+                doc = out.decode(errors="replace")
+            return r.status, doc
+        finally:
+            c.close()
+
+    def must(self, method, path, body=None, ok=(200, 201)):
+        st, doc = self.call(method, path, body)
+        if st not in ok:
+            fatal("%s %s -> %d %s" % (method, path, st, doc))
+        return doc
+
+
+def node_obj(name, cpu="4", memory="32Gi", pods="110", labels=None):
+    res = {"cpu": cpu, "memory": memory, "pods": pods}
+    lab = {"kubernetes.io/hostname": name}
+    lab.update(labels or {})
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": lab},
+            "status": {"capacity": res, "allocatable": res}}
+
+
+def pod_obj(name, sched="ksched", cpu="100m", memory="128Mi", ns="default",
+            priority_class=None, node=None, labels=None):
+    spec = {"schedulerName": sched,
+            "containers": [{"name": "c", "image": "pause:3.7",
+                            "resources": {"requests": {"cpu": cpu,
+                                                       "memory": memory}}}]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    if node:
+        spec["nodeName"] = node
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns,
+                         "labels": labels or {"app": "t"}},
+            "spec": spec}
+
+
+def wait_for(what, fn, timeout=60, every=0.2):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(every)
+    print("timed out waiting for " + what, flush=True)
+    return last
+
+
+# --- ksched serve ---------------------------------------------------------------
+
+
+class Serve:
+    def __init__(self, ksched, args, env=None):
+        self.proc = subprocess.Popen([ksched, "serve", "--listen",
+                                      "127.0.0.1:0"] + args,
+                                     stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, env=env)
+        self.lines = []
+        self.addr = None
+        ready = threading.Event()
+
+        def pump():
+            for raw in self.proc.stderr:
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                self.lines.append(line)
+                m = re.search(r"listening on http://(\S+)", line)
+                if m and self.addr is None:
+                    self.addr = m.group(1)
+                    ready.set()
+            ready.set()
+
+        self.thread = threading.Thread(target=pump, daemon=True)
+        self.thread.start()
+        ready.wait(30)
+
+    def get(self, path):
+        if self.addr is None:
+            return 0, ""
+        host, port = self.addr.rsplit(":", 1)
+        c = http.client.HTTPConnection(host, int(port), timeout=10)
+        try:
+            c.request("GET", path)
+            r = c.getresponse()
+            return r.status, r.read().decode(errors="replace")
+        except OSError:
+            return 0, ""
+        finally:
+            c.close()
+
+    def ready(self, timeout=60):
+        return wait_for("/readyz", lambda: self.get("/readyz")[0] == 200,
+                        timeout)
+
+    def log_has(self, pattern, timeout=30):
+        rx = re.compile(pattern)
+        return wait_for("log line /%s/" % pattern,
+                        lambda: any(rx.search(l) for l in self.lines),
+                        timeout)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.thread.join(5)
+        return self.proc.returncode
+
+
+CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  qps: 500
+  burst: 1000
+profiles:
+- schedulerName: ksched
+"""
+
+
+def pods_by_name(api, ns="default"):
+    doc = api.must("GET", "/api/v1/namespaces/%s/pods" % ns)
+    return {p["metadata"]["name"]: p for p in doc["items"]}
+
+
+def events_for(api, ns="default"):
+    doc = api.must("GET", "/apis/events.k8s.io/v1/namespaces/%s/events" % ns)
+    return doc["items"]
+
+
+def cond(pod, ctype):
+    for c in pod.get("status", {}).get("conditions", []) or []:
+        if c.get("type") == ctype:
+            return c
+    return None
+
+
+# --- scenarios ---------------------------------------------------------------------
+
+
+def scenario_bind_and_fail(api, srv):
+    """Pods bound once each; an unschedulable pod's condition and event;
+    pods of another scheduler left alone but counted on their node."""
+    for i in range(3):
+        api.must("POST", "/api/v1/nodes", node_obj("n%d" % i))
+    # Another scheduler's pod, bound by "it" to n0, takes 3.5 of n0's 4 CPUs.
+    api.must("POST", "/api/v1/namespaces/default/pods",
+             pod_obj("other-bound", sched="other", cpu="3500m"))
+    api.must("POST", "/api/v1/namespaces/default/pods/other-bound/binding",
+             {"apiVersion": "v1", "kind": "Binding",
+              "metadata": {"name": "other-bound"},
+              "target": {"kind": "Node", "name": "n0"}})
+    api.must("POST", "/api/v1/namespaces/default/pods",
+             pod_obj("other-pending", sched="other"))
+    n = 30
+    for i in range(n):
+        api.must("POST", "/api/v1/namespaces/default/pods",
+                 pod_obj("p%d" % i, cpu="1"))
+    api.must("POST", "/api/v1/namespaces/default/pods",
+             pod_obj("huge", cpu="100"))
+
+    def all_bound():
+        ps = pods_by_name(api)
+        return all(ps.get("p%d" % i, {}).get("spec", {}).get("nodeName")
+                   for i in range(8))
+    # 3 nodes x 4 CPUs, n0 has 0.5 free: exactly 8 one-CPU pods fit.
+    check(wait_for("8 pods bound", all_bound, 60), "8 of the 1-CPU pods bound")
+    time.sleep(2)
+    ps = pods_by_name(api)
+    bound = {k: v["spec"]["nodeName"] for k, v in ps.items()
+             if k.startswith("p") and v["spec"].get("nodeName")}
+    check(len(bound) == 8, "exactly 8 pods fit and were bound (got %d)"
+          % len(bound))
+    check(all(v in ("n1", "n2") for v in bound.values()),
+          "no ksched pod on n0, whose CPU another scheduler's pod holds")
+    check(not ps["other-pending"]["spec"].get("nodeName"),
+          "a pending pod of another schedulerName is left alone")
+    evs = events_for(api)
+    sched = {}
+    for e in evs:
+        if e.get("reason") == "Scheduled" and \
+                e.get("reportingController") == "ksched":
+            name = e["regarding"]["name"]
+            sched[name] = sched.get(name, 0) + \
+                (e.get("series") or {}).get("count", 1)
+            exp = "Successfully assigned default/%s to %s" % (
+                name, bound.get(name, "?"))
+            check(e.get("note") == exp and e.get("type") == "Normal" and
+                  e.get("action") == "Binding",
+                  "Scheduled event of %s says %r" % (name, exp))
+    check(sorted(sched) == sorted(bound) and
+          all(v == 1 for v in sched.values()),
+          "one Scheduled event per bound pod, none for others")
+    huge = ps["huge"]
+    c = cond(huge, "PodScheduled")
+    exp = ("0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 "
+           "nodes are available: 3 No preemption victims found for incoming "
+           "pod.")
+    check(c is not None and c.get("status") == "False" and
+          c.get("reason") == "Unschedulable",
+          "unschedulable pod has PodScheduled=False reason Unschedulable")
+    check(c is not None and c.get("message") == exp,
+          "its condition message is the FitError: %r (got %r)"
+          % (exp, c and c.get("message")))
+    fs = [e for e in evs if e.get("reason") == "FailedScheduling" and
+          e["regarding"]["name"] == "huge"]
+    check(len(fs) == 1 and fs[0].get("type") == "Warning" and
+          fs[0].get("note") == exp,
+          "one FailedScheduling event with the FitError for the pod")
+    # Unschedulable 1-CPU pods: the same message shape.
+    pend = [k for k in ps if k.startswith("p") and k not in bound]
+    check(len(pend) == n - 8, "the other %d pods stay pending" % (n - 8))
+    return pend
+
+
+def scenario_node_added(api, srv, pend):
+    """A node added later makes the waiting pods schedule."""
+    api.must("POST", "/api/v1/nodes", node_obj("n3", cpu="32"))
+
+    def placed():
+        ps = pods_by_name(api)
+        return all(ps[k]["spec"].get("nodeName") == "n3" for k in pend)
+    check(wait_for("pods placed on the new node", placed, 60),
+          "all %d waiting pods bound to the node added later" % len(pend))
+
+
+def scenario_preemption(api, srv):
+    """A high-priority pod preempts exactly the victims it needs."""
+    api.must("POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
+             {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+              "metadata": {"name": "high"}, "value": 1000})
+    api.must("POST", "/api/v1/namespaces",
+             {"apiVersion": "v1", "kind": "Namespace",
+              "metadata": {"name": "pre"}})
+    api.must("POST", "/api/v1/nodes",
+             node_obj("pn", cpu="2", labels={"pool": "pre"}))
+    # Fill every node so that only pn can be freed: ksched places two
+    # 1-CPU low-priority pods on pn (pin them with nodeName? no: let the
+    # scheduler do it, with a node selector).
+    for i in range(2):
+        p = pod_obj("low%d" % i, ns="pre", cpu="1")
+        p["spec"]["nodeSelector"] = {"pool": "pre"}
+        api.must("POST", "/api/v1/namespaces/pre/pods", p)
+
+    def low_bound():
+        ps = pods_by_name(api, "pre")
+        return all(ps.get("low%d" % i, {}).get("spec", {}).get("nodeName")
+                   == "pn" for i in range(2))
+    check(wait_for("low-priority pods bound", low_bound, 60),
+          "two low-priority pods bound to pn")
+    hp = pod_obj("high", ns="pre", cpu="1500m", priority_class="high")
+    hp["spec"]["nodeSelector"] = {"pool": "pre"}
+    api.must("POST", "/api/v1/namespaces/pre/pods", hp)
+
+    def high_bound():
+        ps = pods_by_name(api, "pre")
+        return ps.get("high", {}).get("spec", {}).get("nodeName") == "pn"
+    check(wait_for("the preemptor bound", high_bound, 60),
+          "the high-priority pod is bound to pn after preemption")
+    ps = pods_by_name(api, "pre")
+    check(sorted(k for k in ps if k.startswith("low")) == [],
+          "both low-priority pods were deleted (1.5 CPU needs both of 2)")
+    evs = events_for(api, "pre")
+    pre = sorted(e["regarding"]["name"] for e in evs
+                 if e.get("reason") == "Preempted")
+    check(pre == ["low0", "low1"], "Preempted events for exactly the "
+          "victims (got %s)" % pre)
+    fs = [e for e in evs if e.get("reason") == "FailedScheduling" and
+          e["regarding"]["name"] == "high"]
+    check(len(fs) >= 1 and "preemption" in fs[0].get("note", ""),
+          "the preemptor's first attempt failed with a preemption message")
+    noms = [l for l in srv.lines if "nominat" in l.lower()]
+    del noms
+
+
+def scenario_nominated(api, srv):
+    """status.nominatedNodeName is written when preemption nominates a node
+    and the preemptor cannot bind yet (a victim lingers: finalizer)."""
+    api.must("POST", "/api/v1/nodes",
+             node_obj("fn", cpu="1", labels={"pool": "fin"}))
+    p = pod_obj("stay", ns="pre", cpu="1")
+    p["spec"]["nodeSelector"] = {"pool": "fin"}
+    p["metadata"]["finalizers"] = ["example.com/hold"]
+    api.must("POST", "/api/v1/namespaces/pre/pods", p)
+    check(wait_for("victim bound", lambda: pods_by_name(api, "pre")
+                   .get("stay", {}).get("spec", {}).get("nodeName") == "fn",
+                   60), "a pod with a finalizer bound to fn")
+    hp = pod_obj("nominee", ns="pre", cpu="1", priority_class="high")
+    hp["spec"]["nodeSelector"] = {"pool": "fin"}
+    api.must("POST", "/api/v1/namespaces/pre/pods", hp)
+
+    def nominated():
+        ps = pods_by_name(api, "pre")
+        return ps.get("nominee", {}).get("status", {}).get(
+            "nominatedNodeName") == "fn"
+    check(wait_for("nominatedNodeName", nominated, 60),
+          "the preemptor's status.nominatedNodeName is fn")
+    ps = pods_by_name(api, "pre")
+    st = ps.get("stay", {})
+    dc = cond(st, "DisruptionTarget")
+    check(st.get("metadata", {}).get("deletionTimestamp") is not None,
+          "the victim is being deleted")
+    check(dc is not None and dc.get("reason") == "PreemptionByScheduler",
+          "the victim has DisruptionTarget reason PreemptionByScheduler")
+    # Release the victim: the nominee binds.
+    api.call("PATCH", "/api/v1/namespaces/pre/pods/stay",
+                      {"metadata": {"finalizers": None}},
+                      "application/merge-patch+json")
+    check(wait_for("nominee bound", lambda: pods_by_name(api, "pre")
+                   .get("nominee", {}).get("spec", {}).get("nodeName")
+                   == "fn", 60),
+          "the nominee binds once the victim is gone")
+
+
+def write(path, text, mode=0o600):
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+
+
+def kubeconfig(server, ca, user_fields):
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": server,
+                                                "certificate-authority": ca}}],
+        "users": [{"name": "u", "user": user_fields}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x"})
+
+
+def scenario_connections(ksched, plugin_dir, cfg, env, tmp):
+    server, ca = env["K8S_URL"], env["K8S_CA"]
+    tok = env["KSCHED_TOKEN"]
+    base = ["--plugin-dir", plugin_dir, "--config", cfg]
+    # token file
+    write(os.path.join(tmp, "token"), tok + "\n")
+    write(os.path.join(tmp, "tf.kubeconfig"),
+          kubeconfig(server, ca, {"tokenFile": os.path.join(tmp, "token")}))
+    # client certificates signed by the cluster's CA: CN=ksched (the RBAC
+    # user bound above) and CN=norbac (known to the API server, granted
+    # nothing by RBAC)
+    d = env["K8S_DIR"]
+    for cn in ("ksched", "norbac"):
+        subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes",
+                        "-subj", "/CN=" + cn, "-keyout",
+                        os.path.join(tmp, cn + ".key"), "-out",
+                        os.path.join(tmp, cn + ".csr")], check=True,
+                       stderr=subprocess.DEVNULL)
+        subprocess.run(["openssl", "x509", "-req", "-in",
+                        os.path.join(tmp, cn + ".csr"), "-CA",
+                        os.path.join(d, "ca.crt"), "-CAkey",
+                        os.path.join(d, "ca.key"), "-CAcreateserial",
+                        "-CAserial", os.path.join(tmp, "ca.srl"), "-days",
+                        "1", "-out", os.path.join(tmp, cn + ".crt")],
+                       check=True, stderr=subprocess.DEVNULL)
+    write(os.path.join(tmp, "cert.kubeconfig"),
+          kubeconfig(server, ca, {
+              "client-certificate": os.path.join(tmp, "ksched.crt"),
+              "client-key": os.path.join(tmp, "ksched.key")}))
+    # exec plugin
+    plug = os.path.join(tmp, "cred.sh")
+    write(plug, "#!/bin/sh\n"
+          "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\","
+          "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"%s\"}}'\n"
+          % tok, 0o700)
+    write(os.path.join(tmp, "exec.kubeconfig"),
+          kubeconfig(server, ca, {"exec": {
+              "apiVersion": "client.authentication.k8s.io/v1",
+              "command": plug, "interactiveMode": "Never"}}))
+    for name in ("tf", "cert", "exec"):
+        s = Serve(ksched, base + ["--kubeconfig",
+                                  os.path.join(tmp, name + ".kubeconfig")])
+        ok = s.ready(60)
+        check(bool(ok), "%s kubeconfig connects (readyz 200)" % name)
+        if not ok:
+            print("\n".join(s.lines[-20:]))
+        s.stop()
+    # wrong CA: a fresh self-signed one
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
+                    "-nodes", "-days", "1", "-subj", "/CN=other-ca",
+                    "-keyout", os.path.join(tmp, "bad.key"), "-out",
+                    os.path.join(tmp, "bad-ca.crt")], check=True,
+                   stderr=subprocess.DEVNULL)
+    write(os.path.join(tmp, "badca.kubeconfig"),
+          kubeconfig(server, os.path.join(tmp, "bad-ca.crt"),
+                     {"token": tok}))
+    write(os.path.join(tmp, "badtok.kubeconfig"),
+          kubeconfig(server, ca, {"token": "0000expired0000"}))
+    write(os.path.join(tmp, "norbac.kubeconfig"),
+          kubeconfig(server, ca, {
+              "client-certificate": os.path.join(tmp, "norbac.crt"),
+              "client-key": os.path.join(tmp, "norbac.key")}))
+    cases = [("badca", r"certificate is not trusted"),
+             ("badtok", r"401 Unauthorized: the API server rejected the "
+                        r"credentials"),
+             ("norbac", r"403 Forbidden: .*cannot list resource "
+                        r"\\?\"(nodes|pods|namespaces|services|"
+                        r"replicationcontrollers|replicasets|"
+                        r"statefulsets)\\?\"")]
+    for name, rx in cases:
+        s = Serve(ksched, base + ["--kubeconfig",
+                                  os.path.join(tmp, name + ".kubeconfig")])
+        found = s.log_has(rx, 30)
+        st, body = s.get("/readyz")
+        check(bool(found), "%s: the log says why (/%s/)" % (name, rx))
+        check(st == 503, "%s: /readyz is 503 (%s)" % (name, body.strip()))
+        if not found:
+            print("\n".join(s.lines[-10:]))
+        s.stop()
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    ksched, plugin_dir, k8s = sys.argv[1:]
+    up = os.environ.get("KSCHED_K8S_UP") or os.path.join(k8s, "up")
+    down = os.path.join(os.path.dirname(up), "down")
+    if not os.path.exists(up):
+        skip("no kube-apiserver: %s does not exist (the shared k8s folder "
+             "is not beside the checkout)" % up)
+    if shutil.which("etcd") is None and not os.environ.get("ETCD"):
+        skip("no etcd on PATH (apt-get install etcd-server)")
+    if shutil.which("openssl") is None:
+        skip("no openssl on PATH (apt-get install openssl)")
+    tmp = tempfile.mkdtemp(prefix="ksched-cluster-")
+    d = os.path.join(tmp, "k8s")
+    r = subprocess.run([up, d], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        fatal("up failed: " + r.stderr.decode(errors="replace"))
+    env = {}
+    for line in open(os.path.join(d, "env")):
+        k, _, v = line.strip().partition("=")
+        env[k] = v
+    srv = None
+    try:
+        admin = Api(env, env["ADMIN_TOKEN"])
+        for role in ("system:kube-scheduler", "system:volume-scheduler"):
+            admin.must("POST",
+                       "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+                       {"apiVersion": "rbac.authorization.k8s.io/v1",
+                        "kind": "ClusterRoleBinding",
+                        "metadata": {"name": "ksched-" + role.split(":")[1]},
+                        "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                                    "kind": "ClusterRole", "name": role},
+                        "subjects": [{"kind": "User", "name": "ksched",
+                                      "apiGroup":
+                                      "rbac.authorization.k8s.io"}]})
+        cfg = os.path.join(tmp, "config.yaml")
+        write(cfg, CONFIG)
+        srv = Serve(ksched, ["--plugin-dir", plugin_dir, "--config", cfg,
+                             "--kubeconfig",
+                             os.path.join(d, "ksched.kubeconfig")])
+        if not check(bool(srv.ready(60)), "serve --kubeconfig becomes ready"):
+            fatal("\n".join(srv.lines[-30:]))
+        pend = scenario_bind_and_fail(admin, srv)
+        scenario_node_added(admin, srv, pend)
+        scenario_preemption(admin, srv)
+        scenario_nominated(admin, srv)
+        st, text = srv.get("/metrics")
+        check(st == 200 and re.search(r'rest_client_requests_total\{code="201"'
+                                      r',verb="POST"\} \d+', text) is not None,
+              "/metrics counts the client's requests by code and verb")
+        check(re.search(r'ksched_informer_synced\{resource="pods"\} 1', text)
+              is not None, "/metrics shows the pods informer synced")
+        rc = srv.stop()
+        check(rc == 0, "serve exits 0 on SIGTERM (got %s)" % rc)
+        srv = None
+        scenario_connections(ksched, plugin_dir, cfg, env, tmp)
+    finally:
+        if srv is not None:
+            srv.stop()
+            print("\n".join(srv.lines[-40:]))
+        subprocess.run([down, d])
+        if not failures:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print("kept " + tmp)
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
