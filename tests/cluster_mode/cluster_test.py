@@ -176,8 +176,9 @@ class Serve:
             c.close()
 
     def ready(self, timeout=60):
-        return wait_for("/readyz", lambda: self.get("/readyz")[0] == 200,
-                        timeout)
+        return wait_for("/readyz", lambda: self.proc.poll() is not None or
+                        self.get("/readyz")[0] == 200,
+                        timeout) and self.proc.poll() is None
 
     def log_has(self, pattern, timeout=30):
         rx = re.compile(pattern)

@@ -1,0 +1,93 @@
+#!/bin/bash
+# End-to-end scheduling on a real API server: ksched serve --kubeconfig and
+# the real kube-scheduler, each on a fresh etcd + kube-apiserver from the
+# shared k8s folder, same workload, same client qps/burst.
+#
+#   tests/bench/cluster-e2e.sh NODES PODS [ksched|kube-scheduler|both]
+#
+# For each scheduler: start the API server, create NODES nodes, start the
+# scheduler (admin credentials, qps/burst $QPS, default 5000), wait until it
+# is ready, then create PODS pending pods (16 client threads) while it runs
+# and wait until every pod has spec.nodeName. Prints JSON lines: the pod
+# stream's creation rate, and for the scheduler: pods/s from the first pod
+# created to the last pod bound, its CPU seconds and peak RSS, and the API
+# server's and etcd's CPU seconds.
+# Env: K8S (default ../shared/k8s beside the checkout), KSCHED (default
+# build-release/host/ksched, else build/host/ksched), PLUGINS (its plugin
+# dir), QPS (5000).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+k8s=${K8S:-$root/../shared/k8s}
+nodes=${1:?usage: cluster-e2e.sh NODES PODS [ksched|kube-scheduler|both]}
+pods=${2:?}
+which=${3:-both}
+qps=${QPS:-5000}
+if [[ -z ${KSCHED:-} ]]; then
+    if [[ -x $root/build-release/host/ksched ]]; then KSCHED=$root/build-release/host/ksched
+    else KSCHED=$root/build/host/ksched; fi
+fi
+PLUGINS=${PLUGINS:-$(dirname "$(dirname "$KSCHED")")/plugins}
+[[ -x $k8s/up ]] || { echo "cluster-e2e: no $k8s/up" >&2; exit 2; }
+bin=${K8S_BIN:-$("$k8s/bin/unpack")}
+hz=$(getconf CLK_TCK)
+cpu() { awk -v hz="$hz" '{print ($14+$15)/hz}' "/proc/$1/stat"; }
+hwm() { awk '/VmHWM/{print $2*1024}' "/proc/$1/status"; }
+sub() { awk -v a="$1" -v b="$2" 'BEGIN{print a-b}'; }
+
+run() {
+    local name=$1 dir sched t0 rc=0
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/e2e-$name.XXXXXX")
+    "$k8s/up" "$dir/k8s" >/dev/null
+    # shellcheck disable=SC1091
+    source "$dir/k8s/env"
+    "$k8s/load" "$dir/k8s" nodes "$nodes" >/dev/null
+    local api0 etcd0
+    api0=$(cpu "$APISERVER_PID"); etcd0=$(cpu "$ETCD_PID")
+    if [[ $name == ksched ]]; then
+        cat > "$dir/config.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: "$dir/k8s/admin.kubeconfig", qps: $qps, burst: $qps}
+EOF
+        "$KSCHED" serve --config "$dir/config.yaml" --plugin-dir "$PLUGINS" \
+            --listen 127.0.0.1:0 2>"$dir/ksched.log" &
+        sched=$!
+        for _ in $(seq 300); do
+            port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$dir/ksched.log")
+            [[ -n $port ]] && curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break
+            sleep 0.1
+        done
+    else
+        cat > "$dir/config.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1beta3
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: "$dir/k8s/admin.kubeconfig", qps: $qps, burst: $qps}
+leaderElection: {leaderElect: false}
+EOF
+        "$bin/kube-scheduler" --kubeconfig "$dir/k8s/admin.kubeconfig" \
+            --config "$dir/config.yaml" --secure-port 0 >"$dir/kube-scheduler.log" 2>&1 &
+        sched=$!
+        sleep 5 # informers sync; it has no readiness endpoint without a port
+    fi
+    t0=$(date +%s.%N)
+    "$k8s/load" "$dir/k8s" pods "$pods" | sed "s/^{/{\"run\": \"$name\", /" &
+    local loader=$!
+    local w
+    w=$("$k8s/load" "$dir/k8s" wait "$pods" --since "$t0" --timeout 3600) || rc=$?
+    wait "$loader"
+    printf '{"scheduler": "%s", "nodes": %s, "pods": %s, "wait": %s, "scheduler_cpu_s": %s, "scheduler_vmhwm": %s, "apiserver_cpu_s": %s, "etcd_cpu_s": %s}\n' \
+        "$name" "$nodes" "$pods" "$w" "$(cpu $sched)" "$(hwm $sched)" \
+        "$(sub "$(cpu "$APISERVER_PID")" "$api0")" "$(sub "$(cpu "$ETCD_PID")" "$etcd0")"
+    kill -TERM "$sched"; sleep 1; kill -TERM "$sched" 2>/dev/null || true
+    wait "$sched" 2>/dev/null || true
+    "$k8s/down" "$dir/k8s" >/dev/null
+    rm -rf "$dir"
+    return $rc
+}
+
+case $which in
+    ksched) run ksched ;;
+    kube-scheduler) run kube-scheduler ;;
+    both) run ksched; run kube-scheduler ;;
+    *) echo "cluster-e2e: unknown scheduler '$which'" >&2; exit 2 ;;
+esac
