@@ -150,7 +150,7 @@ static void hc_done(void *ud, const ks_hc_result_t *r)
         ks_kube_conn_invalidate(c->conn);
         if (start(k, &err) == 0)
             return;
-        snprintf(msg, sizeof msg, "%s %s: %s", k->method, k->path, err.msg);
+        snprintf(msg, sizeof msg, "%s %s: %.1024s", k->method, k->path, err.msg);
     }
     memset(&res, 0, sizeof res);
     res.status = r->curl_code != 0 && r->status < 400 && !k->watch ? 0

@@ -68,7 +68,9 @@ struct ks_kube_source {
     ks_event_recorder_t *events;
     inf_slot_t infs[INF_COUNT];
     ks_strmap_t pods; /* uid -> pod_ent_t */
-    int synced;
+    int synced, inactive;
+    int (*may_write)(void *ud);
+    void *may_write_ud;
     struct write *writes; /* in flight, cancelled at close */
     ks_kube_source_stats_t stats;
     uint64_t write_fail[4];
@@ -266,15 +268,26 @@ static void bind_answer(void *ud, const ks_kube_result_t *r)
     write_free(w);
 }
 
+static int may_write(ks_kube_source_t *src)
+{
+    return src->may_write == NULL || src->may_write(src->may_write_ud);
+}
+
 static int w_bind(void *ud, const ks_pod_t *pod, const char *node)
 {
     ks_kube_source_t *src = ud;
     char path[800];
     char *body;
     json_t *b;
-    write_t *w = write_new(src, W_BIND);
+    write_t *w;
     int rc;
-    if (w == NULL)
+    if (!may_write(src)) {
+        ks_log(KS_LOGL_WARN, "pod %s/%s: not bound to %s: this replica is "
+                             "not the leader",
+               pod->ns, pod->name, node);
+        return -1;
+    }
+    if ((w = write_new(src, W_BIND)) == NULL)
         return -1;
     if ((w->uid = strdup(pod->uid)) == NULL ||
         (w->ns = strdup(pod->ns)) == NULL ||
@@ -365,6 +378,8 @@ static void w_failed(void *ud, const ks_pod_t *pod, const char *message,
                                                : "";
     json_t *status, *cond;
     char t[40];
+    if (!may_write(src))
+        return;
     record_event(src, pod, "Warning", "FailedScheduling", "Scheduling",
                  message);
     if (e == NULL)
@@ -398,7 +413,7 @@ static void w_nominate(void *ud, const ks_pod_t *pod, const char *node)
     pod_ent_t *e = ent_of(src, pod->uid);
     const char *nom = ks_intern_str(IN(), node);
     json_t *status;
-    if (e == NULL || e->nominated == nom)
+    if (e == NULL || e->nominated == nom || !may_write(src))
         return;
     if ((e->nominated == NULL || e->nominated[0] == '\0') && nom[0] == '\0')
         return;
@@ -470,8 +485,8 @@ static void w_delete(void *ud, const ks_pod_t *victim)
     char path[800], msg[600], t[40];
     json_t *patch, *del;
     char *pbody, *dbody;
-    write_t *w = write_new(src, W_DELETE);
-    if (w == NULL)
+    write_t *w;
+    if (!may_write(src) || (w = write_new(src, W_DELETE)) == NULL)
         return;
     now_rfc3339(t, sizeof t);
     snprintf(msg, sizeof msg,
@@ -512,6 +527,8 @@ static void w_event(void *ud, const ks_pod_t *pod, const char *type,
                     const char *reason, const char *message)
 {
     ks_kube_source_t *src = ud;
+    if (!may_write(src))
+        return;
     record_event(src, pod, type, reason,
                  strcmp(reason, "Preempted") == 0 ? "Preempting" : reason,
                  message);
@@ -574,7 +591,7 @@ static void cache_put_assigned(ks_kube_source_t *src, ks_pod_t *pod)
  * informer synced). Takes `pod`. */
 static void queue_pending(ks_kube_source_t *src, pod_ent_t *e, ks_pod_t *pod)
 {
-    if (!src->synced) {
+    if (!src->synced || src->inactive) {
         if (e->held)
             ks_pod_free(e->held);
         e->held = pod;
@@ -720,11 +737,18 @@ static void pod_remove(ks_kube_source_t *src, json_t *obj)
     ks_strmap_del(&src->pods, e->uid);
     switch (e->state) {
     case P_PENDING:
-    case P_ASSIGNED:
         if (e->held == NULL &&
             ks_scheduler_remove_pod(src->sched, e->uid) != 0 &&
             ks_cache_remove_pod(src->cache, e->uid, NULL) == 0)
             emit(src, KS_RES_POD, KS_ACT_DELETE);
+        break;
+    case P_ASSIGNED:
+        /* A preemption victim may have left the cache already; its
+         * deletion in the cluster is still the event that lets the
+         * preemptor (and others) try again. */
+        if (ks_scheduler_remove_pod(src->sched, e->uid) != 0)
+            ks_cache_remove_pod(src->cache, e->uid, NULL);
+        emit(src, KS_RES_POD, KS_ACT_DELETE);
         break;
     default:
         break;
@@ -912,11 +936,10 @@ static void h_remove(void *ud, json_t *obj)
     }
 }
 
-/* Every informer listed once: hand the held pods to the scheduler. */
-static void all_synced(ks_kube_source_t *src)
+/* Hand the held pods to the scheduler (synced and active). */
+static size_t release_held(ks_kube_source_t *src)
 {
     size_t i, n = 0;
-    src->synced = 1;
     for (i = 0; i < src->pods.cap; i++) {
         pod_ent_t *e = src->pods.slots[i].val;
         ks_pod_t *pod;
@@ -927,10 +950,36 @@ static void all_synced(ks_kube_source_t *src)
         queue_pending(src, e, pod);
         n++;
     }
-    ks_log(KS_LOGL_INFO, "informers synced: %zu nodes, %zu pods in the "
-                         "cache, %zu pods to schedule",
-           ks_cache_num_nodes(src->cache), ks_cache_num_pods(src->cache), n);
     ks_scheduler_kick(src->sched);
+    return n;
+}
+
+/* Every informer listed once. */
+static void all_synced(ks_kube_source_t *src)
+{
+    size_t n = 0;
+    src->synced = 1;
+    if (!src->inactive)
+        n = release_held(src);
+    ks_log(KS_LOGL_INFO, "informers synced: %zu nodes, %zu pods in the "
+                         "cache, %zu pods to schedule%s",
+           ks_cache_num_nodes(src->cache), ks_cache_num_pods(src->cache), n,
+           src->inactive ? " once this replica leads" : "");
+}
+
+void ks_kube_source_set_active(ks_kube_source_t *src, int active)
+{
+    int was = !src->inactive;
+    src->inactive = !active;
+    if (active && !was && src->synced && src->sched)
+        release_held(src);
+}
+
+void ks_kube_source_set_write_gate(ks_kube_source_t *src,
+                                   int (*fn)(void *ud), void *ud)
+{
+    src->may_write = fn;
+    src->may_write_ud = ud;
 }
 
 static void h_synced(void *ud)

@@ -65,6 +65,17 @@ int ks_kube_source_start(ks_kube_source_t *src, ks_scheduler_t *sched,
  * before freeing the scheduler and the clients. */
 void ks_kube_source_close(ks_kube_source_t *src);
 
+/* Scheduling needs the source to be active (the default) as well as
+ * synced: a leader-election standby keeps its informers warm with the
+ * source inactive, and activates it when it becomes leader. Pods are
+ * handed to the scheduler when both hold. */
+void ks_kube_source_set_active(ks_kube_source_t *src, int active);
+/* Writes (bindings, status patches, deletions, events) are made only
+ * while may_write(ud) answers non-zero (leader election: only while this
+ * replica holds the lease); a refused binding fails the Bind plugin. */
+void ks_kube_source_set_write_gate(ks_kube_source_t *src,
+                                   int (*may_write)(void *ud), void *ud);
+
 /* Every informer has listed once (scheduling has started). */
 int ks_kube_source_synced(const ks_kube_source_t *src);
 /* For /readyz: "informers not synced: pods, nodes" (or ""), and the last

@@ -24,6 +24,14 @@ void ks_api_health(ks_server_t *srv, ks_http_conn_t *c,
         ks_http_respond(c, 503, "text/plain; charset=utf-8", NULL, msg, n);
         return;
     }
+    if (strcmp(req->path, "/readyz") == 0 && srv->leader) {
+        /* Both are ready (a standby's informers are warm); say which. */
+        const char *m = ks_leader_is_leader(srv->leader) ? "ok: leader\n"
+                                                         : "ok: standby\n";
+        ks_http_respond(c, 200, "text/plain; charset=utf-8", NULL, m,
+                        strlen(m));
+        return;
+    }
     ks_http_respond(c, 200, "text/plain; charset=utf-8", NULL, "ok", 2);
 }
 

@@ -23,6 +23,8 @@ void ks_server_stop(ks_server_t *srv)
     }
     if (srv->sched)
         ks_scheduler_detach_loop(srv->sched);
+    ks_leader_close(srv->leader);
+    srv->leader = NULL;
     /* Cluster mode: informers and writes stop (no answer reaches the
      * scheduler any more), then the API clients close their handles. */
     ks_kube_source_close(srv->ksrc);
@@ -37,10 +39,26 @@ void ks_server_stop(ks_server_t *srv)
     srv->http = NULL; /* freed by libuv close callbacks */
 }
 
+static void released(void *ud)
+{
+    ks_server_t *srv = ud;
+    srv->releasing = 2; /* done */
+}
+
 static void on_drain_tick(uv_timer_t *t)
 {
     ks_server_t *srv = t->data;
     size_t waiting = ks_scheduler_pending(srv->sched, -1);
+    if (waiting == 0 && srv->leader && srv->releasing == 0) {
+        /* Nothing in flight: hand the lease over so that a standby takes
+         * over at once (a rolling update), then stop. */
+        srv->releasing = 1;
+        if (srv->ksrc)
+            ks_kube_source_set_active(srv->ksrc, 0);
+        ks_leader_release(srv->leader, released, srv);
+    }
+    if (srv->releasing == 1 && ks_server_now() < srv->drain_deadline)
+        return;
     if (waiting == 0) {
         fprintf(stderr, "ksched serve: drained; exiting\n");
         ks_server_stop(srv);

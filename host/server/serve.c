@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "base/go_duration.h"
 #include "base/log.h"
 #include "server.h"
 
@@ -36,6 +37,14 @@ static const char usage[] =
     "      --kubeconfig FILE    cluster mode: the API server and credentials\n"
     "      --context NAME       the kubeconfig context (default: current)\n"
     "      --embedded           the embedded API even inside a pod\n"
+    "      --leader-elect       cluster mode: schedule only while holding a\n"
+    "                           coordination.k8s.io Lease (replicas stand by)\n"
+    "      --leader-elect-lease-duration D  (default 15s)\n"
+    "      --leader-elect-renew-deadline D  (default 10s)\n"
+    "      --leader-elect-retry-period D    (default 2s)\n"
+    "      --leader-elect-resource-name NAME       (default ksched)\n"
+    "      --leader-elect-resource-namespace NS    (default kube-system)\n"
+    "      --leader-elect-identity ID  (default HOSTNAME_RANDOM)\n"
     "  -p, --plugin-dir DIR     search DIR for plugin .so files; repeatable;\n"
     "                           watched for changes\n"
     "      --no-default-plugin-path\n"
@@ -64,7 +73,8 @@ static const char usage[] =
     "every informer has synced.\n"
     "\n"
     "Exit status: 0 after a SIGTERM/SIGINT drain, 1 invalid configuration,\n"
-    "plugins or address, 2 usage.\n";
+    "plugins or address, 2 usage, 4 the leader lost its lease (it stops at\n"
+    "once, as kube-scheduler does; restarted, it comes back as a standby).\n";
 
 /* Parse "HOST:PORT", "[V6]:PORT" or "localhost:PORT". */
 static int parse_listen(const char *arg, struct sockaddr_storage *ss,
@@ -141,6 +151,13 @@ int ks_cli_serve(int argc, char **argv)
         {"kubeconfig", required_argument, NULL, 'K'},
         {"context", required_argument, NULL, 'X'},
         {"embedded", no_argument, NULL, 'E'},
+        {"leader-elect", no_argument, NULL, 'L'},
+        {"leader-elect-lease-duration", required_argument, NULL, 1001},
+        {"leader-elect-renew-deadline", required_argument, NULL, 1002},
+        {"leader-elect-retry-period", required_argument, NULL, 1003},
+        {"leader-elect-resource-name", required_argument, NULL, 1004},
+        {"leader-elect-resource-namespace", required_argument, NULL, 1005},
+        {"leader-elect-identity", required_argument, NULL, 1006},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     ks_cli_plugin_opts_t po = {{0}, 0, 0};
@@ -149,6 +166,8 @@ int ks_cli_serve(int argc, char **argv)
     int allow_remote = 0, verbose = 0, parallelism = 0, c, loopback = 1;
     int embedded = 0;
     ks_kube_conn_t *kconn = NULL;
+    ks_server_cluster_t cl;
+    const char *dur_flag = NULL, *dur_arg = NULL;
     double drain = 10;
     struct sockaddr_storage ss;
     ks_generation_opts_t go;
@@ -158,6 +177,12 @@ int ks_cli_serve(int argc, char **argv)
     uv_loop_t loop;
     char bound[128] = "";
 
+    memset(&cl, 0, sizeof cl);
+    cl.le.lease_duration_ms = 15000;
+    cl.le.renew_deadline_ms = 10000;
+    cl.le.retry_period_ms = 2000;
+    cl.le.lease_name = "ksched";
+    cl.le.lease_namespace = "kube-system";
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+c:p:l:j:vh", opts, NULL)) != -1) {
@@ -185,6 +210,24 @@ int ks_cli_serve(int argc, char **argv)
         case 'K': kubeconfig = optarg; break;
         case 'X': context = optarg; break;
         case 'E': embedded = 1; break;
+        case 'L': cl.leader_elect = 1; break;
+        case 1001:
+        case 1002:
+        case 1003: {
+            int64_t *dst = c == 1001   ? &cl.le.lease_duration_ms
+                           : c == 1002 ? &cl.le.renew_deadline_ms
+                                       : &cl.le.retry_period_ms;
+            if (ks_go_duration_parse(optarg, dst) != 0 || *dst <= 0) {
+                dur_flag = c == 1001   ? "--leader-elect-lease-duration"
+                           : c == 1002 ? "--leader-elect-renew-deadline"
+                                       : "--leader-elect-retry-period";
+                dur_arg = optarg;
+            }
+            break;
+        }
+        case 1004: cl.le.lease_name = optarg; break;
+        case 1005: cl.le.lease_namespace = optarg; break;
+        case 1006: cl.le.identity = optarg; break;
         default: {
             int done = 0;
             int rc = ks_cli_common_opt("serve", c, usage, argv, &po, &done);
@@ -197,6 +240,18 @@ int ks_cli_serve(int argc, char **argv)
     if (optind < argc)
         return ks_cli_usage_error("serve", "unexpected argument '%s'",
                                   argv[optind]);
+    if (dur_flag)
+        return ks_cli_usage_error("serve", "%s takes a positive duration such "
+                                           "as 15s or 1m30s, got '%s'",
+                                  dur_flag, dur_arg);
+    if (cl.leader_elect) {
+        ks_error_t e = {0};
+        if (embedded)
+            return ks_cli_usage_error("serve", "--leader-elect needs cluster "
+                                               "mode, not --embedded");
+        if (ks_leader_opts_check(&cl.le, &e) != 0)
+            return ks_cli_usage_error("serve", "%s", e.msg);
+    }
     if (embedded && (kubeconfig || context))
         return ks_cli_usage_error("serve", "--embedded excludes --kubeconfig "
                                            "and --context");
@@ -259,7 +314,16 @@ int ks_cli_serve(int argc, char **argv)
         ks_kube_conn_free(kconn);
         return KS_EXIT_INVALID;
     }
-    if (ks_server_init(srv, &loop, &go, gen, kconn, &err) != 0)
+    if (cl.leader_elect && kconn == NULL) {
+        fprintf(stderr, "ksched serve: --leader-elect needs cluster mode: "
+                        "pass --kubeconfig FILE (or run inside a pod)\n");
+        free(srv);
+        uv_loop_close(&loop);
+        ks_generation_unref(gen);
+        return KS_EXIT_USAGE;
+    }
+    cl.conn = kconn;
+    if (ks_server_init(srv, &loop, &go, gen, kconn ? &cl : NULL, &err) != 0)
         goto fail;
     srv->drain_timeout_s = drain;
     if (socket_path) {
@@ -290,11 +354,19 @@ int ks_cli_serve(int argc, char **argv)
         fprintf(stderr, "ksched serve: cluster mode: %s\n",
                 ks_kube_conn_describe(srv->kconn, d, sizeof d));
     }
+    if (srv->leader)
+        fprintf(stderr, "ksched serve: leader election: lease %s/%s as %s; "
+                        "standing by until it is ours\n",
+                cl.le.lease_namespace, cl.le.lease_name,
+                ks_leader_identity(srv->leader));
     uv_run(&loop, UV_RUN_DEFAULT);
     loop_finish(&loop);
-    ks_server_free(srv);
-    free(srv);
-    return KS_EXIT_OK;
+    {
+        int lost = srv->lost_lease;
+        ks_server_free(srv);
+        free(srv);
+        return lost ? 4 : KS_EXIT_OK;
+    }
 
 fail:
     fprintf(stderr, "ksched serve: %s\n", err.msg);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/intern.h"
+#include "base/log.h"
 #include "framework/status.h"
 
 double ks_server_now(void)
@@ -288,8 +289,43 @@ static void rest_observe(void *ud, const char *verb, long code,
 /* Cluster mode: the API clients (one for reads and writes, one for events,
  * each with clientConnection's qps and burst, as kube-scheduler's two
  * clients) and the cluster source. */
+static void le_started(void *ud)
+{
+    ks_server_t *srv = ud;
+    ks_metric_set(srv->m_leader, 1);
+    if (srv->ksrc)
+        ks_kube_source_set_active(srv->ksrc, 1);
+}
+
+/* Upstream exits when it loses the lease; so does ksched (status 4): the
+ * write gate already refuses every binding, and a restart comes back as a
+ * standby with fresh informers. */
+static void le_stopped(void *ud)
+{
+    ks_server_t *srv = ud;
+    ks_metric_set(srv->m_leader, 0);
+    if (srv->releasing || srv->stopped)
+        return;
+    fprintf(stderr, "ksched serve: lost the leader lease; exiting (status "
+                    "4)\n");
+    srv->lost_lease = 1;
+    ks_server_stop(srv);
+}
+
+static void le_new_leader(void *ud, const char *id)
+{
+    (void)ud;
+    ks_log(KS_LOGL_WARN, "leader election: the leader is now %s", id);
+}
+
+static int le_may_write(void *ud)
+{
+    ks_server_t *srv = ud;
+    return srv->leader == NULL || ks_leader_is_leader(srv->leader);
+}
+
 static int cluster_init(ks_server_t *srv, ks_generation_t *gen,
-                        ks_error_t *err)
+                        const ks_server_cluster_t *cl, ks_error_t *err)
 {
     static const char *const l_code_verb[] = {"code", "verb", NULL};
     static const char *const l_verb[] = {"verb", NULL};
@@ -333,16 +369,38 @@ static int cluster_init(ks_server_t *srv, ks_generation_t *gen,
     so.cache = srv->cache;
     so.hostname = host;
     srv->ksrc = ks_kube_source_new(srv->loop, &so, err);
-    return srv->ksrc ? 0 : (err->code ? err->code : KS_ENOMEM);
+    if (srv->ksrc == NULL)
+        return err->code ? err->code : KS_ENOMEM;
+    if (cl->leader_elect) {
+        ks_leader_opts_t le = cl->le;
+        le.started = le_started;
+        le.stopped = le_stopped;
+        le.new_leader = le_new_leader;
+        le.ud = srv;
+        srv->m_leader = ks_metrics_add(
+            srv->metrics, KS_METRIC_GAUGE, "ksched_leader",
+            "1 while this replica holds the leader lease and schedules, 0 "
+            "while it is a standby.",
+            NULL, NULL, 0);
+        if (srv->m_leader == NULL)
+            return ks_error_set(err, KS_ENOMEM, "out of memory");
+        ks_metric_set(srv->m_leader, 0);
+        srv->leader = ks_leader_new(srv->loop, srv->kclient, &le, err);
+        if (srv->leader == NULL)
+            return err->code ? err->code : KS_ENOMEM;
+        ks_kube_source_set_active(srv->ksrc, 0);
+        ks_kube_source_set_write_gate(srv->ksrc, le_may_write, srv);
+    }
+    return 0;
 }
 
 int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
                    const ks_generation_opts_t *opts, ks_generation_t *gen,
-                   ks_kube_conn_t *kconn, ks_error_t *err)
+                   const ks_server_cluster_t *cluster, ks_error_t *err)
 {
     ks_sched_opts_t so;
     memset(srv, 0, sizeof *srv);
-    srv->kconn = kconn;
+    srv->kconn = cluster ? cluster->conn : NULL;
     srv->loop = loop;
     srv->gen_opts = *opts;
     srv->gen_opts.config = NULL; /* a reload reads the file again */
@@ -362,8 +420,8 @@ int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
     so.obs.permit_wait = obs_permit;
     so.obs.plugin_duration = obs_plugin;
     so.obs.ud = srv;
-    if (kconn != NULL) {
-        int rc = cluster_init(srv, gen, err);
+    if (cluster != NULL) {
+        int rc = cluster_init(srv, gen, cluster, err);
         if (rc != 0) {
             ks_generation_unref(gen);
             return rc;
@@ -376,6 +434,8 @@ int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     if (srv->ksrc && ks_kube_source_start(srv->ksrc, srv->sched, err) != 0)
         return err->code;
+    if (srv->leader)
+        ks_leader_start(srv->leader);
     srv->http = ks_http_server_new(loop, ks_server_handle, srv,
                                    KS_HTTP_DEFAULT_BODY_LIMIT);
     if (srv->http == NULL)

@@ -26,6 +26,7 @@
 #include "framework/scheduler.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "kube/leader.h"
 #include "kube/source.h"
 #include "http.h"
 #include "metrics.h"
@@ -86,6 +87,9 @@ typedef struct ks_server {
     ks_strmap_t pod_uids; /* entry->uid -> entry */
     ks_watcher_t *watchers;
     size_t n_watchers;
+    /* Bytes a bindings watcher may have queued and unsent (beyond its
+     * initial events) before it is disconnected; 0: 4 MiB. */
+    size_t watch_buffer_limit;
 
     /* metrics */
     ks_metrics_t *metrics;
@@ -115,8 +119,10 @@ typedef struct ks_server {
     ks_kube_conn_t *kconn;
     ks_kube_client_t *kclient, *kevents;
     ks_kube_source_t *ksrc;
-    ks_metric_t *m_rest_requests, *m_rest_latency;
-    int clients_open; /* API clients whose handles are still closing */
+    ks_metric_t *m_rest_requests, *m_rest_latency, *m_leader;
+    ks_leader_t *leader; /* NULL: no leader election */
+    int lost_lease;      /* exit status 4 */
+    int releasing;       /* the lease is being released (drain) */
 
     /* shutdown */
     uv_signal_t sigterm, sigint;
@@ -130,11 +136,18 @@ typedef struct ks_server {
 
 /* Set up the scheduler, metrics and API on `loop` with a built generation
  * (the server takes the caller's reference). 0 or a KS_E* code. */
-/* kconn: cluster mode against that API server (the server takes it);
- * NULL: the embedded API. */
+/* Cluster mode: the API server's connection (the server takes it) and,
+ * with leader_elect, the Lease to hold while scheduling. */
+typedef struct ks_server_cluster {
+    ks_kube_conn_t *conn;
+    int leader_elect;
+    ks_leader_opts_t le; /* callbacks are the server's; strings copied */
+} ks_server_cluster_t;
+
+/* cluster: NULL for the embedded API. */
 int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
                    const ks_generation_opts_t *opts, ks_generation_t *gen,
-                   ks_kube_conn_t *kconn, ks_error_t *err);
+                   const ks_server_cluster_t *cluster, ks_error_t *err);
 /* Start the reload triggers (SIGHUP, file watches) and the shutdown
  * signals. */
 int ks_server_start(ks_server_t *srv, ks_error_t *err);
