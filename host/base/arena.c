@@ -18,6 +18,7 @@ typedef struct arena_chunk {
 struct ks_arena {
     arena_chunk_t *head; /* chunk being filled; the first chunk is last */
     size_t total;        /* bytes handed out */
+    int failed;          /* an allocation failed */
 };
 
 static size_t round_up(size_t n)
@@ -39,15 +40,20 @@ static arena_chunk_t *chunk_new(size_t size)
 ks_arena_t *ks_arena_new(size_t first)
 {
     size_t hdr = round_up(sizeof(ks_arena_t));
-    size_t size = round_up(first < ARENA_MIN_CHUNK ? ARENA_MIN_CHUNK : first);
-    arena_chunk_t *c = chunk_new(hdr + size);
+    size_t size;
+    arena_chunk_t *c;
     ks_arena_t *a;
+    if (first > SIZE_MAX / 4) /* only a hint: no overflow below */
+        first = ARENA_MIN_CHUNK;
+    size = round_up(first < ARENA_MIN_CHUNK ? ARENA_MIN_CHUNK : first);
+    c = chunk_new(hdr + size);
     if (c == NULL)
         return NULL;
     a = (ks_arena_t *)(void *)c->data;
     c->used = hdr;
     a->head = c;
     a->total = 0;
+    a->failed = 0;
     return a;
 }
 
@@ -55,6 +61,10 @@ void *ks_arena_alloc(ks_arena_t *a, size_t n)
 {
     arena_chunk_t *c = a->head;
     void *p;
+    if (n > SIZE_MAX / 2) { /* round_up and chunk sizes would overflow */
+        a->failed = 1;
+        return NULL;
+    }
     n = round_up(n ? n : 1);
     if (c->size - c->used < n) {
         /* grow geometrically: the next chunk is as big as all before it */
@@ -63,8 +73,10 @@ void *ks_arena_alloc(ks_arena_t *a, size_t n)
         if (size < n)
             size = n;
         c = chunk_new(size);
-        if (c == NULL)
+        if (c == NULL) {
+            a->failed = 1;
             return NULL;
+        }
         c->next = a->head;
         a->head = c;
     }
@@ -75,9 +87,33 @@ void *ks_arena_alloc(ks_arena_t *a, size_t n)
     return p;
 }
 
+char *ks_arena_strndup(ks_arena_t *a, const char *s, size_t len)
+{
+    char *d;
+    if (len == SIZE_MAX) {
+        a->failed = 1;
+        return NULL;
+    }
+    if ((d = ks_arena_alloc(a, len + 1)) == NULL)
+        return NULL;
+    memcpy(d, s, len);
+    d[len] = '\0';
+    return d;
+}
+
+char *ks_arena_strdup(ks_arena_t *a, const char *s)
+{
+    return ks_arena_strndup(a, s, strlen(s));
+}
+
 size_t ks_arena_used(const ks_arena_t *a)
 {
     return a->total;
+}
+
+int ks_arena_failed(const ks_arena_t *a)
+{
+    return a->failed;
 }
 
 void ks_arena_free(ks_arena_t *a)
