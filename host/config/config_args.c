@@ -8,7 +8,8 @@
 #include <string.h>
 
 #define KS_CFG_ARGS_MAX_DEPTH 64
-#define KS_CFG_ARGS_MAX_NODES 100000 /* guards against alias blow-ups */
+#define KS_CFG_ARGS_MAX_NODES 100000 /* one tree's size; alias bombs are
+                                      * refused when the file is loaded */
 
 typedef struct args_builder {
     ks_cfg_ctx_t *c;
@@ -34,8 +35,8 @@ static ks_args_t *build_map(args_builder_t *b, ks_args_t *a, yaml_node_t *n,
     const ks_args_t **children;
     uint32_t m = 0;
 
-    keys = ks_cfg_arena_alloc(c->arena, (cap ? cap : 1) * sizeof *keys);
-    children = ks_cfg_arena_alloc(c->arena, (cap ? cap : 1) * sizeof *children);
+    keys = ks_arena_alloc(c->arena, (cap ? cap : 1) * sizeof *keys);
+    children = ks_arena_alloc(c->arena, (cap ? cap : 1) * sizeof *children);
     if (keys == NULL || children == NULL)
         return NULL;
     for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
@@ -47,18 +48,18 @@ static ks_args_t *build_map(args_builder_t *b, ks_args_t *a, yaml_node_t *n,
 
         if (k == NULL || k->type != YAML_SCALAR_NODE) {
             ks_cfg_problem(c, KS_ESCHEMA, k, "%s: expected a field name, found %s",
-                           b->what, ks_cfg_describe(k, buf, sizeof buf));
+                           b->what, ks_yaml_describe(k, buf, sizeof buf));
             continue;
         }
-        if (root && skip_root_key(ks_cfg_text(k)))
+        if (root && skip_root_key(ks_yaml_text(k)))
             continue;
         for (q = n->data.mapping.pairs.start; q < p; q++) {
             yaml_node_t *k2 = yaml_document_get_node(c->doc, q->key);
             if (k2 != NULL && k2->type == YAML_SCALAR_NODE &&
-                strcmp(ks_cfg_text(k2), ks_cfg_text(k)) == 0) {
+                strcmp(ks_yaml_text(k2), ks_yaml_text(k)) == 0) {
                 ks_cfg_problem(c, KS_ESCHEMA, k,
                                "%s: field \"%s\" repeated (first at line %" PRIu32 ")",
-                               b->what, ks_cfg_text(k), ks_cfg_line(k2));
+                               b->what, ks_yaml_text(k), ks_yaml_line(k2));
                 dup = 1;
                 break;
             }
@@ -68,7 +69,7 @@ static ks_args_t *build_map(args_builder_t *b, ks_args_t *a, yaml_node_t *n,
         child = build(b, v, depth + 1, 0);
         if (child == NULL)
             return NULL;
-        keys[m] = ks_cfg_arena_strdup(c->arena, ks_cfg_text(k));
+        keys[m] = ks_arena_strdup(c->arena, ks_yaml_text(k));
         if (keys[m] == NULL)
             return NULL;
         children[m++] = child;
@@ -94,23 +95,23 @@ static ks_args_t *build(args_builder_t *b, yaml_node_t *n, int depth, int root)
         b->stopped = 1;
         return NULL;
     }
-    a = ks_cfg_arena_alloc(c->arena, sizeof *a);
+    a = ks_arena_alloc(c->arena, sizeof *a);
     if (a == NULL)
         return NULL;
-    a->line = ks_cfg_line(n);
-    a->column = ks_cfg_column(n);
+    a->line = ks_yaml_line(n);
+    a->column = ks_yaml_column(n);
     switch (n->type) {
     case YAML_MAPPING_NODE:
         a->kind = KS_ARGS_MAP;
         return build_map(b, a, n, depth, root);
     case YAML_SEQUENCE_NODE: {
-        size_t len = ks_cfg_seq_len(n), i;
+        size_t len = ks_yaml_seq_len(n), i;
         const ks_args_t **children =
-            ks_cfg_arena_alloc(c->arena, (len ? len : 1) * sizeof *children);
+            ks_arena_alloc(c->arena, (len ? len : 1) * sizeof *children);
         if (children == NULL)
             return NULL;
         for (i = 0; i < len; i++) {
-            children[i] = build(b, ks_cfg_seq_item(c, n, i), depth + 1, 0);
+            children[i] = build(b, ks_yaml_seq_at(c->doc, n, i), depth + 1, 0);
             if (children[i] == NULL)
                 return NULL;
         }
@@ -121,7 +122,7 @@ static ks_args_t *build(args_builder_t *b, yaml_node_t *n, int depth, int root)
     }
     case YAML_SCALAR_NODE:
         a->kind = KS_ARGS_SCALAR;
-        a->scalar = ks_cfg_arena_strndup(c->arena, ks_cfg_text(n),
+        a->scalar = ks_arena_strndup(c->arena, ks_yaml_text(n),
                                          n->data.scalar.length);
         return a->scalar ? a : NULL;
     default:
@@ -134,8 +135,8 @@ ks_args_t *ks_cfg_args_build(ks_cfg_ctx_t *c, yaml_node_t *n, const char *what)
     args_builder_t b = {c, what, 0, 0};
     char buf[96];
 
-    if (ks_cfg_is_null(n)) {
-        ks_args_t *a = ks_cfg_arena_alloc(c->arena, sizeof *a);
+    if (ks_yaml_is_null(n)) {
+        ks_args_t *a = ks_arena_alloc(c->arena, sizeof *a);
         static const char *const no_keys[1] = {NULL};
         static const ks_args_t *const no_children[1] = {NULL};
         if (a == NULL)
@@ -143,13 +144,13 @@ ks_args_t *ks_cfg_args_build(ks_cfg_ctx_t *c, yaml_node_t *n, const char *what)
         a->kind = KS_ARGS_MAP;
         a->keys = no_keys;
         a->children = no_children;
-        a->line = n ? ks_cfg_line(n) : 0;
-        a->column = n ? ks_cfg_column(n) : 0;
+        a->line = n ? ks_yaml_line(n) : 0;
+        a->column = n ? ks_yaml_column(n) : 0;
         return a;
     }
     if (n->type != YAML_MAPPING_NODE) {
         ks_cfg_problem(c, KS_ESCHEMA, n, "%s: expected a mapping, found %s", what,
-                       ks_cfg_describe(n, buf, sizeof buf));
+                       ks_yaml_describe(n, buf, sizeof buf));
         return NULL;
     }
     return build(&b, n, 0, 1);

@@ -76,10 +76,10 @@ static int set_has(const ks_plugin_ref_t *v, size_t n, const char *name)
     return 0;
 }
 
-static ks_plugin_ref_t copy_ref(ks_cfg_arena_t *a, const ks_plugin_ref_t *r)
+static ks_plugin_ref_t copy_ref(ks_arena_t *a, const ks_plugin_ref_t *r)
 {
     ks_plugin_ref_t out = *r;
-    out.name = ks_cfg_arena_strdup(a, r->name);
+    out.name = ks_arena_strdup(a, r->name);
     return out;
 }
 
@@ -95,7 +95,7 @@ static ks_plugin_ref_t copy_ref(ks_cfg_arena_t *a, const ks_plugin_ref_t *r)
  * Each custom entry replaces only the default of its own name (v1.24.1
  * substituted the last custom entry for every replaced default).
  */
-int ks_cfg_merge_set(ks_cfg_arena_t *a, const ks_plugin_set_t *def,
+int ks_cfg_merge_set(ks_arena_t *a, const ks_plugin_set_t *def,
                      const ks_plugin_set_t *custom, ks_plugin_set_t *out)
 {
     static const ks_plugin_set_t empty;
@@ -111,7 +111,7 @@ int ks_cfg_merge_set(ks_cfg_arena_t *a, const ks_plugin_set_t *def,
 
     n_dis = custom->n_disabled + def->n_disabled;
     if (n_dis > 0) {
-        out->disabled = ks_cfg_arena_alloc(a, n_dis * sizeof *out->disabled);
+        out->disabled = ks_arena_alloc(a, n_dis * sizeof *out->disabled);
         if (out->disabled == NULL)
             return KS_ENOMEM;
         for (i = 0; i < custom->n_disabled; i++)
@@ -129,9 +129,9 @@ int ks_cfg_merge_set(ks_cfg_arena_t *a, const ks_plugin_set_t *def,
 
     n_en = def->n_enabled + custom->n_enabled;
     if (n_en == 0)
-        return a->failed ? KS_ENOMEM : KS_OK;
-    out->enabled = ks_cfg_arena_alloc(a, n_en * sizeof *out->enabled);
-    replaced = ks_cfg_arena_alloc(a, custom->n_enabled + 1);
+        return ks_arena_failed(a) ? KS_ENOMEM : KS_OK;
+    out->enabled = ks_arena_alloc(a, n_en * sizeof *out->enabled);
+    replaced = ks_arena_alloc(a, custom->n_enabled + 1);
     if (out->enabled == NULL || replaced == NULL)
         return KS_ENOMEM;
     k = 0;
@@ -155,10 +155,10 @@ int ks_cfg_merge_set(ks_cfg_arena_t *a, const ks_plugin_set_t *def,
         if (!replaced[j])
             out->enabled[k++] = copy_ref(a, &custom->enabled[j]);
     out->n_enabled = k;
-    return a->failed ? KS_ENOMEM : KS_OK;
+    return ks_arena_failed(a) ? KS_ENOMEM : KS_OK;
 }
 
-int ks_cfg_merge_profile(ks_cfg_arena_t *a, const ks_plugin_set_t *custom,
+int ks_cfg_merge_profile(ks_arena_t *a, const ks_plugin_set_t *custom,
                          ks_profile_config_t *prof)
 {
     ks_plugin_set_t def[KS_EP_COUNT];

@@ -119,9 +119,9 @@ static int read_int(ks_cfg_ctx_t *c, const yaml_node_t *v, const char *path,
                     int64_t min, int64_t max, int range_code, int64_t *out)
 {
     int64_t x;
-    if (ks_cfg_int64(v, &x) != 0) {
+    if (ks_yaml_int64(v, &x) != 0) {
         ks_cfg_problem(c, KS_ESCHEMA, v, "%s: %s is out of range for an integer",
-                       path, ks_cfg_text(v));
+                       path, ks_yaml_text(v));
         return -1;
     }
     if (x < min || x > max) {
@@ -144,7 +144,7 @@ static int read_int(ks_cfg_ctx_t *c, const yaml_node_t *v, const char *path,
 
 static char *dup_text(ks_cfg_ctx_t *c, const yaml_node_t *v)
 {
-    return ks_cfg_arena_strndup(c->arena, ks_cfg_text(v), v->data.scalar.length);
+    return ks_arena_strndup(c->arena, ks_yaml_text(v), v->data.scalar.length);
 }
 
 /* One `enabled` or `disabled` list. Entries that are rejected or ignored are
@@ -152,18 +152,18 @@ static char *dup_text(ks_cfg_ctx_t *c, const yaml_node_t *v)
 static void read_plugin_list(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *path,
                              int enabled, ks_plugin_ref_t **refs, size_t *n)
 {
-    size_t len = ks_cfg_seq_len(seq), i;
+    size_t len = ks_yaml_seq_len(seq), i;
     ks_plugin_ref_t *out;
 
     *refs = NULL;
     *n = 0;
     if (len == 0)
         return;
-    out = ks_cfg_arena_alloc(c->arena, len * sizeof *out);
+    out = ks_arena_alloc(c->arena, len * sizeof *out);
     if (out == NULL)
         return;
     for (i = 0; i < len; i++) {
-        yaml_node_t *item = ks_cfg_seq_item(c, seq, i);
+        yaml_node_t *item = ks_yaml_seq_at(c->doc, seq, i);
         yaml_node_t *f[COUNT(plugin_fields)];
         char ipath[160], wpath[176], buf[96];
         const char *name;
@@ -173,7 +173,7 @@ static void read_plugin_list(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *path
         snprintf(ipath, sizeof ipath, "%s[%zu]", path, i);
         if (item == NULL || item->type != YAML_MAPPING_NODE) {
             ks_cfg_problem(c, KS_ESCHEMA, item, "%s: expected a mapping, found %s",
-                           ipath, ks_cfg_describe(item, buf, sizeof buf));
+                           ipath, ks_yaml_describe(item, buf, sizeof buf));
             continue;
         }
         ks_cfg_fields(c, item, ipath, plugin_fields, COUNT(plugin_fields), f, NULL);
@@ -181,7 +181,7 @@ static void read_plugin_list(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *path
             ks_cfg_problem(c, KS_ESCHEMA, item, "%s: name is required", ipath);
             continue;
         }
-        name = ks_cfg_text(f[PLUGIN_NAME]);
+        name = ks_yaml_text(f[PLUGIN_NAME]);
         if (f[PLUGIN_WEIGHT] != NULL && enabled) {
             snprintf(wpath, sizeof wpath, "%s.weight", ipath);
             if (read_int(c, f[PLUGIN_WEIGHT], wpath, 0, 100, KS_EWEIGHT, &weight) != 0)
@@ -204,8 +204,8 @@ static void read_plugin_list(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *path
             continue;
         out[*n].name = dup_text(c, f[PLUGIN_NAME]);
         out[*n].weight = (int32_t)weight;
-        out[*n].line = ks_cfg_line(item);
-        out[*n].column = ks_cfg_column(item);
+        out[*n].line = ks_yaml_line(item);
+        out[*n].column = ks_yaml_column(item);
         (*n)++;
     }
     *refs = out;
@@ -249,17 +249,17 @@ static void read_plugins(ks_cfg_ctx_t *c, yaml_node_t *map, const char *path,
 static void read_plugin_config(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *path,
                                ks_profile_config_t *prof)
 {
-    size_t len = ks_cfg_seq_len(seq), i, j;
+    size_t len = ks_yaml_seq_len(seq), i, j;
     yaml_node_t **names;
 
     if (len == 0)
         return;
-    prof->plugin_config = ks_cfg_arena_alloc(c->arena, len * sizeof *prof->plugin_config);
-    names = ks_cfg_arena_alloc(c->arena, len * sizeof *names);
+    prof->plugin_config = ks_arena_alloc(c->arena, len * sizeof *prof->plugin_config);
+    names = ks_arena_alloc(c->arena, len * sizeof *names);
     if (prof->plugin_config == NULL || names == NULL)
         return;
     for (i = 0; i < len; i++) {
-        yaml_node_t *item = ks_cfg_seq_item(c, seq, i);
+        yaml_node_t *item = ks_yaml_seq_at(c->doc, seq, i);
         yaml_node_t *f[COUNT(plugin_config_fields)];
         ks_plugin_config_t *pc;
         char ipath[128], apath[136], buf[96];
@@ -269,7 +269,7 @@ static void read_plugin_config(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *pa
         snprintf(ipath, sizeof ipath, "%s[%zu]", path, i);
         if (item == NULL || item->type != YAML_MAPPING_NODE) {
             ks_cfg_problem(c, KS_ESCHEMA, item, "%s: expected a mapping, found %s",
-                           ipath, ks_cfg_describe(item, buf, sizeof buf));
+                           ipath, ks_yaml_describe(item, buf, sizeof buf));
             continue;
         }
         ks_cfg_fields(c, item, ipath, plugin_config_fields,
@@ -278,13 +278,13 @@ static void read_plugin_config(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *pa
             ks_cfg_problem(c, KS_ESCHEMA, item, "%s: name is required", ipath);
             continue;
         }
-        name = ks_cfg_text(f[PC_NAME]);
+        name = ks_yaml_text(f[PC_NAME]);
         for (j = 0; j < i; j++) {
-            if (names[j] != NULL && strcmp(ks_cfg_text(names[j]), name) == 0) {
+            if (names[j] != NULL && strcmp(ks_yaml_text(names[j]), name) == 0) {
                 ks_cfg_problem(c, KS_EDUPCONFIG, item,
                                "%s: repeated pluginConfig for plugin \"%s\" "
                                "(first at line %" PRIu32 ")",
-                               ipath, name, ks_cfg_line(names[j]));
+                               ipath, name, ks_yaml_line(names[j]));
                 dup = 1;
                 break;
             }
@@ -300,12 +300,12 @@ static void read_plugin_config(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *pa
         if (pc->args == NULL)
             continue;
         if (f[PC_ARGS] == NULL) { /* no args: an empty map where the entry is */
-            pc->args->line = ks_cfg_line(item);
-            pc->args->column = ks_cfg_column(item);
+            pc->args->line = ks_yaml_line(item);
+            pc->args->column = ks_yaml_column(item);
         }
         pc->name = dup_text(c, f[PC_NAME]);
-        pc->line = ks_cfg_line(item);
-        pc->column = ks_cfg_column(item);
+        pc->line = ks_yaml_line(item);
+        pc->column = ks_yaml_column(item);
         prof->n_plugin_config++;
     }
 }
@@ -323,7 +323,7 @@ static void read_profile(ks_cfg_ctx_t *c, yaml_node_t *item, size_t idx,
 
     memset(custom, 0, sizeof custom);
     prof->percentage_of_nodes_to_score = -1;
-    prof->line = ks_cfg_line(item);
+    prof->line = ks_yaml_line(item);
     pn->item = item;
     snprintf(path, sizeof path, "profiles[%zu]", idx);
     ks_cfg_fields(c, item, path, profile_fields, COUNT(profile_fields), f, NULL);
@@ -335,7 +335,7 @@ static void read_profile(ks_cfg_ctx_t *c, yaml_node_t *item, size_t idx,
                            "%s.schedulerName: must not be empty", path);
         prof->scheduler_name = dup_text(c, f[PROF_NAME]);
     } else if (n_profiles == 1) {
-        prof->scheduler_name = ks_cfg_arena_strdup(c->arena, KS_DEFAULT_SCHEDULER);
+        prof->scheduler_name = ks_arena_strdup(c->arena, KS_DEFAULT_SCHEDULER);
     } else {
         ks_cfg_problem(c, KS_ESCHEMA, item,
                        "%s: schedulerName is required when there are several "
@@ -400,7 +400,7 @@ static void check_profiles(ks_cfg_ctx_t *c, ks_config_t *cfg, profile_nodes_t *p
                            "profiles[%zu].schedulerName: duplicate scheduler name "
                            "\"%s\" (also used by profiles[%zu] at line %" PRIu32 ")",
                            i, p->scheduler_name, j,
-                           ks_cfg_line(pn[j].name ? pn[j].name : pn[j].item));
+                           ks_yaml_line(pn[j].name ? pn[j].name : pn[j].item));
             break;
         }
         if (!pn[0].ok || !pn[i].ok)
@@ -426,7 +426,7 @@ static void check_api(ks_cfg_ctx_t *c, yaml_node_t *root, yaml_node_t *api,
                       yaml_node_t *kind, int require)
 {
     if (api != NULL) {
-        const char *s = ks_cfg_text(api);
+        const char *s = ks_yaml_text(api);
         if (strcmp(s, KS_API_V1) != 0 && strcmp(s, KS_API_V1BETA3) != 0)
             ks_cfg_problem(c, KS_ESCHEMA, api,
                            "apiVersion \"%s\" is not supported (expected " KS_API_V1
@@ -437,22 +437,22 @@ static void check_api(ks_cfg_ctx_t *c, yaml_node_t *root, yaml_node_t *api,
                        KS_API_V1BETA3 ")");
     }
     if (kind != NULL) {
-        if (strcmp(ks_cfg_text(kind), KS_KIND) != 0)
+        if (strcmp(ks_yaml_text(kind), KS_KIND) != 0)
             ks_cfg_problem(c, KS_ESCHEMA, kind,
                            "kind \"%s\" is not supported (expected " KS_KIND ")",
-                           ks_cfg_text(kind));
+                           ks_yaml_text(kind));
     } else if (require) {
         ks_cfg_problem(c, KS_ESCHEMA, root, "kind is missing (expected " KS_KIND ")");
     }
 }
 
-static ks_config_t *config_new(ks_cfg_arena_t *arena, const char *name)
+static ks_config_t *config_new(ks_arena_t *arena, const char *name)
 {
-    ks_config_t *cfg = ks_cfg_arena_alloc(arena, sizeof *cfg);
+    ks_config_t *cfg = ks_arena_alloc(arena, sizeof *cfg);
     if (cfg == NULL)
         return NULL;
     cfg->priv_ = arena;
-    cfg->path = ks_cfg_arena_strdup(arena, name);
+    cfg->path = ks_arena_strdup(arena, name);
     cfg->percentage_of_nodes_to_score = 0;
     cfg->parallelism = 16;
     cfg->pod_initial_backoff_seconds = 1;
@@ -474,12 +474,12 @@ static ks_config_t *read_root(ks_cfg_ctx_t *c, yaml_node_t *root, int require_ap
 
     if (cfg == NULL)
         return NULL;
-    if (ks_cfg_is_null(root) && !require_api) {
+    if (ks_yaml_is_null(root) && !require_api) {
         memset(f, 0, sizeof f);
     } else if (root->type != YAML_MAPPING_NODE) {
         ks_cfg_problem(c, KS_ESCHEMA, root,
                        "expected a KubeSchedulerConfiguration mapping, found %s",
-                       ks_cfg_describe(root, buf, sizeof buf));
+                       ks_yaml_describe(root, buf, sizeof buf));
         return NULL;
     } else {
         ks_cfg_fields(c, root, "", top_fields, COUNT(top_fields), f, NULL);
@@ -525,18 +525,17 @@ static ks_config_t *read_root(ks_cfg_ctx_t *c, yaml_node_t *root, int require_ap
         ks_client_connection_t *cc = &cfg->client_connection;
         ks_cfg_fields(c, f[TOP_CLIENT_CONNECTION], "clientConnection", client_fields,
                       COUNT(client_fields), cf, NULL);
-        if (cf[CC_KUBECONFIG] != NULL && ks_cfg_text(cf[CC_KUBECONFIG])[0])
-            cc->kubeconfig = ks_cfg_arena_strdup(c->arena, ks_cfg_text(cf[CC_KUBECONFIG]));
+        if (cf[CC_KUBECONFIG] != NULL && ks_yaml_text(cf[CC_KUBECONFIG])[0])
+            cc->kubeconfig = ks_arena_strdup(c->arena, ks_yaml_text(cf[CC_KUBECONFIG]));
         if (cf[CC_CONTENT_TYPE] != NULL)
-            cc->content_type = ks_cfg_arena_strdup(c->arena, ks_cfg_text(cf[CC_CONTENT_TYPE]));
+            cc->content_type = ks_arena_strdup(c->arena, ks_yaml_text(cf[CC_CONTENT_TYPE]));
         if (cf[CC_QPS] != NULL) {
-            char *end;
-            double q = strtod(ks_cfg_text(cf[CC_QPS]), &end);
-            if (*end != '\0' || !(q >= 0) || q > 1e9)
+            double q = 0;
+            if (ks_yaml_double(cf[CC_QPS], &q) != 0 || !(q >= 0) || q > 1e9)
                 ks_cfg_problem(c, KS_ESCHEMA, cf[CC_QPS],
                                "clientConnection.qps: must be a number of at least 0 "
                                "(0 disables the limit), found %s",
-                               ks_cfg_text(cf[CC_QPS]));
+                               ks_yaml_text(cf[CC_QPS]));
             else
                 cc->qps = q;
         }
@@ -545,31 +544,31 @@ static ks_config_t *read_root(ks_cfg_ctx_t *c, yaml_node_t *root, int require_ap
                      KS_ESCHEMA, &v) == 0)
             cc->burst = (int32_t)v;
     }
-    if (f[TOP_EXTENDERS] != NULL && ks_cfg_seq_len(f[TOP_EXTENDERS]) > 0)
+    if (f[TOP_EXTENDERS] != NULL && ks_yaml_seq_len(f[TOP_EXTENDERS]) > 0)
         ks_cfg_problem(c, KS_EUNAVAILABLE, f[TOP_EXTENDERS],
                        "extenders are not supported by ksched");
 
     if (f[TOP_PROFILES] != NULL)
-        n_items = ks_cfg_seq_len(f[TOP_PROFILES]);
+        n_items = ks_yaml_seq_len(f[TOP_PROFILES]);
     cfg->n_profiles = n_items ? n_items : 1;
-    cfg->profiles = ks_cfg_arena_alloc(c->arena, cfg->n_profiles * sizeof *cfg->profiles);
-    pn = ks_cfg_arena_alloc(c->arena, cfg->n_profiles * sizeof *pn);
+    cfg->profiles = ks_arena_alloc(c->arena, cfg->n_profiles * sizeof *cfg->profiles);
+    pn = ks_arena_alloc(c->arena, cfg->n_profiles * sizeof *pn);
     if (cfg->profiles == NULL || pn == NULL)
         return NULL;
     if (n_items == 0) {
         /* No profiles: upstream's defaulting adds one default profile. */
         ks_profile_config_t *p = &cfg->profiles[0];
-        p->scheduler_name = ks_cfg_arena_strdup(c->arena, KS_DEFAULT_SCHEDULER);
+        p->scheduler_name = ks_arena_strdup(c->arena, KS_DEFAULT_SCHEDULER);
         p->percentage_of_nodes_to_score = -1;
         if (ks_cfg_merge_profile(c->arena, NULL, p) != KS_OK)
             return NULL;
         return cfg;
     }
     for (i = 0; i < n_items; i++) {
-        yaml_node_t *item = ks_cfg_seq_item(c, f[TOP_PROFILES], i);
+        yaml_node_t *item = ks_yaml_seq_at(c->doc, f[TOP_PROFILES], i);
         if (item == NULL || item->type != YAML_MAPPING_NODE) {
             ks_cfg_problem(c, KS_ESCHEMA, item, "profiles[%zu]: expected a mapping, found %s",
-                           i, ks_cfg_describe(item, buf, sizeof buf));
+                           i, ks_yaml_describe(item, buf, sizeof buf));
             cfg->profiles[i].percentage_of_nodes_to_score = -1;
             pn[i].item = item;
             continue;
@@ -583,7 +582,7 @@ static ks_config_t *read_root(ks_cfg_ctx_t *c, yaml_node_t *root, int require_ap
 /* --- entry points ------------------------------------------------------------ */
 
 static void ctx_init(ks_cfg_ctx_t *c, const char *name, ks_error_t *err,
-                     ks_cfg_arena_t *arena)
+                     ks_arena_t *arena)
 {
     memset(c, 0, sizeof *c);
     c->file = name;
@@ -598,13 +597,13 @@ static void ctx_init(ks_cfg_ctx_t *c, const char *name, ks_error_t *err,
 /* Turn the reading's outcome into the return value. */
 static int finish(ks_cfg_ctx_t *c, ks_config_t *cfg, ks_config_t **out)
 {
-    if (c->arena->failed && c->n_problems == 0)
+    if (ks_arena_failed(c->arena) && c->n_problems == 0)
         ks_cfg_problem_at(c, KS_ENOMEM, 1, 1, "out of memory");
     if (cfg == NULL && c->n_problems == 0)
         ks_cfg_problem_at(c, KS_ENOMEM, 1, 1, "out of memory");
     ks_cfg_problems_finish(c);
     if (c->n_problems > 0) {
-        ks_cfg_arena_free(c->arena);
+        ks_arena_free(c->arena);
         return c->first_code;
     }
     *out = cfg;
@@ -615,7 +614,7 @@ static int load_node(const char *name, yaml_document_t *doc, yaml_node_t *node,
                      int require_api, ks_config_t **out, ks_error_t *err)
 {
     ks_cfg_ctx_t c;
-    ks_cfg_arena_t *arena = ks_cfg_arena_new();
+    ks_arena_t *arena = ks_arena_new(KS_CFG_ARENA_FIRST);
     ks_config_t *cfg;
 
     if (arena == NULL)
@@ -705,7 +704,7 @@ int ks_config_load_yaml_node(const char *name, void *doc, void *node,
 
 ks_config_t *ks_config_default(void)
 {
-    ks_cfg_arena_t *arena = ks_cfg_arena_new();
+    ks_arena_t *arena = ks_arena_new(KS_CFG_ARENA_FIRST);
     ks_config_t *cfg;
     ks_profile_config_t *p;
 
@@ -714,25 +713,25 @@ ks_config_t *ks_config_default(void)
     cfg = config_new(arena, "<default>");
     if (cfg == NULL)
         goto fail;
-    p = ks_cfg_arena_alloc(arena, sizeof *p);
+    p = ks_arena_alloc(arena, sizeof *p);
     if (p == NULL)
         goto fail;
-    p->scheduler_name = ks_cfg_arena_strdup(arena, KS_DEFAULT_SCHEDULER);
+    p->scheduler_name = ks_arena_strdup(arena, KS_DEFAULT_SCHEDULER);
     p->percentage_of_nodes_to_score = -1;
-    if (ks_cfg_merge_profile(arena, NULL, p) != KS_OK || arena->failed)
+    if (ks_cfg_merge_profile(arena, NULL, p) != KS_OK || ks_arena_failed(arena))
         goto fail;
     cfg->profiles = p;
     cfg->n_profiles = 1;
     return cfg;
 fail:
-    ks_cfg_arena_free(arena);
+    ks_arena_free(arena);
     return NULL;
 }
 
 void ks_config_free(ks_config_t *cfg)
 {
     if (cfg != NULL)
-        ks_cfg_arena_free(cfg->priv_); /* cfg itself lives in the arena */
+        ks_arena_free(cfg->priv_); /* cfg itself lives in the arena */
 }
 
 const ks_args_t *ks_profile_plugin_args(const ks_profile_config_t *prof,

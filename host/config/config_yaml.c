@@ -1,7 +1,8 @@
 /*
- * libyaml helpers for the config reader: positions, problem collection,
- * scalar typing the way a YAML-to-JSON conversion types scalars, and
- * table-driven checks of mapping fields.
+ * The config reader's side of YAML: problem collection, table-driven checks
+ * of mapping fields, and loading the document. Typing, positions and the
+ * loading itself (with its alias limits) are base/yaml_node.h and
+ * base/yaml_doc.h: scalars follow the YAML 1.2 core schema.
  */
 #include "config_internal.h"
 
@@ -14,16 +15,6 @@
 #include <string.h>
 
 /* --- positions and problems ------------------------------------------------ */
-
-uint32_t ks_cfg_line(const yaml_node_t *n)
-{
-    return n ? (uint32_t)n->start_mark.line + 1 : 1;
-}
-
-uint32_t ks_cfg_column(const yaml_node_t *n)
-{
-    return n ? (uint32_t)n->start_mark.column + 1 : 1;
-}
 
 static void problem_v(ks_cfg_ctx_t *c, int code, uint32_t line, uint32_t col,
                       const char *fmt, va_list ap)
@@ -56,9 +47,12 @@ static void problem_v(ks_cfg_ctx_t *c, int code, uint32_t line, uint32_t col,
 void ks_cfg_problem(ks_cfg_ctx_t *c, int code, const yaml_node_t *at,
                     const char *fmt, ...)
 {
+    uint32_t line = ks_yaml_line(at), col = ks_yaml_column(at);
     va_list ap;
+    if (line == 0) /* no node (or no position): the top of the file */
+        line = col = 1;
     va_start(ap, fmt);
-    problem_v(c, code, ks_cfg_line(at), ks_cfg_column(at), fmt, ap);
+    problem_v(c, code, line, col, fmt, ap);
     va_end(ap);
 }
 
@@ -114,140 +108,6 @@ void ks_cfg_problems_finish(ks_cfg_ctx_t *c)
     c->n_recs = c->cap_recs = 0;
 }
 
-/* --- scalars --------------------------------------------------------------- */
-
-const char *ks_cfg_text(const yaml_node_t *n)
-{
-    return (const char *)n->data.scalar.value;
-}
-
-static int in_list(const char *s, const char *const *list)
-{
-    for (; *list != NULL; list++)
-        if (strcmp(s, *list) == 0)
-            return 1;
-    return 0;
-}
-
-static int is_int_text(const char *s)
-{
-    if (*s == '-' || *s == '+')
-        s++;
-    if (!isdigit((unsigned char)*s))
-        return 0;
-    while (isdigit((unsigned char)*s))
-        s++;
-    return *s == '\0';
-}
-
-static int is_float_text(const char *s)
-{
-    static const char *const special[] = {
-        ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf",
-        "-.INF", ".nan", ".NaN", ".NAN", NULL};
-    int digits = 0;
-    if (in_list(s, special))
-        return 1;
-    if (*s == '-' || *s == '+')
-        s++;
-    while (isdigit((unsigned char)*s))
-        s++, digits++;
-    if (*s == '.') {
-        s++;
-        while (isdigit((unsigned char)*s))
-            s++, digits++;
-    }
-    if (digits == 0)
-        return 0;
-    if (*s == 'e' || *s == 'E') {
-        s++;
-        if (*s == '-' || *s == '+')
-            s++;
-        if (!isdigit((unsigned char)*s))
-            return 0;
-        while (isdigit((unsigned char)*s))
-            s++;
-    }
-    return *s == '\0';
-}
-
-ks_cfg_scalar_kind_t ks_cfg_scalar_kind(const yaml_node_t *n)
-{
-    static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-    static const char *const bools[] = {
-        "true", "True", "TRUE", "false", "False", "FALSE", "y",   "Y",
-        "yes",  "Yes",  "YES",  "n",     "N",     "no",    "No",  "NO",
-        "on",   "On",   "ON",   "off",   "Off",   "OFF",   NULL};
-    const char *s;
-    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return KS_CFG_S_STRING;
-    s = ks_cfg_text(n);
-    if (in_list(s, nulls))
-        return KS_CFG_S_NULL;
-    if (in_list(s, bools))
-        return KS_CFG_S_BOOL;
-    if (is_int_text(s))
-        return KS_CFG_S_INT;
-    if (is_float_text(s))
-        return KS_CFG_S_FLOAT;
-    return KS_CFG_S_STRING;
-}
-
-int ks_cfg_is_null(const yaml_node_t *n)
-{
-    return n == NULL || (n->type == YAML_SCALAR_NODE &&
-                         ks_cfg_scalar_kind(n) == KS_CFG_S_NULL);
-}
-
-const char *ks_cfg_describe(const yaml_node_t *n, char *buf, size_t len)
-{
-    const char *what;
-    if (n == NULL)
-        return "nothing";
-    if (n->type == YAML_MAPPING_NODE)
-        return "a mapping";
-    if (n->type == YAML_SEQUENCE_NODE)
-        return "a sequence";
-    switch (ks_cfg_scalar_kind(n)) {
-    case KS_CFG_S_NULL: return "null";
-    case KS_CFG_S_BOOL: what = "a boolean"; break;
-    case KS_CFG_S_INT: what = "an integer"; break;
-    case KS_CFG_S_FLOAT: what = "a number"; break;
-    default: what = "a string"; break;
-    }
-    if (strlen(ks_cfg_text(n)) > 40)
-        snprintf(buf, len, "%s (\"%.37s...\")", what, ks_cfg_text(n));
-    else
-        snprintf(buf, len, "%s (\"%s\")", what, ks_cfg_text(n));
-    return buf;
-}
-
-int ks_cfg_int64(const yaml_node_t *n, int64_t *out)
-{
-    char *end;
-    long long v;
-    errno = 0;
-    v = strtoll(ks_cfg_text(n), &end, 10);
-    if (errno != 0 || *end != '\0')
-        return -1;
-    *out = (int64_t)v;
-    return 0;
-}
-
-/* --- sequences ------------------------------------------------------------- */
-
-size_t ks_cfg_seq_len(const yaml_node_t *seq)
-{
-    return (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
-}
-
-yaml_node_t *ks_cfg_seq_item(ks_cfg_ctx_t *c, yaml_node_t *seq, size_t i)
-{
-    if (i >= ks_cfg_seq_len(seq))
-        return NULL;
-    return yaml_document_get_node(c->doc, seq->data.sequence.items.start[i]);
-}
-
 /* --- field tables ---------------------------------------------------------- */
 
 static size_t edit_distance(const char *a, const char *b)
@@ -281,21 +141,15 @@ static size_t edit_distance(const char *a, const char *b)
 
 static int type_ok(const yaml_node_t *v, ks_cfg_type_t t)
 {
-    ks_cfg_scalar_kind_t k;
+    ks_yaml_type_t k = ks_yaml_type(v);
     switch (t) {
     case KS_CFG_T_ANY: return 1;
-    case KS_CFG_T_MAP: return v->type == YAML_MAPPING_NODE;
-    case KS_CFG_T_SEQ: return v->type == YAML_SEQUENCE_NODE;
-    default: break;
-    }
-    if (v->type != YAML_SCALAR_NODE)
-        return 0;
-    k = ks_cfg_scalar_kind(v);
-    switch (t) {
-    case KS_CFG_T_STR: return k == KS_CFG_S_STRING;
-    case KS_CFG_T_INT: return k == KS_CFG_S_INT;
-    case KS_CFG_T_BOOL: return k == KS_CFG_S_BOOL;
-    case KS_CFG_T_NUM: return k == KS_CFG_S_INT || k == KS_CFG_S_FLOAT;
+    case KS_CFG_T_MAP: return k == KS_YAML_MAP;
+    case KS_CFG_T_SEQ: return k == KS_YAML_SEQ;
+    case KS_CFG_T_STR: return k == KS_YAML_STR;
+    case KS_CFG_T_INT: return k == KS_YAML_INT;
+    case KS_CFG_T_BOOL: return k == KS_YAML_BOOL;
+    case KS_CFG_T_NUM: return k == KS_YAML_INT || k == KS_YAML_FLOAT;
     default: return 0;
     }
 }
@@ -319,7 +173,7 @@ static void unknown_field(ks_cfg_ctx_t *c, const yaml_node_t *key,
 {
     char valid[512], hint[128] = "";
     size_t off = 0, i, best = (size_t)-1, best_i = 0;
-    const char *name = ks_cfg_text(key);
+    const char *name = ks_yaml_text(key);
 
     valid[0] = '\0';
     for (i = 0; i < n; i++) {
@@ -362,11 +216,11 @@ void ks_cfg_fields(ks_cfg_ctx_t *c, yaml_node_t *map, const char *what,
         if (k == NULL || k->type != YAML_SCALAR_NODE) {
             ks_cfg_problem(c, KS_ESCHEMA, k, "%s%sexpected a field name, found %s",
                            what, what[0] ? ": " : "",
-                           ks_cfg_describe(k, buf, sizeof buf));
+                           ks_yaml_describe(k, buf, sizeof buf));
             continue;
         }
         for (i = 0; i < n; i++)
-            if (strcmp(fields[i].name, ks_cfg_text(k)) == 0)
+            if (strcmp(fields[i].name, ks_yaml_text(k)) == 0)
                 break;
         if (i == n) {
             unknown_field(c, k, what, fields, n);
@@ -376,19 +230,22 @@ void ks_cfg_fields(ks_cfg_ctx_t *c, yaml_node_t *map, const char *what,
             ks_cfg_problem(c, KS_ESCHEMA, k,
                            "field \"%s\" repeated%s%s (first at line %" PRIu32 ")",
                            fields[i].name, what[0] ? " in " : "", what,
-                           ks_cfg_line(seen_key[i]));
+                           ks_yaml_line(seen_key[i]));
             continue;
         }
         seen_key[i] = k;
         if (keys)
             keys[i] = k;
-        if (ks_cfg_is_null(v))
+        if (ks_yaml_is_null(v))
             continue;
         if (!type_ok(v, fields[i].type)) {
-            ks_cfg_problem(c, KS_ESCHEMA, v, "%s%s%s: expected %s, found %s",
+            ks_cfg_problem(c, KS_ESCHEMA, v, "%s%s%s: expected %s, found %s%s",
                            what, what[0] ? "." : "", fields[i].name,
                            type_name(fields[i].type),
-                           ks_cfg_describe(v, buf, sizeof buf));
+                           ks_yaml_describe(v, buf, sizeof buf),
+                           fields[i].type == KS_CFG_T_BOOL
+                               ? ks_yaml_bool_hint(v)
+                               : "");
             continue;
         }
         vals[i] = v;
@@ -397,94 +254,34 @@ void ks_cfg_fields(ks_cfg_ctx_t *c, yaml_node_t *map, const char *what,
 
 /* --- loading a document ---------------------------------------------------- */
 
-static void position_of_offset(const char *text, size_t len, size_t off,
-                               uint32_t *line, uint32_t *col)
-{
-    size_t i;
-    *line = 1;
-    *col = 1;
-    for (i = 0; i < off && i < len; i++) {
-        if (text[i] == '\n') {
-            (*line)++;
-            *col = 1;
-        } else if (((unsigned char)text[i] & 0xc0) != 0x80) {
-            (*col)++;
-        }
-    }
-}
-
-static void parser_problem(ks_cfg_ctx_t *c, const yaml_parser_t *p,
-                           const char *yaml, size_t len)
-{
-    uint32_t line, col;
-    if (p->error == YAML_MEMORY_ERROR) {
-        ks_cfg_problem_at(c, KS_ENOMEM, 1, 1, "out of memory reading YAML");
-        return;
-    }
-    if (p->error == YAML_READER_ERROR) {
-        position_of_offset(yaml, len, p->problem_offset, &line, &col);
-        ks_cfg_problem_at(c, KS_EPARSE, line, col, "malformed YAML: %s",
-                          p->problem ? p->problem : "unreadable input");
-        return;
-    }
-    line = (uint32_t)p->problem_mark.line + 1;
-    col = (uint32_t)p->problem_mark.column + 1;
-    if (p->context != NULL)
-        ks_cfg_problem_at(c, KS_EPARSE, line, col,
-                          "malformed YAML: %s (%s at line %u, column %u)",
-                          p->problem ? p->problem : "syntax error", p->context,
-                          (unsigned)p->context_mark.line + 1,
-                          (unsigned)p->context_mark.column + 1);
-    else
-        ks_cfg_problem_at(c, KS_EPARSE, line, col, "malformed YAML: %s",
-                          p->problem ? p->problem : "syntax error");
-}
-
 int ks_cfg_yaml_load(ks_cfg_ctx_t *c, const char *yaml, size_t len,
                      yaml_document_t *doc)
 {
-    yaml_parser_t p;
-    yaml_document_t extra;
-    yaml_node_t *root;
+    ks_yaml_problem_t p;
+    uint32_t line, col;
 
-    if (!yaml_parser_initialize(&p)) {
-        ks_cfg_problem_at(c, KS_ENOMEM, 1, 1, "out of memory reading YAML");
-        return -1;
-    }
-    yaml_parser_set_input_string(&p, (const unsigned char *)yaml, len);
-    if (!yaml_parser_load(&p, doc)) {
-        parser_problem(c, &p, yaml, len);
-        yaml_parser_delete(&p);
-        return -1;
-    }
-    root = yaml_document_get_root_node(doc);
-    if (root == NULL) {
+    if (ks_yaml_load_string(yaml, len, doc, &p) == 0)
+        return 0;
+    line = p.line ? p.line : 1;
+    col = p.line ? p.column : 1;
+    switch (p.kind) {
+    case KS_YAML_P_EMPTY:
         ks_cfg_problem_at(c, KS_ESCHEMA, 1, 1,
                           "the file is empty; expected a KubeSchedulerConfiguration "
                           "(apiVersion: kubescheduler.config.k8s.io/v1, kind: "
                           "KubeSchedulerConfiguration)");
-        yaml_document_delete(doc);
-        yaml_parser_delete(&p);
-        return -1;
-    }
-    if (!yaml_parser_load(&p, &extra)) {
-        parser_problem(c, &p, yaml, len);
-        yaml_document_delete(doc);
-        yaml_parser_delete(&p);
-        return -1;
-    }
-    root = yaml_document_get_root_node(&extra);
-    if (root != NULL) {
-        ks_cfg_problem_at(c, KS_ESCHEMA, (uint32_t)extra.start_mark.line + 1,
-                          (uint32_t)extra.start_mark.column + 1,
+        break;
+    case KS_YAML_P_EXTRA:
+        ks_cfg_problem_at(c, KS_ESCHEMA, line, col,
                           "a second YAML document; a configuration file holds "
                           "exactly one KubeSchedulerConfiguration");
-        yaml_document_delete(&extra);
-        yaml_document_delete(doc);
-        yaml_parser_delete(&p);
-        return -1;
+        break;
+    case KS_YAML_P_SYNTAX:
+        ks_cfg_problem_at(c, p.code, line, col, "malformed YAML: %s", p.msg);
+        break;
+    default:
+        ks_cfg_problem_at(c, p.code, line, col, "%s", p.msg);
+        break;
     }
-    yaml_document_delete(&extra);
-    yaml_parser_delete(&p);
-    return 0;
+    return -1;
 }

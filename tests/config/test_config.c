@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <yaml.h>
 
@@ -252,7 +253,7 @@ END_TEST
 /* mergePluginSet with a default set that has its own disabled list. */
 START_TEST(test_merge_set_direct)
 {
-    ks_cfg_arena_t *a = ks_cfg_arena_new();
+    ks_arena_t *a = ks_arena_new(KS_CFG_ARENA_FIRST);
     ks_plugin_ref_t def_en[] = {{"A", 0, 0, 0}, {"B", 2, 0, 0}, {"E", 1, 0, 0}};
     ks_plugin_ref_t def_dis[] = {{"C", 0, 0, 0}};
     ks_plugin_ref_t cus_en[] = {{"B", 5, 3, 9}, {"D", 0, 0, 0}, {"C", 4, 0, 0}};
@@ -291,7 +292,7 @@ START_TEST(test_merge_set_direct)
     ck_assert_str_eq(out.enabled[2].name, "E");
     ck_assert_uint_eq(out.n_disabled, 1);
     ck_assert_str_eq(out.disabled[0].name, "C");
-    ks_cfg_arena_free(a);
+    ks_arena_free(a);
 }
 END_TEST
 
@@ -567,6 +568,27 @@ static const error_case_t error_cases[] = {
      KS_ESCHEMA,
      "t.yaml:3:14: parallelism: 99999999999999999999 is out of range for an "
      "integer"},
+    /* YAML 1.2 core schema: YAML 1.1's yes/no/on/off are strings, and a
+     * quoted "true" is a string too. */
+    {"YAML 1.1 booleans",
+     HDR "leaderElection:\n"
+         "  leaderElect: yes\n"
+         "enableProfiling: on\n"
+         "enableContentionProfiling: 'true'\n",
+     KS_ESCHEMA,
+     "t.yaml:4:16: leaderElection.leaderElect: expected a boolean, found a "
+     "string (\"yes\"); ksched reads YAML 1.2, where yes/no/on/off are "
+     "strings: write true or false\n"
+     "t.yaml:5:18: enableProfiling: expected a boolean, found a string "
+     "(\"on\"); ksched reads YAML 1.2, where yes/no/on/off are strings: write "
+     "true or false\n"
+     "t.yaml:6:28: enableContentionProfiling: expected a boolean, found a "
+     "string (\"true\")"},
+    {"recursive alias", HDR "profiles: &p\n- *p\n", KS_EPARSE,
+     "t.yaml:4:3: alias *p is inside the node its anchor names (a recursive "
+     "structure)"},
+    {"undefined alias", PROFILE "  pluginConfig: *pc\n", KS_EPARSE,
+     "t.yaml:5:17: alias *pc refers to an undefined anchor"},
 };
 
 START_TEST(test_error_table)
@@ -674,7 +696,7 @@ START_TEST(test_top_level_values)
         "healthzBindAddress: 0.0.0.0:10251\n"
         "metricsBindAddress: ~\n"
         "enableProfiling: true\n"
-        "enableContentionProfiling: no\n"
+        "enableContentionProfiling: false\n"
         "extenders: []\n"
         "profiles:\n"
         "- schedulerName: fast\n"
@@ -730,6 +752,123 @@ START_TEST(test_common_queue_sort)
     render_profile(&cfg->profiles[1], got, sizeof got);
     ck_assert_str_eq(got, "queueSort: MySort\nscore: -*\nmultiPoint: " DEFAULT_MP "\n");
     ks_config_free(cfg);
+}
+END_TEST
+
+/* Core schema values: 0x and 0o integers, !!null, and YAML 1.1 booleans
+ * where a string is expected. */
+START_TEST(test_core_schema_values)
+{
+    static const char yaml[] = HDR "parallelism: 0x10\n"
+                                   "percentageOfNodesToScore: 0o17\n"
+                                   "metricsBindAddress: !!null\n"
+                                   "healthzBindAddress: yes\n"
+                                   "clientConnection: {qps: .5e1}\n";
+    ks_config_t *cfg = NULL;
+    ks_error_t err;
+
+    ck_assert_msg(load(yaml, &cfg, &err) == KS_OK, "%s", err.msg);
+    ck_assert_int_eq(cfg->parallelism, 16);
+    ck_assert_int_eq(cfg->percentage_of_nodes_to_score, 15);
+    ck_assert(cfg->client_connection.qps == 5.0);
+    ks_config_free(cfg);
+}
+END_TEST
+
+/* A config sharing pieces through anchors reads as if they were written
+ * out. */
+START_TEST(test_legitimate_aliases)
+{
+    static const char yaml[] =
+        HDR "profiles:\n"
+            "- schedulerName: a\n"
+            "  plugins: &plugins\n"
+            "    score:\n"
+            "      disabled: [{name: NodeResourcesBalancedAllocation}]\n"
+            "  pluginConfig: &pc\n"
+            "  - name: NodeResourcesFit\n"
+            "    args: &fit\n"
+            "      scoringStrategy: {type: MostAllocated}\n"
+            "- schedulerName: b\n"
+            "  plugins: *plugins\n"
+            "  pluginConfig: *pc\n"
+            "- schedulerName: c\n"
+            "  plugins: *plugins\n"
+            "  pluginConfig:\n"
+            "  - {name: NodeResourcesFit, args: *fit}\n";
+    ks_config_t *cfg = NULL;
+    ks_error_t err;
+    char a[4096], b[4096];
+    size_t i;
+
+    ck_assert_msg(load(yaml, &cfg, &err) == KS_OK, "%s", err.msg);
+    ck_assert_uint_eq(cfg->n_profiles, 3);
+    render_profile(&cfg->profiles[0], a, sizeof a);
+    ck_assert_ptr_nonnull(strstr(a, "-NodeResourcesBalancedAllocation"));
+    for (i = 1; i < 3; i++) {
+        render_profile(&cfg->profiles[i], b, sizeof b);
+        ck_assert_str_eq(a, b);
+        ck_assert(ks_cfg_args_equal(
+            ks_profile_plugin_args(&cfg->profiles[0], "NodeResourcesFit"),
+            ks_profile_plugin_args(&cfg->profiles[i], "NodeResourcesFit")));
+    }
+    ck_assert_str_eq(ks_profile_plugin_args(&cfg->profiles[2], "NodeResourcesFit")
+                         ->keys[0],
+                     "scoringStrategy");
+    ks_config_free(cfg);
+}
+END_TEST
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* An alias bomb: lists of ten nested five deep (111,111 nodes), aliased by
+ * the args of 400 pluginConfig entries (44 million nodes; about 3 GB as
+ * args trees). The per-tree cap of pluginConfig args does not stop this;
+ * the loader does, at the alias that crosses the limit. */
+START_TEST(test_alias_bomb)
+{
+    size_t cap = 64 * 1024, len = 0;
+    char *yaml = malloc(cap);
+    ks_config_t *cfg = NULL;
+    ks_error_t err;
+    double t0;
+    int i, j;
+
+    len += (size_t)snprintf(yaml + len, cap - len,
+                            HDR "x: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for (i = 1; i < 5; i++) {
+        len += (size_t)snprintf(yaml + len, cap - len, "y%d: &a%d [", i, i);
+        for (j = 0; j < 10; j++)
+            len += (size_t)snprintf(yaml + len, cap - len, "%s*a%d",
+                                    j ? ", " : "", i - 1);
+        len += (size_t)snprintf(yaml + len, cap - len, "]\n");
+    }
+    len += (size_t)snprintf(yaml + len, cap - len,
+                            "profiles:\n- schedulerName: s\n  pluginConfig:\n");
+    for (i = 0; i < 400; i++)
+        len += (size_t)snprintf(yaml + len, cap - len,
+                                "  - name: P%d\n    args: {v: *a4}\n", i);
+    t0 = now_s();
+    ck_assert_int_eq(load(yaml, &cfg, &err), KS_EPARSE);
+    ck_assert_double_lt(now_s() - t0, 2.0);
+    ck_assert_ptr_null(cfg);
+    /* 123,353 nodes before the entries, 111,111 more per entry: the eighth
+     * entry's alias (line 26) crosses a million */
+    ck_assert_msg(strncmp(err.msg,
+                          "t.yaml:26:15: alias *a4: expanding the aliases "
+                          "would give more than 1000000 nodes (the limit is "
+                          "max(1000000, 10 x the ",
+                          strlen("t.yaml:26:15: alias *a4: expanding the "
+                                 "aliases would give more than 1000000 nodes "
+                                 "(the limit is max(1000000, 10 x the ")) == 0,
+                  "got: %s", err.msg);
+    ck_assert_ptr_null(strchr(err.msg, '\n'));
+    free(yaml);
 }
 END_TEST
 
@@ -1123,6 +1262,9 @@ static Suite *config_suite(void)
 
     tc = tcase_create("values");
     tcase_add_test(tc, test_top_level_values);
+    tcase_add_test(tc, test_core_schema_values);
+    tcase_add_test(tc, test_legitimate_aliases);
+    tcase_add_test(tc, test_alias_bomb);
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_common_queue_sort);
     suite_add_tcase(s, tc);
