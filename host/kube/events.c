@@ -66,9 +66,20 @@ static void series_free(series_t *s)
 
 /* --- writes ---------------------------------------------------------------- */
 
+/* One write (a POST or a series PATCH), retried as client-go retries an
+ * event write: up to MAX_TRIES times when the API server could not take it
+ * (no answer, 429, 5xx), waiting longer each time. */
+#define MAX_TRIES 12
+#define RETRY_MAX_MS 10000
+
 typedef struct req {
     ks_event_recorder_t *r;
     ks_kube_call_t *call;
+    uv_timer_t retry; /* armed between tries */
+    int timer_inited, tries;
+    const char *method, *ctype; /* static strings */
+    char *path, *text;
+    ks_kube_done_cb done;
     struct req *prev, *next; /* the recorder's requests in flight */
     char key[];
 } req_t;
@@ -84,9 +95,65 @@ static void req_unlink(req_t *q)
     q->r->pending--;
 }
 
+static void req_free_now(req_t *q)
+{
+    free(q->path);
+    free(q->text);
+    free(q);
+}
+
+static void req_timer_closed(uv_handle_t *h)
+{
+    req_free_now(h->data);
+}
+
+/* Unlinked already; frees once its timer (if any) is closed. */
+static void req_free(req_t *q)
+{
+    if (q->timer_inited)
+        uv_close((uv_handle_t *)&q->retry, req_timer_closed);
+    else
+        req_free_now(q);
+}
+
 static series_t *req_series(req_t *q)
 {
     return q->r->closed ? NULL : ks_strmap_get(&q->r->series, q->key);
+}
+
+static int req_start(req_t *q);
+
+static void retry_fire(uv_timer_t *t)
+{
+    req_t *q = t->data;
+    if (req_start(q) != 0) {
+        q->r->stats.failed++;
+        req_unlink(q);
+        req_free(q);
+    }
+}
+
+/* A failure worth another try: schedule it and return 1. */
+static int retry_later(req_t *q, const ks_kube_result_t *res)
+{
+    uint64_t wait = 250;
+    int i;
+    if (!(res->status == 0 || res->status == 429 || res->status >= 500) ||
+        q->tries >= MAX_TRIES || q->r->closed)
+        return 0;
+    for (i = 1; i < q->tries && wait < RETRY_MAX_MS; i++)
+        wait *= 2;
+    if (wait > RETRY_MAX_MS)
+        wait = RETRY_MAX_MS;
+    if (!q->timer_inited) {
+        if (uv_timer_init(q->r->loop, &q->retry) != 0)
+            return 0;
+        q->retry.data = q;
+        q->timer_inited = 1;
+    }
+    q->call = NULL;
+    uv_timer_start(&q->retry, retry_fire, wait, 0);
+    return 1;
 }
 
 static void create_done(void *ud, const ks_kube_result_t *res)
@@ -98,13 +165,15 @@ static void create_done(void *ud, const ks_kube_result_t *res)
         if (s)
             s->created = 1;
     } else {
+        if (retry_later(q, res))
+            return;
         q->r->stats.failed++;
         ks_log(KS_LOGL_DEBUG, "event: %s", res->message);
         if (s) /* let the next occurrence POST again */
             series_free(ks_strmap_del(&q->r->series, s->key));
     }
     req_unlink(q);
-    free(q);
+    req_free(q);
 }
 
 static void patch_done(void *ud, const ks_kube_result_t *res)
@@ -114,54 +183,68 @@ static void patch_done(void *ud, const ks_kube_result_t *res)
         q->r->stats.patched++;
     } else {
         series_t *s = req_series(q);
+        if (retry_later(q, res))
+            return;
         q->r->stats.failed++;
         ks_log(KS_LOGL_DEBUG, "event series: %s", res->message);
         if (s && res->status == 404) /* gone: start a new event next time */
             series_free(ks_strmap_del(&q->r->series, s->key));
     }
     req_unlink(q);
-    free(q);
+    req_free(q);
 }
 
-static void event_send(ks_event_recorder_t *r, const char *method, const char *path,
-                 json_t *body, const char *ctype, const char *key,
-                 ks_kube_done_cb done)
+static int req_start(req_t *q)
 {
     ks_kube_call_opts_t o;
     ks_error_t err = {0};
+    memset(&o, 0, sizeof o);
+    o.method = q->method;
+    o.path = q->path;
+    o.body = q->text;
+    o.content_type = q->ctype;
+    o.timeout_ms = 30000;
+    o.on_done = q->done;
+    o.ud = q;
+    q->tries++;
+    if ((q->call = ks_kube_call(q->r->client, &o, &err)) == NULL) {
+        ks_log(KS_LOGL_DEBUG, "event: %s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void event_send(ks_event_recorder_t *r, const char *method,
+                       const char *path, json_t *body, const char *ctype,
+                       const char *key, ks_kube_done_cb done)
+{
     size_t kl = strlen(key) + 1;
-    req_t *q = malloc(sizeof *q + kl);
+    req_t *q = calloc(1, sizeof *q + kl);
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
-    if (q == NULL || text == NULL) {
+    if (q == NULL || text == NULL || (q->path = strdup(path)) == NULL) {
         free(q);
         free(text);
         r->stats.failed++;
         return;
     }
     q->r = r;
+    q->text = text;
+    q->method = method;
+    q->ctype = ctype;
+    q->done = done;
     memcpy(q->key, key, kl);
-    memset(&o, 0, sizeof o);
-    o.method = method;
-    o.path = path;
-    o.body = text;
-    o.content_type = ctype;
-    o.timeout_ms = 30000;
-    o.on_done = done;
-    o.ud = q;
     q->prev = NULL;
     q->next = r->reqs;
     if (r->reqs)
         r->reqs->prev = q;
     r->reqs = q;
     r->pending++;
-    if ((q->call = ks_kube_call(r->client, &o, &err)) == NULL) {
+    if (req_start(q) != 0) {
         req_unlink(q);
         r->stats.failed++;
-        ks_log(KS_LOGL_DEBUG, "event: %s", err.msg);
-        free(q);
+        req_free(q);
     }
-    free(text);
 }
 
 static void patch_series(ks_event_recorder_t *r, series_t *s)
@@ -241,9 +324,10 @@ void ks_event_recorder_close(ks_event_recorder_t *r)
     r->hostname = NULL;
     while (r->reqs) {
         req_t *q = r->reqs;
-        ks_kube_call_cancel(q->call);
+        if (q->call)
+            ks_kube_call_cancel(q->call);
         req_unlink(q);
-        free(q);
+        req_free(q);
     }
     uv_close((uv_handle_t *)&r->flush, flush_closed);
 }

@@ -1144,6 +1144,15 @@ void ks_kube_source_metrics(const ks_kube_source_t *src, ks_buf_t *out)
                            "%" PRIu64 "\n",
                       inf_defs[i].resource,
                       ks_informer_stats(src->infs[i].inf).failures);
+    ks_buf_puts(out, "# HELP ksched_informer_gone_total Watches or lists "
+                     "answered 410 Gone (resourceVersion too old): "
+                     "re-lists.\n"
+                     "# TYPE ksched_informer_gone_total counter\n");
+    for (i = 0; i < INF_COUNT; i++)
+        ks_buf_printf(out, "ksched_informer_gone_total{resource=\"%s\"} "
+                           "%" PRIu64 "\n",
+                      inf_defs[i].resource,
+                      ks_informer_stats(src->infs[i].inf).gone);
     ks_buf_puts(out, "# HELP ksched_cluster_writes_total Writes to the API "
                      "server by kind and result.\n"
                      "# TYPE ksched_cluster_writes_total counter\n");

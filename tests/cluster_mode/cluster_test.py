@@ -394,6 +394,43 @@ def scenario_preemption(api, srv):
           "the pod that was not a victim is still there (%s)" % left)
 
 
+def apply_rbac(admin, user="ksched"):
+    """What a deployment grants ksched's user: the built-in scheduler
+    roles, and its own leader Lease (system:kube-scheduler covers only the
+    Lease named kube-scheduler)."""
+    for role in ("system:kube-scheduler", "system:volume-scheduler"):
+        admin.must("POST",
+                   "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+                   {"apiVersion": "rbac.authorization.k8s.io/v1",
+                    "kind": "ClusterRoleBinding",
+                    "metadata": {"name": "ksched-" + role.split(":")[1]},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                                "kind": "ClusterRole", "name": role},
+                    "subjects": [{"kind": "User", "name": user,
+                                  "apiGroup": "rbac.authorization.k8s.io"}]})
+    admin.must("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/"
+               "kube-system/roles",
+               {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": "ksched-leader",
+                             "namespace": "kube-system"},
+                "rules": [{"apiGroups": ["coordination.k8s.io"],
+                           "resources": ["leases"],
+                           "resourceNames": ["ksched"],
+                           "verbs": ["get", "update"]},
+                          {"apiGroups": ["coordination.k8s.io"],
+                           "resources": ["leases"], "verbs": ["create"]}]})
+    admin.must("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/"
+               "kube-system/rolebindings",
+               {"apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": {"name": "ksched-leader",
+                             "namespace": "kube-system"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                            "kind": "Role", "name": "ksched-leader"},
+                "subjects": [{"kind": "User", "name": user,
+                              "apiGroup": "rbac.authorization.k8s.io"}]})
+
+
 def write(path, text, mode=0o600):
     with open(path, "w") as f:
         f.write(text)
@@ -517,17 +554,7 @@ def main():
     srv = None
     try:
         admin = Api(env, env["ADMIN_TOKEN"])
-        for role in ("system:kube-scheduler", "system:volume-scheduler"):
-            admin.must("POST",
-                       "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-                       {"apiVersion": "rbac.authorization.k8s.io/v1",
-                        "kind": "ClusterRoleBinding",
-                        "metadata": {"name": "ksched-" + role.split(":")[1]},
-                        "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
-                                    "kind": "ClusterRole", "name": role},
-                        "subjects": [{"kind": "User", "name": "ksched",
-                                      "apiGroup":
-                                      "rbac.authorization.k8s.io"}]})
+        apply_rbac(admin)
         cfg = os.path.join(tmp, "config.yaml")
         write(cfg, CONFIG)
         srv = Serve(ksched, ["--plugin-dir", plugin_dir, "--config", cfg,
