@@ -1,7 +1,6 @@
 /* Reading fields of cluster objects from libyaml trees; see objects_yaml.h. */
 #include "objects_yaml.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,11 +41,7 @@ int ky_fail(ks_yctx_t *c, const yaml_node_t *n, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (n != NULL && n->start_mark.line != KY_NO_MARK)
-        snprintf(where, sizeof(where), "%s:%zu:%zu", c->file,
-                 n->start_mark.line + 1, n->start_mark.column + 1);
-    else
-        snprintf(where, sizeof(where), "%s", c->file);
+    ks_yaml_where(where, sizeof(where), c->file, n);
     return ks_error_set(c->err, KS_ESCHEMA, "%s: %s%s%s%s%s", where, c->what,
                         c->what[0] ? ": " : "", c->path,
                         c->path_len ? ": " : "", msg);
@@ -105,70 +100,44 @@ void ky_pop(ks_yctx_t *c, size_t len)
 
 yaml_node_t *ky_node(const ks_yctx_t *c, int id)
 {
-    return yaml_document_get_node(c->doc, id);
+    return ks_yaml_node(c->doc, id);
 }
 
 int ky_is_null(const yaml_node_t *n)
 {
-    const char *v;
-    if (n == NULL)
-        return 1;
-    if (n->type != YAML_SCALAR_NODE)
-        return 0;
-    if (n->tag != NULL && strcmp((const char *)n->tag, YAML_NULL_TAG) == 0)
-        return 1;
-    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return 0;
-    v = (const char *)n->data.scalar.value;
-    return v[0] == '\0' || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 ||
-           strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0;
+    return ks_yaml_is_null(n);
 }
 
 int ky_is_map(const yaml_node_t *n)
 {
-    return n != NULL && n->type == YAML_MAPPING_NODE;
+    return ks_yaml_is_map(n);
 }
 
 int ky_is_seq(const yaml_node_t *n)
 {
-    return n != NULL && n->type == YAML_SEQUENCE_NODE;
+    return ks_yaml_is_seq(n);
 }
 
 const char *ky_scalar(const yaml_node_t *n)
 {
-    if (n == NULL || n->type != YAML_SCALAR_NODE)
-        return NULL;
-    return (const char *)n->data.scalar.value;
+    return ks_yaml_text(n);
 }
 
 yaml_node_t *ky_get(const ks_yctx_t *c, const yaml_node_t *map,
                     const char *key)
 {
-    yaml_node_pair_t *p;
-    yaml_node_t *found = NULL;
-    if (!ky_is_map(map))
-        return NULL;
-    for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *k = ky_node(c, p->key);
-        const char *ks = ky_scalar(k);
-        if (ks != NULL && strcmp(ks, key) == 0)
-            found = ky_node(c, p->value);
-    }
-    return ky_is_null(found) ? NULL : found;
+    yaml_node_t *found = ks_yaml_get(c->doc, map, key);
+    return ks_yaml_is_null(found) ? NULL : found;
 }
 
 uint32_t ky_seq_len(const yaml_node_t *n)
 {
-    if (!ky_is_seq(n))
-        return 0;
-    return (uint32_t)(n->data.sequence.items.top -
-                      n->data.sequence.items.start);
+    return (uint32_t)ks_yaml_seq_len(n);
 }
 
 yaml_node_t *ky_seq_at(const ks_yctx_t *c, const yaml_node_t *n, uint32_t i)
 {
-    return ky_node(c, n->data.sequence.items.start[i]);
+    return ks_yaml_seq_at(c->doc, n, i);
 }
 
 static const char *type_name(const yaml_node_t *n)
@@ -243,23 +212,41 @@ int ky_str(ks_yctx_t *c, const yaml_node_t *n, const char **out)
     return 0;
 }
 
+/* "expected T, found ..." for a scalar of the wrong type. */
+static int wrong_scalar(ks_yctx_t *c, const yaml_node_t *n, const char *t,
+                        ks_yaml_type_t want)
+{
+    const char *s = ky_scalar(n);
+    if (ks_yaml_is_quoted(n)) {
+        /* the text may look right: say why it is not */
+        yaml_node_t plain = *n;
+        plain.data.scalar.style = YAML_PLAIN_SCALAR_STYLE;
+        if (ks_yaml_type(&plain) == want)
+            return ky_fail(c, n, "expected %s, found the string \"%s\" "
+                                 "(quoted scalars are strings: remove the "
+                                 "quotes)",
+                           t, s);
+    }
+    return ky_fail(c, n, "expected %s, found \"%s\"%s", t, s,
+                   want == KS_YAML_BOOL ? ks_yaml_bool_hint(n) : "");
+}
+
 int ky_int64(ks_yctx_t *c, const yaml_node_t *n, int64_t *out)
 {
-    const char *s;
-    char *end;
-    long long v;
+    int64_t v;
     if (ky_is_null(n))
         return 0;
-    s = ky_scalar(n);
-    if (s == NULL)
+    if (ky_scalar(n) == NULL)
         return ky_fail(c, n, "expected an integer, found %s", type_name(n));
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (s[0] == '\0' || *end != '\0' || errno != 0 ||
-        (s[0] != '-' && s[0] != '+' && (s[0] < '0' || s[0] > '9')))
-        return ky_fail(c, n, "expected an integer, found \"%s\"", s);
-    *out = (int64_t)v;
-    return 0;
+    switch (ks_yaml_int64(n, &v)) {
+    case 0:
+        *out = v;
+        return 0;
+    case -2:
+        return ky_fail(c, n, "integer %s out of range", ky_scalar(n));
+    default:
+        return wrong_scalar(c, n, "an integer", KS_YAML_INT);
+    }
 }
 
 int ky_int32(ks_yctx_t *c, const yaml_node_t *n, int32_t *out)
@@ -280,23 +267,13 @@ int ky_int32(ks_yctx_t *c, const yaml_node_t *n, int32_t *out)
 
 int ky_bool(ks_yctx_t *c, const yaml_node_t *n, int *out)
 {
-    const char *s;
     if (ky_is_null(n))
         return 0;
-    s = ky_scalar(n);
-    if (s != NULL) {
-        if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) {
-            *out = 1;
-            return 0;
-        }
-        if (!strcmp(s, "false") || !strcmp(s, "False") ||
-            !strcmp(s, "FALSE")) {
-            *out = 0;
-            return 0;
-        }
-        return ky_fail(c, n, "expected a boolean, found \"%s\"", s);
-    }
-    return ky_fail(c, n, "expected a boolean, found %s", type_name(n));
+    if (ky_scalar(n) == NULL)
+        return ky_fail(c, n, "expected a boolean, found %s", type_name(n));
+    if (ks_yaml_bool(n, out) == 0)
+        return 0;
+    return wrong_scalar(c, n, "a boolean", KS_YAML_BOOL);
 }
 
 /* Days since 1970-01-01 of a proleptic Gregorian date. */

@@ -9,7 +9,10 @@
  *
  * Conventions: an absent field and a field whose value is YAML null are the
  * same thing (the reader leaves its default). Unknown fields are ignored;
- * a field we read that has the wrong YAML type is an error.
+ * a field we read that has the wrong YAML type is an error. Scalars are
+ * typed by base/yaml_node.h (YAML 1.2 core schema): integers and booleans
+ * must be plain (a quoted "5" is a string), while string fields take any
+ * scalar's text (`version: 1` is the label value "1").
  */
 #ifndef KS_CLUSTER_OBJECTS_YAML_H
 #define KS_CLUSTER_OBJECTS_YAML_H
@@ -21,6 +24,7 @@
 #include "base/arena.h"
 #include "base/error.h"
 #include "base/intern.h"
+#include "base/yaml_node.h"
 #include "ksched/types.h"
 
 typedef struct ks_yctx {
@@ -44,7 +48,7 @@ enum {
 
 /* A start_mark.line of KY_NO_MARK means "no position" (documents built in
  * memory from JSON): messages then give the field path only. */
-#define KY_NO_MARK ((size_t)-1)
+#define KY_NO_MARK KS_YAML_NO_MARK
 
 void ky_init(ks_yctx_t *c, const char *file, yaml_document_t *doc,
              ks_intern_t *in, ks_arena_t *arena, ks_error_t *err);

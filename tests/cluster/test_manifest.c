@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cluster/objects.h"
@@ -252,6 +253,176 @@ START_TEST(test_alias_across_items)
 }
 END_TEST
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Append a pod whose node affinity names k terms of k expressions of k
+ * values, all through aliases: k^3 values once expanded. */
+static size_t add_bomb_pod(char *buf, size_t cap, size_t len, const char *name,
+                           int k, int item)
+{
+    const char *ind = item ? "  " : "";
+    int i;
+#define ADD(...) (len += (size_t)snprintf(buf + len, cap - len, __VA_ARGS__))
+    ADD("%skind: Pod\n", item ? "- " : "");
+    ADD("%smetadata:\n", ind);
+    ADD("%s  name: %s\n", ind, name);
+    ADD("%s  x-anchors:\n", ind);
+    ADD("%s    v: &v x\n", ind);
+    ADD("%s    e: &e {key: k, operator: In, values: [", ind);
+    for (i = 0; i < k; i++)
+        ADD("%s*v", i ? ", " : "");
+    ADD("]}\n%s    t: &t {matchExpressions: [", ind);
+    for (i = 0; i < k; i++)
+        ADD("%s*e", i ? ", " : "");
+    ADD("]}\n%sspec:\n", ind);
+    ADD("%s  affinity:\n", ind);
+    ADD("%s    nodeAffinity:\n", ind);
+    ADD("%s      requiredDuringSchedulingIgnoredDuringExecution:\n", ind);
+    ADD("%s        nodeSelectorTerms: [", ind);
+    for (i = 0; i < k; i++)
+        ADD("%s*t", i ? ", " : "");
+    ADD("]\n");
+#undef ADD
+    return len;
+}
+
+/* A 5 KiB pod standing for 64 million values (it took seconds and half a
+ * gigabyte to read) is refused at once, naming the alias. */
+START_TEST(test_alias_bomb)
+{
+    size_t cap = 16 * 1024, len;
+    char *yaml = malloc(cap);
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    double t0;
+    int rc;
+    len = add_bomb_pod(yaml, cap, 0, "bomb", 400, 0);
+    ck_assert_uint_lt(len, 5200);
+    t0 = now_s();
+    rc = load(&m, yaml, &err);
+    ck_assert_double_lt(now_s() - t0, 1.0);
+    ck_assert_int_eq(rc, KS_EPARSE);
+    /* a term is 162,803 nodes once expanded, and the anchored one counts
+     * too: the sixth alias of the terms list (column 29 + 4 x 5) passes a
+     * million */
+    ck_assert_str_eq(err.msg,
+                     "c.yaml:12:49: YAML error: alias *t: expanding the "
+                     "aliases would give more than 1000000 nodes (the limit "
+                     "is max(1000000, 10 x the 33 nodes written)); refusing "
+                     "a possible alias bomb");
+    ck_assert_uint_eq(m.n_pods, 0);
+    ks_manifest_free(&m);
+    /* the same shape with 60 aliases a level (216,000 values) reads */
+    len = add_bomb_pod(yaml, cap, 0, "big", 60, 0);
+    ck_assert_msg(load(&m, yaml, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(m.n_pods, 1);
+    ks_manifest_free(&m);
+    free(yaml);
+}
+END_TEST
+
+/* The budget covers the whole stream: List items and documents, each
+ * harmless alone, cannot add up to a bomb. */
+START_TEST(test_alias_bomb_spread)
+{
+    size_t cap = 64 * 1024, len = 0;
+    char *yaml = malloc(cap);
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    int i, rc;
+    len += (size_t)snprintf(yaml + len, cap - len, "kind: List\nitems:\n");
+    for (i = 0; i < 20; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%d", i);
+        len = add_bomb_pod(yaml, cap, len, name, 60, 1);
+    }
+    rc = load(&m, yaml, &err);
+    ck_assert_int_eq(rc, KS_EPARSE);
+    /* about 241,000 nodes a pod once expanded: the fifth passes a
+     * million */
+    ck_assert_uint_eq(m.n_pods, 4);
+    ck_assert_msg(strstr(err.msg, ": YAML error: alias *t: expanding the "
+                                  "aliases would give more than 1000000 "
+                                  "nodes") != NULL,
+                  "got: %s", err.msg);
+    ks_manifest_free(&m);
+
+    len = 0;
+    for (i = 0; i < 20; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%d", i);
+        len += (size_t)snprintf(yaml + len, cap - len, "---\n");
+        len = add_bomb_pod(yaml, cap, len, name, 60, 0);
+    }
+    rc = load(&m, yaml, &err);
+    ck_assert_int_eq(rc, KS_EPARSE);
+    ck_assert_uint_eq(m.n_pods, 4);
+    /* 13 lines a document: the fifth pod's terms are on line 65, and its
+     * fourth alias there crosses the limit */
+    ck_assert_msg(strncmp(err.msg, "c.yaml:65:41: ", 14) == 0 &&
+                      strstr(err.msg, "alias *t") != NULL,
+                  "got: %s", err.msg);
+    ks_manifest_free(&m);
+    free(yaml);
+}
+END_TEST
+
+START_TEST(test_recursive_alias)
+{
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    int rc = load(&m, "kind: Pod\nmetadata: &m {name: x, self: *m}\n", &err);
+    ck_assert_int_eq(rc, KS_EPARSE);
+    ck_assert_str_eq(err.msg, "c.yaml:2:30: YAML error: alias *m is inside "
+                              "the node its anchor names (a recursive "
+                              "structure)");
+    ks_manifest_free(&m);
+}
+END_TEST
+
+/* A few ordinary anchors and aliases, within an object and reused across
+ * documents, read as if written out. */
+START_TEST(test_legitimate_aliases)
+{
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    int rc = load(&m,
+                  "kind: Pod\n"
+                  "metadata:\n"
+                  "  name: a\n"
+                  "  labels: &l {app: web, tier: fe}\n"
+                  "  annotations: *l\n"
+                  "spec:\n"
+                  "  nodeSelector: *l\n"
+                  "  containers:\n"
+                  "  - name: c1\n"
+                  "    resources: &r {requests: {cpu: 100m, memory: 64Mi}}\n"
+                  "  - name: c2\n"
+                  "    resources: *r\n"
+                  "---\n"
+                  "kind: Pod\n"
+                  "metadata: {name: b, labels: &l {app: db}}\n"
+                  "spec: {nodeSelector: *l}\n",
+                  &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    ck_assert_uint_eq(m.n_pods, 2);
+    ck_assert_uint_eq(m.pods[0]->labels.n, 2);
+    ck_assert_uint_eq(m.pods[0]->annotations.n, 2);
+    ck_assert_uint_eq(m.pods[0]->node_selector.n, 2);
+    ck_assert_int_eq(m.pods[0]->requests.milli_cpu, 200);
+    ck_assert_int_eq(m.pods[0]->requests.memory, 128LL * 1024 * 1024);
+    ck_assert_uint_eq(m.pods[1]->node_selector.n, 1);
+    ck_assert_ptr_eq(m.pods[1]->node_selector.items[0].value,
+                     ks_intern_str(in, "db"));
+    ks_manifest_free(&m);
+}
+END_TEST
+
 START_TEST(test_items_key_on_other_kinds)
 {
     /* a document with `items` whose kind is not a List is read as that
@@ -315,6 +486,10 @@ int main(void)
     tcase_add_test(tc, test_alias_across_items);
     tcase_add_test(tc, test_items_key_on_other_kinds);
     tcase_add_test(tc, test_load_file);
+    tcase_add_test(tc, test_alias_bomb);
+    tcase_add_test(tc, test_alias_bomb_spread);
+    tcase_add_test(tc, test_recursive_alias);
+    tcase_add_test(tc, test_legitimate_aliases);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

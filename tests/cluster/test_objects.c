@@ -534,6 +534,45 @@ START_TEST(test_pod_errors)
 
     m = pod_err("- a\n- b\n", &err);
     ck_assert_str_eq(m, "t.yaml:1:1: pod: expected a mapping");
+
+    /* YAML 1.2 core schema: a quoted integer is a string */
+    m = pod_err("metadata: {name: p}\n"
+                "spec:\n"
+                "  priority: \"5\"\n",
+                &err);
+    ck_assert_str_eq(m, "t.yaml:3:13: pod default/p: spec.priority: expected "
+                        "an integer, found the string \"5\" (quoted scalars "
+                        "are strings: remove the quotes)");
+    m = pod_err("metadata: {name: p}\n"
+                "spec:\n"
+                "  priority: 99999999999999999999\n",
+                &err);
+    ck_assert_str_eq(m, "t.yaml:3:13: pod default/p: spec.priority: integer "
+                        "99999999999999999999 out of range");
+}
+END_TEST
+
+/* Core schema values: hex and octal integers, !!null, and YAML 1.1
+ * booleans as string values. */
+START_TEST(test_pod_core_schema)
+{
+    ks_pod_t *p = pod_ok("metadata:\n"
+                         "  name: p\n"
+                         "  labels: {enabled: yes, off: on}\n"
+                         "  annotations: !!null\n"
+                         "spec:\n"
+                         "  priority: 0x10\n"
+                         "  containers:\n"
+                         "  - name: c\n"
+                         "    ports: [{containerPort: 0o17, hostPort: 8080}]\n",
+                         in);
+    ck_assert_int_eq(p->priority, 16);
+    ck_assert_uint_eq(p->labels.n, 2);
+    ck_assert_ptr_eq(p->labels.items[0].value, I("yes"));
+    ck_assert_ptr_eq(p->labels.items[1].key, I("off"));
+    ck_assert_ptr_eq(p->labels.items[1].value, I("on"));
+    ck_assert_uint_eq(p->annotations.n, 0);
+    ks_pod_free(p);
 }
 END_TEST
 
@@ -656,6 +695,24 @@ START_TEST(test_node_errors)
                      KS_ESCHEMA);
     ck_assert_str_eq(err.msg, "t.yaml:2:23: node n: spec.unschedulable: "
                               "expected a boolean, found \"maybe\"");
+    /* YAML 1.2: yes/no/on/off are strings, with a hint; a quoted "true"
+     * is a string */
+    ck_assert_int_eq(parse_one("metadata: {name: n}\n"
+                               "spec: {unschedulable: yes}\n",
+                               in, 'n', &n, &err),
+                     KS_ESCHEMA);
+    ck_assert_str_eq(err.msg, "t.yaml:2:23: node n: spec.unschedulable: "
+                              "expected a boolean, found \"yes\"; ksched "
+                              "reads YAML 1.2, where yes/no/on/off are "
+                              "strings: write true or false");
+    ck_assert_int_eq(parse_one("metadata: {name: n}\n"
+                               "spec: {unschedulable: 'true'}\n",
+                               in, 'n', &n, &err),
+                     KS_ESCHEMA);
+    ck_assert_str_eq(err.msg, "t.yaml:2:23: node n: spec.unschedulable: "
+                              "expected a boolean, found the string \"true\" "
+                              "(quoted scalars are strings: remove the "
+                              "quotes)");
     ck_assert_int_eq(parse_one("metadata: {name: n}\n"
                                "status:\n"
                                "  allocatable:\n"
@@ -769,6 +826,7 @@ int main(void)
     tcase_add_test(tp, test_pod_requests_from_limits);
     tcase_add_test(tp, test_pod_null_and_empty_fields);
     tcase_add_test(tp, test_pod_errors);
+    tcase_add_test(tp, test_pod_core_schema);
     tcase_add_test(tp, test_pod_interning_across_objects);
     tcase_add_test(tn, test_node_fields);
     tcase_add_test(tn, test_node_allocatable_wins);
