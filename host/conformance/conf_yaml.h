@@ -1,7 +1,9 @@
 /*
- * Private: the small libyaml helpers the scenario and expected-file readers
- * share. A document is loaded whole (yaml_parser_load) and walked; every
- * message names "FILE:LINE:COL" (1-based) of the node at fault.
+ * Private: the conformance readers' side of YAML (scenario and expected
+ * files): messages that name "FILE:LINE:COL" (1-based) of the node at
+ * fault, and typed readers whose results are malloc'd. Loading, typing
+ * (YAML 1.2 core schema), navigation and positions are base/yaml_node.h and
+ * base/yaml_doc.h, with their alias limits.
  *
  * Thread-safety: none needed (no shared state); one document per thread.
  */
@@ -13,11 +15,13 @@
 #include <yaml.h>
 
 #include "base/error.h"
+#include "base/yaml_doc.h"
+#include "base/yaml_node.h"
 
 /* Parse the single document of `path` into *doc (delete it with
  * yaml_document_delete). Fails with "PATH: cannot open ..." or
- * "PATH:LINE:COL: <parser problem>", or when the file holds no document or
- * more than one. */
+ * "PATH:LINE:COL: <problem>" (malformed YAML, an alias bomb), or when the
+ * file holds no document or more than one. */
 int ks_cy_load_file(const char *path, yaml_document_t *doc, ks_error_t *err);
 
 /* Fill err with "FILE:LINE:COL: message" for node n (n may be NULL: then
@@ -25,18 +29,6 @@ int ks_cy_load_file(const char *path, yaml_document_t *doc, ks_error_t *err);
 int ks_cy_fail(ks_error_t *err, int code, const char *file,
                const yaml_node_t *n, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-
-/* 1-based line of a node (0 for NULL). */
-uint32_t ks_cy_line(const yaml_node_t *n);
-
-/* A plain or quoted scalar's text, NULL when n is not a scalar. */
-const char *ks_cy_scalar(const yaml_node_t *n);
-/* Is n absent (NULL) or the YAML null (`~`, `null`, empty plain scalar)? */
-int ks_cy_is_null(const yaml_node_t *n);
-
-/* Value of `key` in a mapping, NULL when absent. */
-yaml_node_t *ks_cy_get(yaml_document_t *doc, const yaml_node_t *map,
-                       const char *key);
 
 /* Check that every key of `map` is one of the NULL-terminated `valid`
  * names; fails naming the first unknown key and listing the valid ones. */

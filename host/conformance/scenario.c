@@ -69,18 +69,17 @@ static int read_list(ks_scenario_t *sc, yaml_document_t *doc,
                      obj_kind_t kind, ks_error_t *err)
 {
     ks_intern_t *in = ks_intern_global();
-    yaml_node_t *seq = ks_cy_get(doc, root, key);
+    yaml_node_t *seq = ks_yaml_get(doc, root, key);
     int running = strcmp(key, "pods") == 0;
     size_t cnt, i;
     int rc = 0;
 
-    if (ks_cy_is_null(seq))
+    if (ks_yaml_is_null(seq))
         return 0;
     if (seq->type != YAML_SEQUENCE_NODE)
         return ks_cy_fail(err, KS_ESCHEMA, sc->path, seq,
                           "%s: expected a list of objects", key);
-    cnt = (size_t)(seq->data.sequence.items.top -
-                   seq->data.sequence.items.start);
+    cnt = ks_yaml_seq_len(seq);
     if (cnt == 0)
         return 0;
     switch (kind) {
@@ -105,8 +104,7 @@ static int read_list(ks_scenario_t *sc, yaml_document_t *doc,
     if (rc != 0)
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     for (i = 0; i < cnt; i++) {
-        yaml_node_t *item =
-            yaml_document_get_node(doc, seq->data.sequence.items.start[i]);
+        yaml_node_t *item = ks_yaml_seq_at(doc, seq, i);
         ks_service_t *svc = NULL;
         ks_node_t *node = NULL;
         ks_pod_t *pod = NULL;
@@ -180,16 +178,16 @@ int ks_scenario_load(const char *path, ks_scenario_t **out, ks_error_t *err)
         0)
         goto fail;
 
-    v = ks_cy_get(&doc, root, "name");
-    if (!ks_cy_is_null(v)) {
+    v = ks_yaml_get(&doc, root, "name");
+    if (!ks_yaml_is_null(v)) {
         if ((rc = ks_cy_string(path, v, "name", &sc->name, err)) != 0)
             goto fail;
     } else if ((sc->name = ks_scenario_base_name(path)) == NULL) {
         rc = ks_error_set(err, KS_ENOMEM, "out of memory");
         goto fail;
     }
-    v = ks_cy_get(&doc, root, "description");
-    if (!ks_cy_is_null(v)) {
+    v = ks_yaml_get(&doc, root, "description");
+    if (!ks_yaml_is_null(v)) {
         if ((rc = ks_cy_string(path, v, "description", &sc->description,
                                err)) != 0)
             goto fail;
@@ -198,8 +196,8 @@ int ks_scenario_load(const char *path, ks_scenario_t **out, ks_error_t *err)
         goto fail;
     }
 
-    v = ks_cy_get(&doc, root, "config");
-    if (!ks_cy_is_null(v)) {
+    v = ks_yaml_get(&doc, root, "config");
+    if (!ks_yaml_is_null(v)) {
         if (v->type != YAML_MAPPING_NODE) {
             rc = ks_cy_fail(err, KS_ESCHEMA, path, v,
                             "config: expected a KubeSchedulerConfiguration "
