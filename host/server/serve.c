@@ -28,7 +28,9 @@ static const char usage[] =
     "Which mode: --kubeconfig FILE (or clientConnection.kubeconfig in the\n"
     "configuration, or --context alone, which reads $KUBECONFIG or\n"
     "~/.kube/config) is cluster mode; without them, inside a pod (the\n"
-    "KUBERNETES_SERVICE_HOST/_PORT variables and a service-account token)\n"
+    "KUBERNETES_SERVICE_HOST/_PORT variables and a service-account token\n"
+    "in /var/run/secrets/kubernetes.io/serviceaccount, or in\n"
+    "$KSCHED_SERVICE_ACCOUNT_DIR)\n"
     "it is cluster mode with that service account; otherwise, or with\n"
     "--embedded, the embedded API.\n"
     "\n"
@@ -295,7 +297,10 @@ int ks_cli_serve(int argc, char **argv)
             return KS_EXIT_INVALID;
         }
     } else if (!embedded) {
-        int rc = ks_kubeconfig_in_cluster(NULL, &kconn, &err);
+        /* KSCHED_SERVICE_ACCOUNT_DIR: where the service account's files
+         * are, when not in the standard place (tests, sidecars). */
+        int rc = ks_kubeconfig_in_cluster(getenv("KSCHED_SERVICE_ACCOUNT_DIR"),
+                                          &kconn, &err);
         if (rc != 0 && rc != KS_ENOTFOUND) {
             fprintf(stderr, "ksched serve: in-cluster configuration: %s (or "
                             "pass --kubeconfig FILE, or --embedded)\n",
