@@ -79,9 +79,22 @@ typedef struct ks_client_connection {
     char *content_type; /* as written; ksched always speaks JSON */
 } ks_client_connection_t;
 
+/* leaderElection: how `serve` replicas share the work (cluster mode).
+ * Durations in milliseconds; defaults as upstream (15 s, 10 s, 2 s, Lease)
+ * except leaderElect (ksched: off unless set; upstream: on) and the Lease's
+ * name ("ksched", so that ksched never competes for kube-scheduler's). */
+typedef struct ks_leader_election {
+    int leader_elect; /* 0 or 1 */
+    int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms;
+    char *resource_lock;      /* "leases" */
+    char *resource_name;      /* "ksched" */
+    char *resource_namespace; /* "kube-system" */
+} ks_leader_election_t;
+
 typedef struct ks_config {
     char *path; /* as given, or "<default>" */
     ks_client_connection_t client_connection;
+    ks_leader_election_t leader_election;
     int32_t percentage_of_nodes_to_score; /* 0: adaptive */
     int32_t parallelism;                  /* default 16 */
     int64_t pod_initial_backoff_seconds;  /* default 1 */

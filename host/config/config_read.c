@@ -4,6 +4,7 @@
  * values as upstream's validation does, and merge each profile's plugins with
  * the default set.
  */
+#include "base/go_duration.h"
 #include "config_internal.h"
 
 #include <errno.h>
@@ -57,6 +58,8 @@ static const ks_cfg_field_t top_fields[] = {
 
 /* Upstream's LeaderElectionConfiguration and ClientConnectionConfiguration:
  * read for their types only. */
+enum { LE_ELECT, LE_LEASE, LE_RENEW, LE_RETRY, LE_LOCK, LE_NAME, LE_NS };
+
 static const ks_cfg_field_t leader_fields[] = {
     {"leaderElect", KS_CFG_T_BOOL},     {"leaseDuration", KS_CFG_T_STR},
     {"renewDeadline", KS_CFG_T_STR},    {"retryPeriod", KS_CFG_T_STR},
@@ -111,6 +114,64 @@ typedef struct profile_nodes {
 } profile_nodes_t;
 
 /* --- small readers ------------------------------------------------------------ */
+
+static void read_leader_election(ks_cfg_ctx_t *c, yaml_node_t *map,
+                                 ks_leader_election_t *le)
+{
+    static const char *const dur_names[] = {"leaseDuration", "renewDeadline",
+                                            "retryPeriod"};
+    yaml_node_t *lf[COUNT(leader_fields)] = {NULL};
+    int64_t *durs[3];
+    int i, bad = 0;
+    durs[0] = &le->lease_duration_ms;
+    durs[1] = &le->renew_deadline_ms;
+    durs[2] = &le->retry_period_ms;
+    ks_cfg_fields(c, map, "leaderElection", leader_fields, COUNT(leader_fields),
+                  lf, NULL);
+    if (lf[LE_ELECT] != NULL) {
+        int b = 0;
+        if (ks_yaml_bool(lf[LE_ELECT], &b) == 0)
+            le->leader_elect = b;
+    }
+    for (i = 0; i < 3; i++) {
+        yaml_node_t *n = lf[LE_LEASE + i];
+        int64_t ms;
+        if (n == NULL)
+            continue;
+        if (ks_go_duration_parse(ks_yaml_text(n), &ms) != 0 || ms <= 0) {
+            ks_cfg_problem(c, KS_ESCHEMA, n,
+                           "leaderElection.%s: \"%s\" is not a positive "
+                           "duration; write it as Go does, e.g. 15s or 1m30s",
+                           dur_names[i], ks_yaml_text(n));
+            bad = 1;
+        } else {
+            *durs[i] = ms;
+        }
+    }
+    if (!bad && le->lease_duration_ms <= le->renew_deadline_ms)
+        ks_cfg_problem(c, KS_ESCHEMA, lf[LE_LEASE] ? lf[LE_LEASE] : map,
+                       "leaderElection.leaseDuration: must be greater than "
+                       "renewDeadline");
+    else if (!bad && (double)le->renew_deadline_ms <=
+                         1.2 * (double)le->retry_period_ms)
+        ks_cfg_problem(c, KS_ESCHEMA, lf[LE_RENEW] ? lf[LE_RENEW] : map,
+                       "leaderElection.renewDeadline: must be greater than "
+                       "retryPeriod*1.2");
+    if (lf[LE_LOCK] != NULL) {
+        const char *v = ks_yaml_text(lf[LE_LOCK]);
+        if (strcmp(v, "leases") != 0)
+            ks_cfg_problem(c, KS_ESCHEMA, lf[LE_LOCK],
+                           "leaderElection.resourceLock: \"%s\" is not "
+                           "supported; ksched uses \"leases\" (the only lock "
+                           "newer kube-scheduler accepts)",
+                           v);
+    }
+    if (lf[LE_NAME] != NULL && ks_yaml_text(lf[LE_NAME])[0])
+        le->resource_name = ks_arena_strdup(c->arena, ks_yaml_text(lf[LE_NAME]));
+    if (lf[LE_NS] != NULL && ks_yaml_text(lf[LE_NS])[0])
+        le->resource_namespace =
+            ks_arena_strdup(c->arena, ks_yaml_text(lf[LE_NS]));
+}
 
 /* Read integer field `v` (already typed int) at `path` into *out, checking
  * [min, max]. `range_code` is the code for a value out of range. Returns 0,
@@ -459,13 +520,20 @@ static ks_config_t *config_new(ks_arena_t *arena, const char *name)
     cfg->pod_max_backoff_seconds = 10;
     cfg->client_connection.qps = 50;
     cfg->client_connection.burst = 100;
+    cfg->leader_election.lease_duration_ms = 15000;
+    cfg->leader_election.renew_deadline_ms = 10000;
+    cfg->leader_election.retry_period_ms = 2000;
+    cfg->leader_election.resource_lock = ks_arena_strdup(arena, "leases");
+    cfg->leader_election.resource_name = ks_arena_strdup(arena, "ksched");
+    cfg->leader_election.resource_namespace =
+        ks_arena_strdup(arena, "kube-system");
     return cfg;
 }
 
 /* Read the document rooted at `root` into a new config. */
 static ks_config_t *read_root(ks_cfg_ctx_t *c, yaml_node_t *root, int require_api)
 {
-    yaml_node_t *f[COUNT(top_fields)], *ignore[8];
+    yaml_node_t *f[COUNT(top_fields)];
     ks_config_t *cfg = config_new(c->arena, c->file);
     profile_nodes_t *pn = NULL;
     size_t n_items = 0, i;
@@ -518,8 +586,7 @@ static ks_config_t *read_root(ks_cfg_ctx_t *c, yaml_node_t *root, int require_ap
                            cfg->pod_max_backoff_seconds);
     }
     if (f[TOP_LEADER_ELECTION] != NULL)
-        ks_cfg_fields(c, f[TOP_LEADER_ELECTION], "leaderElection", leader_fields,
-                      COUNT(leader_fields), ignore, NULL);
+        read_leader_election(c, f[TOP_LEADER_ELECTION], &cfg->leader_election);
     if (f[TOP_CLIENT_CONNECTION] != NULL) {
         yaml_node_t *cf[COUNT(client_fields)] = {NULL};
         ks_client_connection_t *cc = &cfg->client_connection;

@@ -179,12 +179,9 @@ int ks_cli_serve(int argc, char **argv)
     uv_loop_t loop;
     char bound[128] = "";
 
+    /* Unset (0 / NULL) until a flag says; the configuration's
+     * leaderElection fills the rest. */
     memset(&cl, 0, sizeof cl);
-    cl.le.lease_duration_ms = 15000;
-    cl.le.renew_deadline_ms = 10000;
-    cl.le.retry_period_ms = 2000;
-    cl.le.lease_name = "ksched";
-    cl.le.lease_namespace = "kube-system";
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+c:p:l:j:vh", opts, NULL)) != -1) {
@@ -246,14 +243,9 @@ int ks_cli_serve(int argc, char **argv)
         return ks_cli_usage_error("serve", "%s takes a positive duration such "
                                            "as 15s or 1m30s, got '%s'",
                                   dur_flag, dur_arg);
-    if (cl.leader_elect) {
-        ks_error_t e = {0};
-        if (embedded)
-            return ks_cli_usage_error("serve", "--leader-elect needs cluster "
-                                               "mode, not --embedded");
-        if (ks_leader_opts_check(&cl.le, &e) != 0)
-            return ks_cli_usage_error("serve", "%s", e.msg);
-    }
+    if (cl.leader_elect && embedded)
+        return ks_cli_usage_error("serve", "--leader-elect needs cluster "
+                                           "mode, not --embedded");
     if (embedded && (kubeconfig || context))
         return ks_cli_usage_error("serve", "--embedded excludes --kubeconfig "
                                            "and --context");
@@ -290,6 +282,27 @@ int ks_cli_serve(int argc, char **argv)
     }
     if (!embedded && kubeconfig == NULL)
         kubeconfig = gen->cfg->client_connection.kubeconfig;
+    {
+        /* Flags override the configuration's leaderElection. */
+        const ks_leader_election_t *le = &gen->cfg->leader_election;
+        ks_error_t e = {0};
+        if (!cl.leader_elect && !embedded)
+            cl.leader_elect = le->leader_elect;
+        if (cl.le.lease_duration_ms == 0)
+            cl.le.lease_duration_ms = le->lease_duration_ms;
+        if (cl.le.renew_deadline_ms == 0)
+            cl.le.renew_deadline_ms = le->renew_deadline_ms;
+        if (cl.le.retry_period_ms == 0)
+            cl.le.retry_period_ms = le->retry_period_ms;
+        if (cl.le.lease_name == NULL)
+            cl.le.lease_name = le->resource_name;
+        if (cl.le.lease_namespace == NULL)
+            cl.le.lease_namespace = le->resource_namespace;
+        if (cl.leader_elect && ks_leader_opts_check(&cl.le, &e) != 0) {
+            ks_generation_unref(gen);
+            return ks_cli_usage_error("serve", "%s", e.msg);
+        }
+    }
     if (!embedded && (kubeconfig || context)) {
         if (ks_kubeconfig_load(kubeconfig, context, &kconn, &err) != 0) {
             fprintf(stderr, "ksched serve: %s\n", err.msg);

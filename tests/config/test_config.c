@@ -676,6 +676,61 @@ END_TEST
 
 /* --- values ----------------------------------------------------------------- */
 
+/* leaderElection: durations as Go writes them, upstream's checks. */
+static const struct le_row {
+    const char *body; /* the leaderElection mapping's lines */
+    int ok;
+    int64_t lease, renew, retry;
+    const char *msg; /* expected message when !ok */
+} le_rows[] = {
+    {"  leaderElect: true\n  leaseDuration: 1m30s\n  renewDeadline: 20s\n"
+     "  retryPeriod: 500ms\n",
+     1, 90000, 20000, 500, NULL},
+    {"  leaseDuration: 10s\n", 0, 0, 0, 0,
+     "t.yaml:4:18: leaderElection.leaseDuration: must be greater than "
+     "renewDeadline"},
+    {"  retryPeriod: 9s\n", 0, 0, 0, 0,
+     "t.yaml:4:3: leaderElection.renewDeadline: must be greater than "
+     "retryPeriod*1.2"},
+    {"  leaseDuration: 15x\n", 0, 0, 0, 0,
+     "t.yaml:4:18: leaderElection.leaseDuration: \"15x\" is not a positive "
+     "duration; write it as Go does, e.g. 15s or 1m30s"},
+    {"  leaseDuration: 15\n", 0, 0, 0, 0,
+     "t.yaml:4:18: leaderElection.leaseDuration: expected a string, found "
+     "an integer (\"15\")"},
+    {"  resourceLock: endpoints\n", 0, 0, 0, 0,
+     "t.yaml:4:17: leaderElection.resourceLock: \"endpoints\" is not "
+     "supported; ksched uses \"leases\" (the only lock newer kube-scheduler "
+     "accepts)"},
+};
+
+START_TEST(test_leader_election)
+{
+    const struct le_row *r = &le_rows[_i];
+    char yaml[1024];
+    ks_config_t *cfg = NULL;
+    ks_error_t err;
+    snprintf(yaml, sizeof yaml,
+             "apiVersion: kubescheduler.config.k8s.io/v1\n"
+             "kind: KubeSchedulerConfiguration\n"
+             "leaderElection:\n%s",
+             r->body);
+    if (r->ok) {
+        ck_assert_msg(load(yaml, &cfg, &err) == KS_OK, "%s", err.msg);
+        ck_assert_int_eq(cfg->leader_election.leader_elect, 1);
+        ck_assert_int_eq(cfg->leader_election.lease_duration_ms, r->lease);
+        ck_assert_int_eq(cfg->leader_election.renew_deadline_ms, r->renew);
+        ck_assert_int_eq(cfg->leader_election.retry_period_ms, r->retry);
+        ck_assert_str_eq(cfg->leader_election.resource_name, "ksched");
+        ks_config_free(cfg);
+    } else {
+        ck_assert_int_ne(load(yaml, &cfg, &err), KS_OK);
+        ck_assert_ptr_null(cfg);
+        ck_assert_str_eq(err.msg, r->msg);
+    }
+}
+END_TEST
+
 START_TEST(test_top_level_values)
 {
     static const char yaml[] =
@@ -716,6 +771,16 @@ START_TEST(test_top_level_values)
     ck_assert_str_eq(cfg->profiles[0].scheduler_name, "fast");
     ck_assert_int_eq(cfg->profiles[0].percentage_of_nodes_to_score, 70);
     ck_assert_uint_eq(cfg->profiles[0].line, 21);
+    ck_assert_int_eq(cfg->leader_election.leader_elect, 0);
+    ck_assert_int_eq(cfg->leader_election.lease_duration_ms, 15000);
+    ck_assert_int_eq(cfg->leader_election.renew_deadline_ms, 10000);
+    ck_assert_int_eq(cfg->leader_election.retry_period_ms, 2000);
+    ck_assert_str_eq(cfg->leader_election.resource_name, "kube-scheduler");
+    ck_assert_str_eq(cfg->leader_election.resource_namespace, "kube-system");
+    ck_assert_str_eq(cfg->client_connection.kubeconfig,
+                     "/etc/kubernetes/scheduler.conf");
+    ck_assert(cfg->client_connection.qps == 50.5);
+    ck_assert_int_eq(cfg->client_connection.burst, 100);
     ck_assert_str_eq(cfg->profiles[1].scheduler_name, "slow");
     ck_assert_int_eq(cfg->profiles[1].percentage_of_nodes_to_score, -1);
     ck_assert_uint_eq(cfg->profiles[1].line, 23);
@@ -1262,6 +1327,8 @@ static Suite *config_suite(void)
 
     tc = tcase_create("values");
     tcase_add_test(tc, test_top_level_values);
+    tcase_add_loop_test(tc, test_leader_election, 0,
+                        (int)(sizeof le_rows / sizeof le_rows[0]));
     tcase_add_test(tc, test_core_schema_values);
     tcase_add_test(tc, test_legitimate_aliases);
     tcase_add_test(tc, test_alias_bomb);
