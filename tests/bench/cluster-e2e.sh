@@ -3,15 +3,19 @@
 # the real kube-scheduler, each on a fresh etcd + kube-apiserver from the
 # shared k8s folder, same workload, same client qps/burst.
 #
-#   tests/bench/cluster-e2e.sh NODES PODS [ksched|kube-scheduler|both]
+#   tests/bench/cluster-e2e.sh NODES PODS [ksched|kube-scheduler|both|ceiling|all]
 #
 # For each scheduler: start the API server, create NODES nodes, start the
 # scheduler (admin credentials, qps/burst $QPS, default 5000), wait until it
-# is ready, then create PODS pending pods (16 client threads) while it runs
-# and wait until every pod has spec.nodeName. Prints JSON lines: the pod
-# stream's creation rate, and for the scheduler: pods/s from the first pod
-# created to the last pod bound, its CPU seconds and peak RSS, and the API
-# server's and etcd's CPU seconds.
+# is ready, then stream PODS pending pods into it (tests/bench/
+# cluster_stream.py, 16 client threads) and wait until every pod has
+# spec.nodeName. Prints one JSON line per scheduler: the stream's creation
+# rate, pods/s from the first pod created to the last pod bound, the
+# scheduling latency p50/p90/p99/max (creation acknowledged to binding seen
+# by a watch), the scheduler's CPU seconds and peak RSS, and the API
+# server's and etcd's CPU seconds. `ceiling` measures the API server's own
+# limit on this machine: PODS pending pods created first, then Bindings
+# POSTed by 16 client threads (the shared folder's `load bind`).
 # Env: K8S (default ../shared/k8s beside the checkout), KSCHED (default
 # build-release/host/ksched, else build/host/ksched), PLUGINS (its plugin
 # dir), QPS (5000).
@@ -69,14 +73,13 @@ EOF
         sched=$!
         sleep 5 # informers sync; it has no readiness endpoint without a port
     fi
-    t0=$(date +%s.%N)
-    "$k8s/load" "$dir/k8s" pods "$pods" | sed "s/^{/{\"run\": \"$name\", /" &
-    local loader=$!
-    local w
-    w=$("$k8s/load" "$dir/k8s" wait "$pods" --since "$t0" --timeout 3600) || rc=$?
-    wait "$loader"
-    printf '{"scheduler": "%s", "nodes": %s, "pods": %s, "wait": %s, "scheduler_cpu_s": %s, "scheduler_vmhwm": %s, "apiserver_cpu_s": %s, "etcd_cpu_s": %s}\n' \
-        "$name" "$nodes" "$pods" "$w" "$(cpu $sched)" "$(hwm $sched)" \
+    local s0 w
+    s0=$(cpu $sched)
+    w=$(python3 "$root/tests/bench/cluster_stream.py" "$dir/k8s" "$pods") || rc=$?
+    printf '{"run": "%s", "nodes": %s, "stream": %s, "scheduler_cpu_s": %s, "scheduler_cpu_ms_per_pod": %s, "scheduler_vmhwm": %s, "apiserver_cpu_s": %s, "etcd_cpu_s": %s}\n' \
+        "$name" "$nodes" "$w" "$(sub "$(cpu $sched)" "$s0")" \
+        "$(awk -v a="$(cpu $sched)" -v b="$s0" -v n="$pods" 'BEGIN{printf "%.2f", 1000*(a-b)/n}')" \
+        "$(hwm $sched)" \
         "$(sub "$(cpu "$APISERVER_PID")" "$api0")" "$(sub "$(cpu "$ETCD_PID")" "$etcd0")"
     kill -TERM "$sched"; sleep 1; kill -TERM "$sched" 2>/dev/null || true
     wait "$sched" 2>/dev/null || true
@@ -85,9 +88,22 @@ EOF
     return $rc
 }
 
+ceiling() {
+    local dir
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/e2e-ceiling.XXXXXX")
+    "$k8s/up" "$dir/k8s" >/dev/null
+    "$k8s/load" "$dir/k8s" nodes "$nodes" >/dev/null
+    "$k8s/load" "$dir/k8s" pods "$pods" --scheduler nobody --prefix bind- >/dev/null
+    "$k8s/load" "$dir/k8s" bind "$pods" --nodes "$nodes" | sed 's/^{/{"run": "apiserver-ceiling", /'
+    "$k8s/down" "$dir/k8s" >/dev/null
+    rm -rf "$dir"
+}
+
 case $which in
     ksched) run ksched ;;
     kube-scheduler) run kube-scheduler ;;
     both) run ksched; run kube-scheduler ;;
-    *) echo "cluster-e2e: unknown scheduler '$which'" >&2; exit 2 ;;
+    ceiling) ceiling ;;
+    all) run ksched; run kube-scheduler; ceiling ;;
+    *) echo "cluster-e2e: unknown mode '$which'" >&2; exit 2 ;;
 esac

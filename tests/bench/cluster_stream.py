@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""A stream of pending pods into a real API server, timed pod by pod.
+
+Usage: cluster_stream.py K8S_DIR PODS [--threads T] [--scheduler NAME]
+                         [--prefix P] [--timeout S]
+
+K8S_DIR is a directory made by the shared k8s folder's `up` (its env file
+names the server, CA and admin token). Creates PODS pods (one container,
+100m CPU, 256Mi) from T threads as fast as the API server takes them while
+a watch records when each pod is first seen with spec.nodeName. Prints one
+JSON line: pods created per second, pods/s from the first pod created to
+the last pod bound, and the scheduling latency (from the moment the
+pod's creation was acknowledged to the moment the watch saw it bound)
+p50/p90/p99/max in milliseconds. Exits 1 if not every pod was bound before
+the timeout. Standard library only.
+"""
+import http.client
+import json
+import os
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+
+
+def env_of(d):
+    e = {}
+    for line in open(os.path.join(d, "env")):
+        k, _, v = line.strip().partition("=")
+        e[k] = v
+    return e
+
+
+def opt(args, name, default):
+    if name in args:
+        i = args.index(name)
+        v = args[i + 1]
+        del args[i:i + 2]
+        return type(default)(v)
+    return default
+
+
+def main():
+    args = sys.argv[1:]
+    threads = opt(args, "--threads", 16)
+    sched = opt(args, "--scheduler", "default-scheduler")
+    prefix = opt(args, "--prefix", "s-")
+    timeout = opt(args, "--timeout", 3600.0)
+    if len(args) != 2:
+        sys.exit(__doc__)
+    e = env_of(args[0])
+    n = int(args[1])
+    u = urllib.parse.urlparse(e["K8S_URL"])
+    ctx = ssl.create_default_context(cafile=e["K8S_CA"])
+    hdr = {"Authorization": "Bearer " + e["ADMIN_TOKEN"],
+           "Content-Type": "application/json", "Accept": "application/json"}
+    created = {}
+    bound = {}
+    lock = threading.Lock()
+    done = threading.Event()
+    ready = threading.Event()
+
+    def watch():
+        q = urllib.parse.urlencode({"watch": "1", "fieldSelector":
+                                    "spec.nodeName!=", "timeoutSeconds":
+                                    str(int(timeout))})
+        while not done.is_set():
+            c = http.client.HTTPSConnection(u.hostname, u.port, context=ctx,
+                                            timeout=timeout)
+            try:
+                c.request("GET", "/api/v1/pods?" + q, headers=hdr)
+                r = c.getresponse()
+                ready.set()
+                while not done.is_set():
+                    line = r.readline()
+                    if not line:
+                        break
+                    ev = json.loads(line)
+                    o = ev.get("object", {})
+                    name = o.get("metadata", {}).get("name", "")
+                    if ev.get("type") in ("ADDED", "MODIFIED") and \
+                            name.startswith(prefix) and \
+                            o.get("spec", {}).get("nodeName"):
+                        now = time.time()
+                        with lock:
+                            bound.setdefault(name, now)
+                            if len(bound) >= n:
+                                done.set()
+            except (OSError, http.client.HTTPException):
+                time.sleep(0.2)
+            finally:
+                ready.set()
+                c.close()
+
+    def create(k):
+        c = None
+        for i in range(k, n, threads):
+            name = "%s%d" % (prefix, i)
+            body = json.dumps({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default",
+                             "labels": {"app": "stream"}},
+                "spec": {"schedulerName": sched, "containers": [{
+                    "name": "pause", "image": "pause:3.7",
+                    "resources": {"requests": {"cpu": "100m",
+                                               "memory": "256Mi"}}}]}})
+            for _ in range(50):
+                try:
+                    if c is None:
+                        c = http.client.HTTPSConnection(
+                            u.hostname, u.port, context=ctx, timeout=120)
+                    c.request("POST", "/api/v1/namespaces/default/pods",
+                              body=body, headers=hdr)
+                    r = c.getresponse()
+                    r.read()
+                    if r.status in (201, 409):
+                        with lock:
+                            created[name] = time.time()
+                        break
+                except (OSError, http.client.HTTPException):
+                    c = None
+                time.sleep(0.05)
+
+    w = threading.Thread(target=watch, daemon=True)
+    w.start()
+    ready.wait(30)
+    t0 = time.time()
+    ts = [threading.Thread(target=create, args=(k,)) for k in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    t_created = time.time()
+    done.wait(max(1, timeout - (t_created - t0)))
+    lat = sorted(max(0.0, bound[k] - created[k]) * 1000
+                 for k in bound if k in created)
+    last = max(bound.values()) if bound else time.time()
+
+    def pct(p):
+        return round(lat[min(len(lat) - 1, int(p * len(lat)))], 1) \
+            if lat else None
+    out = {"what": "stream", "scheduler": sched, "pods": n,
+           "created": len(created), "bound": len(bound),
+           "create_rate": round(len(created) / (t_created - t0), 1),
+           "e2e_seconds": round(last - t0, 3),
+           "e2e_rate": round(len(bound) / (last - t0), 1) if bound else 0,
+           "latency_ms_p50": pct(0.50), "latency_ms_p90": pct(0.90),
+           "latency_ms_p99": pct(0.99), "latency_ms_max":
+           round(lat[-1], 1) if lat else None}
+    print(json.dumps(out), flush=True)
+    return 0 if len(bound) >= n else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
