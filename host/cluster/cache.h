@@ -115,6 +115,9 @@ uint32_t ks_snapshot_num_nodes(const ks_snapshot_t *s);
 /* NodeInfos in node-name order; only nodes that exist (no placeholders). */
 const ks_node_info_t *ks_snapshot_node_at(const ks_snapshot_t *s, uint32_t i);
 const ks_node_info_t *ks_snapshot_get(const ks_snapshot_t *s, const char *name);
+/* The position of node `name` in name order (what ks_snapshot_node_at
+ * takes), or UINT32_MAX when the snapshot has no such node. */
+uint32_t ks_snapshot_index(const ks_snapshot_t *s, const char *name);
 uint32_t ks_snapshot_image_num_nodes(const ks_snapshot_t *s, const char *image);
 /* Every NodeInfo as one array (name order); nodes with pods that have pod
  * (anti-)affinity; nodes with pods that have required anti-affinity. Valid

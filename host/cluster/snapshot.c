@@ -13,6 +13,7 @@
 typedef struct snap_entry {
     ks_ni_t ni; /* first; not indexed */
     const char *name;
+    uint32_t index; /* position in `order`, kept by rebuild_order */
     int dead;
 } snap_entry_t;
 
@@ -118,6 +119,13 @@ static int cmp_entry(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+static void renumber(ks_snapshot_t *s)
+{
+    uint32_t i;
+    for (i = 0; i < s->n_order; i++)
+        s->order[i]->index = i;
+}
+
 /* Drop dead entries and merge the sorted `added` into the order. */
 static int rebuild_order(ks_snapshot_t *s, snap_entry_t **added,
                          uint32_t n_added, int have_dead)
@@ -133,6 +141,7 @@ static int rebuild_order(ks_snapshot_t *s, snap_entry_t **added,
                 s->order[live++] = s->order[i];
         }
         s->n_order = live;
+        renumber(s);
     }
     if (n_added == 0)
         return 0;
@@ -152,6 +161,7 @@ static int rebuild_order(ks_snapshot_t *s, snap_entry_t **added,
     s->order = merged;
     s->n_order = total;
     s->cap_order = total;
+    renumber(s);
     return 0;
 }
 
@@ -274,6 +284,12 @@ const ks_node_info_t *ks_snapshot_get(const ks_snapshot_t *s, const char *name)
 {
     snap_entry_t *e = ks_strmap_get(&s->by_name, name);
     return e ? &e->ni.pub : NULL;
+}
+
+uint32_t ks_snapshot_index(const ks_snapshot_t *s, const char *name)
+{
+    snap_entry_t *e = ks_strmap_get(&s->by_name, name);
+    return e ? e->index : UINT32_MAX;
 }
 
 uint32_t ks_snapshot_image_num_nodes(const ks_snapshot_t *s, const char *image)
