@@ -594,15 +594,16 @@ static int dp_cmp_str(const void *a, const void *b)
 
 /* "0/N nodes are available: C1 R1, C2 R2." over the run's verdicts, with N
  * the number of verdicts (upstream FitError.Error without a PostFilter
- * message). */
+ * message; the SDK's ks_fit_error_write, which the host's FitError uses
+ * too). */
 static void dp_fit_error(const dp_run_t *r, dp_buf_t *b)
 {
     const char **reasons = NULL;
-    char **entries = NULL;
-    size_t total = 0;
+    ks_reason_count_t *entries = NULL;
+    char *text = NULL;
+    size_t total = 0, len;
     uint32_t n_reasons = 0, n_entries = 0, i, j;
 
-    dp_buf_printf(b, "0/%u nodes are available: ", r->n_verdicts);
     for (i = 0; i < r->n_verdicts; i++)
         total += r->verdicts[i].reasons.n;
     if (total > 0) {
@@ -616,25 +617,27 @@ static void dp_fit_error(const dp_run_t *r, dp_buf_t *b)
     for (i = 0; i < r->n_verdicts; i++)
         for (j = 0; j < r->verdicts[i].reasons.n; j++)
             reasons[n_reasons++] = r->verdicts[i].reasons.v[j];
-    qsort(reasons, n_reasons, sizeof(*reasons), dp_cmp_str);
+    /* Equal reasons (by text) side by side, then one entry per run. */
+    if (n_reasons > 1)
+        qsort(reasons, n_reasons, sizeof(*reasons), dp_cmp_str);
     for (i = 0; i < n_reasons; i = j) {
-        dp_buf_t e = {0};
         for (j = i + 1; j < n_reasons && strcmp(reasons[i], reasons[j]) == 0;)
             j++;
-        dp_buf_printf(&e, "%u %s", j - i, reasons[i]);
-        if (e.oom) {
-            b->oom = 1;
-            goto out;
-        }
-        entries[n_entries++] = e.s;
+        entries[n_entries].reason = reasons[i];
+        entries[n_entries].count = j - i;
+        n_entries++;
     }
-    qsort(entries, n_entries, sizeof(*entries), dp_cmp_str);
-    for (i = 0; i < n_entries; i++)
-        dp_buf_printf(b, "%s%s", i ? ", " : "", entries[i]);
-    dp_buf_printf(b, ".");
+    len = ks_fit_error_write(NULL, 0, r->n_verdicts, entries, n_entries,
+                             NULL);
+    text = malloc(len + 1);
+    if (text == NULL) {
+        b->oom = 1;
+        goto out;
+    }
+    ks_fit_error_write(text, len + 1, r->n_verdicts, entries, n_entries, NULL);
+    dp_buf_printf(b, "%s", text);
 out:
-    for (i = 0; i < n_entries; i++)
-        free(entries[i]);
+    free(text);
     free(entries);
     free(reasons);
 }

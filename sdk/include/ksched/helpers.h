@@ -1,8 +1,10 @@
 /*
- * ksched plugin SDK — header-only helpers over the views in types.h.
+ * ksched plugin SDK — header-only helpers over the views in types.h, and the
+ * messages kube-scheduler prints (the host uses the same ones).
  *
- * All functions are pure, allocate nothing and are thread-safe. They rely on
- * the interning guarantee of types.h: strings from views compare by address.
+ * All functions allocate nothing and are thread-safe; all are pure except
+ * ks_fit_error_write, which sorts the array it is given. They rely on the
+ * interning guarantee of types.h: strings from views compare by address.
  */
 #ifndef KSCHED_HELPERS_H
 #define KSCHED_HELPERS_H
@@ -281,6 +283,115 @@ static inline int ks_args_int64(const ks_args_t *a, const char *what,
         return -1;
     }
     return 0;
+}
+
+/* --- messages as kube-scheduler prints them -------------------------------- */
+
+/* One entry of a FitError: a reason and how many nodes gave it. */
+typedef struct ks_reason_count {
+    const char *reason;
+    uint32_t count;
+} ks_reason_count_t;
+
+/* qsort order of FitError entries: "COUNT REASON" compared as strings, as
+ * upstream sorts them (so "10 x" comes before "2 y"), without building the
+ * strings. */
+static inline int ks_reason_count_cmp(const void *a, const void *b)
+{
+    const ks_reason_count_t *x = (const ks_reason_count_t *)a;
+    const ks_reason_count_t *y = (const ks_reason_count_t *)b;
+    char px[16], py[16];
+    int lx = snprintf(px, sizeof px, "%u ", (unsigned)x->count);
+    int ly = snprintf(py, sizeof py, "%u ", (unsigned)y->count);
+    size_t i;
+    for (i = 0;; i++) {
+        unsigned char cx = (unsigned char)(i < (size_t)lx
+                                               ? px[i]
+                                               : x->reason[i - (size_t)lx]);
+        unsigned char cy = (unsigned char)(i < (size_t)ly
+                                               ? py[i]
+                                               : y->reason[i - (size_t)ly]);
+        if (cx != cy)
+            return cx < cy ? -1 : 1;
+        if (cx == '\0')
+            return 0;
+    }
+}
+
+/* Append `str` at buf[off] as snprintf would (bounded, terminated when
+ * there is room); returns off + strlen(str). */
+static inline size_t ks_msg_append(char *buf, size_t len, size_t off,
+                                   const char *str)
+{
+    size_t n = strlen(str);
+    if (off < len) {
+        size_t k = n < len - off - 1 ? n : len - off - 1;
+        memcpy(buf + off, str, k);
+        buf[off + k] = '\0';
+    }
+    return off + n;
+}
+
+/* Upstream FitError.Error() (v1.24): "0/N nodes are available: C1 R1,
+ * C2 R2." with the entries h[0..n) (distinct reasons) sorted by
+ * ks_reason_count_cmp, then " POST" when post_msg is not empty. Sorts h.
+ * Writes as snprintf does: at most len bytes, always terminated when
+ * len > 0; returns the length of the whole message. */
+static inline size_t ks_fit_error_write(char *buf, size_t len,
+                                        uint32_t n_nodes,
+                                        ks_reason_count_t *h, uint32_t n,
+                                        const char *post_msg)
+{
+    char num[32];
+    size_t off;
+    uint32_t i;
+    if (n > 1)
+        qsort(h, n, sizeof *h, ks_reason_count_cmp);
+    snprintf(num, sizeof num, "0/%u", (unsigned)n_nodes);
+    off = ks_msg_append(buf, len, 0, num);
+    off = ks_msg_append(buf, len, off, " nodes are available:");
+    for (i = 0; i < n; i++) {
+        snprintf(num, sizeof num, "%s %u ", i ? "," : "",
+                 (unsigned)h[i].count);
+        off = ks_msg_append(buf, len, off, num);
+        off = ks_msg_append(buf, len, off, h[i].reason);
+    }
+    off = ks_msg_append(buf, len, off, n ? "." : " .");
+    if (post_msg != NULL && post_msg[0] != '\0') {
+        off = ks_msg_append(buf, len, off, " ");
+        off = ks_msg_append(buf, len, off, post_msg);
+    }
+    return off;
+}
+
+/* A duration as Go's time.Duration.String prints it, at millisecond
+ * resolution: "0s", "50ms", "1.5s", "15m0s", "1h0m0s". */
+static inline void ks_go_duration(uint64_t ms, char *buf, size_t len)
+{
+    uint64_t h = ms / 3600000, m = ms / 60000 % 60, sec = ms / 1000 % 60,
+             frac = ms % 1000;
+    char fs[8] = "";
+    if (ms == 0) {
+        snprintf(buf, len, "0s");
+        return;
+    }
+    if (ms < 1000) {
+        snprintf(buf, len, "%llums", (unsigned long long)ms);
+        return;
+    }
+    if (frac) {
+        snprintf(fs, sizeof fs, ".%03llu", (unsigned long long)frac);
+        while (fs[strlen(fs) - 1] == '0')
+            fs[strlen(fs) - 1] = '\0';
+    }
+    if (h)
+        snprintf(buf, len, "%lluh%llum%llu%ss", (unsigned long long)h,
+                 (unsigned long long)m, (unsigned long long)sec, fs);
+    else if (m)
+        snprintf(buf, len, "%llum%llu%ss", (unsigned long long)m,
+                 (unsigned long long)sec, fs);
+    else
+        snprintf(buf, len, "%llu%ss", (unsigned long long)sec, fs);
 }
 
 #ifdef __cplusplus
