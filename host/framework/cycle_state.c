@@ -1,9 +1,18 @@
+/*
+ * The per-cycle state store (cycle_state.h): a small array of entries with
+ * an index by key address. Out of memory: write returns -1 and clone
+ * returns NULL, the state unchanged (a plugin's clone_fn returning NULL is
+ * stored as is: the SDK does not say it means failure). Threads: see
+ * cycle_state.h.
+ */
 #include "cycle_state.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "grow.h"
 
 #define KEY_MAX 64
 
@@ -19,7 +28,8 @@ typedef struct entry {
 
 struct ks_cycle_state {
     entry_t *items;
-    unsigned n, cap;
+    unsigned n;
+    size_t cap;
     /* Open-addressing index from key address to entry index + 1 (0: empty),
      * so that a read is a hash and one compare. */
     uint8_t slot[SLOTS];
@@ -118,14 +128,11 @@ int ks_cycle_state_write(ks_cycle_state_t *cs, const char *key, void *data,
             cs->items[i].key_ptr = NULL;
     }
     if (e == NULL) {
-        if (cs->n == cs->cap) {
-            unsigned cap = cs->cap ? cs->cap * 2 : 8;
-            entry_t *items = realloc(cs->items, cap * sizeof *items);
-            if (items == NULL)
-                return -1;
-            cs->items = items;
-            cs->cap = cap;
-        }
+        entry_t *items =
+            ks_fw_grow(cs->items, &cs->cap, cs->n + 1, sizeof *items, 8);
+        if (items == NULL)
+            return -1;
+        cs->items = items;
         e = &cs->items[cs->n++];
         memset(e, 0, sizeof *e);
         snprintf(e->key, KEY_MAX, "%s", key);

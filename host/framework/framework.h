@@ -90,6 +90,25 @@ struct ks_fw_env {
     int sample_plugins; /* record plugin_duration in this cycle */
 };
 
+/* The env's random numbers (host selection ties, plugin-timing samples,
+ * the host API's rand_below): one step of xorshift64* over e->rng, seeded
+ * by the owner (0 stands for a fixed odd seed); returns the 64-bit output,
+ * whose high half callers use. Racy updates from worker threads only cost
+ * randomness, never safety. */
+static inline uint64_t ks_fw_env_rand(ks_fw_env_t *e)
+{
+    uint64_t x = e->rng ? e->rng : 0x9e3779b97f4a7c15ull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    e->rng = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+/* The monotonic clock in seconds (timing of plugins and extension points).
+ * Any thread. */
+double ks_fw_mono_seconds(void);
+
 /* plugin_duration's extension points that are no runtime list of their
  * own (they follow ks_ext_point_t's values). */
 enum {
@@ -171,7 +190,9 @@ struct ks_node_status_map {
 struct ks_prefilter_result {
     int all;                  /* 1: no restriction */
     const char **names;       /* interned node names */
-    uint32_t n, cap;
+    uint32_t n;
+    size_t cap;
+    int oom; /* a name could not be added: PreFilter reports an Error */
 };
 
 ks_code_t ks_fw_run_pre_enqueue(ks_framework_t *fw, const ks_pod_t *pod,

@@ -1,15 +1,21 @@
-/* The host API table handed to every plugin's create. */
+/*
+ * The host API table handed to every plugin's create: thin calls into the
+ * framework env (snapshot, cache, the scheduler's ops) of the plugin's
+ * handle. Calls that cannot report a failure degrade to a safe answer
+ * (no node, 0); a PreFilter node set that cannot grow makes PreFilter an
+ * Error. Threads: as the SDK documents per call.
+ */
 #include "framework.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "base/intern.h"
 #include "cycle_state.h"
 #include "base/log.h"
+#include "grow.h"
 
 #define H(h) ((struct ks_handle *)(h))
 #define ENV(h) (H(h)->fw->env)
@@ -51,18 +57,27 @@ static const char *api_intern(ks_handle_t *h, const char *s)
     return ks_intern_str(ks_intern_global(), s ? s : "");
 }
 
+/* Out of memory, the result is marked and PreFilter turns it into an
+ * Error status (the plugin has no way to hear of it). */
 static void api_prefilter_add(ks_prefilter_result_t *r, const char *name)
 {
     const char *in = ks_intern_str(ks_intern_global(), name);
+    const char **names;
     uint32_t i;
     r->all = 0;
+    if (in == NULL) {
+        r->oom = 1;
+        return;
+    }
     for (i = 0; i < r->n; i++)
         if (r->names[i] == in)
             return;
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 8;
-        r->names = realloc(r->names, r->cap * sizeof *r->names);
+    names = ks_fw_grow(r->names, &r->cap, (size_t)r->n + 1, sizeof *names, 8);
+    if (names == NULL) {
+        r->oom = 1;
+        return;
     }
+    r->names = names;
     r->names[r->n++] = in;
 }
 
@@ -119,25 +134,11 @@ static uint32_t api_owner_selectors(ks_handle_t *h, const ks_pod_t *pod,
 static ks_code_t api_node_status_code(const ks_node_status_map_t *m,
                                       const char *node_name)
 {
-    const ks_node_info_t *ni;
-    uint32_t lo = 0, hi;
-    if (m == NULL || m->snap == NULL)
+    uint32_t i;
+    if (m == NULL || m->snap == NULL || node_name == NULL)
         return KS_SUCCESS;
-    hi = ks_snapshot_num_nodes(m->snap);
-    /* The snapshot is in name order: binary search. */
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        int c;
-        ni = ks_snapshot_node_at(m->snap, mid);
-        c = strcmp(ni->node->name, node_name);
-        if (c == 0)
-            return m->set[mid] ? m->st[mid].code : KS_SUCCESS;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return KS_SUCCESS;
+    i = ks_snapshot_index(m->snap, node_name);
+    return i < m->n && m->set[i] ? m->st[i].code : KS_SUCCESS;
 }
 
 static ks_waiting_pod_t *api_wp_get(ks_handle_t *h, const char *uid)
@@ -291,10 +292,11 @@ static uint32_t api_nominated_pods(ks_handle_t *h, const char *node,
                                    const ks_pod_t **out, uint32_t cap)
 {
     ks_fw_env_t *e = ENV(h);
+    const char *in;
     if (e == NULL || e->ops == NULL || e->ops->nominated_pods == NULL)
         return 0;
-    return e->ops->nominated_pods(
-        e, ks_intern_str(ks_intern_global(), node ? node : ""), out, cap);
+    in = ks_intern_str(ks_intern_global(), node ? node : "");
+    return in ? e->ops->nominated_pods(e, in, out, cap) : 0;
 }
 
 static int64_t api_now_ms(ks_handle_t *h)
@@ -310,16 +312,9 @@ static int64_t api_now_ms(ks_handle_t *h)
 static uint32_t api_rand_below(ks_handle_t *h, uint32_t n)
 {
     ks_fw_env_t *e = ENV(h);
-    uint64_t x;
     if (n == 0 || e == NULL || e->deterministic)
         return 0;
-    /* xorshift64*; racy updates only cost randomness, never safety. */
-    x = e->rng ? e->rng : 0x9e3779b97f4a7c15ull;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    e->rng = x;
-    return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32) % n;
+    return (uint32_t)(ks_fw_env_rand(e) >> 32) % n;
 }
 
 static uint32_t api_reason_count(const ks_status_t *st)

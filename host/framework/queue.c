@@ -1,9 +1,21 @@
+/*
+ * The scheduling queue (queue.h). Records are found by uid in a hash of
+ * interned addresses; activeQ and the backoff queue are binary heaps, the
+ * unschedulable pool a list.
+ *
+ * Out of memory: only ks_queue_new and ks_queue_add allocate. Adding a pod
+ * reserves room for every record in both heaps, so moving pods between
+ * activeQ, backoff and the pool (pop, requeue, flush, events) never
+ * allocates and cannot fail half-way. Loop thread only.
+ */
 #include "queue.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cluster/objects.h"
+#include "grow.h"
 
 #define NBUCKETS 65536
 
@@ -111,12 +123,20 @@ static void heap_down(const ks_queue_t *q, heap_t *h, size_t i)
     }
 }
 
+/* Room for n records; 0, or -1 with the heap as it was. */
+static int heap_reserve(heap_t *h, size_t n)
+{
+    ks_qpod_t **a = ks_fw_grow(h->a, &h->cap, n, sizeof *a, 64);
+    if (a == NULL)
+        return -1;
+    h->a = a;
+    return 0;
+}
+
+/* Room was reserved when the record was added (ks_queue_add). */
 static void heap_push(const ks_queue_t *q, heap_t *h, ks_qpod_t *x)
 {
-    if (h->n == h->cap) {
-        h->cap = h->cap ? h->cap * 2 : 64;
-        h->a = realloc(h->a, h->cap * sizeof *h->a);
-    }
+    assert(h->n < h->cap);
     h->a[h->n] = x;
     x->heap_idx = h->n;
     h->n++;
@@ -141,6 +161,10 @@ ks_queue_t *ks_queue_new(ks_queue_less_fn less, void *ud,
     if (q == NULL)
         return NULL;
     q->buckets = calloc(NBUCKETS, sizeof *q->buckets);
+    if (q->buckets == NULL) {
+        free(q);
+        return NULL;
+    }
     q->active.less = active_less;
     q->backoff.less = backoff_less;
     q->less = less;
@@ -219,9 +243,13 @@ static void to_active(ks_queue_t *q, ks_qpod_t *qp)
 
 ks_qpod_t *ks_queue_add(ks_queue_t *q, ks_pod_t *pod, int64_t now, int gated)
 {
-    ks_qpod_t *qp = calloc(1, sizeof *qp);
+    ks_qpod_t *qp;
     size_t b;
-    if (qp == NULL)
+    /* Either heap may come to hold every record. */
+    if (heap_reserve(&q->active, q->n_total + 1) != 0 ||
+        heap_reserve(&q->backoff, q->n_total + 1) != 0)
+        return NULL;
+    if ((qp = calloc(1, sizeof *qp)) == NULL)
         return NULL;
     qp->pod = pod;
     qp->q.pod = pod;
@@ -302,28 +330,6 @@ ks_pod_t *ks_queue_remove(ks_queue_t *q, ks_qpod_t *qp)
     return pod;
 }
 
-typedef struct collect {
-    ks_qpod_t **a;
-    size_t n, cap;
-} collect_t;
-
-static void collect_push(collect_t *c, ks_qpod_t *qp)
-{
-    if (c->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 64;
-        c->a = realloc(c->a, c->cap * sizeof *c->a);
-    }
-    c->a[c->n++] = qp;
-}
-
-static void collect_unsched(ks_queue_t *q, collect_t *c)
-{
-    ks_qpod_t *qp;
-    for (qp = q->unsched_head; qp; qp = qp->unext)
-        if (!qp->gated)
-            collect_push(c, qp);
-}
-
 /* Move a pool pod: to backoff while still backing off, else to active. */
 static void move_out(ks_queue_t *q, ks_qpod_t *qp, int64_t now)
 {
@@ -336,23 +342,22 @@ static void move_out(ks_queue_t *q, ks_qpod_t *qp, int64_t now)
 
 size_t ks_queue_flush(ks_queue_t *q, int64_t now, int64_t max_unsched_ms)
 {
-    size_t moved = 0, i;
-    collect_t c = {0};
+    size_t moved = 0;
+    ks_qpod_t *qp, *next;
     while (q->backoff.n > 0 && q->backoff.a[0]->backoff_expiry_ms <= now) {
-        ks_qpod_t *qp = q->backoff.a[0];
+        qp = q->backoff.a[0];
         heap_remove(q, &q->backoff, 0);
         to_active(q, qp);
         moved++;
     }
-    if (q->n_unsched == 0)
-        return moved;
-    collect_unsched(q, &c);
-    for (i = 0; i < c.n; i++)
-        if (now - c.a[i]->unsched_since_ms >= max_unsched_ms) {
-            move_out(q, c.a[i], now);
+    /* In pool order; a moved record leaves the list, `next` stays in it. */
+    for (qp = q->unsched_head; qp; qp = next) {
+        next = qp->unext;
+        if (!qp->gated && now - qp->unsched_since_ms >= max_unsched_ms) {
+            move_out(q, qp, now);
             moved++;
         }
-    free(c.a);
+    }
     return moved;
 }
 
@@ -360,17 +365,15 @@ size_t ks_queue_move_on_event(ks_queue_t *q, int64_t now,
                               int (*matters)(void *ud, const ks_qpod_t *qp),
                               void *ud)
 {
-    size_t moved = 0, i;
-    collect_t c = {0};
-    if (q->n_unsched == 0)
-        return 0;
-    collect_unsched(q, &c);
-    for (i = 0; i < c.n; i++)
-        if (matters(ud, c.a[i])) {
-            move_out(q, c.a[i], now);
+    size_t moved = 0;
+    ks_qpod_t *qp, *next;
+    for (qp = q->unsched_head; qp; qp = next) {
+        next = qp->unext;
+        if (!qp->gated && matters(ud, qp)) {
+            move_out(q, qp, now);
             moved++;
         }
-    free(c.a);
+    }
     return moved;
 }
 

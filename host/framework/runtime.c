@@ -1,4 +1,11 @@
-/* Running each extension point with upstream's status rules. */
+/*
+ * Running each extension point with upstream's status rules, and the
+ * per-plugin timing of those runs.
+ *
+ * A framework-side failure (out of memory) is an Error status with the
+ * reason "out of memory", as any other Error the caller handles.
+ * Threads: see framework.h (Filter and Score run on workers).
+ */
 #include "framework.h"
 
 #include <pthread.h>
@@ -9,6 +16,7 @@
 
 #include "cycle_state.h"
 #include "base/intern.h"
+#include "grow.h"
 #include "pool.h"
 
 #define PERMIT_MAX_TIMEOUT_MS (15ull * 60 * 1000)
@@ -43,7 +51,7 @@ static int timing_on(const ks_framework_t *fw)
     return e != NULL && e->sample_plugins && e->plugin_duration != NULL;
 }
 
-static double mono_now(void)
+double ks_fw_mono_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -53,7 +61,7 @@ static double mono_now(void)
 static void timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
                           int ep, ks_code_t code, double t0)
 {
-    double dt = mono_now() - t0;
+    double dt = ks_fw_mono_seconds() - t0;
     fw->env->plugin_duration(fw->env, in->name, ep, code, dt);
 }
 
@@ -62,7 +70,7 @@ static void timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
 #define TIMED(on, fw, in, ep, c, call)                                         \
     do {                                                                       \
         if (on) {                                                              \
-            double t0_ = mono_now();                                           \
+            double t0_ = ks_fw_mono_seconds();                                 \
             (c) = (call);                                                      \
             timing_report((fw), (in), (ep), (c), t0_);                         \
         } else {                                                               \
@@ -74,7 +82,7 @@ static void timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
 #define TIMED_VOID(on, fw, in, ep, call)                                       \
     do {                                                                       \
         if (on) {                                                              \
-            double t0_ = mono_now();                                           \
+            double t0_ = ks_fw_mono_seconds();                                 \
             call;                                                              \
             timing_report((fw), (in), (ep), KS_SUCCESS, t0_);                  \
         } else {                                                               \
@@ -124,6 +132,14 @@ static ks_code_t score_error(ks_status_t *st, const char *what,
     st->n_reasons = 0;
     ks_status_add_reasonf(st, "%s: plugin \"%.64s\" failed with: %s", what,
                           plugin, msg[0] ? msg : "error without a message");
+    return fail(st, plugin, KS_ERROR);
+}
+
+/* The framework itself ran out of memory (not a plugin's failure). */
+static ks_code_t out_of_memory(ks_status_t *st, const char *plugin)
+{
+    st->n_reasons = 0;
+    ks_status_add_reason(st, "out of memory");
     return fail(st, plugin, KS_ERROR);
 }
 
@@ -181,20 +197,24 @@ void ks_prefilter_result_free(struct ks_prefilter_result *r)
     r->n = r->cap = 0;
 }
 
-/* Intersect acc with one plugin's result. */
-static void prefilter_merge(struct ks_prefilter_result *acc,
-                            const struct ks_prefilter_result *r)
+/* Intersect acc with one plugin's result; -1 (acc unchanged) when out of
+ * memory. */
+static int prefilter_merge(struct ks_prefilter_result *acc,
+                           const struct ks_prefilter_result *r)
 {
     uint32_t i, j, k = 0;
     if (r->all)
-        return;
+        return 0;
     if (acc->all) {
+        if (acc->cap < r->n) {
+            const char **names = ks_fw_grow(acc->names, &acc->cap, r->n,
+                                            sizeof *names, r->n);
+            if (names == NULL)
+                return -1;
+            acc->names = names;
+        }
         acc->all = 0;
         acc->n = 0;
-        if (acc->cap < r->n) {
-            acc->cap = r->n;
-            acc->names = realloc(acc->names, acc->cap * sizeof *acc->names);
-        }
         for (i = 0; i < r->n; i++) {
             for (j = 0; j < acc->n; j++)
                 if (acc->names[j] == r->names[i])
@@ -202,7 +222,7 @@ static void prefilter_merge(struct ks_prefilter_result *acc,
             if (j == acc->n)
                 acc->names[acc->n++] = r->names[i];
         }
-        return;
+        return 0;
     }
     for (i = 0; i < acc->n; i++) {
         for (j = 0; j < r->n; j++)
@@ -212,6 +232,7 @@ static void prefilter_merge(struct ks_prefilter_result *acc,
             acc->names[k++] = acc->names[i];
     }
     acc->n = k;
+    return 0;
 }
 
 ks_code_t ks_fw_run_pre_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
@@ -235,8 +256,15 @@ ks_code_t ks_fw_run_pre_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
         size_t f;
         one.all = 1;
         one.n = 0;
+        one.oom = 0;
         TIMED(on, fw, in, KS_EP_PRE_FILTER, c,
               in->d->pre_filter(in->self, cs, pod, &one, st));
+        if (one.oom) {
+            /* The host could not record the plugin's node set. */
+            ks_prefilter_result_free(&one);
+            out_of_memory(st, in->name);
+            return as_error(st, "PreFilter", in->name);
+        }
         if (c == KS_SKIP) {
             /* Skip the plugin's Filter for this cycle. */
             for (f = 0; f < fw->n_points[KS_EP_FILTER]; f++)
@@ -260,7 +288,10 @@ ks_code_t ks_fw_run_pre_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
                                     "%s%s", n_with ? " " : "", in->name);
             n_with++;
         }
-        prefilter_merge(res, &one);
+        if (prefilter_merge(res, &one) != 0) {
+            ks_prefilter_result_free(&one);
+            return out_of_memory(st, in->name);
+        }
         if (!res->all && res->n == 0) {
             ks_prefilter_result_free(&one);
             st->n_reasons = 0;
@@ -417,6 +448,12 @@ ks_code_t ks_fw_run_filter_with_nominated(ks_framework_t *fw,
         if (ni2 == NULL) {
             ni2 = ks_node_info_clone(ni);
             cs2 = ks_cycle_state_clone(cs);
+            if (ni2 == NULL || cs2 == NULL) {
+                ks_node_info_free(ni2);
+                ks_cycle_state_free(cs2);
+                ks_status_reset(st);
+                return out_of_memory(st, NULL);
+            }
         }
         ks_node_info_add_pod(ni2, nom[i]);
         if (ks_fw_run_prefilter_add_pod(fw, cs2, pod, nom[i], ni2, st) !=
@@ -609,8 +646,8 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
         ks_status_merge_reasons(st, &j.err);
         return st->code;
     }
-    if (ns == NULL)
-        ns = malloc(n * sizeof *ns);
+    if (ns == NULL && (ns = malloc(n * sizeof *ns)) == NULL)
+        return out_of_memory(st, NULL);
     for (p = 0; p < np; p++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_SCORE][p].inst;
         int64_t *row = scores + p * n;

@@ -17,6 +17,11 @@
  * reference on the current generation; the cache is the caller's.
  * Pending pods handed to ks_scheduler_add_pod are owned by the scheduler
  * (queue, then cache once assumed). Loop thread only.
+ *
+ * Out of memory is reported, never fatal: KS_ENOMEM (or NULL from
+ * ks_scheduler_new) with nothing changed, and a scheduling attempt that
+ * runs out of memory fails with an Error and is retried after backoff
+ * (scheduler_impl.h has the policy and the files behind this API).
  */
 #ifndef KS_SCHEDULER_H
 #define KS_SCHEDULER_H
@@ -133,7 +138,8 @@ ks_generation_t *ks_scheduler_generation(const ks_scheduler_t *s);
 
 /* A pending pod (node_name empty): queued if a profile matches its
  * schedulerName, else returned back to the caller (returns 1, caller keeps
- * ownership). 0 when queued. */
+ * ownership; KS_ENOMEM likewise when it could not be queued). 0 when
+ * queued. */
 int ks_scheduler_add_pod(ks_scheduler_t *s, ks_pod_t *pod);
 /* Take a pending pod out: a queued pod is dropped; one waiting at Permit
  * (or allowed and about to bind) is unreserved, forgotten by the cache and
@@ -160,7 +166,8 @@ void ks_scheduler_on_event(ks_scheduler_t *s, ks_cluster_event_t ev);
 int ks_scheduler_step(ks_scheduler_t *s);
 /* Batch driver (virtual clock). */
 void ks_scheduler_run_batch(ks_scheduler_t *s);
-/* libuv driver (real clock); detach stops the handles (closes them). */
+/* libuv driver (real clock): 0, or KS_EIO when libuv refuses a handle;
+ * detach stops the handles (closes them). */
 int ks_scheduler_attach_loop(ks_scheduler_t *s, uv_loop_t *loop);
 void ks_scheduler_detach_loop(ks_scheduler_t *s);
 /* Wake the loop driver after adding pods or events. */
@@ -194,12 +201,13 @@ void ks_scheduler_set_clock(ks_scheduler_t *s, int64_t (*now_ms)(void *ud),
                             void *ud);
 int64_t ks_scheduler_now(const ks_scheduler_t *s);
 
-/* The FitError text: "0/N nodes are available: C reason, ... ." */
+/* The FitError text: "0/N nodes are available: C reason, ... ." (the
+ * SDK's ks_fit_error_write over the map's failures, or the PreFilter
+ * failure's reasons counted for every node). Durations in messages come
+ * from the SDK's ks_go_duration (<ksched/helpers.h>). */
 void ks_fit_error_format(const struct ks_node_status_map *m, uint32_t n_nodes,
                          const ks_status_t *prefilter, const char *post_msg,
                          char *buf, size_t len);
-/* A duration as Go prints it ("50ms", "1.5s", "15m0s"). */
-void ks_go_duration(uint64_t ms, char *buf, size_t len);
 /* upstream numFeasibleNodesToFind. */
 uint32_t ks_num_feasible_nodes_to_find(uint32_t n_all, int32_t percentage);
 

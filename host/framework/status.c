@@ -1,3 +1,8 @@
+/*
+ * Statuses (status.h): reasons are interned through a small per-thread
+ * cache. A reason that cannot be interned (out of memory) is stored as the
+ * static text "out of memory", so a status never holds NULL.
+ */
 #include "status.h"
 
 #include <stdarg.h>
@@ -25,15 +30,20 @@ static _Thread_local struct {
     const char *interned;
 } reason_cache[REASON_CACHE];
 
+static const char reason_oom[] = "out of memory";
+
 static const char *intern_reason(const char *r)
 {
     unsigned h = (unsigned)(((uintptr_t)r >> 3) ^ ((uintptr_t)r >> 11)) %
                  REASON_CACHE;
+    const char *in;
     if (reason_cache[h].from == r && strcmp(reason_cache[h].interned, r) == 0)
         return reason_cache[h].interned;
+    if ((in = ks_intern_str(ks_intern_global(), r)) == NULL)
+        return reason_oom; /* not cached: the next call tries again */
     reason_cache[h].from = r;
-    reason_cache[h].interned = ks_intern_str(ks_intern_global(), r);
-    return reason_cache[h].interned;
+    reason_cache[h].interned = in;
+    return in;
 }
 
 void ks_status_add_reason(ks_status_t *st, const char *reason)

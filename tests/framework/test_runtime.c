@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <ksched/helpers.h>
+
 #include "base/intern.h"
 #include "framework/cycle_state.h"
 #include "framework/generation.h"
@@ -278,6 +280,87 @@ START_TEST(test_fit_error_sorted_as_strings)
     ks_fit_error_format(&m, 12, &pre, NULL, buf, sizeof buf);
     ck_assert_str_eq(buf, "0/12 nodes are available: 12 node(s) didn't match "
                           "pod topology.");
+}
+END_TEST
+
+/* The SDK's writer behind both the host's FitError and DefaultPreemption's
+ * summary: snprintf-like sizing and truncation, upstream's text without
+ * reasons, and Go durations. */
+START_TEST(test_fit_error_write_and_go_duration)
+{
+    ks_reason_count_t h[3] = {{"zeta", 10}, {"alpha", 2}, {"beta", 2}};
+    char buf[64], small[12], dur[32];
+    const char *full = "0/12 nodes are available: 10 zeta, 2 alpha, 2 beta. "
+                       "post";
+    size_t n = ks_fit_error_write(NULL, 0, 12, h, 3, "post");
+    ck_assert_uint_eq(n, strlen(full));
+    ck_assert_uint_eq(ks_fit_error_write(buf, sizeof buf, 12, h, 3, "post"),
+                      strlen(full));
+    ck_assert_str_eq(buf, full);
+    ks_fit_error_write(small, sizeof small, 12, h, 3, NULL);
+    ck_assert_str_eq(small, "0/12 nodes ");
+    ks_fit_error_write(buf, sizeof buf, 3, h, 0, NULL);
+    ck_assert_str_eq(buf, "0/3 nodes are available: .");
+    ks_go_duration(0, dur, sizeof dur);
+    ck_assert_str_eq(dur, "0s");
+    ks_go_duration(50, dur, sizeof dur);
+    ck_assert_str_eq(dur, "50ms");
+    ks_go_duration(1500, dur, sizeof dur);
+    ck_assert_str_eq(dur, "1.5s");
+    ks_go_duration(15 * 60 * 1000, dur, sizeof dur);
+    ck_assert_str_eq(dur, "15m0s");
+    ks_go_duration(3600 * 1000 + 1, dur, sizeof dur);
+    ck_assert_str_eq(dur, "1h0m0.001s");
+}
+END_TEST
+
+/* The scheduler and the host API find a node's statuses by its snapshot
+ * index (ks_snapshot_index), which must follow nodes leaving and joining. */
+static void assert_index(tl_world_t *w, const char *name, uint32_t want)
+{
+    uint32_t i = ks_snapshot_index(w->snap, name);
+    ck_assert_uint_eq(i, want);
+    if (want != UINT32_MAX)
+        ck_assert_str_eq(ks_snapshot_node_at(w->snap, i)->node->name, name);
+}
+
+START_TEST(test_snapshot_index_follows_changes)
+{
+    tl_world_t w;
+    ks_manifest_t m;
+    ks_error_t err = {0};
+    char *n1 = tl_node_yaml("n1"), *n2 = tl_node_yaml("n2");
+    char *n3 = tl_node_yaml("n3"), *n0 = tl_node_yaml("n0");
+    char *all = malloc(strlen(n1) + strlen(n2) + strlen(n3) + 1);
+    ck_assert_ptr_nonnull(all);
+    strcat(strcat(strcpy(all, n1), n2), n3);
+    tl_world_init(&w, all);
+    assert_index(&w, "n1", 0);
+    assert_index(&w, "n2", 1);
+    assert_index(&w, "n3", 2);
+    assert_index(&w, "nx", UINT32_MAX);
+    ck_assert_int_eq(ks_cache_remove_node(w.cache, "n2", &err), 0);
+    tl_world_sync(&w);
+    assert_index(&w, "n1", 0);
+    assert_index(&w, "n2", UINT32_MAX);
+    assert_index(&w, "n3", 1);
+    memset(&m, 0, sizeof m);
+    ck_assert_int_eq(ks_manifest_load_string(&m, "n0.yaml", n0, strlen(n0),
+                                             ks_intern_global(), NULL, &err),
+                     0);
+    ck_assert_int_eq(ks_cache_add_node(w.cache, m.nodes[0], &err), 0);
+    m.nodes[0] = NULL;
+    ks_manifest_free(&m);
+    tl_world_sync(&w);
+    assert_index(&w, "n0", 0);
+    assert_index(&w, "n1", 1);
+    assert_index(&w, "n3", 2);
+    tl_world_free(&w);
+    free(all);
+    free(n0);
+    free(n1);
+    free(n2);
+    free(n3);
 }
 END_TEST
 
@@ -1089,6 +1172,8 @@ static Suite *runtime_suite(void)
     tcase_add_test(tc, test_filter_reasons_merged);
     tcase_add_test(tc, test_filter_code_precedence);
     tcase_add_test(tc, test_fit_error_sorted_as_strings);
+    tcase_add_test(tc, test_fit_error_write_and_go_duration);
+    tcase_add_test(tc, test_snapshot_index_follows_changes);
     tcase_add_test(tc, test_filter_invalid_code);
     tcase_add_test(tc, test_filter_error_named);
     suite_add_tcase(s, tc);

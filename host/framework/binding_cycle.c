@@ -1,0 +1,231 @@
+/*
+ * The binding cycle (upstream bindingCycle): for a pod Permit allowed,
+ * PreBind, Bind and PostBind; for one it rejected, or any failure past
+ * Reserve, Unreserve, forget the assumed pod and requeue it.
+ *
+ * Without a cluster writer a binding is the cache's alone (snapshots, the
+ * embedded API) and the cycle ends at once. With one (cluster mode), a
+ * Bind plugin's binding goes to the writer, which answers later through
+ * ks_scheduler_bind_done (or from inside the call): the record then waits
+ * in the list of bindings in flight, its pod still assumed. A pod removed
+ * meanwhile is dropped when the answer comes.
+ *
+ * Ownership: a record (ks_waiting_pod_t) popped from the ready list or
+ * the bindings in flight is this file's until it is freed here. Loop
+ * thread only; ks_scheduler_bind_done not from inside another pod's plugin
+ * call. Allocates nothing (a failure message that cannot be stored keeps
+ * the previous one, see sched_queue_ops.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/intern.h"
+#include "scheduler_impl.h"
+
+/* Only the pod of the binding cycle running now can be bound, once. */
+int ks_sched_ops_bind(ks_fw_env_t *e, const ks_pod_t *pod, const char *node)
+{
+    ks_scheduler_t *s = e->ud;
+    ks_waiting_pod_t *wp = s->in_bind;
+    if (s->opts.writer.bind == NULL)
+        return ks_cache_node_info(s->cache, node) ? 0 : -1;
+    if (wp == NULL || wp->qp->pod->uid != pod->uid ||
+        wp->bind_state != BIND_NONE)
+        return -1;
+    wp->bind_state = BIND_PENDING;
+    if (s->opts.writer.bind(s->opts.writer.ud, pod, node) != 0) {
+        wp->bind_state = BIND_NONE;
+        return -1;
+    }
+    return 0;
+}
+
+void ks_sched_fail_assumed(ks_scheduler_t *s, ks_waiting_pod_t *wp,
+                           const char *msg, int error)
+{
+    ks_qpod_t *qp = wp->qp;
+    const char *plugin = wp->timeout_plugin;
+    ks_cluster_event_t ev = {KS_RES_POD, KS_ACT_DELETE};
+    ks_fw_run_unreserve(wp->fw, wp->cs, qp->pod, wp->node);
+    ks_cache_forget_pod(s->cache, qp->pod->uid);
+    qp->assumed = 0;
+    qp->pod->node_name = ks_intern_empty(ks_intern_global());
+    ks_sched_requeue_failed(s, qp, ks_scheduler_now(s), msg,
+                            plugin ? &plugin : NULL, plugin ? 1 : 0, error);
+    if (error)
+        s->stats.errors++;
+    else
+        s->stats.unschedulable++;
+    /* The forgotten pod freed room: others may fit now. As upstream, this
+     * counts as an assigned pod's deletion, after the pod itself has been
+     * requeued and without moving it (it would fail the same way). */
+    ks_sched_on_event_except(s, ev, qp);
+    ks_sched_wp_free(wp);
+}
+
+/* A pod deleted while it was assumed: undo and drop it. */
+static void drop_deleted(ks_scheduler_t *s, ks_waiting_pod_t *wp)
+{
+    ks_qpod_t *qp = wp->qp;
+    ks_cluster_event_t del = {KS_RES_POD, KS_ACT_DELETE};
+    ks_fw_run_unreserve(wp->fw, wp->cs, qp->pod, wp->node);
+    ks_cache_forget_pod(s->cache, qp->pod->uid);
+    qp->assumed = 0;
+    ks_sched_nominate(s, qp->pod, ""); /* clearing never fails */
+    ks_pod_free(ks_queue_remove(s->q, qp));
+    ks_sched_wp_free(wp);
+    ks_scheduler_on_event(s, del);
+}
+
+/* The pod is bound: the cache keeps it, PostBind runs, the record goes. */
+static void binding_finish(ks_scheduler_t *s, ks_waiting_pod_t *wp)
+{
+    ks_qpod_t *qp = wp->qp;
+    ks_cluster_event_t ev = {KS_RES_POD, KS_ACT_ADD};
+    double t0;
+    ks_cache_finish_binding(s->cache, qp->pod->uid);
+    if (qp->pod->nominated_node_name && qp->pod->nominated_node_name[0])
+        ks_sched_nominate(s, qp->pod, ""); /* clearing never fails */
+    s->stats.bound++;
+    if (s->opts.obs.bound)
+        s->opts.obs.bound(s->opts.obs.ud, qp->pod, wp->node);
+    t0 = KS_SCHED_EP_T0(s);
+    ks_fw_run_post_bind(wp->fw, wp->cs, qp->pod, wp->node);
+    ks_sched_ep_done(s, wp->fw, KS_EP_POST_BIND, KS_SUCCESS, t0);
+    /* The record goes; the pod stays in the cache. */
+    ks_queue_remove(s->q, qp);
+    ks_sched_wp_free(wp);
+    ks_scheduler_on_event(s, ev);
+}
+
+/* Wait for the cluster's answer to the binding the writer started. */
+static void binding_wait(ks_scheduler_t *s, ks_waiting_pod_t *wp)
+{
+    wp->bprev = NULL;
+    wp->bnext = s->binding;
+    if (s->binding)
+        s->binding->bprev = wp;
+    s->binding = wp;
+    s->n_binding++;
+}
+
+static void binding_unlink(ks_scheduler_t *s, ks_waiting_pod_t *wp)
+{
+    if (wp->bprev)
+        wp->bprev->bnext = wp->bnext;
+    else
+        s->binding = wp->bnext;
+    if (wp->bnext)
+        wp->bnext->bprev = wp->bprev;
+    s->n_binding--;
+}
+
+static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
+{
+    ks_status_t st;
+    ks_qpod_t *qp = wp->qp;
+    char msg[2048];
+    double t0;
+    ks_code_t c;
+
+    /* The binding cycle times plugins as its scheduling cycle did. */
+    s->env.sample_plugins = wp->sampled;
+    ks_sched_report_permit_wait(s, wp);
+    if (wp->deleted) {
+        drop_deleted(s, wp);
+        return;
+    }
+    if (wp->state == WP_REJECTED) {
+        ks_sched_fail_assumed(s, wp, wp->message, 0);
+        return;
+    }
+    t0 = KS_SCHED_EP_T0(s);
+    c = ks_fw_run_pre_bind(wp->fw, wp->cs, qp->pod, wp->node, &st);
+    ks_sched_ep_done(s, wp->fw, KS_EP_PRE_BIND, c, t0);
+    if (c == KS_SUCCESS) {
+        t0 = KS_SCHED_EP_T0(s);
+        s->in_bind = wp;
+        c = ks_fw_run_bind(wp->fw, wp->cs, qp->pod, wp->node, &st);
+        s->in_bind = NULL;
+        ks_sched_ep_done(s, wp->fw, KS_EP_BIND, c, t0);
+    }
+    if (c != KS_SUCCESS) {
+        if (st.code == KS_SKIP)
+            snprintf(msg, sizeof msg,
+                     "bind status: Skip, no Bind plugin bound the pod");
+        else
+            ks_status_message(&st, msg, sizeof msg);
+        wp->timeout_plugin = st.plugin;
+        ks_sched_fail_assumed(s, wp, msg, 1);
+    } else if (wp->bind_state == BIND_PENDING) {
+        binding_wait(s, wp); /* ks_scheduler_bind_done answers */
+    } else if (wp->bind_state == BIND_FAILED) {
+        ks_sched_fail_assumed(s, wp, wp->message, 1);
+    } else {
+        binding_finish(s, wp);
+    }
+}
+
+int ks_sched_run_ready(ks_scheduler_t *s)
+{
+    ks_waiting_pod_t *wp;
+    int did = 0;
+    while ((wp = ks_sched_ready_pop(s)) != NULL) {
+        binding_cycle(s, wp);
+        did = 1;
+    }
+    return did;
+}
+
+int ks_scheduler_bind_done(ks_scheduler_t *s, const char *uid, int ok,
+                           const char *message)
+{
+    ks_waiting_pod_t *wp = s->in_bind;
+    if (wp != NULL && strcmp(wp->qp->pod->uid, uid) == 0 &&
+        wp->bind_state == BIND_PENDING) {
+        /* Answered from inside the Bind plugin's call. */
+        wp->bind_state = ok ? BIND_OK : BIND_FAILED;
+        if (!ok)
+            snprintf(wp->message, sizeof wp->message, "%s",
+                     message ? message : "binding failed");
+        return 0;
+    }
+    for (wp = s->binding; wp; wp = wp->bnext)
+        if (strcmp(wp->qp->pod->uid, uid) == 0)
+            break;
+    if (wp == NULL)
+        return KS_ENOTFOUND;
+    binding_unlink(s, wp);
+    s->env.sample_plugins = wp->sampled;
+    if (wp->deleted)
+        drop_deleted(s, wp);
+    else if (ok)
+        binding_finish(s, wp);
+    else
+        ks_sched_fail_assumed(s, wp, message ? message : "binding failed", 1);
+    ks_scheduler_kick(s);
+    return 0;
+}
+
+int ks_sched_binding_drop(ks_scheduler_t *s, const ks_qpod_t *qp)
+{
+    ks_waiting_pod_t *wp;
+    for (wp = s->binding; wp; wp = wp->bnext)
+        if (wp->qp == qp) {
+            wp->deleted = 1;
+            return 1;
+        }
+    return 0;
+}
+
+void ks_sched_binding_teardown(ks_scheduler_t *s)
+{
+    ks_waiting_pod_t *wp, *next;
+    /* The writer drops its requests before this. */
+    for (wp = s->binding; wp; wp = next) {
+        next = wp->bnext;
+        ks_sched_wp_free(wp);
+    }
+    s->binding = NULL;
+    s->n_binding = 0;
+}

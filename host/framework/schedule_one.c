@@ -1,0 +1,296 @@
+/*
+ * The scheduling cycle (upstream scheduleOne): pop the next pod, bring the
+ * snapshot up to date, run schedulePod (schedule_pod.c) and, on a
+ * FitError, PostFilter; then assume the pod on the selected node, run
+ * Reserve and Permit, and hand it to its binding cycle (binding_cycle.c)
+ * or to the waiting pods (waiting_pods.c). A failed attempt is recorded
+ * and the pod requeued (sched_queue_ops.c). Also ks_scheduler_try (one
+ * attempt without assuming) and the FitError message.
+ *
+ * Ownership: a cycle holds a reference on the generation it started with;
+ * its cycle state and waiting-pod record pass to the binding cycle once
+ * Reserve succeeds, or are freed here. All three and the cycle's result
+ * are allocated before any plugin runs, so running out of memory fails
+ * the attempt with an Error and changes nothing else.
+ * Loop thread only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ksched/helpers.h>
+
+#include "base/log.h"
+#include "scheduler_impl.h"
+
+/* --- FitError ------------------------------------------------------------------- */
+
+void ks_fit_error_format(const struct ks_node_status_map *m, uint32_t n_nodes,
+                         const ks_status_t *prefilter, const char *post_msg,
+                         char *buf, size_t len)
+{
+    /* One entry per reason, found by its interned address; a PreFilter
+     * failure counts for every node. */
+    ks_reason_count_t h[256];
+    uint32_t nr = 0, i, k;
+    unsigned j;
+    if (prefilter) {
+        for (j = 0; j < prefilter->n_reasons && nr < 256; j++) {
+            h[nr].reason = prefilter->reasons[j];
+            h[nr++].count = n_nodes;
+        }
+    } else {
+        for (k = 0; k < m->n; k++) {
+            if (!m->set[k])
+                continue;
+            for (j = 0; j < m->st[k].n_reasons; j++) {
+                const char *r = m->st[k].reasons[j];
+                for (i = 0; i < nr; i++)
+                    if (h[i].reason == r)
+                        break;
+                if (i == nr) {
+                    if (nr == 256)
+                        continue;
+                    h[nr].reason = r;
+                    h[nr++].count = 0;
+                }
+                h[i].count++;
+            }
+        }
+    }
+    if (nr > 0) {
+        ks_fit_error_write(buf, len, n_nodes, h, nr, post_msg);
+        return;
+    }
+    /* No reason at all: "0/N nodes are available." (upstream prints
+     * "available: ." here; kept as the host always printed it). */
+    if (post_msg && post_msg[0])
+        snprintf(buf, len, "0/%u nodes are available. %s", n_nodes, post_msg);
+    else
+        snprintf(buf, len, "0/%u nodes are available.", n_nodes);
+}
+
+/* --- one attempt --------------------------------------------------------------- */
+
+/* One scheduling attempt without side effects on the queue: schedulePod,
+ * and PostFilter on a FitError (which may nominate and delete victims). */
+static void run_cycle(ks_scheduler_t *s, ks_framework_t *fw,
+                      ks_cycle_state_t *cs, const ks_pod_t *pod,
+                      cycle_out_t *o)
+{
+    ks_status_t st;
+    char post[2048] = "";
+    const char *nominated = NULL;
+    o->r.pod = pod;
+    o->r.fw = fw;
+    ks_sched_schedule_pod(s, fw, cs, pod, o);
+    if (o->r.error)
+        o->r.message = o->message;
+    if (!o->fit_error)
+        return;
+    ks_fit_error_format(&s->smap, o->r.n_nodes,
+                        o->prefilter_failed ? &o->pre_status : NULL, NULL,
+                        o->message, sizeof o->message);
+    if (fw->n_points[KS_EP_POST_FILTER] > 0) {
+        double t0 = KS_SCHED_EP_T0(s);
+        ks_code_t c =
+            ks_fw_run_post_filter(fw, cs, pod, &s->smap, &nominated, &st);
+        ks_sched_ep_done(s, fw, KS_EP_POST_FILTER, c, t0);
+        if (c != KS_ERROR) {
+            ks_status_message(&st, post, sizeof post);
+        } else {
+            char em[1024];
+            ks_log(KS_LOGL_ERROR, "PostFilter for %s/%s: %s", pod->ns,
+                   pod->name, ks_status_message(&st, em, sizeof em));
+        }
+        if (c == KS_SUCCESS) {
+            s->stats.preemptions++;
+            o->r.nominated = nominated;
+        }
+    }
+    if (post[0]) {
+        size_t l = strlen(o->message);
+        snprintf(o->message + l, sizeof o->message - l, " %s", post);
+    }
+    o->r.message = o->message;
+}
+
+int ks_scheduler_try(ks_scheduler_t *s, const ks_pod_t *pod,
+                     void (*cb)(void *ud, const ks_cycle_result_t *r),
+                     void *ud, ks_error_t *err)
+{
+    ks_framework_t *fw = ks_generation_profile(s->gen, pod->scheduler_name);
+    ks_cycle_state_t *cs;
+    cycle_out_t *o;
+    int rc = 0;
+    if (fw == NULL)
+        fw = s->gen->fws[0];
+    if (ks_cache_update_snapshot(s->cache, s->snap, err) != 0)
+        return err ? err->code : KS_EINVAL;
+    ks_sched_sample_cycle(s);
+    cs = ks_cycle_state_new();
+    o = calloc(1, sizeof *o);
+    if (cs == NULL || o == NULL) {
+        rc = ks_error_set(err, KS_ENOMEM, "out of memory");
+        goto out;
+    }
+    run_cycle(s, fw, cs, pod, o);
+    if (o->r.nominated && ks_sched_nominate(s, pod, o->r.nominated) != 0) {
+        rc = ks_error_set(err, KS_ENOMEM,
+                          "out of memory nominating %s/%s to node %s",
+                          pod->ns, pod->name, o->r.nominated);
+        goto out;
+    }
+    cb(ud, &o->r);
+out:
+    ks_cycle_state_free(cs);
+    free(o);
+    return rc;
+}
+
+/* --- scheduleOne ------------------------------------------------------------------ */
+
+/* The pod fits on `node`: assume it there, then Reserve and Permit
+ * (upstream scheduleOne after schedulePod). Takes cs and wp over. */
+static void assume_reserve_permit(ks_scheduler_t *s, ks_qpod_t *qp,
+                                  ks_generation_t *gen, ks_framework_t *fw,
+                                  ks_cycle_state_t *cs, ks_waiting_pod_t *wp,
+                                  const char *node, int64_t now)
+{
+    ks_pod_t *pod = qp->pod;
+    ks_error_t err = {0};
+    uint64_t timeout_ms, wait_mask;
+    const char *timeout_plugin;
+    char msg[2048];
+    ks_status_t st;
+    double t0;
+    ks_code_t c;
+
+    if (ks_cache_assume_pod(s->cache, pod, node, &err) != 0) {
+        ks_sched_requeue_failed(s, qp, now, err.msg, NULL, 0, 1);
+        s->stats.errors++;
+        ks_cycle_state_free(cs);
+        ks_sched_wp_free(wp);
+        return;
+    }
+    qp->assumed = 1;
+    wp->s = s;
+    wp->qp = qp;
+    wp->gen = ks_generation_ref(gen);
+    wp->fw = fw;
+    wp->cs = cs;
+    wp->node = pod->node_name;
+    wp->deadline = -1;
+    wp->sampled = s->env.sample_plugins;
+
+    t0 = KS_SCHED_EP_T0(s);
+    c = ks_fw_run_reserve(fw, wp->cs, pod, wp->node, &st);
+    ks_sched_ep_done(s, fw, KS_EP_RESERVE, c, t0);
+    if (c != KS_SUCCESS) {
+        ks_status_message(&st, msg, sizeof msg);
+        wp->timeout_plugin = st.plugin;
+        ks_sched_fail_assumed(s, wp, msg, 1);
+        return;
+    }
+
+    t0 = KS_SCHED_EP_T0(s);
+    c = ks_fw_run_permit(fw, wp->cs, pod, wp->node, &timeout_ms, &wait_mask,
+                         &timeout_plugin, &st);
+    ks_sched_ep_done(s, fw, KS_EP_PERMIT, c, t0);
+    switch (c) {
+    case KS_SUCCESS:
+        wp->state = WP_ALLOWED;
+        ks_sched_ready_push(s, wp);
+        break;
+    case KS_WAIT:
+        ks_sched_wp_wait(s, wp, wait_mask, timeout_ms, timeout_plugin, now);
+        break;
+    default:
+        ks_status_message(&st, msg, sizeof msg);
+        wp->timeout_plugin = st.plugin;
+        ks_sched_fail_assumed(s, wp, msg, st.code == KS_ERROR);
+        break;
+    }
+}
+
+/* The attempt's outcome: requeue on a FitError or an Error, else go on to
+ * assume the pod. Takes cs and wp over. */
+static void handle_outcome(ks_scheduler_t *s, ks_qpod_t *qp,
+                           ks_generation_t *gen, ks_framework_t *fw,
+                           ks_cycle_state_t *cs, ks_waiting_pod_t *wp,
+                           const cycle_out_t *o, int64_t now)
+{
+    if (o->fit_error &&
+        (o->r.nominated == NULL ||
+         ks_sched_nominate(s, qp->pod, o->r.nominated) == 0)) {
+        s->stats.unschedulable++;
+        ks_sched_requeue_failed(s, qp, now, o->message, o->plugins,
+                                o->n_plugins, 0);
+    } else if (o->fit_error) {
+        /* Preemption made room but the nomination cannot be kept. */
+        s->stats.errors++;
+        ks_sched_requeue_failed(s, qp, now, "out of memory", NULL, 0, 1);
+    } else if (o->r.error) {
+        s->stats.errors++;
+        ks_sched_requeue_failed(s, qp, now, o->message, NULL, 0, 1);
+    } else {
+        s->stats.scheduled++;
+        assume_reserve_permit(s, qp, gen, fw, cs, wp, o->r.selected, now);
+        return;
+    }
+    ks_cycle_state_free(cs);
+    ks_sched_wp_free(wp);
+}
+
+void ks_sched_schedule_one(ks_scheduler_t *s)
+{
+    int64_t now = ks_scheduler_now(s);
+    ks_qpod_t *qp = ks_queue_pop(s->q, now, ++s->cycle);
+    ks_generation_t *gen;
+    ks_framework_t *fw;
+    ks_cycle_state_t *cs;
+    ks_waiting_pod_t *wp;
+    cycle_out_t *o;
+    ks_error_t err = {0};
+    double start = ks_fw_mono_seconds();
+
+    if (qp == NULL)
+        return;
+    gen = ks_generation_ref(s->gen);
+    fw = ks_generation_profile(gen, qp->pod->scheduler_name);
+    s->stats.attempts++;
+    if (fw == NULL) {
+        /* The profile went away in a reload: hold the pod as unschedulable
+         * until a profile for it returns. */
+        ks_sched_requeue_failed(s, qp, now,
+                                "no profile schedules this pod any more",
+                                NULL, 0, 0);
+        ks_generation_unref(gen);
+        return;
+    }
+    if (ks_cache_update_snapshot(s->cache, s->snap, &err) != 0) {
+        ks_sched_requeue_failed(s, qp, now, err.msg, NULL, 0, 1);
+        ks_generation_unref(gen);
+        return;
+    }
+    ks_sched_sample_cycle(s);
+    cs = ks_cycle_state_new();
+    o = calloc(1, sizeof *o);
+    wp = calloc(1, sizeof *wp);
+    if (cs == NULL || o == NULL || wp == NULL) {
+        s->stats.errors++;
+        ks_sched_requeue_failed(s, qp, now, "out of memory", NULL, 0, 1);
+        ks_cycle_state_free(cs);
+        free(o);
+        free(wp);
+        ks_generation_unref(gen);
+        return;
+    }
+    run_cycle(s, fw, cs, qp->pod, o);
+    o->r.seconds = ks_fw_mono_seconds() - start;
+    if (s->opts.obs.cycle)
+        s->opts.obs.cycle(s->opts.obs.ud, &o->r);
+    handle_outcome(s, qp, gen, fw, cs, wp, o, now);
+    free(o);
+    ks_generation_unref(gen);
+}

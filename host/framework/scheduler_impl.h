@@ -1,0 +1,265 @@
+/*
+ * Private: the scheduler's state and the calls one stage makes into
+ * another, shared by the files that implement scheduler.h (nothing else
+ * includes this header). One stage per file, named as upstream names it:
+ *
+ *   scheduler.c        construction and teardown, generation swap, the
+ *                      operations plugins reach through the host API,
+ *                      counts and the clock
+ *   sched_queue_ops.c  pods in and out of the queue: add, remove, cluster
+ *                      events that move pods, recording a failed attempt,
+ *                      deleting a preemption victim
+ *   schedule_one.c     the scheduling cycle (upstream scheduleOne): pop,
+ *                      schedulePod and PostFilter, assume, Reserve, Permit;
+ *                      ks_scheduler_try; the FitError message
+ *   schedule_pod.c     upstream schedulePod step by step: PreFilter, the
+ *                      nominated node, Filter over the nodes in parallel,
+ *                      PreScore and Score; the per-cycle scratch arrays
+ *   select_host.c      how many feasible nodes to look for
+ *                      (numFeasibleNodesToFind) and the choice among the
+ *                      best-scored nodes (selectHost, ties)
+ *   waiting_pods.c     pods held at Permit: the waiting and ready lists,
+ *                      allow, reject, timeouts
+ *   binding_cycle.c    PreBind, Bind (and the cluster writer's answer,
+ *                      ks_scheduler_bind_done), PostBind; undoing an
+ *                      assumed pod
+ *   nominator.c        pods nominated to nodes by preemption
+ *   sched_driver.c     one step, the batch driver (virtual clock) and the
+ *                      libuv driver (idle handle and timer)
+ *   sched_timing.c     extension point timing, plugin-timing samples,
+ *                      Permit wait times
+ *
+ * Out of memory, the policy of all of host/framework/: every allocation is
+ * checked and nothing aborts. A function that allocates either does all of
+ * its work or leaves everything as it was: it allocates what it needs
+ * before it changes shared state (the queue reserves heap room for a pod
+ * when the pod is added, so moving pods never allocates; a scheduling
+ * cycle allocates its cycle state, result and waiting-pod record before it
+ * runs a plugin), keeps the old block until realloc hands back a new one
+ * (never `x = realloc(x, ...)`), frees what it allocated on the way out,
+ * and reports the failure to its caller: KS_ENOMEM or a NULL object from
+ * functions that return one, an Error status "out of memory" from the
+ * run_* functions, and for a pod's scheduling attempt an Error (counted in
+ * errors, the pod requeued with backoff, as any Error). Where no caller
+ * can be told (recording a failure message, a host API call that returns
+ * nothing), the state stays as it was and the failure is logged or turned
+ * into an Error at the next point that can report one.
+ *
+ * Threads: the loop thread only, except the Filter workers in
+ * schedule_pod.c (each writes its own entries of the scratch arrays) and
+ * the plugin timing callback (see sched_timing.c).
+ */
+#ifndef KS_SCHEDULER_IMPL_H
+#define KS_SCHEDULER_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cycle_state.h"
+#include "queue.h"
+#include "scheduler.h"
+
+/* A waiting pod's Permit state. */
+enum { WP_OPEN = 0, WP_ALLOWED, WP_REJECTED };
+
+/* A binding handed to the cluster writer (cluster mode): none yet, waiting
+ * for ks_scheduler_bind_done, or answered while the Bind plugin was still
+ * running. */
+enum { BIND_NONE = 0, BIND_PENDING, BIND_OK, BIND_FAILED };
+
+/* An assumed pod from Reserve to the end of its binding cycle: waiting at
+ * Permit, ready to bind, or binding. Owns its cycle state and a reference
+ * on the generation its cycle started with. */
+struct ks_waiting_pod {
+    ks_scheduler_t *s;
+    ks_qpod_t *qp;
+    ks_generation_t *gen;
+    ks_framework_t *fw;
+    ks_cycle_state_t *cs;
+    const char *node;
+    uint64_t pending; /* Permit plugins still to allow (bit = list index) */
+    int64_t deadline; /* -1: not waiting */
+    double wait_t0;   /* when the Permit wait began (wall clock) */
+    uint64_t timeout_ms;
+    const char *timeout_plugin;
+    int state;
+    int deleted; /* the pod was deleted while waiting: drop, not requeue */
+    int sampled; /* its scheduling cycle timed plugins: so does binding */
+    int bind_state; /* BIND_*: the writer's answer to the Bind plugin */
+    char message[1024];
+    int registered; /* in the waiting list */
+    struct ks_waiting_pod *wnext, *wprev; /* waiting list */
+    struct ks_waiting_pod *rnext;         /* ready list */
+    struct ks_waiting_pod *bnext, *bprev; /* bindings in flight */
+};
+
+typedef struct nominee {
+    const ks_pod_t *pod;
+    const char *node;
+} nominee_t;
+
+struct ks_scheduler {
+    ks_generation_t *gen;
+    ks_cache_t *cache;
+    ks_snapshot_t *snap;
+    ks_queue_t *q;
+    ks_sched_opts_t opts;
+    ks_fw_env_t env;
+    uint64_t cycle;
+    uint32_t next_start;
+    ks_sched_stats_t stats;
+    /* clock */
+    int64_t vclock;
+    int64_t (*clock_fn)(void *ud);
+    void *clock_ud;
+    /* waiting and ready pods */
+    struct ks_waiting_pod *waiting;
+    struct ks_waiting_pod *ready_head, *ready_tail;
+    size_t n_waiting;
+    /* bindings handed to the writer and not answered yet; the pod whose
+     * Bind plugins are running now */
+    struct ks_waiting_pod *binding;
+    size_t n_binding;
+    struct ks_waiting_pod *in_bind;
+    /* nominated pods, sorted by the node name's address */
+    nominee_t *noms;
+    size_t n_noms, cap_noms;
+    /* per-cycle scratch, sized to the snapshot */
+    struct ks_node_status_map smap;
+    uint32_t cap_nodes;
+    uint32_t *cand;          /* candidate node indices */
+    uint8_t *feasible_flag;  /* by position */
+    const ks_node_info_t **feasible;
+    int64_t *scores, *totals;
+    uint8_t *skipped;
+    size_t cap_scores;
+    /* libuv driver */
+    uv_loop_t *loop;
+    uv_idle_t idle;
+    uv_timer_t timer;
+    int attached, idle_on;
+    int batch; /* driven by ks_scheduler_run_batch */
+};
+
+/* What one scheduling attempt found (schedulePod and PostFilter). */
+typedef struct cycle_out {
+    ks_cycle_result_t r;
+    char message[4096];
+    int fit_error;            /* 1: FitError (run PostFilter) */
+    int prefilter_failed;
+    ks_status_t pre_status;   /* PreFilter failure */
+    const char *plugins[KS_QPOD_MAX_PLUGINS]; /* rejecting plugins */
+    unsigned n_plugins;
+} cycle_out_t;
+
+/* --- sched_timing.c --------------------------------------------------------- */
+
+/* Start timing an extension point when someone listens (0 otherwise). */
+#define KS_SCHED_EP_T0(s)                                                      \
+    ((s)->opts.obs.ep_duration ? ks_fw_mono_seconds() : 0.0)
+void ks_sched_ep_done(const ks_scheduler_t *s, const ks_framework_t *fw,
+                      ks_ext_point_t ep, ks_code_t code, double t0);
+/* Hook the env's plugin timing to the observer, when it has one. */
+void ks_sched_timing_init(ks_scheduler_t *s);
+/* Does the cycle starting now time its plugins? Sets env.sample_plugins. */
+void ks_sched_sample_cycle(ks_scheduler_t *s);
+/* A Permit wait is over (allowed or not): report how long it took. */
+void ks_sched_report_permit_wait(const ks_scheduler_t *s,
+                                 const ks_waiting_pod_t *wp);
+
+/* --- nominator.c ------------------------------------------------------------ */
+
+/* Nominate `pod` to `node` (NULL or "": clear its nomination), setting
+ * pod->nominated_node_name. 0, or KS_ENOMEM with nothing changed; clearing
+ * never fails. */
+int ks_sched_nominate(ks_scheduler_t *s, const ks_pod_t *pod,
+                      const char *node);
+uint32_t ks_sched_ops_nominated_pods(ks_fw_env_t *e, const char *node,
+                                     const ks_pod_t **out, uint32_t cap);
+int ks_sched_ops_set_nominated(ks_fw_env_t *e, const ks_pod_t *pod,
+                               const char *node);
+
+/* --- sched_queue_ops.c -------------------------------------------------------- */
+
+/* A cluster event, moving every pool pod it may help except `skip`. */
+void ks_sched_on_event_except(ks_scheduler_t *s, ks_cluster_event_t ev,
+                              const ks_qpod_t *skip);
+/* Record a failed attempt on the pod's record (message, rejecting plugins)
+ * and tell the observer and the writer. error: an Error status, not
+ * Unschedulable. */
+void ks_sched_record_failure(ks_scheduler_t *s, ks_qpod_t *qp,
+                             const char *msg, const char *const *plugins,
+                             unsigned n_plugins, int error);
+/* record_failure, then back to the queue: backoff on an Error, else the
+ * unschedulable pool (or backoff after a move request, as the queue
+ * decides). */
+void ks_sched_requeue_failed(ks_scheduler_t *s, ks_qpod_t *qp, int64_t now,
+                             const char *msg, const char *const *plugins,
+                             unsigned n_plugins, int error);
+int ks_sched_ops_delete_pod(ks_fw_env_t *e, const ks_pod_t *pod);
+
+/* --- schedule_one.c / schedule_pod.c / select_host.c ------------------------- */
+
+/* Pop the head of activeQ and run its scheduling cycle. */
+void ks_sched_schedule_one(ks_scheduler_t *s);
+/* upstream schedulePod: fills o with the feasible nodes, their scores and
+ * the selected node, or why there is none (o->fit_error, o->r.error). */
+void ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
+                           ks_cycle_state_t *cs, const ks_pod_t *pod,
+                           cycle_out_t *o);
+void ks_sched_scratch_free(ks_scheduler_t *s);
+/* How many feasible nodes to look for among n_cand candidates. */
+uint32_t ks_sched_nodes_to_find(const ks_scheduler_t *s,
+                                const ks_framework_t *fw, int full_eval,
+                                uint32_t n_cand);
+/* Index in s->feasible of the node to bind to: the highest total in
+ * s->totals; ties at random, or the smallest name when deterministic. */
+uint32_t ks_sched_select_host(ks_scheduler_t *s, uint32_t n_feasible);
+
+/* --- waiting_pods.c ------------------------------------------------------------ */
+
+/* Frees the record, its cycle state and its generation reference (a
+ * zeroed record too). */
+void ks_sched_wp_free(ks_waiting_pod_t *wp);
+/* Permit said Wait: hold the pod until its plugins allow it or the
+ * timeout passes. */
+void ks_sched_wp_wait(ks_scheduler_t *s, ks_waiting_pod_t *wp,
+                      uint64_t wait_mask, uint64_t timeout_ms,
+                      const char *timeout_plugin, int64_t now);
+/* Queue for its binding cycle (allowed, rejected or deleted). */
+void ks_sched_ready_push(ks_scheduler_t *s, ks_waiting_pod_t *wp);
+ks_waiting_pod_t *ks_sched_ready_pop(ks_scheduler_t *s);
+void ks_sched_wp_reject(ks_waiting_pod_t *wp, const char *plugin,
+                        const char *msg);
+/* The pod waiting at Permit with this uid, or NULL. */
+ks_waiting_pod_t *ks_sched_waiting_get(ks_scheduler_t *s, const char *uid);
+/* The pod of qp is being removed: when it waits at Permit or is ready to
+ * bind, mark it so that its binding cycle drops it (1), else 0. */
+int ks_sched_waiting_drop(ks_scheduler_t *s, const ks_qpod_t *qp);
+/* Reject the pods whose Permit timeout passed. */
+void ks_sched_fire_timeouts(ks_scheduler_t *s, int64_t now);
+/* The earliest Permit deadline, or -1. */
+int64_t ks_sched_waiting_deadline(const ks_scheduler_t *s);
+/* Teardown: Unreserve and free waiting pods, free ready ones. */
+void ks_sched_waiting_teardown(ks_scheduler_t *s);
+ks_waiting_pod_t *ks_sched_ops_wp_get(ks_fw_env_t *e, const char *uid);
+void ks_sched_ops_wp_iterate(ks_fw_env_t *e, ks_waiting_pod_fn fn, void *ud);
+const ks_pod_t *ks_sched_ops_wp_pod(ks_waiting_pod_t *wp);
+void ks_sched_ops_wp_allow(ks_waiting_pod_t *wp, const char *plugin);
+
+/* --- binding_cycle.c ------------------------------------------------------------ */
+
+/* Run the binding cycles of the ready pods; 1 if there were any. */
+int ks_sched_run_ready(ks_scheduler_t *s);
+/* A failure past Reserve: Unreserve, forget the assumed pod, requeue it,
+ * and free the record. error: an Error status, not Unschedulable. */
+void ks_sched_fail_assumed(ks_scheduler_t *s, ks_waiting_pod_t *wp,
+                           const char *msg, int error);
+/* The pod of qp is being removed while its binding is in flight: drop it
+ * when the cluster answers (1), or 0 when it is not binding. */
+int ks_sched_binding_drop(ks_scheduler_t *s, const ks_qpod_t *qp);
+/* Teardown: free the records of bindings still in flight. */
+void ks_sched_binding_teardown(ks_scheduler_t *s);
+int ks_sched_ops_bind(ks_fw_env_t *e, const ks_pod_t *pod, const char *node);
+
+#endif
