@@ -1,4 +1,11 @@
-/* Building a framework from a merged profile and the plugin registry. */
+/*
+ * Building a framework from a merged profile and the plugin registry (see
+ * framework.h for the checks and their order).
+ *
+ * Out of memory while building is one more problem in the error list
+ * (KS_ENOMEM); the half-built framework is freed and nothing is returned.
+ * Loop thread only.
+ */
 #include "framework.h"
 
 #include <stdio.h>
@@ -59,18 +66,25 @@ static ks_plugin_inst_t *inst_find(ks_framework_t *fw, const char *name)
     return NULL;
 }
 
+/* The framework's instance of lp, made on first use; NULL when out of
+ * memory (nothing changed). */
 static ks_plugin_inst_t *inst_get(ks_framework_t *fw, ks_loaded_plugin_t *lp)
 {
     ks_plugin_inst_t *in = inst_find(fw, lp->desc.name);
+    ks_plugin_inst_t **insts;
     if (in)
         return in;
-    in = calloc(1, sizeof *in);
+    insts = realloc(fw->insts, (fw->n_insts + 1) * sizeof *fw->insts);
+    if (insts == NULL)
+        return NULL;
+    fw->insts = insts;
+    if ((in = calloc(1, sizeof *in)) == NULL)
+        return NULL;
     in->lp = ks_plugin_ref(lp);
     in->d = &lp->desc;
     in->name = lp->desc.name;
     in->handle.fw = fw;
     in->handle.inst = in;
-    fw->insts = realloc(fw->insts, (fw->n_insts + 1) * sizeof *fw->insts);
     fw->insts[fw->n_insts++] = in;
     return in;
 }
@@ -84,14 +98,19 @@ static int list_has(const ks_point_entry_t *l, size_t n, const char *name)
     return 0;
 }
 
-static void list_push(ks_framework_t *fw, ks_ext_point_t ep,
-                      ks_plugin_inst_t *in)
+/* Append `in` to the runtime list of ep; -1 when out of memory. */
+static int list_push(ks_framework_t *fw, ks_ext_point_t ep,
+                     ks_plugin_inst_t *in)
 {
-    fw->points[ep] = realloc(fw->points[ep],
-                             (fw->n_points[ep] + 1) * sizeof *fw->points[ep]);
-    fw->points[ep][fw->n_points[ep]].inst = in;
-    fw->points[ep][fw->n_points[ep]].weight = 0;
+    ks_point_entry_t *l = realloc(fw->points[ep],
+                                  (fw->n_points[ep] + 1) * sizeof *l);
+    if (l == NULL)
+        return -1;
+    fw->points[ep] = l;
+    l[fw->n_points[ep]].inst = in;
+    l[fw->n_points[ep]].weight = 0;
     fw->n_points[ep]++;
+    return 0;
 }
 
 static int set_has(const ks_plugin_ref_t *refs, size_t n, const char *name)
@@ -137,12 +156,22 @@ static ks_loaded_plugin_t *resolve(const ks_registry_t *reg, const char *prof,
     return NULL;
 }
 
+/* Out of memory while building: one more problem in the list; -1. */
+static int nomem(const ks_framework_t *fw, ks_error_t *err)
+{
+    ks_error_append(err, KS_ENOMEM, "profile \"%s\": out of memory",
+                    fw->profile_name);
+    return -1;
+}
+
+/* The runtime lists of every point: 0, 1 when the profile has problems
+ * (all appended to err), -1 when out of memory. */
 static int build_points(ks_framework_t *fw, const ks_profile_config_t *prof,
                         const char *path, const ks_registry_t *reg,
                         ks_error_t *err)
 {
     const ks_plugin_set_t *mp = &prof->points[KS_EP_MULTI_POINT];
-    int bad = 0;
+    int bad = 0, oom = 0;
     size_t i, k;
     int ep;
     char w[512];
@@ -159,13 +188,14 @@ static int build_points(ks_framework_t *fw, const ks_profile_config_t *prof,
         size_t n_spec = 0;
         const char **mpe = NULL; /* multiPoint-enabled names */
         size_t n_mpe = 0;
-        uint8_t *override;
+        uint8_t *override = NULL;
         int all_disabled = set_has(ps->disabled, ps->n_disabled, "*");
 
         for (i = 0; i < ps->n_enabled; i++) {
             const ks_plugin_ref_t *r = &ps->enabled[i];
             ks_loaded_plugin_t *lp = resolve(reg, fw->profile_name, path, r,
                                              (ks_ext_point_t)ep, err);
+            ks_point_entry_t *more;
             if (lp == NULL) {
                 bad = 1;
                 continue;
@@ -190,13 +220,20 @@ static int build_points(ks_framework_t *fw, const ks_profile_config_t *prof,
                 bad = 1;
                 continue;
             }
-            spec = realloc(spec, (n_spec + 1) * sizeof *spec);
-            spec[n_spec].inst = inst_get(fw, lp);
+            more = realloc(spec, (n_spec + 1) * sizeof *spec);
+            if (more != NULL)
+                spec = more;
+            if (more == NULL ||
+                (spec[n_spec].inst = inst_get(fw, lp)) == NULL) {
+                oom = 1;
+                break;
+            }
             spec[n_spec].weight = r->weight;
             n_spec++;
         }
-        override = calloc(n_spec + 1, 1);
-        if (!all_disabled) {
+        if (!oom && (override = calloc(n_spec + 1, 1)) == NULL)
+            oom = 1;
+        if (!oom && !all_disabled) {
             for (i = 0; i < mp->n_enabled; i++) {
                 const ks_plugin_ref_t *r = &mp->enabled[i];
                 ks_loaded_plugin_t *lp = ks_registry_get(reg, r->name);
@@ -226,24 +263,38 @@ static int build_points(ks_framework_t *fw, const ks_profile_config_t *prof,
                     bad = 1;
                     continue;
                 }
-                mpe = realloc(mpe, (n_mpe + 1) * sizeof *mpe);
+                {
+                    const char **more =
+                        realloc(mpe, (n_mpe + 1) * sizeof *mpe);
+                    if (more == NULL) {
+                        oom = 1;
+                        break;
+                    }
+                    mpe = more;
+                }
                 mpe[n_mpe++] = r->name;
             }
         }
         /* Upstream's order: overridden specific plugins, then multiPoint
          * ones, then the remaining specific plugins. */
-        for (k = 0; k < n_spec; k++)
-            if (override[k])
-                list_push(fw, (ks_ext_point_t)ep, spec[k].inst);
-        for (k = 0; k < n_mpe; k++)
-            list_push(fw, (ks_ext_point_t)ep,
-                      inst_get(fw, ks_registry_get(reg, mpe[k])));
-        for (k = 0; k < n_spec; k++)
-            if (!override[k])
-                list_push(fw, (ks_ext_point_t)ep, spec[k].inst);
+        for (k = 0; !oom && k < n_spec; k++)
+            if (override[k] && list_push(fw, (ks_ext_point_t)ep,
+                                         spec[k].inst) != 0)
+                oom = 1;
+        for (k = 0; !oom && k < n_mpe; k++) {
+            ks_plugin_inst_t *in = inst_get(fw, ks_registry_get(reg, mpe[k]));
+            if (in == NULL || list_push(fw, (ks_ext_point_t)ep, in) != 0)
+                oom = 1;
+        }
+        for (k = 0; !oom && k < n_spec; k++)
+            if (!override[k] && list_push(fw, (ks_ext_point_t)ep,
+                                          spec[k].inst) != 0)
+                oom = 1;
         free(override);
         free(spec);
         free(mpe);
+        if (oom)
+            return nomem(fw, err);
     }
     return bad;
 }
@@ -392,9 +443,17 @@ int ks_framework_build(const ks_profile_config_t *prof, const char *cfg_path,
     if (fw == NULL)
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     fw->profile_name = strdup(prof->scheduler_name);
+    if (fw->profile_name == NULL) {
+        free(fw);
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    }
     fw->percentage_of_nodes_to_score = prof->percentage_of_nodes_to_score;
     fw->parallelism = parallelism > 0 ? parallelism : 1;
     bad = build_points(fw, prof, cfg_path, reg, err);
+    if (bad < 0) {
+        ks_framework_free(fw);
+        return KS_ENOMEM;
+    }
     /* Counted even after point errors, so every problem shows at once. */
     bad |= check_counts(fw, cfg_path, prof->line, err);
     if (!bad)

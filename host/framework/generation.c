@@ -1,3 +1,8 @@
+/*
+ * Framework generations (generation.h): build everything or nothing, and
+ * free with the last reference. Out of memory is reported as KS_ENOMEM
+ * with nothing built. Loop thread only.
+ */
 #include "generation.h"
 
 #include <stdlib.h>
@@ -52,6 +57,10 @@ int ks_generation_build(const ks_generation_opts_t *o, ks_generation_t **out,
     par = o->parallelism > 0 ? o->parallelism : g->cfg->parallelism;
     g->fws = calloc(g->cfg->n_profiles ? g->cfg->n_profiles : 1,
                     sizeof *g->fws);
+    if (g->fws == NULL) {
+        gen_free(g);
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    }
     for (i = 0; i < g->cfg->n_profiles; i++) {
         ks_framework_t *fw = NULL;
         if (ks_framework_build(&g->cfg->profiles[i], path, g->reg, par, &fw,

@@ -1,3 +1,8 @@
+/*
+ * Worker threads for parallel-for loops (pool.h). Out of memory in
+ * ks_pool_new: NULL, every thread started so far stopped and joined; a
+ * thread the system refuses to start leaves a smaller pool.
+ */
 #include "pool.h"
 
 #include <pthread.h>
@@ -94,8 +99,16 @@ ks_pool_t *ks_pool_new(int threads)
     pthread_cond_init(&p->work_cv, NULL);
     pthread_cond_init(&p->done_cv, NULL);
     p->threads = calloc((size_t)threads, sizeof *p->threads);
+    if (p->threads == NULL) {
+        ks_pool_free(p);
+        return NULL;
+    }
     for (i = 0; i + 1 < (unsigned)threads; i++) {
         worker_arg_t *wa = malloc(sizeof *wa);
+        if (wa == NULL) {
+            ks_pool_free(p); /* stops and joins the threads started */
+            return NULL;
+        }
         wa->p = p;
         wa->id = i + 1;
         if (pthread_create(&p->threads[i], NULL, worker_main, wa) != 0) {

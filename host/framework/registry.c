@@ -1,3 +1,8 @@
+/*
+ * The plugin registry (registry.h): scan the search path, load every
+ * plugin, resolve names. Out of memory is one more problem in the error
+ * list (KS_ENOMEM) and the registry is not built. One thread.
+ */
 #include "registry.h"
 
 #include <dirent.h>
@@ -5,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "grow.h"
 
 #ifndef KS_PLUGINDIR
 #define KS_PLUGINDIR "/usr/local/lib/ksched/plugins"
@@ -38,28 +45,58 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static void scan_nomem(scan_t *s, const char *dir)
+{
+    ks_error_append(s->err, KS_ENOMEM, "%s: out of memory", dir);
+    s->failed = 1;
+}
+
+/* Keep a loaded plugin; -1 when out of memory. */
+static int scan_push(scan_t *s, ks_loaded_plugin_t *p, size_t entry)
+{
+    found_t *items = ks_fw_grow(s->items, &s->cap, s->n + 1, sizeof *items, 32);
+    if (items == NULL)
+        return -1;
+    s->items = items;
+    s->items[s->n].p = p;
+    s->items[s->n].entry = entry;
+    s->n++;
+    return 0;
+}
+
 static void scan_dir(scan_t *s, const char *dir, size_t entry, int depth)
 {
     DIR *d;
     struct dirent *de;
     char **names = NULL;
     size_t n = 0, cap = 0, i;
+    int oom = 0;
 
     if (depth > 8)
         return;
     d = opendir(dir);
     if (d == NULL)
         return; /* a missing directory in the path is not an error */
-    while ((de = readdir(d)) != NULL) {
+    while (!oom && (de = readdir(d)) != NULL) {
+        char **more;
         if (de->d_name[0] == '.')
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            names = realloc(names, cap * sizeof *names);
-        }
-        names[n++] = strdup(de->d_name);
+        more = ks_fw_grow(names, &cap, n + 1, sizeof *names, 16);
+        if (more == NULL || (more[n] = strdup(de->d_name)) == NULL)
+            oom = 1;
+        else
+            n++;
+        if (more != NULL)
+            names = more;
     }
     closedir(d);
+    if (oom) {
+        scan_nomem(s, dir);
+        for (i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
+        return;
+    }
     /* Sorted so that loading order, and thus messages, are stable. */
     if (n > 1)
         qsort(names, n, sizeof *names, cmp_str);
@@ -77,14 +114,9 @@ static void scan_dir(scan_t *s, const char *dir, size_t entry, int depth)
             if (ks_plugin_load(path, &p, &e) != 0) {
                 ks_error_append(s->err, e.code, "%s", e.msg);
                 s->failed = 1;
-            } else {
-                if (s->n == s->cap) {
-                    s->cap = s->cap ? s->cap * 2 : 32;
-                    s->items = realloc(s->items, s->cap * sizeof *s->items);
-                }
-                s->items[s->n].p = p;
-                s->items[s->n].entry = entry;
-                s->n++;
+            } else if (scan_push(s, p, entry) != 0) {
+                ks_plugin_unref(p);
+                scan_nomem(s, path);
             }
         }
         free(names[i]);
@@ -99,17 +131,49 @@ static int cmp_plugin(const void *a, const void *b)
     return strcmp(x->desc.name, y->desc.name);
 }
 
+/* Append a search-path entry (once); -1 when out of memory. */
 static int add_dir(ks_registry_t *r, const char *dir)
 {
     size_t i;
+    char **dirs, *copy;
     if (dir == NULL || dir[0] == '\0')
         return 0;
     for (i = 0; i < r->n_dirs; i++)
         if (strcmp(r->dirs[i], dir) == 0)
             return 0;
-    r->dirs = realloc(r->dirs, (r->n_dirs + 1) * sizeof *r->dirs);
-    r->dirs[r->n_dirs++] = strdup(dir);
+    dirs = realloc(r->dirs, (r->n_dirs + 1) * sizeof *r->dirs);
+    if (dirs == NULL)
+        return -1;
+    r->dirs = dirs;
+    if ((copy = strdup(dir)) == NULL)
+        return -1;
+    r->dirs[r->n_dirs++] = copy;
     return 0;
+}
+
+/* The search path: the given dirs, then KSCHED_PLUGIN_PATH and the
+ * installed directory. -1 when out of memory. */
+static int add_search_path(ks_registry_t *r, const char *const *dirs,
+                           size_t n_dirs, int no_default_path)
+{
+    const char *env = getenv("KSCHED_PLUGIN_PATH");
+    size_t i;
+    int rc = 0;
+    for (i = 0; i < n_dirs; i++)
+        if (add_dir(r, dirs[i]) != 0)
+            return -1;
+    if (no_default_path)
+        return 0;
+    if (env != NULL) {
+        char *copy = strdup(env), *save = NULL, *tok;
+        if (copy == NULL)
+            return -1;
+        for (tok = strtok_r(copy, ":", &save); tok && rc == 0;
+             tok = strtok_r(NULL, ":", &save))
+            rc = add_dir(r, tok);
+        free(copy);
+    }
+    return rc != 0 ? -1 : add_dir(r, KS_PLUGINDIR);
 }
 
 int ks_registry_load(const char *const *dirs, size_t n_dirs,
@@ -118,22 +182,13 @@ int ks_registry_load(const char *const *dirs, size_t n_dirs,
     ks_registry_t *r = calloc(1, sizeof *r);
     scan_t s = {0};
     size_t i, j;
-    const char *env = getenv("KSCHED_PLUGIN_PATH");
 
     *out = NULL;
     if (r == NULL)
         return ks_error_set(err, KS_ENOMEM, "out of memory");
-    for (i = 0; i < n_dirs; i++)
-        add_dir(r, dirs[i]);
-    if (!no_default_path) {
-        if (env != NULL) {
-            char *copy = strdup(env), *save = NULL, *tok;
-            for (tok = strtok_r(copy, ":", &save); tok;
-                 tok = strtok_r(NULL, ":", &save))
-                add_dir(r, tok);
-            free(copy);
-        }
-        add_dir(r, KS_PLUGINDIR);
+    if (add_search_path(r, dirs, n_dirs, no_default_path) != 0) {
+        ks_registry_free(r);
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
     }
     s.err = err;
     for (i = 0; i < r->n_dirs; i++)
@@ -160,11 +215,21 @@ int ks_registry_load(const char *const *dirs, size_t n_dirs,
             s.items[j].p = NULL;
         }
     }
+    if (s.n > 0 && !s.failed) {
+        r->plugins = malloc(s.n * sizeof *r->plugins);
+        if (r->plugins == NULL) {
+            ks_error_append(err, KS_ENOMEM, "out of memory");
+            s.failed = 1;
+        }
+    }
+    /* The registry takes every reference left, or they go now. */
     for (i = 0; i < s.n; i++) {
         if (s.items[i].p == NULL)
             continue;
-        r->plugins = realloc(r->plugins, (r->n + 1) * sizeof *r->plugins);
-        r->plugins[r->n++] = s.items[i].p;
+        if (r->plugins != NULL)
+            r->plugins[r->n++] = s.items[i].p;
+        else
+            ks_plugin_unref(s.items[i].p);
     }
     free(s.items);
     if (s.failed) {
