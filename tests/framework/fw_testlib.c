@@ -225,6 +225,29 @@ const ks_node_info_t *tl_world_node(tl_world_t *w, const char *name)
     return ni;
 }
 
+ks_generation_t *tl_generation(const char *yaml)
+{
+    char *fx = tl_fixture("plugins");
+    const char *dirs[2];
+    ks_generation_opts_t o;
+    ks_generation_t *g = NULL;
+    ks_error_t err = {0};
+    dirs[0] = fx;
+    dirs[1] = tl_plugin_dir();
+    memset(&o, 0, sizeof o);
+    if (yaml != NULL) {
+        o.config = tl_config(yaml);
+        o.config_path = "inline.yaml";
+    }
+    o.plugin_dirs = dirs;
+    o.n_plugin_dirs = 2;
+    o.no_default_path = 1;
+    o.parallelism = 1;
+    ck_assert_msg(ks_generation_build(&o, &g, &err) == 0, "%s", err.msg);
+    free(fx);
+    return g;
+}
+
 char *tl_node_yaml(const char *name)
 {
     char *s = malloc(512);

@@ -15,6 +15,7 @@
 #include "cluster/objects.h"
 #include "config/config.h"
 #include "framework/framework.h"
+#include "framework/generation.h"
 #include "framework/registry.h"
 
 /* $KS_TEST_FIXTURE_DIR (the build folder of tests/fixtures) and
@@ -64,6 +65,11 @@ char *tl_node_yaml(const char *name);
 /* A pending pod (priority, optional nominatedNodeName, "" for none). */
 char *tl_pod_yaml(const char *name, int priority, const char *nominated);
 
+/* A generation (own registry: every plugin loaded afresh) from inline
+ * YAML, or the default configuration when yaml is NULL, with the fixture
+ * plugins and the real ones, parallelism 1. Must succeed. */
+ks_generation_t *tl_generation(const char *yaml);
+
 /* Build a framework for the first profile of `cfg` (parallelism 1) and
  * attach `env` (may be NULL). Must succeed. */
 ks_framework_t *tl_framework(const ks_config_t *cfg, const ks_registry_t *reg,
@@ -71,6 +77,14 @@ ks_framework_t *tl_framework(const ks_config_t *cfg, const ks_registry_t *reg,
 
 
 /* Profile YAML fragments shared by the framework tests. */
+
+/* A configuration's start, up to its one profile, default-scheduler. */
+#define PROFILE_HEAD                                                           \
+    "apiVersion: kubescheduler.config.k8s.io/v1\n"                            \
+    "kind: KubeSchedulerConfiguration\n"                                       \
+    "profiles:\n"                                                              \
+    "- schedulerName: default-scheduler\n"
+
 #define BIND_DEFAULT                                                           \
     "    bind:\n"                                                              \
     "      enabled:\n"                                                         \

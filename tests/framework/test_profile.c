@@ -11,11 +11,7 @@
 
 #include "fw_testlib.h"
 
-#define PROFILE                                                                \
-    "apiVersion: kubescheduler.config.k8s.io/v1\n"                            \
-    "kind: KubeSchedulerConfiguration\n"                                       \
-    "profiles:\n"                                                              \
-    "- schedulerName: default-scheduler\n"
+#define PROFILE PROFILE_HEAD
 
 /* The default lists (ksched's default plugins, all through multiPoint). */
 #define DEFAULT_FILTER                                                         \

@@ -20,10 +20,7 @@
 #include "fw_testlib.h"
 
 #define PROFILE                                                                \
-    "apiVersion: kubescheduler.config.k8s.io/v1\n"                            \
-    "kind: KubeSchedulerConfiguration\n"                                       \
-    "profiles:\n"                                                              \
-    "- schedulerName: default-scheduler\n"                                     \
+    PROFILE_HEAD                                                               \
     "  plugins:\n"                                                             \
     "    multiPoint:\n"                                                        \
     "      disabled:\n"                                                        \
@@ -1051,10 +1048,7 @@ static void t_obs_plugin(void *ud, const char *plugin, int ep, ks_code_t code,
 static void timing_schedule(const char *permit)
 {
     char cfg[512], *yaml, *full;
-    const char *dirs[2];
-    ks_generation_opts_t o;
-    ks_generation_t *g = NULL;
-    ks_error_t err = {0};
+    ks_generation_t *g;
     ks_sched_opts_t so;
     ks_scheduler_t *sch;
     size_t n;
@@ -1079,16 +1073,7 @@ static void timing_schedule(const char *permit)
     yaml = malloc(n);
     snprintf(yaml, n, "%s%s  pluginConfig:\n%s", PROFILE, plugins, cfg);
     full = tl_subst(yaml, "T", R.trace);
-    dirs[0] = tl_fixture("plugins");
-    dirs[1] = tl_plugin_dir();
-    memset(&o, 0, sizeof o);
-    o.config = tl_config(full);
-    o.config_path = "inline.yaml";
-    o.plugin_dirs = dirs;
-    o.n_plugin_dirs = 2;
-    o.no_default_path = 1;
-    o.parallelism = 1;
-    ck_assert_msg(ks_generation_build(&o, &g, &err) == 0, "%s", err.msg);
+    g = tl_generation(full);
     memset(&so, 0, sizeof so);
     so.deterministic = 1;
     so.sample_all_plugins = 1;
@@ -1102,7 +1087,6 @@ static void timing_schedule(const char *permit)
     ck_assert_uint_eq(ks_scheduler_stats(sch).attempts, 1);
     ks_scheduler_free(sch);
     ks_generation_unref(g);
-    free((char *)dirs[0]);
     free(full);
     free(yaml);
 }

@@ -71,10 +71,7 @@ char *__wrap_strdup(const char *s)
  * keep their PreFilter/PreScore state when the host cannot store it (the
  * other in-tree plugins free it). */
 #define PROFILE                                                                \
-    "apiVersion: kubescheduler.config.k8s.io/v1\n"                            \
-    "kind: KubeSchedulerConfiguration\n"                                       \
-    "profiles:\n"                                                              \
-    "- schedulerName: default-scheduler\n"                                     \
+    PROFILE_HEAD                                                               \
     "  plugins:\n"                                                             \
     "    multiPoint:\n"                                                        \
     "      disabled:\n"                                                        \
@@ -107,24 +104,6 @@ static void on_bound(void *ud, const ks_pod_t *pod, const char *node)
     (void)ud;
     (void)node;
     n_bound[pod->name[1] - '1']++;
-}
-
-static ks_generation_t *gen_build(void)
-{
-    const char *dirs[1];
-    ks_generation_opts_t o;
-    ks_generation_t *g = NULL;
-    ks_error_t err = {0};
-    dirs[0] = tl_plugin_dir();
-    memset(&o, 0, sizeof o);
-    o.config = tl_config(PROFILE);
-    o.config_path = "inline.yaml";
-    o.plugin_dirs = dirs;
-    o.n_plugin_dirs = 1;
-    o.no_default_path = 1;
-    o.parallelism = 1;
-    ck_assert_msg(ks_generation_build(&o, &g, &err) == 0, "%s", err.msg);
-    return g;
 }
 
 static ks_scheduler_t *sched_new(ks_cache_t *cache)
@@ -188,7 +167,7 @@ static long run(long n)
 START_TEST(test_every_allocation_failure_is_undone)
 {
     long total, n;
-    G = gen_build();
+    G = tl_generation(PROFILE);
     total = run(0);
     ck_assert_int_gt(total, 10);
     for (n = 1; n <= total; n++)

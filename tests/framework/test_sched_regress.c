@@ -26,10 +26,7 @@
 #include "fw_testlib.h"
 
 #define PROFILE_PERMIT(args)                                                   \
-    "apiVersion: kubescheduler.config.k8s.io/v1\n"                            \
-    "kind: KubeSchedulerConfiguration\n"                                       \
-    "profiles:\n"                                                              \
-    "- schedulerName: default-scheduler\n"                                     \
+    PROFILE_HEAD                                                               \
     "  plugins:\n"                                                             \
     "    multiPoint:\n"                                                        \
     "      disabled:\n"                                                        \
@@ -83,34 +80,13 @@ static int64_t fake_clock(void *ud)
     return now_ms;
 }
 
-static ks_generation_t *gen_build(const char *yaml)
-{
-    char *fx = tl_fixture("plugins");
-    const char *dirs[2];
-    ks_generation_opts_t o;
-    ks_generation_t *g = NULL;
-    ks_error_t err = {0};
-    dirs[0] = fx;
-    dirs[1] = tl_plugin_dir();
-    memset(&o, 0, sizeof o);
-    o.config = tl_config(yaml);
-    o.config_path = "inline.yaml";
-    o.plugin_dirs = dirs;
-    o.n_plugin_dirs = 2;
-    o.no_default_path = 1;
-    o.parallelism = 1;
-    ck_assert_msg(ks_generation_build(&o, &g, &err) == 0, "%s", err.msg);
-    free(fx);
-    return g;
-}
-
 static void start(const char *yaml, int clock)
 {
     ks_sched_opts_t so;
     memset(&so, 0, sizeof so);
     so.deterministic = 1;
     so.obs.failed = on_failed;
-    G = gen_build(yaml);
+    G = tl_generation(yaml);
     tl_world_init(&W, CLUSTER);
     S = ks_scheduler_new(G, W.cache, &so);
     if (clock) {
@@ -180,10 +156,7 @@ START_TEST(test_rejecting_plugin_survives_reload)
 {
     /* p1 is rejected by the Filter of Probe2 on every node. */
     const char *yaml =
-        "apiVersion: kubescheduler.config.k8s.io/v1\n"
-        "kind: KubeSchedulerConfiguration\n"
-        "profiles:\n"
-        "- schedulerName: default-scheduler\n"
+        PROFILE_HEAD
         "  plugins:\n"
         "    filter:\n"
         "      enabled:\n"
@@ -202,7 +175,7 @@ START_TEST(test_rejecting_plugin_survives_reload)
     /* Reload: a new generation loads new copies; the old one is freed and
      * its plugin images unmapped. */
     live = ks_plugin_live_count();
-    g2 = gen_build(yaml);
+    g2 = tl_generation(yaml);
     ks_scheduler_set_generation(S, g2);
     ks_generation_unref(G);
     G = NULL;

@@ -18,10 +18,7 @@
 #include "fw_testlib.h"
 
 #define PROFILE                                                                \
-    "apiVersion: kubescheduler.config.k8s.io/v1\n"                            \
-    "kind: KubeSchedulerConfiguration\n"                                       \
-    "profiles:\n"                                                              \
-    "- schedulerName: default-scheduler\n"                                     \
+    PROFILE_HEAD                                                               \
     "  plugins:\n"                                                             \
     "    multiPoint:\n"                                                        \
     "      disabled:\n"                                                        \
@@ -95,28 +92,6 @@ static int64_t fake_clock(void *ud)
     return *(int64_t *)ud;
 }
 
-/* A generation (own registry: every plugin loaded afresh) from YAML. */
-static ks_generation_t *gen_build(const char *yaml)
-{
-    char *fx = tl_fixture("plugins");
-    const char *dirs[2];
-    ks_generation_opts_t o;
-    ks_generation_t *g = NULL;
-    ks_error_t err = {0};
-    dirs[0] = fx;
-    dirs[1] = tl_plugin_dir();
-    memset(&o, 0, sizeof o);
-    o.config = tl_config(yaml);
-    o.config_path = "inline.yaml";
-    o.plugin_dirs = dirs;
-    o.n_plugin_dirs = 2;
-    o.no_default_path = 1;
-    o.parallelism = 1;
-    ck_assert_msg(ks_generation_build(&o, &g, &err) == 0, "%s", err.msg);
-    free(fx);
-    return g;
-}
-
 static void setup(void)
 {
     memset(&S, 0, sizeof S);
@@ -146,7 +121,7 @@ static void sched_build(const char *plugins, const char *config,
 
     snprintf(yaml, n, "%s%s  pluginConfig:\n%s", PROFILE, plugins, config);
     full = tl_subst(yaml, "T", S.trace);
-    S.gen = gen_build(full);
+    S.gen = tl_generation(full);
 
     strcpy(cluster, NODES3);
     strcat(cluster, pods);
@@ -553,7 +528,7 @@ START_TEST(test_waiting_pod_keeps_its_generation)
     old_fw = profile_fw();
 
     /* Reload: the new generation loads its own copies... */
-    g2 = gen_build(S.yaml);
+    g2 = tl_generation(S.yaml);
     ck_assert_int_eq(ks_plugin_live_count(), live_one + n_plugins);
     ks_scheduler_set_generation(S.s, g2);
     ks_generation_unref(S.gen); /* the test's reference on gen 1 */
