@@ -30,14 +30,16 @@
  *                      Permit wait times
  *
  * Out of memory, the policy of all of host/framework/: every allocation is
- * checked and nothing aborts. A function that allocates either does all of
- * its work or leaves everything as it was: it allocates what it needs
- * before it changes shared state (the queue reserves heap room for a pod
- * when the pod is added, so moving pods never allocates; a scheduling
- * cycle allocates its cycle state, result and waiting-pod record before it
- * runs a plugin), keeps the old block until realloc hands back a new one
- * (never `x = realloc(x, ...)`), frees what it allocated on the way out,
- * and reports the failure to its caller: KS_ENOMEM or a NULL object from
+ * checked, and nothing here aborts (ks_node_info_add_pod, which Filter with
+ * nominated pods calls, still does: cluster/'s rule). A function that
+ * allocates either does all of its work or leaves everything as it was: it
+ * allocates what it needs before it changes shared state (the queue
+ * reserves heap room for a pod when the pod is added, so moving pods never
+ * allocates; a scheduling cycle allocates its cycle state, result and
+ * waiting-pod record before it runs a plugin), keeps the old block until
+ * realloc hands back a new one (never `x = realloc(x, ...)`; growing arrays
+ * use ks_fw_grow, grow.h), frees what it allocated on the way out, and
+ * reports the failure to its caller: KS_ENOMEM or a NULL object from
  * functions that return one, an Error status "out of memory" from the
  * run_* functions, and for a pod's scheduling attempt an Error (counted in
  * errors, the pod requeued with backoff, as any Error). Where no caller
