@@ -1,7 +1,9 @@
 /*
- * String interning: an open-addressing hash set of string pointers whose
- * bytes live in chunked arenas owned by the table. One mutex guards the
- * whole table; interned strings never move and live until ks_intern_free().
+ * String interning: an open-addressing hash set of string pointers. Pinned
+ * strings' bytes live in chunked arenas owned by the table and stay until
+ * ks_intern_free(); counted strings are malloc'd one by one and freed with
+ * their last reference (a counted string that gets pinned stays). One
+ * mutex guards the whole table; strings never move.
  */
 #include "base/intern.h"
 
@@ -20,10 +22,14 @@ typedef struct intern_chunk {
     char data[];
 } intern_chunk_t;
 
+#define PINNED UINT32_MAX
+
 typedef struct intern_slot {
     const char *s; /* NULL: empty slot */
     uint32_t len;
     uint32_t hash; /* low 32 bits of the full hash */
+    uint32_t refs; /* PINNED, or the counted references */
+    uint32_t owned; /* s was malloc'd (a counted string) */
 } intern_slot_t;
 
 struct ks_intern {
@@ -31,6 +37,7 @@ struct ks_intern {
     intern_slot_t *slots;
     size_t cap;   /* power of two */
     size_t count;
+    size_t counted_bytes;
     intern_chunk_t *chunks; /* head: the chunk being filled */
     const char *empty;
 };
@@ -86,8 +93,24 @@ static int intern_grow(ks_intern_t *t)
     return 0;
 }
 
-/* Caller holds the lock. */
-static const char *intern_locked(ks_intern_t *t, const char *s, size_t n)
+/* The slot holding `s` (n bytes) or the empty slot where it would go.
+ * Caller holds the lock; cap > 0. */
+static size_t intern_find(const ks_intern_t *t, const char *s, size_t n,
+                          uint32_t h)
+{
+    size_t j = h & (t->cap - 1);
+    while (t->slots[j].s != NULL) {
+        const intern_slot_t *e = &t->slots[j];
+        if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0)
+            return j;
+        j = (j + 1) & (t->cap - 1);
+    }
+    return j;
+}
+
+/* Caller holds the lock. counted: take a reference; else pin. */
+static const char *intern_locked(ks_intern_t *t, const char *s, size_t n,
+                                 int counted)
 {
     uint32_t h;
     size_t j;
@@ -97,21 +120,52 @@ static const char *intern_locked(ks_intern_t *t, const char *s, size_t n)
     if ((t->count + 1) * 10 > t->cap * 7 && intern_grow(t) != 0)
         return NULL;
     h = (uint32_t)ks_hash_bytes(s, n);
-    j = h & (t->cap - 1);
-    while (t->slots[j].s != NULL) {
-        const intern_slot_t *e = &t->slots[j];
-        if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0)
-            return e->s;
-        j = (j + 1) & (t->cap - 1);
+    j = intern_find(t, s, n, h);
+    if (t->slots[j].s != NULL) {
+        intern_slot_t *e = &t->slots[j];
+        if (!counted)
+            e->refs = PINNED;
+        else if (e->refs != PINNED && e->refs < PINNED - 1)
+            e->refs++;
+        else if (e->refs != PINNED)
+            e->refs = PINNED; /* too many references: keep it for good */
+        return e->s;
     }
-    p = intern_store(t, s, n);
-    if (p == NULL)
+    if (counted) {
+        p = malloc(n + 1);
+        if (p == NULL)
+            return NULL;
+        memcpy(p, s, n);
+        p[n] = '\0';
+        t->counted_bytes += n + 1;
+    } else if ((p = intern_store(t, s, n)) == NULL) {
         return NULL;
+    }
     t->slots[j].s = p;
     t->slots[j].len = (uint32_t)n;
     t->slots[j].hash = h;
+    t->slots[j].refs = counted ? 1 : PINNED;
+    t->slots[j].owned = (uint32_t)counted;
     t->count++;
     return p;
+}
+
+/* Remove slot j, shifting later entries of its probe run back. */
+static void intern_delete_slot(ks_intern_t *t, size_t j)
+{
+    size_t mask = t->cap - 1, k = (j + 1) & mask;
+    t->slots[j].s = NULL;
+    while (t->slots[k].s != NULL) {
+        size_t home = t->slots[k].hash & mask;
+        /* Move k back to j unless its home lies in (j, k]. */
+        if ((j <= k) ? (home <= j || home > k) : (home <= j && home > k)) {
+            t->slots[j] = t->slots[k];
+            t->slots[k].s = NULL;
+            j = k;
+        }
+        k = (k + 1) & mask;
+    }
+    t->count--;
 }
 
 ks_intern_t *ks_intern_new(void)
@@ -123,7 +177,7 @@ ks_intern_t *ks_intern_new(void)
         free(t);
         return NULL;
     }
-    t->empty = intern_locked(t, "", 0);
+    t->empty = intern_locked(t, "", 0, 0);
     if (t->empty == NULL) {
         ks_intern_free(t);
         return NULL;
@@ -140,6 +194,9 @@ void ks_intern_free(ks_intern_t *t)
         next = c->next;
         free(c);
     }
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slots[i].s != NULL && t->slots[i].owned)
+            free((char *)t->slots[i].s);
     free(t->slots);
     pthread_mutex_destroy(&t->lock);
     free(t);
@@ -151,9 +208,68 @@ const char *ks_intern_strn(ks_intern_t *t, const char *s, size_t n)
     if (n == 0)
         return t->empty;
     pthread_mutex_lock(&t->lock);
-    r = intern_locked(t, s, n);
+    r = intern_locked(t, s, n, 0);
     pthread_mutex_unlock(&t->lock);
     return r;
+}
+
+const char *ks_intern_ref(ks_intern_t *t, const char *s, size_t n)
+{
+    const char *r;
+    if (n == 0)
+        return t->empty;
+    pthread_mutex_lock(&t->lock);
+    r = intern_locked(t, s, n, 1);
+    pthread_mutex_unlock(&t->lock);
+    return r;
+}
+
+void ks_intern_unref(ks_intern_t *t, const char *s)
+{
+    size_t n, j;
+    if (s == NULL || s == t->empty || s[0] == '\0')
+        return;
+    n = strlen(s);
+    pthread_mutex_lock(&t->lock);
+    j = intern_find(t, s, n, (uint32_t)ks_hash_bytes(s, n));
+    if (t->slots[j].s == s && t->slots[j].refs != PINNED &&
+        --t->slots[j].refs == 0) {
+        t->counted_bytes -= n + 1;
+        intern_delete_slot(t, j);
+        free((char *)s);
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+const char *ks_intern_lookup(ks_intern_t *t, const char *s)
+{
+    size_t n = strlen(s), j;
+    const char *r = NULL;
+    if (n == 0)
+        return t->empty;
+    pthread_mutex_lock(&t->lock);
+    j = intern_find(t, s, n, (uint32_t)ks_hash_bytes(s, n));
+    r = t->slots[j].s;
+    pthread_mutex_unlock(&t->lock);
+    return r;
+}
+
+size_t ks_intern_count(ks_intern_t *t)
+{
+    size_t n;
+    pthread_mutex_lock(&t->lock);
+    n = t->count;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
+size_t ks_intern_counted_bytes(ks_intern_t *t)
+{
+    size_t n;
+    pthread_mutex_lock(&t->lock);
+    n = t->counted_bytes;
+    pthread_mutex_unlock(&t->lock);
+    return n;
 }
 
 const char *ks_intern_str(ks_intern_t *t, const char *s)

@@ -16,6 +16,9 @@
 
 typedef struct pod_block {
     ks_arena_t *arena;
+    ks_intern_t *in;
+    const char **refs; /* counted strings: uid, name, annotations */
+    uint32_t n_refs;
     ks_pod_t pod;
 } pod_block_t;
 
@@ -610,8 +613,15 @@ static int parse_metadata(ks_yctx_t *c, const yaml_node_t *root,
     old = ky_push(c, "metadata");
     if ((rc = ky_expect_map(c, md)) != 0)
         return rc;
-    if ((rc = ky_f_str(c, md, "namespace", &pod->ns)) != 0 ||
-        (rc = ky_f_str(c, md, "name", &pod->name)) != 0)
+    /* The name, uid and annotations live as long as the pod (counted: a
+     * pod that goes gives them back); other strings are shared with many
+     * objects and stay. */
+    if ((rc = ky_f_str(c, md, "namespace", &pod->ns)) != 0)
+        return rc;
+    c->counted = 1;
+    rc = ky_f_str(c, md, "name", &pod->name);
+    c->counted = 0;
+    if (rc != 0)
         return rc;
     ky_pop(c, old);
     if (pod->ns[0] == '\0' &&
@@ -621,9 +631,14 @@ static int parse_metadata(ks_yctx_t *c, const yaml_node_t *root,
         return ky_fail(c, md, "metadata.name is required");
     ky_set_what(c, "pod", pod->ns, pod->name);
     old = ky_push(c, "metadata");
-    if ((rc = ky_f_str(c, md, "uid", &pod->uid)) != 0 ||
-        (rc = ky_f_labels(c, md, "labels", &pod->labels)) != 0 ||
-        (rc = ky_f_labels(c, md, "annotations", &pod->annotations)) != 0 ||
+    c->counted = 1;
+    rc = ky_f_str(c, md, "uid", &pod->uid);
+    if (rc == 0)
+        rc = ky_f_labels(c, md, "annotations", &pod->annotations);
+    c->counted = 0;
+    if (rc != 0)
+        return rc;
+    if ((rc = ky_f_labels(c, md, "labels", &pod->labels)) != 0 ||
         (rc = ky_f_time(c, md, "creationTimestamp",
                         &pod->creation_unix_ms)) != 0)
         return rc;
@@ -639,7 +654,10 @@ static int parse_metadata(ks_yctx_t *c, const yaml_node_t *root,
         int w = snprintf(buf, sizeof(buf), "%s/%s", pod->ns, pod->name);
         if (w < 0 || (size_t)w >= sizeof(buf))
             return ky_fail(c, md, "namespace/name too long");
-        if ((pod->uid = ky_intern(c, buf, (size_t)w)) == NULL)
+        c->counted = 1;
+        pod->uid = ky_intern(c, buf, (size_t)w);
+        c->counted = 0;
+        if (pod->uid == NULL)
             return KS_ENOMEM;
     }
     return 0;
@@ -729,6 +747,7 @@ int ks_pod_from_yaml(const char *file, void *doc, void *node, ks_intern_t *in,
         goto fail;
     }
     blk->arena = arena;
+    blk->in = in;
     pod = &blk->pod;
     if (root == NULL || !ky_is_map(root)) {
         rc = ky_fail(c, root, "expected a mapping");
@@ -759,10 +778,13 @@ int ks_pod_from_yaml(const char *file, void *doc, void *node, ks_intern_t *in,
             goto fail;
         ky_pop(c, old);
     }
+    if ((rc = ky_refs_keep(c, &blk->refs, &blk->n_refs)) != 0)
+        goto fail;
     pod_size_hint = ks_arena_used(arena) + 64;
     *out = pod;
     return 0;
 fail:
+    ky_refs_drop(c);
     ks_arena_free(arena);
     return rc;
 }
@@ -773,5 +795,6 @@ void ks_pod_free(ks_pod_t *pod)
     if (pod == NULL)
         return;
     blk = (pod_block_t *)(void *)((char *)pod - offsetof(pod_block_t, pod));
+    ky_refs_release(blk->in, blk->refs, blk->n_refs);
     ks_arena_free(blk->arena);
 }

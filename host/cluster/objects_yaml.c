@@ -20,6 +20,46 @@ void ky_init(ks_yctx_t *c, const char *file, yaml_document_t *doc,
     c->what[0] = '\0';
     c->path[0] = '\0';
     c->path_len = 0;
+    c->counted = 0;
+    c->refs = NULL;
+    c->n_refs = c->cap_refs = 0;
+}
+
+int ky_refs_keep(ks_yctx_t *c, const char ***out, uint32_t *n)
+{
+    const char **a = NULL;
+    *out = NULL;
+    *n = 0;
+    if (c->n_refs > 0) {
+        a = ks_arena_alloc(c->arena, c->n_refs * sizeof *a);
+        if (a == NULL) {
+            ky_refs_drop(c);
+            return ks_error_set(c->err, KS_ENOMEM, "%s: out of memory",
+                                c->file);
+        }
+        memcpy(a, c->refs, c->n_refs * sizeof *a);
+    }
+    *out = a;
+    *n = (uint32_t)c->n_refs;
+    free(c->refs);
+    c->refs = NULL;
+    c->n_refs = c->cap_refs = 0;
+    return 0;
+}
+
+void ky_refs_release(ks_intern_t *in, const char *const *refs, uint32_t n)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++)
+        ks_intern_unref(in, refs[i]);
+}
+
+void ky_refs_drop(ks_yctx_t *c)
+{
+    ky_refs_release(c->in, c->refs, (uint32_t)c->n_refs);
+    free(c->refs);
+    c->refs = NULL;
+    c->n_refs = c->cap_refs = 0;
 }
 
 void ky_set_what(ks_yctx_t *c, const char *kind, const char *ns,
@@ -57,7 +97,25 @@ void *ky_alloc(ks_yctx_t *c, size_t n)
 
 const char *ky_intern(ks_yctx_t *c, const char *s, size_t n)
 {
-    const char *r = ks_intern_strn(c->in, s, n);
+    const char *r;
+    if (c->counted && n > 0) {
+        if (c->n_refs == c->cap_refs) {
+            size_t cap = c->cap_refs ? c->cap_refs * 2 : 16;
+            const char **a = realloc(c->refs, cap * sizeof *a);
+            if (a == NULL) {
+                ks_error_set(c->err, KS_ENOMEM, "%s: out of memory",
+                             c->file);
+                return NULL;
+            }
+            c->refs = a;
+            c->cap_refs = cap;
+        }
+        r = ks_intern_ref(c->in, s, n);
+        if (r != NULL)
+            c->refs[c->n_refs++] = r;
+    } else {
+        r = ks_intern_strn(c->in, s, n);
+    }
     if (r == NULL)
         ks_error_set(c->err, KS_ENOMEM, "%s: out of memory", c->file);
     return r;

@@ -36,6 +36,13 @@ typedef struct ks_yctx {
     char what[256];  /* "pod default/x"; may be empty */
     char path[512];  /* "spec.containers[0]"; may be empty */
     size_t path_len;
+    /* While `counted` is set, ky_intern takes counted references (strings
+     * that live as long as the object: a pod's uid, name, annotations) and
+     * records them in refs; the object keeps them (ky_refs_keep) and gives
+     * them back when freed (ky_refs_release). */
+    int counted;
+    const char **refs;
+    size_t n_refs, cap_refs;
 } ks_yctx_t;
 
 /* Bits of ky_resources()'s `present`: which native names were given. */
@@ -62,6 +69,13 @@ int ky_fail(ks_yctx_t *c, const yaml_node_t *n, const char *fmt, ...)
 void *ky_alloc(ks_yctx_t *c, size_t n);
 /* The interned copy of `s` (ENOMEM reported). */
 const char *ky_intern(ks_yctx_t *c, const char *s, size_t n);
+
+/* Move the counted references into the object's arena (*out, *n); after a
+ * failure, or when the object is not kept, ky_refs_drop gives them back.
+ * Both free the context's list. ky_refs_release gives back a kept list. */
+int ky_refs_keep(ks_yctx_t *c, const char ***out, uint32_t *n);
+void ky_refs_drop(ks_yctx_t *c);
+void ky_refs_release(ks_intern_t *in, const char *const *refs, uint32_t n);
 
 /* Path handling: push returns the length to pop back to. */
 size_t ky_push(ks_yctx_t *c, const char *field);

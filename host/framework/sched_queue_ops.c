@@ -179,7 +179,9 @@ int ks_scheduler_add_pod(ks_scheduler_t *s, ks_pod_t *pod)
 
 int ks_scheduler_remove_pod(ks_scheduler_t *s, const char *uid)
 {
-    const char *in = ks_intern_str(ks_intern_global(), uid);
+    /* A lookup, not ks_intern_str: that would pin every removed pod's
+     * uid for the life of the process. */
+    const char *in = ks_intern_lookup(ks_intern_global(), uid);
     ks_qpod_t *qp = in ? ks_queue_get(s->q, in) : NULL;
     if (qp == NULL)
         return KS_ENOTFOUND;

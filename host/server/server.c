@@ -35,11 +35,15 @@ ks_pod_entry_t *ks_server_pod_add(ks_server_t *srv, const ks_pod_t *pod,
                                   int state)
 {
     size_t kl = strlen(pod->ns) + 1 + strlen(pod->name) + 1;
-    ks_pod_entry_t *e = calloc(1, sizeof *e + kl);
+    size_t ul = strlen(pod->uid) + 1;
+    ks_pod_entry_t *e = calloc(1, sizeof *e + kl + ul);
     if (e == NULL)
         return NULL;
     snprintf(e->key, kl, "%s/%s", pod->ns, pod->name);
-    e->uid = pod->uid;
+    /* A copy: the pod's uid string goes with the pod, the entry may stay
+     * (a pod of another scheduler, a bound pod). */
+    memcpy(e->key + kl, pod->uid, ul);
+    e->uid = e->key + kl;
     e->state = state;
     e->generation = ks_scheduler_generation(srv->sched)->id;
     if (ks_strmap_put(&srv->pods, e->key, e) != 0) {

@@ -39,7 +39,7 @@ enum ks_pod_state {
 };
 
 typedef struct ks_pod_entry {
-    const char *uid; /* interned */
+    const char *uid; /* the entry's own copy (in key's buffer, after it) */
     int state;
     ks_pod_t *other;       /* KS_POD_OTHER: owned here */
     const char *node;      /* KS_POD_BOUND: interned node name */

@@ -1,4 +1,4 @@
-/* Quantities, RFC 3339 timestamps and the intern table. */
+/* Quantities and RFC 3339 timestamps. */
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -128,99 +128,10 @@ START_TEST(test_rfc3339)
 }
 END_TEST
 
-START_TEST(test_intern_basic)
-{
-    ks_intern_t *t = ks_intern_new();
-    char buf[32];
-    const char *a, *b, *e;
-    ck_assert_ptr_nonnull(t);
-    a = ks_intern_str(t, "zone");
-    strcpy(buf, "zone");
-    b = ks_intern_str(t, buf);
-    ck_assert_ptr_eq(a, b);
-    ck_assert_ptr_ne(a, buf);
-    ck_assert_str_eq(a, "zone");
-    ck_assert_ptr_eq(ks_intern_strn(t, "zonex", 4), a);
-    e = ks_intern_empty(t);
-    ck_assert_str_eq(e, "");
-    ck_assert_ptr_eq(ks_intern_str(t, ""), e);
-    ck_assert_ptr_ne(ks_intern_str(t, "zone2"), a);
-    ks_intern_free(t);
-}
-END_TEST
-
-START_TEST(test_intern_many_and_big)
-{
-    ks_intern_t *t = ks_intern_new();
-    const char **ptrs = malloc(50000 * sizeof(*ptrs));
-    char buf[64], *big;
-    int i;
-    for (i = 0; i < 50000; i++) {
-        snprintf(buf, sizeof(buf), "label-%d", i);
-        ptrs[i] = ks_intern_str(t, buf);
-    }
-    for (i = 0; i < 50000; i++) {
-        snprintf(buf, sizeof(buf), "label-%d", i);
-        ck_assert_ptr_eq(ks_intern_str(t, buf), ptrs[i]);
-        ck_assert_str_eq(ptrs[i], buf);
-    }
-    big = malloc(100001);
-    memset(big, 'x', 100000);
-    big[100000] = '\0';
-    ck_assert_ptr_eq(ks_intern_str(t, big), ks_intern_str(t, big));
-    ck_assert_uint_eq(strlen(ks_intern_str(t, big)), 100000);
-    /* strings interned before the big one are untouched */
-    ck_assert_str_eq(ptrs[49999], "label-49999");
-    free(big);
-    free(ptrs);
-    ks_intern_free(t);
-}
-END_TEST
-
-static ks_intern_t *shared;
-static const char *seen[8][1000];
-
-static void *intern_worker(void *arg)
-{
-    int id = (int)(intptr_t)arg, i;
-    char buf[32];
-    for (i = 0; i < 1000; i++) {
-        snprintf(buf, sizeof(buf), "k%d", i);
-        seen[id][i] = ks_intern_str(shared, buf);
-    }
-    return NULL;
-}
-
-START_TEST(test_intern_threads)
-{
-    pthread_t th[8];
-    int i, j;
-    shared = ks_intern_new();
-    for (i = 0; i < 8; i++)
-        pthread_create(&th[i], NULL, intern_worker, (void *)(intptr_t)i);
-    for (i = 0; i < 8; i++)
-        pthread_join(th[i], NULL);
-    for (j = 0; j < 1000; j++)
-        for (i = 1; i < 8; i++)
-            ck_assert_ptr_eq(seen[i][j], seen[0][j]);
-    ks_intern_free(shared);
-}
-END_TEST
-
-START_TEST(test_intern_global)
-{
-    ks_intern_t *g = ks_intern_global();
-    ck_assert_ptr_nonnull(g);
-    ck_assert_ptr_eq(ks_intern_global(), g);
-    ck_assert_ptr_eq(ks_intern_str(g, "x"), ks_intern_str(g, "x"));
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("cluster-quantity");
     TCase *tc = tcase_create("quantity");
-    TCase *ti = tcase_create("intern");
     TCase *tt = tcase_create("time");
     SRunner *sr;
     int failed;
@@ -228,13 +139,8 @@ int main(void)
                         (int)(sizeof(rows) / sizeof(rows[0])));
     tcase_add_test(tc, test_quantity_error_names_input);
     tcase_add_test(tt, test_rfc3339);
-    tcase_add_test(ti, test_intern_basic);
-    tcase_add_test(ti, test_intern_many_and_big);
-    tcase_add_test(ti, test_intern_threads);
-    tcase_add_test(ti, test_intern_global);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, tt);
-    suite_add_tcase(s, ti);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);

@@ -14,6 +14,15 @@
  * must be passed through ks_host_api_t.intern before being compared by
  * address.
  *
+ * Lifetime of interned strings: most (label keys and values, names of
+ * nodes, namespaces, resources, images) live as long as the host. A pod's
+ * own name, uid and annotation keys and values live as long as that pod
+ * (the host gives them back when the pod leaves the cluster, so that a
+ * long-running scheduler's memory stays flat under churn). A plugin that
+ * keeps one of those beyond the call (a gang's members, say) keeps the
+ * pointer returned by ks_host_api_t.intern, which makes the string
+ * permanent; it is the same address as the pod's while the pod lives.
+ *
  * Thread-safety: views are immutable while a plugin can see them, so any
  * number of threads may read them at once.
  */
