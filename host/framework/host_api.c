@@ -20,21 +20,6 @@
 #define H(h) ((struct ks_handle *)(h))
 #define ENV(h) (H(h)->fw->env)
 
-static void api_status_reason(ks_status_t *st, const char *reason)
-{
-    ks_status_add_reason(st, reason);
-}
-
-static void api_status_reasonf(ks_status_t *st, const char *fmt, ...)
-{
-    char buf[KS_STATUS_REASON_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    ks_status_add_reason(st, buf);
-}
-
 _Static_assert(KS_LOGL_ERROR == (int)KS_LOG_ERROR &&
                    KS_LOGL_WARN == (int)KS_LOG_WARN &&
                    KS_LOGL_INFO == (int)KS_LOG_INFO &&
@@ -359,8 +344,8 @@ static const ks_host_api_t api = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
     .size = sizeof(ks_host_api_t),
-    .status_reason = api_status_reason,
-    .status_reasonf = api_status_reasonf,
+    .status_reason = ks_status_add_reason,
+    .status_reasonf = ks_status_add_reasonf,
     .log = api_log,
     .intern = api_intern,
     .cycle_state_write = ks_cycle_state_write,
