@@ -448,7 +448,7 @@ int ky_labels(ks_yctx_t *c, const yaml_node_t *n, ks_labels_t *out)
         return KS_ENOMEM;
     for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *kn = ky_node(c, p->key), *vn = ky_node(c, p->value);
-        const char *k, *v;
+        const char *k = NULL, *v = NULL;
         uint32_t i;
         if (kn == NULL || kn->type != YAML_SCALAR_NODE)
             return ky_fail(c, kn, "expected a string key");

@@ -6,6 +6,9 @@
  */
 #include <signal.h>
 #include <stdio.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "server.h"
 
@@ -20,6 +23,7 @@ void ks_server_stop(ks_server_t *srv)
         uv_close((uv_handle_t *)&srv->sigterm, NULL);
         uv_close((uv_handle_t *)&srv->sigint, NULL);
         uv_close((uv_handle_t *)&srv->drain_timer, NULL);
+        uv_close((uv_handle_t *)&srv->trim_timer, NULL);
     }
     if (srv->sched)
         ks_scheduler_detach_loop(srv->sched);
@@ -90,6 +94,14 @@ void ks_server_begin_drain(ks_server_t *srv, const char *why)
     uv_timer_start(&srv->drain_timer, on_drain_tick, 0, 20);
 }
 
+static void on_trim(uv_timer_t *t)
+{
+    (void)t;
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
 static void on_signal(uv_signal_t *h, int signum)
 {
     ks_server_begin_drain(h->data, signum == SIGINT ? "SIGINT" : "SIGTERM");
@@ -103,7 +115,13 @@ int ks_server_start(ks_server_t *srv, ks_error_t *err)
     srv->sigterm.data = srv;
     srv->sigint.data = srv;
     srv->drain_timer.data = srv;
+    uv_timer_init(srv->loop, &srv->trim_timer);
     srv->handles_inited |= 2;
+    /* Pods come and go: what they freed is returned to the system, so that
+     * the resident size follows the live set (glibc keeps freed memory in
+     * the middle of its heap otherwise). */
+    uv_timer_start(&srv->trim_timer, on_trim, 5000, 5000);
+    uv_unref((uv_handle_t *)&srv->trim_timer);
     uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
     uv_signal_start(&srv->sigint, on_signal, SIGINT);
     if (ks_scheduler_attach_loop(srv->sched, srv->loop) != 0)

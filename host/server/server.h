@@ -124,6 +124,9 @@ typedef struct ks_server {
     int lost_lease;      /* exit status 4 */
     int releasing;       /* the lease is being released (drain) */
 
+    /* memory: hand freed heap back to the system every few seconds */
+    uv_timer_t trim_timer;
+
     /* shutdown */
     uv_signal_t sigterm, sigint;
     uv_timer_t drain_timer;
