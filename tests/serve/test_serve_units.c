@@ -1,5 +1,6 @@
 /* Unit tests for the pieces of `ksched serve`: metrics text, per-plugin
- * samples from several threads, router, query flags, buffers. */
+ * samples from several threads, router, query flags, buffers, and
+ * Kubernetes' name rules. */
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 #include "server/api.h"
 #include "base/buf.h"
+#include "cluster/validate.h"
 #include "server/metrics.h"
 #include "server/plugin_samples.h"
 #include "server/router.h"
@@ -250,6 +252,125 @@ START_TEST(buf_grows)
 }
 END_TEST
 
+START_TEST(names_validated)
+{
+    char msg[2048], q[64];
+    char name[300];
+    ks_labels_t ls;
+    ks_label_t items[2];
+    /* DNS-1123 subdomains: pod and node names. */
+    ck_assert_int_eq(ks_validate_dns1123_subdomain("web-0", msg, sizeof msg),
+                     0);
+    ck_assert_int_eq(
+        ks_validate_dns1123_subdomain("a.b-c.d0", msg, sizeof msg), 0);
+    ck_assert_int_eq(ks_validate_dns1123_subdomain("0", msg, sizeof msg), 0);
+    {
+        static const char *const bad[] = {"",    "a/b", "a?b", "a#b", "a b",
+                                          "Web", "-a",  "a-",  "a..b", ".a",
+                                          "a.",  "a_b", "caf\xc3\xa9"};
+        size_t i;
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            ck_assert_msg(ks_validate_dns1123_subdomain(bad[i], msg,
+                                                        sizeof msg) == -1,
+                          "%s accepted", bad[i]);
+            ck_assert_ptr_nonnull(strstr(
+                msg, "a lowercase RFC 1123 subdomain must consist of lower "
+                     "case alphanumeric characters, '-' or '.', and must "
+                     "start and end with an alphanumeric character (e.g. "
+                     "'example.com', regex used for validation is "
+                     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"
+                     "[a-z0-9])?)*')"));
+        }
+    }
+    memset(name, 'a', 253);
+    name[253] = '\0';
+    ck_assert_int_eq(ks_validate_dns1123_subdomain(name, msg, sizeof msg), 0);
+    name[253] = 'a';
+    name[254] = '\0';
+    ck_assert_int_eq(ks_validate_dns1123_subdomain(name, msg, sizeof msg),
+                     -1);
+    ck_assert_str_eq(msg, "must be no more than 253 characters");
+    /* DNS-1123 labels: namespaces. */
+    ck_assert_int_eq(ks_validate_dns1123_label("kube-system", msg, sizeof msg),
+                     0);
+    ck_assert_int_eq(ks_validate_dns1123_label("a.b", msg, sizeof msg), -1);
+    ck_assert_str_eq(msg,
+                     "a lowercase RFC 1123 label must consist of lower case "
+                     "alphanumeric characters or '-', and must start and end "
+                     "with an alphanumeric character (e.g. 'my-name', or "
+                     "'123-abc', regex used for validation is "
+                     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+    memset(name, 'n', 64);
+    name[64] = '\0';
+    ck_assert_int_eq(ks_validate_dns1123_label(name, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "must be no more than 63 characters");
+    name[63] = '\0';
+    ck_assert_int_eq(ks_validate_dns1123_label(name, NULL, 0), 0);
+    /* Qualified names: label keys. */
+    ck_assert_int_eq(ks_validate_qualified_name("app", msg, sizeof msg), 0);
+    ck_assert_int_eq(ks_validate_qualified_name("My_Name.x", msg, sizeof msg),
+                     0);
+    ck_assert_int_eq(ks_validate_qualified_name("kubernetes.io/hostname", msg,
+                                                sizeof msg),
+                     0);
+    ck_assert_int_eq(ks_validate_qualified_name("a b", msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "name part must consist of alphanumeric "
+                          "characters, '-', '_' or '.', and must start and "
+                          "end with an alphanumeric character (e.g. "
+                          "'MyName', or 'my.name', or '123-abc', regex used "
+                          "for validation is "
+                          "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
+    ck_assert_int_eq(ks_validate_qualified_name("/a", msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "prefix part must be non-empty");
+    ck_assert_int_eq(ks_validate_qualified_name("a/", msg, sizeof msg), -1);
+    ck_assert_ptr_nonnull(strstr(msg, "name part must be non-empty; "));
+    ck_assert_int_eq(ks_validate_qualified_name("Ex.com/a", msg, sizeof msg),
+                     -1);
+    ck_assert_ptr_nonnull(
+        strstr(msg, "prefix part a lowercase RFC 1123 subdomain"));
+    ck_assert_int_eq(ks_validate_qualified_name("a/b/c", msg, sizeof msg),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(msg, "a qualified name must consist of "));
+    ck_assert_ptr_nonnull(strstr(msg, " with an optional DNS subdomain prefix "
+                                      "and '/' (e.g. 'example.com/MyName')"));
+    memset(name, 'k', 64);
+    name[64] = '\0';
+    ck_assert_int_eq(ks_validate_qualified_name(name, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "name part must be no more than 63 characters");
+    /* Label values. */
+    ck_assert_int_eq(ks_validate_label_value("", msg, sizeof msg), 0);
+    ck_assert_int_eq(ks_validate_label_value("V_a-1.b", msg, sizeof msg), 0);
+    ck_assert_int_eq(ks_validate_label_value("_v", msg, sizeof msg), -1);
+    ck_assert_ptr_nonnull(strstr(msg, "a valid label must be an empty string "
+                                      "or consist of alphanumeric"));
+    name[63] = '\0';
+    ck_assert_int_eq(ks_validate_label_value(name, msg, sizeof msg), 0);
+    /* A label set, as the API server reports it. */
+    items[0].key = "app";
+    items[0].value = "web";
+    items[1].key = "tier";
+    items[1].value = "a \"b\"";
+    ls.items = items;
+    ls.n = 2;
+    ck_assert_int_eq(ks_validate_field_labels(&ls, "metadata.labels", msg,
+                                              sizeof msg),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(
+        msg, "metadata.labels: Invalid value: \"a \\\"b\\\"\": a valid label "));
+    ls.n = 1;
+    ck_assert_int_eq(ks_validate_field_labels(&ls, "metadata.labels", msg,
+                                              sizeof msg),
+                     0);
+    /* Quoting, truncated to fit. */
+    ck_assert_str_eq(ks_validate_quote("a\"\\\n\x01", q, sizeof q),
+                     "\"a\\\"\\\\\\n\\x01\"");
+    memset(name, 'z', 100);
+    name[100] = '\0';
+    ks_validate_quote(name, q, 16);
+    ck_assert_str_eq(q, "\"zzzzzzzzzz...\"");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve");
@@ -266,6 +387,9 @@ int main(void)
     suite_add_tcase(s, t);
     t = tcase_create("buf");
     tcase_add_test(t, buf_grows);
+    suite_add_tcase(s, t);
+    t = tcase_create("input");
+    tcase_add_test(t, names_validated);
     suite_add_tcase(s, t);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
