@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,15 +18,12 @@
 #include "base/buf.h"
 #include "base/log.h"
 
-#define MAX_CONNS 1024
 #define MAX_URL 8192
-#define REQUEST_TIMEOUT_MS 60000
-#define IDLE_TIMEOUT_MS 120000
 #define LINGER_MS 2000
-#define READ_PAUSE_BYTES (4u << 20)
-#define READ_RESUME_BYTES (1u << 20)
-#define STREAM_MAX_PENDING (16u << 20)
 #define READ_BUF 65536
+/* Descriptors kept free beyond the connections (listeners, the loop,
+ * plugin files, watches, clients of an API server). */
+#define FD_MARGIN 256
 
 struct ks_http_conn {
     union {
@@ -41,7 +40,8 @@ struct ks_http_conn {
     char ctype[128];
     int last_was_value;
     int in_request;     /* a message began and is not complete */
-    int too_large;      /* body over the limit: answered 413 */
+    int in_body;        /* ... and its head is complete */
+    int answered_early; /* answered at the head (413, 429): no handler */
     int url_too_long;
     int keep_alive;     /* of the current request */
     int http10;         /* the current request is HTTP/1.0 */
@@ -52,7 +52,14 @@ struct ks_http_conn {
     int closing;        /* uv_close called */
     int reading;
     int handles_open;
+    int reserved;       /* in a reserved slot: reserved paths only */
+    int input_seen;     /* input arrived (read, or waiting in the socket) */
+    int out_paused;     /* too much queued: later requests wait */
+    unsigned long served; /* requests answered */
+    uint64_t last_active; /* loop time of the last progress */
     size_t pending;     /* bytes queued for writing */
+    size_t stream_limit; /* 0: the server's stream_max_pending */
+    ks_buf_t backlog;   /* input not parsed while out_paused */
     void (*on_close)(void *ud, ks_http_conn_t *c);
     void *on_close_ud;
     struct ks_http_conn *prev, *next;
@@ -74,11 +81,16 @@ struct ks_http_server {
     uv_loop_t *loop;
     ks_http_handler_fn fn;
     void *ud;
-    size_t body_limit;
+    ks_http_limits_t lim;
     listener_t tcp, pipe;
     char *unix_path;
-    ks_http_conn_t *conns;
+    ks_http_conn_t *conns, *conns_tail; /* newest first */
     size_t n_conns;
+    size_t n_reserved;
+    size_t queued; /* pending bytes over all connections */
+    unsigned long long requests, evicted, refused;
+    uint64_t emfile_logged; /* loop time of the last EMFILE warning */
+    int fd_limit_checked;
     int closing;
     int draining;
     int handles_open; /* listeners + connections not yet closed */
@@ -109,12 +121,92 @@ const char *ks_http_reason(int status)
     case 414: return "URI Too Long";
     case 415: return "Unsupported Media Type";
     case 422: return "Unprocessable Entity";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
     default: return "Unknown";
     }
+}
+
+/* --- limits ----------------------------------------------------------------- */
+
+static const char *const default_reserved_paths[] = {"/healthz", "/readyz",
+                                                     "/livez", "/metrics",
+                                                     NULL};
+
+void ks_http_limits_default(ks_http_limits_t *l)
+{
+    memset(l, 0, sizeof *l);
+    l->body_limit = KS_HTTP_DEFAULT_BODY_LIMIT;
+    l->max_conns = KS_HTTP_DEFAULT_MAX_CONNS;
+    l->reserved_conns = KS_HTTP_DEFAULT_RESERVED_CONNS;
+    l->header_timeout_ms = KS_HTTP_DEFAULT_HEADER_TIMEOUT_MS;
+    l->body_timeout_ms = KS_HTTP_DEFAULT_BODY_TIMEOUT_MS;
+    l->idle_timeout_ms = KS_HTTP_DEFAULT_IDLE_TIMEOUT_MS;
+    l->max_output = KS_HTTP_DEFAULT_MAX_OUTPUT;
+    l->stream_max_pending = KS_HTTP_DEFAULT_STREAM_MAX_PENDING;
+    l->reserved_paths = default_reserved_paths;
+}
+
+void ks_http_server_set_limits(ks_http_server_t *s, const ks_http_limits_t *l)
+{
+    ks_http_limits_t d;
+    ks_http_limits_default(&d);
+#define PICK(f) s->lim.f = l->f ? l->f : d.f
+    PICK(body_limit);
+    PICK(max_conns);
+    PICK(reserved_conns);
+    PICK(header_timeout_ms);
+    PICK(body_timeout_ms);
+    PICK(idle_timeout_ms);
+    PICK(max_output);
+    PICK(stream_max_pending);
+    PICK(reserved_paths);
+#undef PICK
+    s->fd_limit_checked = 0;
+}
+
+void ks_http_server_get_limits(const ks_http_server_t *s, ks_http_limits_t *l)
+{
+    *l = s->lim;
+}
+
+void ks_http_server_stats(const ks_http_server_t *s, ks_http_stats_t *st)
+{
+    memset(st, 0, sizeof *st);
+    st->conns = s->n_conns;
+    st->reserved_conns = s->n_reserved;
+    st->queued_bytes = s->queued;
+    st->requests = s->requests;
+    st->evicted = s->evicted;
+    st->refused = s->refused;
+}
+
+/* Every connection allowed needs a descriptor: raise the soft limit
+ * toward the hard one when it is too low for them. */
+static void ensure_fd_limit(ks_http_server_t *s)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)(s->lim.max_conns + s->lim.reserved_conns +
+                           FD_MARGIN);
+    if (s->fd_limit_checked)
+        return;
+    s->fd_limit_checked = 1;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur >= need)
+        return;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need
+                      ? need
+                      : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < need)
+        ks_log(KS_LOGL_WARN,
+               "the open-file limit (%llu) is below the %zu connections "
+               "allowed plus %d: raise it (ulimit -n) or lower the "
+               "connection limits",
+               (unsigned long long)rl.rlim_cur,
+               s->lim.max_conns + s->lim.reserved_conns, FD_MARGIN);
 }
 
 /* --- lifetime ------------------------------------------------------------ */
@@ -140,6 +232,7 @@ static void conn_handle_closed(uv_handle_t *h)
     ks_buf_free(&c->body);
     ks_buf_free(&c->hfield);
     ks_buf_free(&c->hvalue);
+    ks_buf_free(&c->backlog);
     free(c);
     s->handles_open--;
     server_maybe_free(s);
@@ -157,7 +250,11 @@ static void conn_close(ks_http_conn_t *c)
         s->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
+    else
+        s->conns_tail = c->prev;
     s->n_conns--;
+    if (c->reserved)
+        s->n_reserved--;
     if (c->on_close) {
         void (*fn)(void *, ks_http_conn_t *) = c->on_close;
         c->on_close = NULL;
@@ -221,11 +318,14 @@ static void begin_shutdown(ks_http_conn_t *c)
 
 /* --- writing -------------------------------------------------------------- */
 
+static void conn_resume(ks_http_conn_t *c);
+
 static void on_write(uv_write_t *req, int status)
 {
     wreq_t *w = (wreq_t *)req;
     ks_http_conn_t *c = w->c;
     c->pending -= w->len;
+    c->srv->queued -= w->len;
     free(w);
     if (c->closing)
         return;
@@ -237,8 +337,20 @@ static void on_write(uv_write_t *req, int status)
         begin_shutdown(c);
         return;
     }
-    if (!c->reading && !c->ignore_input && c->pending < READ_RESUME_BYTES)
-        start_reading(c);
+    if (c->shutting || c->streaming)
+        return;
+    /* The client reads: the idle deadline counts from now. */
+    c->last_active = uv_now(c->srv->loop);
+    if (!c->in_request)
+        arm_timer(c, c->srv->lim.idle_timeout_ms);
+    if (c->close_after)
+        return;
+    if (c->pending <= c->srv->lim.max_output / 2) {
+        if (c->out_paused)
+            conn_resume(c);
+        else if (!c->reading && !c->ignore_input)
+            start_reading(c);
+    }
 }
 
 /* Queue a + b as one write. -1 when the connection is closing. */
@@ -267,7 +379,8 @@ static int conn_write(ks_http_conn_t *c, const char *a, size_t alen,
         return -1;
     }
     c->pending += w->len;
-    if (!c->streaming && c->pending > READ_PAUSE_BYTES)
+    c->srv->queued += w->len;
+    if (!c->streaming && c->pending > c->srv->lim.max_output)
         stop_reading(c);
     return 0;
 }
@@ -313,8 +426,10 @@ void ks_http_respond(ks_http_conn_t *c, int status, const char *content_type,
                 c->parser.method == HTTP_HEAD);
 }
 
-/* An error answered by the HTTP layer itself; the connection closes. */
-static void respond_error(ks_http_conn_t *c, int status, const char *msg)
+/* An error answered by the HTTP layer itself; the connection closes.
+ * `msg` must need no JSON escaping. */
+static void respond_error_hdr(ks_http_conn_t *c, int status, const char *msg,
+                              const char *extra)
 {
     char body[512];
     int n = snprintf(body, sizeof body,
@@ -324,10 +439,18 @@ static void respond_error(ks_http_conn_t *c, int status, const char *msg)
                      msg,
                      status == 413   ? "RequestEntityTooLarge"
                      : status == 408 ? "Timeout"
+                     : status == 429 ? "TooManyRequests"
                                      : "BadRequest",
                      status);
+    if (n < 0 || (size_t)n >= sizeof body)
+        n = 0;
     c->keep_alive = 0;
-    respond_raw(c, status, "application/json", NULL, body, (size_t)n, 0);
+    respond_raw(c, status, "application/json", extra, body, (size_t)n, 0);
+}
+
+static void respond_error(ks_http_conn_t *c, int status, const char *msg)
+{
+    respond_error_hdr(c, status, msg, NULL);
 }
 
 int ks_http_stream_begin(ks_http_conn_t *c, int status,
@@ -360,15 +483,18 @@ int ks_http_stream_begin(ks_http_conn_t *c, int status,
 int ks_http_stream_write(ks_http_conn_t *c, const char *data, size_t len)
 {
     char hdr[32];
+    size_t limit;
     int n;
     if (!c->streaming || c->closing || c->shutting || c->close_after)
         return -1;
     if (len == 0)
         return 0;
-    if (c->pending > STREAM_MAX_PENDING) {
-        ks_log(KS_LOGL_WARN, "dropping a stream client: more than %u MiB "
-                            "queued (it does not read)",
-               STREAM_MAX_PENDING >> 20);
+    limit = c->stream_limit ? c->stream_limit : c->srv->lim.stream_max_pending;
+    if (c->pending > limit) {
+        ks_log(KS_LOGL_WARN, "dropping a stream client: %zu bytes queued, "
+                            "over its limit of %zu (it does not read fast "
+                            "enough)",
+               c->pending, limit);
         conn_close(c);
         return -1;
     }
@@ -378,6 +504,16 @@ int ks_http_stream_write(ks_http_conn_t *c, const char *data, size_t len)
     if (conn_write(c, hdr, (size_t)n, data, len) != 0)
         return -1;
     return conn_write(c, "\r\n", 2, NULL, 0);
+}
+
+void ks_http_stream_set_limit(ks_http_conn_t *c, size_t max_pending)
+{
+    c->stream_limit = max_pending;
+}
+
+size_t ks_http_conn_queued(const ks_http_conn_t *c)
+{
+    return c->pending;
 }
 
 void ks_http_stream_end(ks_http_conn_t *c)
@@ -425,11 +561,15 @@ static int cb_message_begin(http_parser *p)
     ks_buf_reset(&c->hvalue);
     c->ctype[0] = '\0';
     c->last_was_value = 0;
-    c->too_large = 0;
+    c->answered_early = 0;
     c->url_too_long = 0;
     c->http10 = 0;
     c->in_request = 1;
-    arm_timer(c, REQUEST_TIMEOUT_MS);
+    c->in_body = 0;
+    /* The first request's head has had its deadline since the connection
+     * opened; a later one's starts with its first byte. */
+    if (c->served > 0)
+        arm_timer(c, c->srv->lim.header_timeout_ms);
     return 0;
 }
 
@@ -466,15 +606,28 @@ static int cb_header_value(http_parser *p, const char *at, size_t len)
 static void body_too_large(ks_http_conn_t *c)
 {
     char msg[128];
-    c->too_large = 1;
+    c->answered_early = 1;
     ks_buf_free(&c->body);
     snprintf(msg, sizeof msg,
              "request body is larger than the limit of %zu bytes",
-             c->srv->body_limit);
+             c->srv->lim.body_limit);
     /* Answer now; the rest of the input is read and dropped until the
      * client closes (or the lingering timeout), then the connection
      * closes. */
     respond_error(c, 413, msg);
+}
+
+/* Is the URL's path (before any query or fragment) a reserved path? */
+static int reserved_path(const ks_http_server_t *s, const ks_buf_t *url)
+{
+    const char *const *r;
+    size_t n = 0;
+    while (n < url->len && url->data[n] != '?' && url->data[n] != '#')
+        n++;
+    for (r = s->lim.reserved_paths; r && *r; r++)
+        if (strlen(*r) == n && memcmp(*r, url->data, n) == 0)
+            return 1;
+    return 0;
 }
 
 static int cb_headers_complete(http_parser *p)
@@ -484,8 +637,23 @@ static int cb_headers_complete(http_parser *p)
         finish_header(c);
     c->keep_alive = http_should_keep_alive(p);
     c->http10 = p->http_major == 1 && p->http_minor == 0;
+    c->in_body = 1;
+    arm_timer(c, c->srv->lim.body_timeout_ms);
+    if (c->reserved) {
+        /* A reserved slot serves one request, and only a reserved path. */
+        c->keep_alive = 0;
+        if (!reserved_path(c->srv, &c->url)) {
+            c->answered_early = 1;
+            respond_error_hdr(c, 429,
+                              "too many connections: the server has no "
+                              "connection slot free for this request; "
+                              "retry later",
+                              "Retry-After: 1\r\n");
+            return 0;
+        }
+    }
     if ((p->flags & F_CONTENTLENGTH) && p->content_length != ULLONG_MAX &&
-        p->content_length > c->srv->body_limit)
+        p->content_length > c->srv->lim.body_limit)
         body_too_large(c);
     return 0;
 }
@@ -493,9 +661,9 @@ static int cb_headers_complete(http_parser *p)
 static int cb_body(http_parser *p, const char *at, size_t len)
 {
     ks_http_conn_t *c = conn_of(p);
-    if (c->too_large)
+    if (c->answered_early)
         return 0;
-    if (c->body.len + len > c->srv->body_limit) {
+    if (c->body.len + len > c->srv->lim.body_limit) {
         body_too_large(c);
         return 0;
     }
@@ -521,10 +689,12 @@ static void split_url(char *url, const char **path, const char **query)
 static int cb_message_complete(http_parser *p)
 {
     ks_http_conn_t *c = conn_of(p);
+    ks_http_server_t *s = c->srv;
     ks_http_request_t req;
     c->in_request = 0;
+    c->in_body = 0;
     uv_timer_stop(&c->timer);
-    if (c->too_large) {
+    if (c->answered_early) {
         c->ignore_input = 1;
     } else if (c->url_too_long) {
         respond_error(c, 414, "request URI too long");
@@ -541,12 +711,24 @@ static int cb_message_complete(http_parser *p)
         req.content_type = c->ctype;
         req.body = c->body.data;
         req.body_len = c->body.len;
-        c->srv->fn(c->srv->ud, c, &req);
-        if (!c->closing && !c->streaming && !c->close_after && !c->shutting)
-            arm_timer(c, IDLE_TIMEOUT_MS);
+        c->served++;
+        s->requests++;
+        c->last_active = uv_now(s->loop);
+        s->fn(s->ud, c, &req);
     }
-    if (c->ignore_input || c->closing)
+    /* Waiting for the next request, or for the client to read the
+     * answers (a closing connection too: it may never read them). */
+    if (!c->closing && !c->streaming && !c->shutting)
+        arm_timer(c, s->lim.idle_timeout_ms);
+    if (c->ignore_input || c->closing) {
         http_parser_pause(p, 1); /* stop at this message */
+    } else if (!c->streaming && c->pending > s->lim.max_output) {
+        /* Its answers are not being read: parse no further request until
+         * they drain (one read could hold thousands of requests). */
+        c->out_paused = 1;
+        stop_reading(c);
+        http_parser_pause(p, 1);
+    }
     return 0;
 }
 
@@ -560,34 +742,29 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     *buf = uv_buf_init(c->srv->rbuf, sizeof c->srv->rbuf);
 }
 
-static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+/* Parse input; input after a pause for output is kept for later. */
+static void conn_feed(ks_http_conn_t *c, const char *data, size_t len)
 {
-    ks_http_conn_t *c = st->data;
-    size_t done;
-    (void)buf;
-    if (nread == 0 || c->closing)
-        return;
-    if (nread < 0) {
-        /* EOF or an error: a stream client left, or lingering ended. */
-        conn_close(c);
-        return;
-    }
-    if (c->ignore_input)
-        return;
-    done = http_parser_execute(&c->parser, &c->srv->settings, buf->base,
-                               (size_t)nread);
-    (void)done;
+    size_t done = http_parser_execute(&c->parser, &c->srv->settings, data,
+                                      len);
+    enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
     if (c->closing)
         return;
-    if (HTTP_PARSER_ERRNO(&c->parser) == HPE_PAUSED) {
-        /* Paused after a message that ends the input. */
+    if (e == HPE_PAUSED) {
         http_parser_pause(&c->parser, 0);
-        c->ignore_input = 1;
+        if (c->ignore_input || !c->out_paused) {
+            c->ignore_input = 1; /* paused after a message ending input */
+            return;
+        }
+        if (done < len) {
+            ks_buf_append(&c->backlog, data + done, len - done);
+            if (c->backlog.oom)
+                conn_close(c);
+        }
         return;
     }
-    if (HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
+    if (e != HPE_OK) {
         char msg[256];
-        enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
         snprintf(msg, sizeof msg, "malformed HTTP request: %s",
                  http_errno_description(e));
         c->ignore_input = 1;
@@ -595,8 +772,43 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
             respond_error(c, 431, "request header fields too large");
         else if (!c->streaming)
             respond_error(c, 400, msg);
+    }
+}
+
+/* Its queue drained: parse the requests that waited, then read again. */
+static void conn_resume(ks_http_conn_t *c)
+{
+    ks_buf_t b = c->backlog;
+    c->out_paused = 0;
+    memset(&c->backlog, 0, sizeof c->backlog);
+    if (b.len > 0)
+        conn_feed(c, b.data, b.len);
+    ks_buf_free(&b);
+    if (!c->closing && !c->out_paused && !c->ignore_input)
+        start_reading(c);
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    ks_http_conn_t *c = st->data;
+    if (nread == 0 || c->closing)
+        return;
+    if (nread < 0) {
+        /* EOF or an error: a stream client left, or lingering ended. */
+        conn_close(c);
         return;
     }
+    c->input_seen = 1;
+    if (c->ignore_input)
+        return;
+    if (c->out_paused) {
+        /* Read before the pause took effect: keep it for later. */
+        ks_buf_append(&c->backlog, buf->base, (size_t)nread);
+        if (c->backlog.oom)
+            conn_close(c);
+        return;
+    }
+    conn_feed(c, buf->base, (size_t)nread);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -606,22 +818,88 @@ static void on_timer(uv_timer_t *t)
         conn_close(c); /* lingering ended */
         return;
     }
-    if (c->in_request) {
+    if (c->in_request && !c->close_after) {
         c->ignore_input = 1;
-        respond_error(c, 408, "request not received in time");
+        respond_error(c, 408, c->in_body
+                                  ? "request body not received in time"
+                                  : "request head not received in time");
         arm_timer(c, LINGER_MS);
         return;
     }
-    conn_close(c); /* idle keep-alive connection */
+    conn_close(c); /* idle, or never sent anything */
+}
+
+/* Has a connection that sent nothing yet got input waiting in its
+ * socket? (Accepting a burst of connections comes before reading them.) */
+static int unread_input(ks_http_conn_t *c)
+{
+    uv_os_fd_t fd;
+    int n = 0;
+    if (c->input_seen)
+        return 1;
+    if (uv_fileno(&c->h.handle, &fd) == 0 && ioctl(fd, FIONREAD, &n) == 0 &&
+        n > 0)
+        c->input_seen = 1;
+    return c->input_seen;
+}
+
+/* A connection of the slot class `reserved` that can go for a newcomer,
+ * or NULL: one lingering after a close; else the one idle the longest
+ * after an answer (between keep-alive requests, or waiting for its client
+ * to read); else the oldest that never sent anything; in reserved slots,
+ * else the oldest still sending its request (they serve quick requests:
+ * a slow one is hostile). */
+static ks_http_conn_t *pick_victim(ks_http_server_t *s, int reserved)
+{
+    ks_http_conn_t *c, *idle = NULL, *busy = NULL;
+    for (c = s->conns; c; c = c->next) {
+        if (c->closing || c->streaming || c->reserved != reserved)
+            continue;
+        if (c->shutting)
+            return c;
+        if (c->served > 0 && !c->in_request) {
+            if (idle == NULL || c->last_active < idle->last_active)
+                idle = c;
+        } else if (reserved && c->in_request) {
+            if (busy == NULL || c->last_active < busy->last_active)
+                busy = c;
+        }
+    }
+    if (idle)
+        return idle;
+    /* The list is in accept order: oldest at the tail. */
+    for (c = s->conns_tail; c; c = c->prev) {
+        if (c->closing || c->streaming || c->reserved != reserved ||
+            c->served > 0 || c->in_request || unread_input(c))
+            continue;
+        return c;
+    }
+    return busy;
+}
+
+static void evict(ks_http_server_t *s, ks_http_conn_t *c)
+{
+    s->evicted++;
+    conn_close(c);
 }
 
 static void on_connection(uv_stream_t *ls, int status)
 {
     listener_t *l = ls->data;
     ks_http_server_t *s = l->srv;
-    ks_http_conn_t *c;
-    int rc;
+    ks_http_conn_t *c, *v;
+    int rc, reserved = 0;
     if (status < 0) {
+        uint64_t now = uv_now(s->loop);
+        if (status == UV_EMFILE || status == UV_ENFILE) {
+            /* Out of descriptors: libuv dropped the connection; make room
+             * for the next one. */
+            if ((v = pick_victim(s, 0)) != NULL)
+                evict(s, v);
+            if (s->emfile_logged && now - s->emfile_logged < 10000)
+                return;
+            s->emfile_logged = now ? now : 1;
+        }
         ks_log(KS_LOGL_WARN, "accept: %s", uv_strerror(status));
         return;
     }
@@ -642,23 +920,46 @@ static void on_connection(uv_stream_t *ls, int status)
     c->timer.data = c;
     c->handles_open = 2;
     s->handles_open++;
+    if (uv_accept(ls, &c->h.stream) != 0 || s->closing) {
+        c->closing = 1; /* not linked: close the handles only */
+        uv_close(&c->h.handle, conn_handle_closed);
+        uv_close((uv_handle_t *)&c->timer, conn_handle_closed);
+        return;
+    }
+    /* A slot: a free one, an idle connection's, or a reserved one. */
+    if (s->n_conns - s->n_reserved >= s->lim.max_conns &&
+        (v = pick_victim(s, 0)) != NULL)
+        evict(s, v);
+    if (s->n_conns - s->n_reserved >= s->lim.max_conns) {
+        reserved = 1;
+        if (s->n_reserved >= s->lim.reserved_conns &&
+            (v = pick_victim(s, 1)) != NULL)
+            evict(s, v);
+        if (s->n_reserved >= s->lim.reserved_conns) {
+            s->refused++;
+            c->closing = 1;
+            uv_close(&c->h.handle, conn_handle_closed);
+            uv_close((uv_handle_t *)&c->timer, conn_handle_closed);
+            return;
+        }
+    }
+    c->reserved = reserved;
+    s->n_reserved += (size_t)reserved;
     c->next = s->conns;
     if (s->conns)
         s->conns->prev = c;
+    else
+        s->conns_tail = c;
     s->conns = c;
     s->n_conns++;
-    if (uv_accept(ls, &c->h.stream) != 0 || s->n_conns > MAX_CONNS ||
-        s->closing) {
-        conn_close(c);
-        return;
-    }
     if (!l->is_pipe)
         uv_tcp_nodelay(&c->h.tcp, 1);
     http_parser_init(&c->parser, HTTP_REQUEST);
     c->parser.data = c;
     c->keep_alive = 1;
+    c->last_active = uv_now(s->loop);
     start_reading(c);
-    arm_timer(c, IDLE_TIMEOUT_MS);
+    arm_timer(c, s->lim.header_timeout_ms);
 }
 
 /* --- server --------------------------------------------------------------- */
@@ -667,12 +968,15 @@ ks_http_server_t *ks_http_server_new(uv_loop_t *loop, ks_http_handler_fn fn,
                                      void *ud, size_t body_limit)
 {
     ks_http_server_t *s = calloc(1, sizeof *s);
+    ks_http_limits_t l;
     if (s == NULL)
         return NULL;
     s->loop = loop;
     s->fn = fn;
     s->ud = ud;
-    s->body_limit = body_limit ? body_limit : KS_HTTP_DEFAULT_BODY_LIMIT;
+    ks_http_limits_default(&l);
+    l.body_limit = body_limit;
+    ks_http_server_set_limits(s, &l);
     s->tcp.srv = s;
     s->pipe.srv = s;
     s->pipe.is_pipe = 1;
@@ -703,6 +1007,7 @@ int ks_http_listen_tcp(ks_http_server_t *s, const struct sockaddr *addr,
     char host[INET6_ADDRSTRLEN];
     if (s->tcp.open)
         return ks_error_set(err, KS_EINVAL, "already listening on TCP");
+    ensure_fd_limit(s);
     if ((rc = uv_tcp_init(s->loop, &s->tcp.h.tcp)) != 0)
         return ks_error_set(err, KS_EIO, "tcp: %s", uv_strerror(rc));
     s->tcp.h.handle.data = &s->tcp;
@@ -738,6 +1043,7 @@ int ks_http_listen_unix(ks_http_server_t *s, const char *path,
     int rc;
     if (s->pipe.open)
         return ks_error_set(err, KS_EINVAL, "already listening on a socket");
+    ensure_fd_limit(s);
     if (lstat(path, &st) == 0) {
         if (!S_ISSOCK(st.st_mode))
             return ks_error_set(err, KS_EEXIST,
