@@ -10,20 +10,83 @@
 
 /* --- responses ------------------------------------------------------------ */
 
+/* The length of the valid UTF-8 sequence at s (1..4), or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    size_t len, i;
+    uint32_t cp;
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        len = 2;
+        cp = s[0] & 0x1f;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        len = 3;
+        cp = s[0] & 0x0f;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        len = 4;
+        cp = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    /* Overlong forms, surrogates, beyond U+10FFFF. */
+    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+        return 0;
+    return len;
+}
+
+void ks_api_utf8_escape(const char *in, char *out, size_t out_len)
+{
+    const unsigned char *s = (const unsigned char *)in;
+    size_t n = strlen(in), o = 0, i = 0;
+    if (out_len == 0)
+        return;
+    while (i < n) {
+        size_t l = utf8_seq(s + i, n - i);
+        if (l == 0) {
+            if (o + 4 >= out_len)
+                break;
+            snprintf(out + o, out_len - o, "\\x%02x", s[i]);
+            o += 4;
+            i++;
+            continue;
+        }
+        if (o + l >= out_len)
+            break;
+        memcpy(out + o, s + i, l);
+        o += l;
+        i += l;
+    }
+    out[o] = '\0';
+}
+
 static void status_v(ks_http_conn_t *c, const char *extra, int code,
                      const char *reason, const char *dkind, const char *dname,
                      const char *fmt, va_list ap)
 {
-    char msg[KS_ERROR_MSG_MAX + 512];
+    char raw[KS_ERROR_MSG_MAX + 512], msg[sizeof raw * 4], name[1024];
     json_t *st;
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    /* Messages quote what the client sent (a path, a name), which need
+     * not be UTF-8: JSON needs it, so other bytes are written \xNN. */
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    ks_api_utf8_escape(raw, msg, sizeof msg);
     st = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status",
                    "apiVersion", "v1", "metadata", "status", "Failure",
                    "message", msg, "reason", reason, "code", code);
     if (st && (dkind || dname)) {
         json_t *d = json_object();
-        if (dname)
-            json_object_set_new(d, "name", json_string(dname));
+        if (dname) {
+            ks_api_utf8_escape(dname, name, sizeof name);
+            json_object_set_new(d, "name", json_string(name));
+        }
         if (dkind)
             json_object_set_new(d, "kind", json_string(dkind));
         json_object_set_new(st, "details", d);

@@ -19,7 +19,8 @@
 
 /* Reply with a v1.Status failure: {"kind":"Status","apiVersion":"v1",
  * "metadata":{},"status":"Failure","message":...,"reason":...,
- * "details":{...},"code":N}. `details_kind`/`details_name` may be NULL. */
+ * "details":{...},"code":N}. `details_kind`/`details_name` may be NULL.
+ * Bytes of the message or name that are not UTF-8 are written \xNN. */
 void ks_api_status(ks_http_conn_t *c, int code, const char *reason,
                    const char *details_kind, const char *details_name,
                    const char *fmt, ...)
@@ -48,6 +49,10 @@ json_t *ks_api_decode(ks_http_conn_t *c, const ks_http_request_t *req,
  * returns -1. */
 int ks_api_read_object(ks_http_conn_t *c, json_t *doc, const char *text,
                        size_t len, ks_manifest_t *m);
+
+/* Copy `in` to `out` (NUL-terminated, truncated to fit) with every byte
+ * that is not part of valid UTF-8 written as \xNN. */
+void ks_api_utf8_escape(const char *in, char *out, size_t out_len);
 
 /* JSON views. */
 json_t *ks_api_pod_json(const ks_pod_t *pod, const char *node,

@@ -93,7 +93,8 @@ static void list_pods(ks_server_t *srv, ks_http_conn_t *c, const char *ns)
         ks_api_status(c, 500, "InternalError", NULL, NULL, "out of memory");
         return;
     }
-    qsort(l.a, l.n, sizeof *l.a, cmp_item);
+    if (l.n > 1) /* l.a is NULL when nothing was collected */
+        qsort(l.a, l.n, sizeof *l.a, cmp_item);
     for (i = 0; i < l.n; i++)
         json_array_append_new(items, ks_api_pod_json(l.a[i].pod, l.a[i].node,
                                                      l.a[i].message));

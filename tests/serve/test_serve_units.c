@@ -1,6 +1,7 @@
 /* Unit tests for the pieces of `ksched serve`: metrics text, per-plugin
- * samples from several threads, router, query flags, buffers, and
- * Kubernetes' name rules. */
+ * samples from several threads, router, query flags, buffers, and the
+ * checks on input: Kubernetes' name rules and the UTF-8 escaping of
+ * messages. */
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -371,6 +372,28 @@ START_TEST(names_validated)
 }
 END_TEST
 
+START_TEST(utf8_escape)
+{
+    char out[64];
+    ks_api_utf8_escape("/caf\xc3\xa9", out, sizeof out);
+    ck_assert_str_eq(out, "/caf\xc3\xa9");
+    ks_api_utf8_escape("/a\xff\xfe", out, sizeof out);
+    ck_assert_str_eq(out, "/a\\xff\\xfe");
+    /* Truncated sequences, overlong forms and surrogates are not UTF-8. */
+    ks_api_utf8_escape("\xc3(", out, sizeof out);
+    ck_assert_str_eq(out, "\\xc3(");
+    ks_api_utf8_escape("\xc0\xaf", out, sizeof out);
+    ck_assert_str_eq(out, "\\xc0\\xaf");
+    ks_api_utf8_escape("\xed\xa0\x80", out, sizeof out);
+    ck_assert_str_eq(out, "\\xed\\xa0\\x80");
+    ks_api_utf8_escape("\xf0\x9f\x98\x80!", out, sizeof out);
+    ck_assert_str_eq(out, "\xf0\x9f\x98\x80!");
+    /* Never past the buffer, never half an escape. */
+    ks_api_utf8_escape("ab\xff", out, 5);
+    ck_assert_str_eq(out, "ab");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve");
@@ -390,6 +413,7 @@ int main(void)
     suite_add_tcase(s, t);
     t = tcase_create("input");
     tcase_add_test(t, names_validated);
+    tcase_add_test(t, utf8_escape);
     suite_add_tcase(s, t);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
