@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/intern.h"
+#include "cluster/objects_json.h"
 
 /* --- responses ------------------------------------------------------------ */
 
@@ -176,8 +177,36 @@ static const char *json_type_name(const json_t *j)
     }
 }
 
+int ks_api_json_depth(const char *body, size_t len, size_t *at)
+{
+    int depth = 0, max = 0, in_str = 0;
+    size_t i;
+    for (i = 0; i < len; i++) {
+        char ch = body[i];
+        if (in_str) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in_str = 0;
+        } else if (ch == '"') {
+            in_str = 1;
+        } else if (ch == '[' || ch == '{') {
+            if (++depth > max) {
+                max = depth;
+                if (at)
+                    *at = i;
+                if (max > KS_JSON_MAX_DEPTH)
+                    return max; /* enough to refuse */
+            }
+        } else if (ch == ']' || ch == '}') {
+            depth--;
+        }
+    }
+    return max;
+}
+
 json_t *ks_api_decode(ks_http_conn_t *c, const ks_http_request_t *req,
-                      const char *kind, const char *resource, char **text)
+                      const char *kind, const char *resource)
 {
     static const char *const allowed[] = {"apiVersion", "kind", "metadata",
                                           "spec", "status"};
@@ -185,9 +214,18 @@ json_t *ks_api_decode(ks_http_conn_t *c, const ks_http_request_t *req,
     json_t *doc, *k, *v, *md, *name;
     const char *key;
     char unknown[1024] = "";
-    size_t ul = 0;
+    size_t ul = 0, deep_at = 0;
 
-    *text = NULL;
+    /* Before jansson (whose own parse of deep nesting is costly): a
+     * Kubernetes object is shallow. */
+    if (ks_api_json_depth(req->body, req->body_len, &deep_at) >
+        KS_JSON_MAX_DEPTH) {
+        ks_api_status(c, 400, "BadRequest", resource, NULL,
+                      "json parse error: nested more than %d levels deep at "
+                      "position %zu",
+                      KS_JSON_MAX_DEPTH, deep_at);
+        return NULL;
+    }
     doc = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
     if (doc == NULL) {
         ks_api_status(c, 400, "BadRequest", resource, NULL,
@@ -271,62 +309,38 @@ json_t *ks_api_decode(ks_http_conn_t *c, const ks_http_request_t *req,
         json_decref(doc);
         return NULL;
     }
-    if (k == NULL) {
-        /* The resource implies the kind (as the API server defaults it);
-         * the object reader needs it written out. */
-        json_object_set_new(doc, "kind", json_string(kind));
-        if (v == NULL)
-            json_object_set_new(doc, "apiVersion", json_string("v1"));
-        *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        if (*text == NULL) {
-            ks_api_status(c, 500, "InternalError", resource, NULL,
-                          "out of memory");
-            json_decref(doc);
-            return NULL;
-        }
-    }
     return doc;
 }
 
-int ks_api_read_object(ks_http_conn_t *c, json_t *doc, const char *text,
-                       size_t len, ks_manifest_t *m)
+/* Answer a reader's failure: 500 for memory, else 422 with its message
+ * (which names the field path). */
+static void read_failed(ks_http_conn_t *c, const char *resource, int rc,
+                        const ks_error_t *err)
+{
+    if (rc == KS_ENOMEM)
+        ks_api_status(c, 500, "InternalError", resource, NULL,
+                      "out of memory");
+    else
+        ks_api_status(c, 422, "Invalid", resource, NULL, "%s", err->msg);
+}
+
+int ks_api_read_pod(ks_http_conn_t *c, const json_t *doc, ks_pod_t **pod)
 {
     ks_error_t err = {0};
-    int rc;
-    memset(m, 0, sizeof *m);
-    rc = ks_manifest_load_string(m, "body", text, len, ks_intern_global(),
-                                 NULL, &err);
-    if (rc == KS_EPARSE) {
-        /* Valid JSON that the YAML reader does not take as written (JSON
-         * escapes YAML lacks): read jansson's canonical rendering. */
-        char *canon = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        ks_manifest_free(m);
-        memset(m, 0, sizeof *m);
-        if (canon != NULL) {
-            err.code = 0;
-            err.msg[0] = '\0';
-            rc = ks_manifest_load_string(m, "body", canon, strlen(canon),
-                                         ks_intern_global(), NULL, &err);
-            free(canon);
-        }
-    }
+    int rc = ks_pod_from_json("body", doc, ks_intern_global(), pod, &err);
     if (rc != 0) {
-        ks_manifest_free(m);
-        memset(m, 0, sizeof *m);
-        if (rc == KS_ENOMEM)
-            ks_api_status(c, 500, "InternalError", NULL, NULL,
-                          "out of memory");
-        else if (rc == KS_EPARSE)
-            ks_api_status(c, 400, "BadRequest", NULL, NULL, "%s", err.msg);
-        else
-            ks_api_status(c, 422, "Invalid", NULL, NULL, "%s", err.msg);
+        read_failed(c, "pods", rc, &err);
         return -1;
     }
-    if (m->n_pods + m->n_nodes != 1) {
-        ks_manifest_free(m);
-        memset(m, 0, sizeof *m);
-        ks_api_status(c, 400, "BadRequest", NULL, NULL,
-                      "the body must hold exactly one object");
+    return 0;
+}
+
+int ks_api_read_node(ks_http_conn_t *c, const json_t *doc, ks_node_t **node)
+{
+    ks_error_t err = {0};
+    int rc = ks_node_from_json("body", doc, ks_intern_global(), node, &err);
+    if (rc != 0) {
+        read_failed(c, "nodes", rc, &err);
         return -1;
     }
     return 0;

@@ -1,8 +1,9 @@
 /*
  * Kubernetes-shaped API helpers: Status error bodies, JSON responses,
- * request-body decoding (jansson validates the JSON; the cluster object
- * reader builds the pod or node from the same text), and the JSON views of
- * pods and nodes the API returns.
+ * request-body decoding (one parse: a cheap nesting check, jansson, then
+ * the cluster object readers build the pod or node from jansson's tree),
+ * validation of names and labels, and the JSON views of pods and nodes
+ * the API returns.
  *
  * Handlers, one file per resource: api_nodes.c, api_pods.c, api_watch.c
  * (bindings watch), api_debug.c (healthz, readyz, debug/plugins, reload),
@@ -34,21 +35,25 @@ void ks_api_status_hdr(ks_http_conn_t *c, const char *extra_headers, int code,
 void ks_api_json(ks_http_conn_t *c, int code, json_t *doc);
 
 /* Decode a request body that must hold one object of `kind` ("Pod" or
- * "Node"). Malformed JSON, a wrong kind or apiVersion and unknown
- * top-level fields are answered (400/422) and NULL is returned; otherwise
- * the parsed document (caller's reference). When the body has no kind,
- * *text receives a malloc'd copy of the document with the kind added
- * (free it); else *text is NULL and the body itself is the text to read. */
+ * "Node"). Nesting deeper than KS_JSON_MAX_DEPTH (checked before
+ * parsing), malformed JSON (with jansson's message, line, column and
+ * position), a wrong kind or apiVersion and unknown top-level fields are
+ * answered 400, a missing name 422, and NULL is returned; otherwise the
+ * parsed document (caller's reference). */
 json_t *ks_api_decode(ks_http_conn_t *c, const ks_http_request_t *req,
-                      const char *kind, const char *resource, char **text);
+                      const char *kind, const char *resource);
 
-/* Build the object from the validated document with the manifest reader,
- * reading `text` (the body as sent, so that messages give its line and
- * column). Returns 0 and fills *m (zeroed first; one object), or answers
- * the error (400 for malformed input, 422 for invalid fields) and
- * returns -1. */
-int ks_api_read_object(ks_http_conn_t *c, json_t *doc, const char *text,
-                       size_t len, ks_manifest_t *m);
+/* The deepest nesting of [ and { outside strings in a JSON text (the
+ * scan stops once past KS_JSON_MAX_DEPTH); *at (may be NULL) receives the
+ * byte position where that depth was reached. */
+int ks_api_json_depth(const char *body, size_t len, size_t *at);
+
+/* Build the object from a decoded document with the cluster readers (no
+ * second parse). 0 with the object (caller's: ks_pod_free/ks_node_free),
+ * or the error answered (422 naming the field path, 500 for memory) and
+ * -1. */
+int ks_api_read_pod(ks_http_conn_t *c, const json_t *doc, ks_pod_t **pod);
+int ks_api_read_node(ks_http_conn_t *c, const json_t *doc, ks_node_t **node);
 
 /* Copy `in` to `out` (NUL-terminated, truncated to fit) with every byte
  * that is not part of valid UTF-8 written as \xNN. */

@@ -55,22 +55,15 @@ static void list_nodes(ks_server_t *srv, ks_http_conn_t *c)
 /* Decode and read a Node body; NULL after answering an error. */
 static ks_node_t *read_node(ks_http_conn_t *c, const ks_http_request_t *req)
 {
-    char *text = NULL;
-    json_t *doc = ks_api_decode(c, req, "Node", "nodes", &text);
-    ks_manifest_t m;
-    ks_node_t *node;
+    json_t *doc = ks_api_decode(c, req, "Node", "nodes");
+    ks_node_t *node = NULL;
     int rc;
     if (doc == NULL)
         return NULL;
-    rc = ks_api_read_object(c, doc, text ? text : req->body,
-                            text ? strlen(text) : req->body_len, &m);
-    free(text);
+    rc = ks_api_read_node(c, doc, &node);
     json_decref(doc);
     if (rc != 0)
         return NULL;
-    node = m.nodes[0];
-    m.nodes[0] = NULL;
-    ks_manifest_free(&m);
     return node;
 }
 

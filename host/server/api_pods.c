@@ -123,10 +123,9 @@ static json_t *entry_json(ks_server_t *srv, ks_pod_entry_t *e)
 static void create_pod(ks_server_t *srv, ks_http_conn_t *c,
                        const ks_http_request_t *req, const char *ns)
 {
-    char *text = NULL, key[600];
-    json_t *doc = ks_api_decode(c, req, "Pod", "pods", &text);
+    char key[600];
+    json_t *doc = ks_api_decode(c, req, "Pod", "pods");
     json_t *md, *jns, *juid;
-    ks_manifest_t m;
     ks_pod_t *pod;
     ks_pod_entry_t *e;
     ks_error_t err = {0};
@@ -147,21 +146,21 @@ static void create_pod(ks_server_t *srv, ks_http_conn_t *c,
                       json_is_string(jns) ? json_string_value(jns) : "?",
                       ns);
         json_decref(doc);
-        free(text);
         return;
     }
-    rc = ks_api_read_object(c, doc, text ? text : req->body,
-                            text ? strlen(text) : req->body_len, &m);
-    free(text);
+    rc = ks_api_read_pod(c, doc, &pod);
     json_decref(doc);
     if (rc != 0)
         return;
-    pod = m.pods[0];
-    m.pods[0] = NULL;
-    ks_manifest_free(&m);
     /* The namespace comes from the URL when the body has none. */
     if (strcmp(pod->ns, ns) != 0) {
         pod->ns = ks_intern_str(ks_intern_global(), ns);
+        if (pod->ns == NULL) {
+            ks_api_status(c, 500, "InternalError", "pods", NULL,
+                          "out of memory");
+            ks_pod_free(pod);
+            return;
+        }
         if (!has_uid) {
             snprintf(key, sizeof key, "%s/%s", pod->ns, pod->name);
             pod->uid = ks_intern_str(ks_intern_global(), key);

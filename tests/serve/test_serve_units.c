@@ -1,7 +1,7 @@
 /* Unit tests for the pieces of `ksched serve`: metrics text, per-plugin
  * samples from several threads, router, query flags, buffers, and the
- * checks on input: Kubernetes' name rules and the UTF-8 escaping of
- * messages. */
+ * checks on input: Kubernetes' name rules, the JSON nesting scan and the
+ * UTF-8 escaping of messages. */
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 
 #include "server/api.h"
 #include "base/buf.h"
+#include "cluster/objects_json.h"
 #include "cluster/validate.h"
 #include "server/metrics.h"
 #include "server/plugin_samples.h"
@@ -372,6 +373,31 @@ START_TEST(names_validated)
 }
 END_TEST
 
+START_TEST(json_depth_scan)
+{
+    const char *s;
+    size_t at = 0;
+    ck_assert_int_eq(ks_api_json_depth("{}", 2, NULL), 1);
+    ck_assert_int_eq(ks_api_json_depth("{\"a\":[1,{\"b\":[]}]}", 19, &at), 4);
+    ck_assert_uint_eq(at, 13);
+    /* Brackets in strings, escaped quotes included, are text. */
+    s = "{\"a\":\"[[[\\\"[[\",\"b\":[]}";
+    ck_assert_int_eq(ks_api_json_depth(s, strlen(s), NULL), 2);
+    ck_assert_int_eq(ks_api_json_depth("", 0, NULL), 0);
+    {
+        char deep[2 * 2000 + 1];
+        memset(deep, '[', 2000);
+        memset(deep + 2000, ']', 2000);
+        deep[4000] = '\0';
+        /* The scan stops once past the limit. */
+        ck_assert_int_eq(ks_api_json_depth(deep, 4000, &at),
+                         KS_JSON_MAX_DEPTH + 1);
+        ck_assert_uint_eq(at, KS_JSON_MAX_DEPTH);
+        ck_assert_int_eq(ks_api_json_depth(deep + 2000 - 64, 128, NULL), 64);
+    }
+}
+END_TEST
+
 START_TEST(utf8_escape)
 {
     char out[64];
@@ -413,6 +439,7 @@ int main(void)
     suite_add_tcase(s, t);
     t = tcase_create("input");
     tcase_add_test(t, names_validated);
+    tcase_add_test(t, json_depth_scan);
     tcase_add_test(t, utf8_escape);
     suite_add_tcase(s, t);
     sr = srunner_create(s);
