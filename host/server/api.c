@@ -8,6 +8,7 @@
 
 #include "base/intern.h"
 #include "cluster/objects_json.h"
+#include "cluster/validate.h"
 
 /* --- responses ------------------------------------------------------------ */
 
@@ -343,6 +344,73 @@ int ks_api_read_node(ks_http_conn_t *c, const json_t *doc, ks_node_t **node)
         read_failed(c, "nodes", rc, &err);
         return -1;
     }
+    return 0;
+}
+
+/* --- validation ----------------------------------------------------------- */
+
+/* 422 for one field: KIND "NAME" is invalid: FIELD: Invalid value: "V":
+ * WHY (as the API server words it). */
+static void invalid(ks_http_conn_t *c, const char *kind, const char *resource,
+                    const char *name, const char *field, const char *value,
+                    const char *why)
+{
+    char qn[600], qv[600];
+    ks_api_status(c, 422, "Invalid", resource, name,
+                  "%s %s is invalid: %s: Invalid value: %s: %s", kind,
+                  ks_validate_quote(name, qn, sizeof qn), field,
+                  ks_validate_quote(value, qv, sizeof qv), why);
+}
+
+static int labels_ok(ks_http_conn_t *c, const char *kind,
+                     const char *resource, const char *name,
+                     const ks_labels_t *l, const char *field)
+{
+    char msg[4096], qn[600];
+    if (ks_validate_field_labels(l, field, msg, sizeof msg) == 0)
+        return 1;
+    ks_api_status(c, 422, "Invalid", resource, name, "%s %s is invalid: %s",
+                  kind, ks_validate_quote(name, qn, sizeof qn), msg);
+    return 0;
+}
+
+int ks_api_validate_pod(ks_http_conn_t *c, const ks_pod_t *pod)
+{
+    char why[2048];
+    if (ks_validate_dns1123_subdomain(pod->name, why, sizeof why) != 0) {
+        invalid(c, "Pod", "pods", pod->name, "metadata.name", pod->name, why);
+        return -1;
+    }
+    if (ks_validate_dns1123_label(pod->ns, why, sizeof why) != 0) {
+        invalid(c, "Pod", "pods", pod->name, "metadata.namespace", pod->ns,
+                why);
+        return -1;
+    }
+    if (!labels_ok(c, "Pod", "pods", pod->name, &pod->labels,
+                   "metadata.labels") ||
+        !labels_ok(c, "Pod", "pods", pod->name, &pod->node_selector,
+                   "spec.nodeSelector"))
+        return -1;
+    if (pod->node_name[0] &&
+        ks_validate_dns1123_subdomain(pod->node_name, why, sizeof why) != 0) {
+        invalid(c, "Pod", "pods", pod->name, "spec.nodeName", pod->node_name,
+                why);
+        return -1;
+    }
+    return 0;
+}
+
+int ks_api_validate_node(ks_http_conn_t *c, const ks_node_t *node)
+{
+    char why[2048];
+    if (ks_validate_dns1123_subdomain(node->name, why, sizeof why) != 0) {
+        invalid(c, "Node", "nodes", node->name, "metadata.name", node->name,
+                why);
+        return -1;
+    }
+    if (!labels_ok(c, "Node", "nodes", node->name, &node->labels,
+                   "metadata.labels"))
+        return -1;
     return 0;
 }
 

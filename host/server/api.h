@@ -55,6 +55,13 @@ int ks_api_json_depth(const char *body, size_t len, size_t *at);
 int ks_api_read_pod(ks_http_conn_t *c, const json_t *doc, ks_pod_t **pod);
 int ks_api_read_node(ks_http_conn_t *c, const json_t *doc, ks_node_t **node);
 
+/* Kubernetes' rules (cluster/validate.h): pod names and spec.nodeName DNS
+ * subdomains, namespaces DNS labels, label keys qualified names and values
+ * label values (metadata.labels, and a pod's spec.nodeSelector). 0, or
+ * 422 Invalid answered naming the field, the value and the rule, and -1. */
+int ks_api_validate_pod(ks_http_conn_t *c, const ks_pod_t *pod);
+int ks_api_validate_node(ks_http_conn_t *c, const ks_node_t *node);
+
 /* Copy `in` to `out` (NUL-terminated, truncated to fit) with every byte
  * that is not part of valid UTF-8 written as \xNN. */
 void ks_api_utf8_escape(const char *in, char *out, size_t out_len);

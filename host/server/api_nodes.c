@@ -52,7 +52,8 @@ static void list_nodes(ks_server_t *srv, ks_http_conn_t *c)
                           "NodeList", "metadata", "items", items));
 }
 
-/* Decode and read a Node body; NULL after answering an error. */
+/* Decode, read and validate a Node body; NULL after answering an
+ * error. */
 static ks_node_t *read_node(ks_http_conn_t *c, const ks_http_request_t *req)
 {
     json_t *doc = ks_api_decode(c, req, "Node", "nodes");
@@ -64,6 +65,10 @@ static ks_node_t *read_node(ks_http_conn_t *c, const ks_http_request_t *req)
     json_decref(doc);
     if (rc != 0)
         return NULL;
+    if (ks_api_validate_node(c, node) != 0) {
+        ks_node_free(node);
+        return NULL;
+    }
     return node;
 }
 

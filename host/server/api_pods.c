@@ -166,6 +166,11 @@ static void create_pod(ks_server_t *srv, ks_http_conn_t *c,
             pod->uid = ks_intern_str(ks_intern_global(), key);
         }
     }
+    /* Names the API could not address later are refused now. */
+    if (ks_api_validate_pod(c, pod) != 0) {
+        ks_pod_free(pod);
+        return;
+    }
     if (ks_server_pod_by_key(srv, pod->ns, pod->name) != NULL) {
         ks_api_status(c, 409, "AlreadyExists", "pods", pod->name,
                       "pods \"%s\" already exists", pod->name);
