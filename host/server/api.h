@@ -71,6 +71,11 @@ json_t *ks_api_pod_json(const ks_pod_t *pod, const char *node,
                         const char *message);
 json_t *ks_api_node_json(const ks_node_t *node);
 
+/* How far a bindings watcher may fall behind by default (queued, unsent
+ * bytes) before it is disconnected; ks_server_t.watch_buffer_limit
+ * overrides it. */
+#define KS_WATCH_DEFAULT_BUFFER (4u << 20)
+
 /* Handlers. */
 void ks_api_nodes(ks_server_t *srv, ks_http_conn_t *c,
                   const ks_http_request_t *req, const char *name);
