@@ -140,7 +140,28 @@ def main():
     def pct(p):
         return round(lat[min(len(lat) - 1, int(p * len(lat)))], 1) \
             if lat else None
+    # Exactly once: one Scheduled event per pod (series counted).
+    sched_events = {}
+    cont = ""
+    while True:
+        q = urllib.parse.urlencode({"limit": "500", "continue": cont})
+        c = http.client.HTTPSConnection(u.hostname, u.port, context=ctx,
+                                        timeout=120)
+        c.request("GET", "/apis/events.k8s.io/v1/namespaces/default/events?"
+                  + q, headers=hdr)
+        doc = json.loads(c.getresponse().read())
+        c.close()
+        for ev in doc.get("items", []):
+            name = ev.get("regarding", {}).get("name", "")
+            if ev.get("reason") == "Scheduled" and name.startswith(prefix):
+                sched_events[name] = sched_events.get(name, 0) + \
+                    (ev.get("series") or {}).get("count", 1)
+        cont = doc.get("metadata", {}).get("continue", "")
+        if not cont:
+            break
     out = {"what": "stream", "scheduler": sched, "pods": n,
+           "scheduled_events": len(sched_events),
+           "scheduled_twice": sum(1 for v in sched_events.values() if v > 1),
            "created": len(created), "bound": len(bound),
            "create_rate": round(len(created) / (t_created - t0), 1),
            "e2e_seconds": round(last - t0, 3),
