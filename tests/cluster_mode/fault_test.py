@@ -249,6 +249,80 @@ def scenario_watch_gone(ksched, base, api, env, holder, s):
     return p
 
 
+def scenario_binding_refused(ksched, plugin_dir, cfg, api, env, tmp):
+    """A binding the API server refuses (here: RBAC takes pods/binding away
+    mid-stream): the pod is forgotten, reported with SchedulerError, and
+    requeued with backoff; once bindings are allowed again it binds, once."""
+    d = env["K8S_DIR"]
+    key, crt = os.path.join(tmp, "b.key"), os.path.join(tmp, "b.crt")
+    csr = os.path.join(tmp, "b.csr")
+    subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes",
+                    "-subj", "/CN=binder", "-keyout", key, "-out", csr],
+                   check=True, stderr=subprocess.DEVNULL)
+    subprocess.run(["openssl", "x509", "-req", "-in", csr, "-CA",
+                    os.path.join(d, "ca.crt"), "-CAkey",
+                    os.path.join(d, "ca.key"), "-CAcreateserial", "-CAserial",
+                    os.path.join(tmp, "b.srl"), "-days", "1", "-out", crt],
+                   check=True, stderr=subprocess.DEVNULL)
+    kc = os.path.join(tmp, "binder.kubeconfig")
+    ct.write(kc, ct.kubeconfig(env["K8S_URL"], env["K8S_CA"],
+                               {"client-certificate": crt,
+                                "client-key": key}))
+    # Everything system:kube-scheduler grants but bindings, and bindings
+    # in a role of their own that the test takes away and gives back.
+    role = api.must("GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/"
+                    "system:kube-scheduler")
+    rules = [r for r in role["rules"]
+             if not set(r.get("resources", [])) & {"bindings",
+                                                    "pods/binding"}]
+    rbac = "/apis/rbac.authorization.k8s.io/v1/"
+    api.must("POST", rbac + "clusterroles", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "binder-no-bind"}, "rules": rules})
+    api.must("POST", rbac + "clusterroles", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "binder-bind"},
+        "rules": [{"apiGroups": [""], "resources": ["pods/binding",
+                                                   "bindings"],
+                   "verbs": ["create"]}]})
+
+    def bind_role(name):
+        return {"apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding", "metadata": {"name": name},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                            "kind": "ClusterRole", "name": name},
+                "subjects": [{"kind": "User", "name": "binder",
+                              "apiGroup": "rbac.authorization.k8s.io"}]}
+    api.must("POST", rbac + "clusterrolebindings",
+             bind_role("binder-no-bind"))
+    s = ct.Serve(ksched, ["--plugin-dir", plugin_dir, "--config", cfg,
+                          "--kubeconfig", kc])
+    ct.check(bool(s.ready(60)), "ksched ready as a user without bindings")
+    n = 20
+    create_pods(api, "br", n)
+
+    def reported():
+        ps = ct.pods_by_name(api)
+        cs = [ct.cond(ps.get("br%d" % i, {}), "PodScheduled")
+              for i in range(n)]
+        return all(c is not None and c.get("reason") == "SchedulerError"
+                   for c in cs) and cs
+    cs = ct.wait_for("binding failures reported", reported, 60)
+    ct.check(bool(cs), "every refused binding is reported: PodScheduled="
+             "False, reason SchedulerError")
+    if cs:
+        ct.check("binding rejected" in cs[0].get("message", "") and
+                 "forbidden" in cs[0].get("message", ""),
+                 "with the API server's answer (%r)" % cs[0].get("message"))
+    ct.check(bound_count(api, "br") == 0, "and no pod is bound meanwhile")
+    api.must("POST", rbac + "clusterrolebindings", bind_role("binder-bind"))
+    # Backoff grows to podMaxBackoffSeconds (10 s): the retry comes within.
+    ct.wait_for("all bound", lambda: bound_count(api, "br") >= n, 60)
+    check_once(api, "br", n, "bindings refused, then allowed")
+    s.stop()
+    return s
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
@@ -293,6 +367,8 @@ def main():
         procs.append(scenario_watch_gone(ksched, base, api, env, holder, s))
         rc = s.stop()
         ct.check(rc == 0, "ksched exits 0 on SIGTERM after the faults")
+        servers.append(scenario_binding_refused(ksched, plugin_dir, cfg, api,
+                                                env, tmp))
     finally:
         for s in servers:
             if s.proc.poll() is None:
