@@ -3,9 +3,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "server/serve.h"
-
-#include "conformance/conformance.h"
 
 #ifndef KS_VERSION
 #define KS_VERSION "0.1.0"

@@ -6,6 +6,8 @@
  *      printed on stderr
  *   2  usage error (unknown option, missing argument)
  *   3  `schedule` only: the run completed but some pods could not be placed
+ *   4  `serve --leader-elect` only: the leader lost its Lease
+ * Main thread only (getopt's state is global).
  */
 #ifndef KS_CLI_H
 #define KS_CLI_H
@@ -14,10 +16,20 @@
 #define KS_EXIT_INVALID 1
 #define KS_EXIT_USAGE 2
 #define KS_EXIT_UNPLACED 3
+#define KS_EXIT_LOST_LEASE 4
 
 int ks_cli_validate(int argc, char **argv);
 int ks_cli_plugins(int argc, char **argv);
 int ks_cli_schedule(int argc, char **argv);
+/* A long-running scheduler (server/server.h) with a Kubernetes-shaped HTTP
+ * API, or scheduling a real cluster's pods; metrics and hot reload. 0
+ * after a clean SIGTERM/SIGINT drain. */
+int ks_cli_serve(int argc, char **argv);
+/* Run conformance scenarios (conformance/) and compare every decision
+ * with the expected file beside each; prints "PASS name" / "FAIL name"
+ * (one line per mismatch) and "N passed, N failed". 1 when any fails or
+ * none was found. */
+int ks_cli_conformance(int argc, char **argv);
 
 /* Shared option state for --plugin-dir (repeatable) and
  * --no-default-plugin-path. */

@@ -1,5 +1,5 @@
 /* ksched conformance: scenario runner front end. */
-#include "conformance.h"
+#include "cli.h"
 
 #include <dirent.h>
 #include <getopt.h>
@@ -8,11 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/cli.h"
-#include "compare.h"
-#include "expected.h"
-#include "runner.h"
-#include "scenario.h"
+#include "conformance/compare.h"
+#include "conformance/expected.h"
+#include "conformance/runner.h"
+#include "conformance/scenario.h"
 
 static const char usage[] =
     "Usage: ksched conformance [options] DIR_OR_FILE...\n"

@@ -1,5 +1,5 @@
 /* ksched serve: options, listening, and the loop. */
-#include "serve.h"
+#include "cli.h"
 
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -8,10 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
 #include "base/go_duration.h"
 #include "base/log.h"
-#include "server.h"
+#include "server/server.h"
 
 static const char usage[] =
     "Usage: ksched serve [--config FILE] [--plugin-dir DIR]...\n"
@@ -383,7 +382,7 @@ int ks_cli_serve(int argc, char **argv)
         int lost = srv->lost_lease;
         ks_server_free(srv);
         free(srv);
-        return lost ? 4 : KS_EXIT_OK;
+        return lost ? KS_EXIT_LOST_LEASE : KS_EXIT_OK;
     }
 
 fail:
