@@ -1,20 +1,38 @@
 /*
- * Extension point names, ksched's default plugin set, and the merge of a
- * profile's plugins into it (upstream's mergePlugins / mergePluginSet).
+ * Extension point names and YAML keys (from ext_points.h), ksched's default
+ * plugin set, and the merge of a profile's plugins into it (upstream's mergePlugins / mergePluginSet).
  */
 #include "config_internal.h"
+#include "ext_points.h"
 
 #include <string.h>
 
+/* The table's order is ks_ext_point_t's: each KS_EP_<ENUM> is its row. */
+enum {
+#define KS_EP_ROW(e, key, name, metric, fn, impl) KS_EP_ROW_##e,
+    KS_EXT_POINT_MAP(KS_EP_ROW)
+#undef KS_EP_ROW
+    KS_EP_ROWS
+};
+#define KS_EP_ROW(e, key, name, metric, fn, impl)                              \
+    _Static_assert((int)KS_EP_##e == (int)KS_EP_ROW_##e,                         \
+                   "KS_EXT_POINT_MAP and ks_ext_point_t differ at " #e);
+KS_EXT_POINT_MAP(KS_EP_ROW)
+#undef KS_EP_ROW
+_Static_assert((int)KS_EP_ROWS == (int)KS_EP_COUNT,
+               "KS_EXT_POINT_MAP lists every extension point");
+
 static const char *const point_names[KS_EP_COUNT] = {
-    "PreEnqueue", "QueueSort", "PreFilter", "Filter",  "PostFilter",
-    "PreScore",   "Score",     "Reserve",   "Permit",  "PreBind",
-    "Bind",       "PostBind",  "MultiPoint"};
+#define KS_EP_NAME(e, key, name, metric, fn, impl) [KS_EP_##e] = name,
+    KS_EXT_POINT_MAP(KS_EP_NAME)
+#undef KS_EP_NAME
+};
 
 static const char *const point_fields[KS_EP_COUNT] = {
-    "preEnqueue", "queueSort", "preFilter", "filter",  "postFilter",
-    "preScore",   "score",     "reserve",   "permit",  "preBind",
-    "bind",       "postBind",  "multiPoint"};
+#define KS_EP_KEY(e, key, name, metric, fn, impl) [KS_EP_##e] = key,
+    KS_EXT_POINT_MAP(KS_EP_KEY)
+#undef KS_EP_KEY
+};
 
 const char *ks_ext_point_name(ks_ext_point_t ep)
 {

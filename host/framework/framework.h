@@ -36,6 +36,7 @@
 
 #include "ksched/plugin.h"
 #include "config/config.h"
+#include "config/ext_points.h"
 #include "cluster/cache.h"
 #include "base/error.h"
 #include "registry.h"
@@ -110,12 +111,14 @@ static inline uint64_t ks_fw_env_rand(ks_fw_env_t *e)
 double ks_fw_mono_seconds(void);
 
 /* plugin_duration's extension points that are no runtime list of their
- * own (they follow ks_ext_point_t's values). */
+ * own (they follow ks_ext_point_t's values): KS_FW_EP_NORMALIZE_SCORE,
+ * _UNRESERVE, _PREFILTER_ADD_POD, _PREFILTER_REMOVE_POD, from
+ * config/ext_points.h. */
 enum {
-    KS_FW_EP_NORMALIZE_SCORE = KS_EP_COUNT,
-    KS_FW_EP_UNRESERVE,
-    KS_FW_EP_PREFILTER_ADD_POD,
-    KS_FW_EP_PREFILTER_REMOVE_POD,
+    KS_FW_EP_FIRST_ = KS_EP_COUNT - 1,
+#define KS_FW_EP_ENUM(e, metric) KS_FW_EP_##e,
+    KS_FW_EXTRA_POINT_MAP(KS_FW_EP_ENUM)
+#undef KS_FW_EP_ENUM
     KS_FW_EP_END
 };
 

@@ -13,25 +13,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/ext_points.h"
 #include "pool.h"
 
 int ks_plugin_implements(const ks_plugin_t *d, ks_ext_point_t ep)
 {
     switch (ep) {
-    case KS_EP_PRE_ENQUEUE: return d->pre_enqueue != NULL;
-    case KS_EP_QUEUE_SORT: return d->less != NULL;
-    case KS_EP_PRE_FILTER: return d->pre_filter != NULL;
-    case KS_EP_FILTER: return d->filter != NULL;
-    case KS_EP_POST_FILTER: return d->post_filter != NULL;
-    case KS_EP_PRE_SCORE: return d->pre_score != NULL;
-    case KS_EP_SCORE: return d->score != NULL;
-    case KS_EP_RESERVE: return d->reserve != NULL && d->unreserve != NULL;
-    case KS_EP_PERMIT: return d->permit != NULL;
-    case KS_EP_PRE_BIND: return d->pre_bind != NULL;
-    case KS_EP_BIND: return d->bind != NULL;
-    case KS_EP_POST_BIND: return d->post_bind != NULL;
-    case KS_EP_MULTI_POINT:
-    case KS_EP_COUNT: return 0;
+#define KS_EP_IMPL(e, key, name, metric, fn, impl)                             \
+    case KS_EP_##e: return (impl);
+        KS_EXT_POINT_MAP(KS_EP_IMPL)
+#undef KS_EP_IMPL
+    case KS_EP_COUNT: break;
     }
     return 0;
 }
@@ -39,20 +31,11 @@ int ks_plugin_implements(const ks_plugin_t *d, ks_ext_point_t ep)
 const char *ks_ext_point_fn(ks_ext_point_t ep)
 {
     switch (ep) {
-    case KS_EP_PRE_ENQUEUE: return "pre_enqueue";
-    case KS_EP_QUEUE_SORT: return "less";
-    case KS_EP_PRE_FILTER: return "pre_filter";
-    case KS_EP_FILTER: return "filter";
-    case KS_EP_POST_FILTER: return "post_filter";
-    case KS_EP_PRE_SCORE: return "pre_score";
-    case KS_EP_SCORE: return "score";
-    case KS_EP_RESERVE: return "reserve and unreserve";
-    case KS_EP_PERMIT: return "permit";
-    case KS_EP_PRE_BIND: return "pre_bind";
-    case KS_EP_BIND: return "bind";
-    case KS_EP_POST_BIND: return "post_bind";
-    case KS_EP_MULTI_POINT:
-    case KS_EP_COUNT: return "";
+#define KS_EP_FN(e, key, name, metric, fn, impl)                               \
+    case KS_EP_##e: return fn;
+        KS_EXT_POINT_MAP(KS_EP_FN)
+#undef KS_EP_FN
+    case KS_EP_COUNT: break;
     }
     return "";
 }

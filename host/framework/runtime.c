@@ -16,6 +16,7 @@
 
 #include "cycle_state.h"
 #include "base/intern.h"
+#include "config/ext_points.h"
 #include "grow.h"
 #include "pool.h"
 
@@ -23,25 +24,21 @@
 
 /* --- per-plugin timing ---------------------------------------------------- */
 
+static const char *const metric_labels[KS_FW_EP_END] = {
+#define KS_EP_LABEL(e, key, name, metric, fn, impl) [KS_EP_##e] = metric,
+    KS_EXT_POINT_MAP(KS_EP_LABEL)
+#undef KS_EP_LABEL
+#define KS_FW_EP_LABEL(e, metric) [KS_FW_EP_##e] = metric,
+    KS_FW_EXTRA_POINT_MAP(KS_FW_EP_LABEL)
+#undef KS_FW_EP_LABEL
+};
+
 const char *ks_fw_metric_point_name(int ext_point)
 {
-    switch (ext_point) {
-    case KS_EP_PRE_FILTER: return "PreFilter";
-    case KS_EP_FILTER: return "Filter";
-    case KS_EP_POST_FILTER: return "PostFilter";
-    case KS_EP_PRE_SCORE: return "PreScore";
-    case KS_EP_SCORE: return "Score";
-    case KS_EP_RESERVE: return "Reserve";
-    case KS_EP_PERMIT: return "Permit";
-    case KS_EP_PRE_BIND: return "PreBind";
-    case KS_EP_BIND: return "Bind";
-    case KS_EP_POST_BIND: return "PostBind";
-    case KS_FW_EP_NORMALIZE_SCORE: return "ScoreExtensionNormalize";
-    case KS_FW_EP_UNRESERVE: return "Unreserve";
-    case KS_FW_EP_PREFILTER_ADD_POD: return "PreFilterExtensionAddPod";
-    case KS_FW_EP_PREFILTER_REMOVE_POD: return "PreFilterExtensionRemovePod";
-    default: return "Unknown";
-    }
+    const char *l = (unsigned)ext_point < KS_FW_EP_END
+                        ? metric_labels[ext_point]
+                        : NULL;
+    return l ? l : "Unknown";
 }
 
 /* Are this cycle's plugin calls timed? Read once per run_* call. */
