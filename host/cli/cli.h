@@ -12,6 +12,8 @@
 #ifndef KS_CLI_H
 #define KS_CLI_H
 
+#include <getopt.h>
+
 #define KS_EXIT_OK 0
 #define KS_EXIT_INVALID 1
 #define KS_EXIT_USAGE 2
@@ -31,22 +33,50 @@ int ks_cli_serve(int argc, char **argv);
  * none was found. */
 int ks_cli_conformance(int argc, char **argv);
 
-/* Shared option state for --plugin-dir (repeatable) and
- * --no-default-plugin-path. */
-typedef struct ks_cli_plugin_opts {
-    const char *dirs[32];
-    unsigned n_dirs;
-    int no_default_path;
-} ks_cli_plugin_opts_t;
+/* The options several subcommands share, parsed by ks_cli_common_opt.
+ * A command's getopt_long table lists the shared options it takes with
+ * the KS_CLI_OPT_* entries below (so that their codes are the ones
+ * ks_cli_common_opt handles), then its own, then KS_CLI_OPT_HELP. The
+ * meaning of -v is the command's (schedule and serve log more,
+ * conformance prints what it got). */
+typedef struct ks_cli_opts {
+    const char *cmd;             /* "schedule": names the command in messages */
+    const char *usage;           /* printed by --help */
+    const char *plugin_dirs[32]; /* -p/--plugin-dir, in the order given */
+    unsigned n_plugin_dirs;
+    int no_default_path;         /* --no-default-plugin-path */
+    const char *config;          /* -c/--config; NULL: the built-in default */
+    int parallelism;             /* -j/--parallelism; 0: the config's */
+    int verbose;                 /* -v/--verbose, counted */
+} ks_cli_opts_t;
 
-/* Add a --plugin-dir; returns -1 (and prints) when there are too many. */
-int ks_cli_add_plugin_dir(ks_cli_plugin_opts_t *o, const char *dir);
-/* The options every subcommand shares, for the `default:` branch of its
- * getopt loop: -p/--plugin-dir, --no-default-plugin-path, -h/--help, and
- * an unknown option. Sets *done (and returns the exit code) when the
- * command must stop: after --help, or on a usage error. */
-int ks_cli_common_opt(const char *cmd, int c, const char *usage, char **argv,
-                      ks_cli_plugin_opts_t *po, int *done);
+#define KS_CLI_OPT_CONFIG {"config", required_argument, NULL, 'c'}
+#define KS_CLI_OPT_PLUGIN_PATH                                                \
+    {"plugin-dir", required_argument, NULL, 'p'},                             \
+    {"no-default-plugin-path", no_argument, NULL, 'N'}
+#define KS_CLI_OPT_PARALLELISM {"parallelism", required_argument, NULL, 'j'}
+#define KS_CLI_OPT_VERBOSE {"verbose", no_argument, NULL, 'v'}
+#define KS_CLI_OPT_HELP {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}
+
+/* ks_cli_common_opt's answer when parsing goes on. */
+#define KS_CLI_CONTINUE (-1)
+
+/* Clear *o and reset getopt (optind 1, no getopt messages) before a
+ * command's getopt_long loop. */
+void ks_cli_opts_init(ks_cli_opts_t *o, const char *cmd, const char *usage);
+/* For the `default:` branch of a command's getopt loop: the shared
+ * options (-c, -p, --no-default-plugin-path, -j, -v, -h) and an unknown
+ * or incomplete option. Returns KS_CLI_CONTINUE, or the exit code the
+ * command returns at once: 0 after --help, 2 on a usage error (printed). */
+int ks_cli_common_opt(ks_cli_opts_t *o, int c, char **argv);
+/* After the loop of a command that takes no operands: KS_CLI_CONTINUE,
+ * or 2 (printed) naming the first operand. */
+int ks_cli_no_operands(const ks_cli_opts_t *o, int argc, char **argv);
+/* Fill *go (cleared first) with what the shared options say: the
+ * configuration, the plugin path and the parallelism. */
+struct ks_generation_opts;
+void ks_cli_generation_opts(const ks_cli_opts_t *o,
+                            struct ks_generation_opts *go);
 /* Parse `arg` as an integer in [lo, hi] for option `opt` of `cmd`. 0 on
  * success; otherwise prints the usage error and returns KS_EXIT_USAGE. */
 int ks_cli_parse_int(const char *cmd, const char *opt, const char *arg,

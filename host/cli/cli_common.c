@@ -1,18 +1,31 @@
+/* What the subcommands share: the common options and usage errors. */
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-int ks_cli_add_plugin_dir(ks_cli_plugin_opts_t *o, const char *dir)
+#include "framework/generation.h"
+
+void ks_cli_opts_init(ks_cli_opts_t *o, const char *cmd, const char *usage)
 {
-    if (o->n_dirs >= sizeof o->dirs / sizeof o->dirs[0]) {
+    memset(o, 0, sizeof *o);
+    o->cmd = cmd;
+    o->usage = usage;
+    optind = 1;
+    opterr = 0;
+}
+
+static int add_plugin_dir(ks_cli_opts_t *o, const char *dir)
+{
+    size_t max = sizeof o->plugin_dirs / sizeof o->plugin_dirs[0];
+    if (o->n_plugin_dirs >= max) {
         fprintf(stderr, "ksched: too many --plugin-dir options (at most %zu)\n",
-                sizeof o->dirs / sizeof o->dirs[0]);
+                max);
         return -1;
     }
-    o->dirs[o->n_dirs++] = dir;
+    o->plugin_dirs[o->n_plugin_dirs++] = dir;
     return 0;
 }
 
@@ -40,27 +53,49 @@ int ks_cli_parse_int(const char *cmd, const char *opt, const char *arg,
     return 0;
 }
 
-int ks_cli_common_opt(const char *cmd, int c, const char *usage, char **argv,
-                      ks_cli_plugin_opts_t *po, int *done)
+int ks_cli_common_opt(ks_cli_opts_t *o, int c, char **argv)
 {
-    *done = 0;
     switch (c) {
+    case 'c':
+        o->config = optarg;
+        return KS_CLI_CONTINUE;
     case 'p':
-        if (ks_cli_add_plugin_dir(po, optarg) != 0) {
-            *done = 1;
-            return KS_EXIT_USAGE;
-        }
-        return KS_EXIT_OK;
+        return add_plugin_dir(o, optarg) == 0 ? KS_CLI_CONTINUE
+                                              : KS_EXIT_USAGE;
     case 'N':
-        po->no_default_path = 1;
-        return KS_EXIT_OK;
+        o->no_default_path = 1;
+        return KS_CLI_CONTINUE;
+    case 'j':
+        return ks_cli_parse_int(o->cmd, "--parallelism", optarg, 1, 1024,
+                                &o->parallelism) == 0
+                   ? KS_CLI_CONTINUE
+                   : KS_EXIT_USAGE;
+    case 'v':
+        o->verbose++;
+        return KS_CLI_CONTINUE;
     case 'h':
-        fputs(usage, stdout);
-        *done = 1;
+        fputs(o->usage, stdout);
         return KS_EXIT_OK;
     default:
-        *done = 1;
-        return ks_cli_usage_error(cmd, "unknown or incomplete option '%s'",
+        return ks_cli_usage_error(o->cmd, "unknown or incomplete option '%s'",
                                   argv[optind - 1]);
     }
+}
+
+int ks_cli_no_operands(const ks_cli_opts_t *o, int argc, char **argv)
+{
+    if (optind < argc)
+        return ks_cli_usage_error(o->cmd, "unexpected argument '%s'",
+                                  argv[optind]);
+    return KS_CLI_CONTINUE;
+}
+
+void ks_cli_generation_opts(const ks_cli_opts_t *o, ks_generation_opts_t *go)
+{
+    memset(go, 0, sizeof *go);
+    go->config_path = o->config;
+    go->plugin_dirs = o->plugin_dirs;
+    go->n_plugin_dirs = o->n_plugin_dirs;
+    go->no_default_path = o->no_default_path;
+    go->parallelism = o->parallelism;
 }

@@ -2,7 +2,6 @@
 #include "cli.h"
 
 #include <dirent.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +36,8 @@ static const char usage[] =
     "Exit status: 0 all passed, 1 some failed (or no scenario found), 2 usage.\n";
 
 typedef struct conf_opts {
-    ks_cli_plugin_opts_t po;
+    ks_cli_opts_t cli; /* the plugin path; -v: print what ksched decided */
     const char *filter;
-    int verbose;
 } conf_opts_t;
 
 typedef struct tally {
@@ -98,9 +96,9 @@ static void run_one(const conf_opts_t *o, const char *path, tally_t *t)
         goto out;
     }
     memset(&ro, 0, sizeof ro);
-    ro.plugin_dirs = o->po.dirs;
-    ro.n_plugin_dirs = o->po.n_dirs;
-    ro.no_default_path = o->po.no_default_path;
+    ro.plugin_dirs = o->cli.plugin_dirs;
+    ro.n_plugin_dirs = o->cli.n_plugin_dirs;
+    ro.no_default_path = o->cli.no_default_path;
     if ((rc = ks_conformance_run(sc, &ro, &got, &err)) != 0) {
         printf("FAIL %s\n", sc->name);
         put_indented(err.msg, "  error: ");
@@ -111,7 +109,7 @@ static void run_one(const conf_opts_t *o, const char *path, tally_t *t)
     printf("%s %s\n", n_mismatch ? "FAIL" : "PASS", sc->name);
     if (n_mismatch)
         ks_conf_compare(&expected, &got, stdout);
-    if (o->verbose) {
+    if (o->cli.verbose) {
         printf("  got:\n");
         ks_conf_results_write(stdout, &got, "    ");
     }
@@ -175,43 +173,33 @@ static int run_dir(const conf_opts_t *o, const char *dir, tally_t *t)
 int ks_cli_conformance(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"plugin-dir", required_argument, NULL, 'p'},
-        {"no-default-plugin-path", no_argument, NULL, 'N'},
+        KS_CLI_OPT_PLUGIN_PATH,
         {"filter", required_argument, NULL, 'f'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        KS_CLI_OPT_VERBOSE,
+        KS_CLI_OPT_HELP};
     conf_opts_t o;
     tally_t t = {0, 0};
     struct stat sb;
     unsigned i;
-    int c;
+    int c, rc;
 
-    memset(&o, 0, sizeof o);
-    optind = 1;
-    opterr = 0;
+    o.filter = NULL;
+    ks_cli_opts_init(&o.cli, "conformance", usage);
     while ((c = getopt_long(argc, argv, "p:f:vh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f': o.filter = optarg; break;
-        case 'v': o.verbose = 1; break;
-        default: {
-            int done = 0;
-            int rc = ks_cli_common_opt("conformance", c, usage, argv, &o.po, &done);
-            if (done)
-                return rc;
-            break;
-        }
-        }
+        if (c == 'f')
+            o.filter = optarg;
+        else if ((rc = ks_cli_common_opt(&o.cli, c, argv)) != KS_CLI_CONTINUE)
+            return rc;
     }
     if (optind >= argc)
         return ks_cli_usage_error("conformance",
                                   "give at least one scenario directory or "
                                   "file");
-    for (i = 0; i < o.po.n_dirs; i++)
-        if (stat(o.po.dirs[i], &sb) != 0 || !S_ISDIR(sb.st_mode))
+    for (i = 0; i < o.cli.n_plugin_dirs; i++)
+        if (stat(o.cli.plugin_dirs[i], &sb) != 0 || !S_ISDIR(sb.st_mode))
             return ks_cli_usage_error("conformance",
                                       "--plugin-dir '%s' is not a directory",
-                                      o.po.dirs[i]);
+                                      o.cli.plugin_dirs[i]);
     for (c = optind; c < argc; c++)
         if (stat(argv[c], &sb) != 0)
             return ks_cli_usage_error("conformance",

@@ -1,7 +1,6 @@
 /* ksched plugins: what the plugin path holds. */
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,34 +26,22 @@ static const char usage[] =
 int ks_cli_plugins(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"plugin-dir", required_argument, NULL, 'p'},
-        {"no-default-plugin-path", no_argument, NULL, 'N'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    ks_cli_plugin_opts_t po = {{0}, 0, 0};
+        KS_CLI_OPT_PLUGIN_PATH,
+        KS_CLI_OPT_HELP};
+    ks_cli_opts_t o;
     ks_registry_t *reg;
     ks_error_t err = {0};
     size_t i, d;
-    int c;
+    int c, rc;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+p:h", opts, NULL)) != -1) {
-        switch (c) {
-        default: {
-            int done = 0;
-            int rc = ks_cli_common_opt("plugins", c, usage, argv, &po, &done);
-            if (done)
-                return rc;
-            break;
-        }
-        }
-    }
-    if (optind < argc)
-        return ks_cli_usage_error("plugins", "unexpected argument '%s'",
-                                  argv[optind]);
-    if (ks_registry_load(po.dirs, po.n_dirs, po.no_default_path, &reg, &err) !=
-        0) {
+    ks_cli_opts_init(&o, "plugins", usage);
+    while ((c = getopt_long(argc, argv, "+p:h", opts, NULL)) != -1)
+        if ((rc = ks_cli_common_opt(&o, c, argv)) != KS_CLI_CONTINUE)
+            return rc;
+    if ((rc = ks_cli_no_operands(&o, argc, argv)) != KS_CLI_CONTINUE)
+        return rc;
+    if (ks_registry_load(o.plugin_dirs, o.n_plugin_dirs, o.no_default_path,
+                         &reg, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         return KS_EXIT_INVALID;
     }

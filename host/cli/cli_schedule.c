@@ -1,7 +1,6 @@
 /* ksched schedule: schedule every pending pod of a cluster file. */
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,22 +260,20 @@ int ks_cli_schedule(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"cluster", required_argument, NULL, 'f'},
-        {"config", required_argument, NULL, 'c'},
-        {"plugin-dir", required_argument, NULL, 'p'},
-        {"no-default-plugin-path", no_argument, NULL, 'N'},
+        KS_CLI_OPT_CONFIG,
+        KS_CLI_OPT_PLUGIN_PATH,
         {"output", required_argument, NULL, 'o'},
         {"explain", required_argument, NULL, 'e'},
         {"deterministic", no_argument, NULL, 'D'},
         {"run-all-filters", no_argument, NULL, 'A'},
-        {"parallelism", required_argument, NULL, 'j'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    ks_cli_plugin_opts_t po = {{0}, 0, 0};
+        KS_CLI_OPT_PARALLELISM,
+        KS_CLI_OPT_VERBOSE,
+        KS_CLI_OPT_HELP};
+    ks_cli_opts_t o;
     const char *clusters[64];
     unsigned n_clusters = 0;
-    const char *config = NULL, *output = "table", *explain_arg = NULL;
-    int deterministic = 0, run_all = 0, parallelism = 0, verbose = 0, c;
+    const char *output = "table", *explain_arg = NULL;
+    int deterministic = 0, run_all = 0, c;
     ks_generation_opts_t go;
     ks_generation_t *gen = NULL;
     ks_error_t err = {0};
@@ -289,10 +286,9 @@ int ks_cli_schedule(int argc, char **argv)
     ks_pod_t **others = NULL;
     size_t n_others = 0, i;
     char ns_buf[256];
-    int rc = KS_EXIT_OK;
+    int rc;
 
-    optind = 1;
-    opterr = 0;
+    ks_cli_opts_init(&o, "schedule", usage);
     while ((c = getopt_long(argc, argv, "+f:c:p:o:e:j:vh", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
@@ -301,29 +297,18 @@ int ks_cli_schedule(int argc, char **argv)
                                                       "files (at most 64)");
             clusters[n_clusters++] = optarg;
             break;
-        case 'c': config = optarg; break;
         case 'o': output = optarg; break;
         case 'e': explain_arg = optarg; break;
         case 'D': deterministic = 1; break;
         case 'A': run_all = 1; break;
-        case 'j':
-            if (ks_cli_parse_int("schedule", "--parallelism", optarg, 1, 1024,
-                                 &parallelism) != 0)
-                return KS_EXIT_USAGE;
-            break;
-        case 'v': verbose++; break;
-        default: {
-            int done = 0;
-            int rc = ks_cli_common_opt("schedule", c, usage, argv, &po, &done);
-            if (done)
+        default:
+            if ((rc = ks_cli_common_opt(&o, c, argv)) != KS_CLI_CONTINUE)
                 return rc;
             break;
         }
-        }
     }
-    if (optind < argc)
-        return ks_cli_usage_error("schedule", "unexpected argument '%s'",
-                                  argv[optind]);
+    if ((rc = ks_cli_no_operands(&o, argc, argv)) != KS_CLI_CONTINUE)
+        return rc;
     if (n_clusters == 0)
         return ks_cli_usage_error("schedule", "--cluster FILE is required");
     if (strcmp(output, "table") && strcmp(output, "yaml") &&
@@ -344,18 +329,14 @@ int ks_cli_schedule(int argc, char **argv)
         run.explain_ns = ns_buf;
         run.explain_name = slash + 1;
     }
-    ks_log_set_level(KS_LOGL_WARN + verbose);
+    ks_log_set_level(KS_LOGL_WARN + o.verbose);
 
-    memset(&go, 0, sizeof go);
-    go.config_path = config;
-    go.plugin_dirs = po.dirs;
-    go.n_plugin_dirs = po.n_dirs;
-    go.no_default_path = po.no_default_path;
-    go.parallelism = parallelism;
+    ks_cli_generation_opts(&o, &go);
     if (ks_generation_build(&go, &gen, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         return KS_EXIT_INVALID;
     }
+    rc = KS_EXIT_OK;
     memset(&m, 0, sizeof m);
     for (i = 0; i < n_clusters; i++) {
         if (ks_manifest_load_file(&m, clusters[i], ks_intern_global(), notice,

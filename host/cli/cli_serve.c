@@ -2,7 +2,6 @@
 #include "cli.h"
 
 #include <arpa/inet.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,15 +139,14 @@ static void loop_finish(uv_loop_t *loop)
 int ks_cli_serve(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"plugin-dir", required_argument, NULL, 'p'},
-        {"no-default-plugin-path", no_argument, NULL, 'N'},
+        KS_CLI_OPT_CONFIG,
+        KS_CLI_OPT_PLUGIN_PATH,
         {"listen", required_argument, NULL, 'l'},
         {"allow-remote", no_argument, NULL, 'R'},
         {"socket", required_argument, NULL, 'S'},
         {"drain-timeout", required_argument, NULL, 'T'},
-        {"parallelism", required_argument, NULL, 'j'},
-        {"verbose", no_argument, NULL, 'v'},
+        KS_CLI_OPT_PARALLELISM,
+        KS_CLI_OPT_VERBOSE,
         {"kubeconfig", required_argument, NULL, 'K'},
         {"context", required_argument, NULL, 'X'},
         {"embedded", no_argument, NULL, 'E'},
@@ -159,12 +157,11 @@ int ks_cli_serve(int argc, char **argv)
         {"leader-elect-resource-name", required_argument, NULL, 1004},
         {"leader-elect-resource-namespace", required_argument, NULL, 1005},
         {"leader-elect-identity", required_argument, NULL, 1006},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    ks_cli_plugin_opts_t po = {{0}, 0, 0};
-    const char *config = NULL, *listen_arg = NULL, *socket_path = NULL;
+        KS_CLI_OPT_HELP};
+    ks_cli_opts_t o;
+    const char *listen_arg = NULL, *socket_path = NULL;
     const char *kubeconfig = NULL, *context = NULL;
-    int allow_remote = 0, verbose = 0, parallelism = 0, c, loopback = 1;
+    int allow_remote = 0, c, rc, loopback = 1;
     int embedded = 0;
     ks_kube_conn_t *kconn = NULL;
     ks_server_cluster_t cl;
@@ -181,11 +178,9 @@ int ks_cli_serve(int argc, char **argv)
     /* Unset (0 / NULL) until a flag says; the configuration's
      * leaderElection fills the rest. */
     memset(&cl, 0, sizeof cl);
-    optind = 1;
-    opterr = 0;
+    ks_cli_opts_init(&o, "serve", usage);
     while ((c = getopt_long(argc, argv, "+c:p:l:j:vh", opts, NULL)) != -1) {
         switch (c) {
-        case 'c': config = optarg; break;
         case 'l': listen_arg = optarg; break;
         case 'R': allow_remote = 1; break;
         case 'S': socket_path = optarg; break;
@@ -199,12 +194,6 @@ int ks_cli_serve(int argc, char **argv)
                                           optarg);
             break;
         }
-        case 'j':
-            if (ks_cli_parse_int("serve", "--parallelism", optarg, 1, 1024,
-                                 &parallelism) != 0)
-                return KS_EXIT_USAGE;
-            break;
-        case 'v': verbose++; break;
         case 'K': kubeconfig = optarg; break;
         case 'X': context = optarg; break;
         case 'E': embedded = 1; break;
@@ -226,18 +215,14 @@ int ks_cli_serve(int argc, char **argv)
         case 1004: cl.le.lease_name = optarg; break;
         case 1005: cl.le.lease_namespace = optarg; break;
         case 1006: cl.le.identity = optarg; break;
-        default: {
-            int done = 0;
-            int rc = ks_cli_common_opt("serve", c, usage, argv, &po, &done);
-            if (done)
+        default:
+            if ((rc = ks_cli_common_opt(&o, c, argv)) != KS_CLI_CONTINUE)
                 return rc;
             break;
         }
-        }
     }
-    if (optind < argc)
-        return ks_cli_usage_error("serve", "unexpected argument '%s'",
-                                  argv[optind]);
+    if ((rc = ks_cli_no_operands(&o, argc, argv)) != KS_CLI_CONTINUE)
+        return rc;
     if (dur_flag)
         return ks_cli_usage_error("serve", "%s takes a positive duration such "
                                            "as 15s or 1m30s, got '%s'",
@@ -266,15 +251,10 @@ int ks_cli_serve(int argc, char **argv)
                                                "there anyway",
                                       listen_arg);
     }
-    ks_log_set_level(KS_LOGL_WARN + verbose);
+    ks_log_set_level(KS_LOGL_WARN + o.verbose);
     signal(SIGPIPE, SIG_IGN);
 
-    memset(&go, 0, sizeof go);
-    go.config_path = config;
-    go.plugin_dirs = po.dirs;
-    go.n_plugin_dirs = po.n_dirs;
-    go.no_default_path = po.no_default_path;
-    go.parallelism = parallelism;
+    ks_cli_generation_opts(&o, &go);
     if (ks_generation_build(&go, &gen, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         return KS_EXIT_INVALID;
@@ -311,7 +291,7 @@ int ks_cli_serve(int argc, char **argv)
     } else if (!embedded) {
         /* KSCHED_SERVICE_ACCOUNT_DIR: where the service account's files
          * are, when not in the standard place (tests, sidecars). */
-        int rc = ks_kubeconfig_in_cluster(getenv("KSCHED_SERVICE_ACCOUNT_DIR"),
+        rc = ks_kubeconfig_in_cluster(getenv("KSCHED_SERVICE_ACCOUNT_DIR"),
                                           &kconn, &err);
         if (rc != 0 && rc != KS_ENOTFOUND) {
             fprintf(stderr, "ksched serve: in-cluster configuration: %s (or "

@@ -1,7 +1,6 @@
 /* ksched validate: what runs where, or every reason it cannot. */
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,41 +57,25 @@ static void print_profile(const ks_framework_t *fw, int32_t global_pct)
 int ks_cli_validate(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"plugin-dir", required_argument, NULL, 'p'},
-        {"no-default-plugin-path", no_argument, NULL, 'N'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    ks_cli_plugin_opts_t po = {{0}, 0, 0};
+        KS_CLI_OPT_CONFIG,
+        KS_CLI_OPT_PLUGIN_PATH,
+        KS_CLI_OPT_HELP};
+    ks_cli_opts_t o;
     ks_generation_opts_t go;
     ks_generation_t *gen;
     ks_error_t err = {0};
-    const char *config = NULL;
+    const char *config;
     size_t i;
-    int c;
+    int c, rc;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+c:p:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c': config = optarg; break;
-        default: {
-            int done = 0;
-            int rc = ks_cli_common_opt("validate", c, usage, argv, &po, &done);
-            if (done)
-                return rc;
-            break;
-        }
-        }
-    }
-    if (optind < argc)
-        return ks_cli_usage_error("validate", "unexpected argument '%s'",
-                                  argv[optind]);
-    memset(&go, 0, sizeof go);
-    go.config_path = config;
-    go.plugin_dirs = po.dirs;
-    go.n_plugin_dirs = po.n_dirs;
-    go.no_default_path = po.no_default_path;
+    ks_cli_opts_init(&o, "validate", usage);
+    while ((c = getopt_long(argc, argv, "+c:p:h", opts, NULL)) != -1)
+        if ((rc = ks_cli_common_opt(&o, c, argv)) != KS_CLI_CONTINUE)
+            return rc;
+    if ((rc = ks_cli_no_operands(&o, argc, argv)) != KS_CLI_CONTINUE)
+        return rc;
+    config = o.config;
+    ks_cli_generation_opts(&o, &go);
     go.parallelism = 1;
     if (ks_generation_build(&go, &gen, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
