@@ -34,6 +34,8 @@
 extern "C" {
 #endif
 
+/* The plugin ABI version: defined here only (sdk/meson.build reads these
+ * two lines for ksched-plugin.pc's abi_major and abi_minor). */
 #define KS_ABI_MAJOR 1
 #define KS_ABI_MINOR 0
 #define KS_PLUGIN_MAGIC 0x4b53504cu /* "KSPL" */
