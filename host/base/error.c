@@ -4,6 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Codes are part of messages and logs: appending keeps every value. */
+_Static_assert(KS_EINVAL == -999 && KS_ETIMEDOUT == -970,
+               "KS_ERRNO_MAP: append new codes at the end");
+
 const char *ks_err_name(int code)
 {
     switch (code) {

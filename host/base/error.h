@@ -43,14 +43,17 @@
     X(EGONE, "resource version too old")                                       \
     X(ETIMEDOUT, "timed out")
 
-enum {
+/* The codes: KS_OK, then KS_EINVAL = -999, KS_ENOMEM = -998, ... in the
+ * map's order (append new codes at the end: the values are stable). Functions
+ * return them as int. */
+typedef enum ks_errno {
     KS_OK = 0,
 #define KS_ERR_ENUM(name, msg) KS_##name,
     KS_ERR_FIRST_ = -1000,
     KS_ERRNO_MAP(KS_ERR_ENUM)
 #undef KS_ERR_ENUM
     KS_ERR_LAST_
-};
+} ks_errno_t;
 
 #define KS_ERROR_MSG_MAX 8192
 
@@ -58,6 +61,15 @@ typedef struct ks_error {
     int code;
     char msg[KS_ERROR_MSG_MAX];
 } ks_error_t;
+
+/* Make `e` empty (code 0, message "") without clearing the whole message
+ * buffer: `ks_error_t e = {0}` writes 8 KiB, too much for a path that runs
+ * every scheduling cycle and rarely fails. */
+static inline void ks_error_init(ks_error_t *e)
+{
+    e->code = 0;
+    e->msg[0] = '\0';
+}
 
 /* "KS_EINVAL" etc. Never NULL. */
 const char *ks_err_name(int code);

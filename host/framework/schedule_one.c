@@ -158,7 +158,7 @@ static void assume_reserve_permit(ks_scheduler_t *s, ks_qpod_t *qp,
                                   const char *node, int64_t now)
 {
     ks_pod_t *pod = qp->pod;
-    ks_error_t err = {0};
+    ks_error_t err; /* 8 KiB: set up only when it is used */
     uint64_t timeout_ms, wait_mask;
     const char *timeout_plugin;
     char msg[2048];
@@ -166,6 +166,7 @@ static void assume_reserve_permit(ks_scheduler_t *s, ks_qpod_t *qp,
     double t0;
     ks_code_t c;
 
+    ks_error_init(&err);
     if (ks_cache_assume_pod(s->cache, pod, node, &err) != 0) {
         ks_sched_requeue_failed(s, qp, now, err.msg, NULL, 0, 1);
         s->stats.errors++;
@@ -251,7 +252,7 @@ void ks_sched_schedule_one(ks_scheduler_t *s)
     ks_cycle_state_t *cs;
     ks_waiting_pod_t *wp;
     cycle_out_t *o;
-    ks_error_t err = {0};
+    ks_error_t err; /* 8 KiB: set up only when it is used */
     double start = ks_fw_mono_seconds();
 
     if (qp == NULL)
@@ -268,6 +269,7 @@ void ks_sched_schedule_one(ks_scheduler_t *s)
         ks_generation_unref(gen);
         return;
     }
+    ks_error_init(&err);
     if (ks_cache_update_snapshot(s->cache, s->snap, &err) != 0) {
         ks_sched_requeue_failed(s, qp, now, err.msg, NULL, 0, 1);
         ks_generation_unref(gen);
