@@ -113,6 +113,8 @@ void ks_namespace_free(ks_namespace_t *ns);
  * is dropped. */
 void ks_resources_add(ks_resources_t *dst, const ks_resources_t *src);
 void ks_resources_sub(ks_resources_t *dst, const ks_resources_t *src);
+/* a + b, saturated at the int64 range. */
+int64_t ks_int64_sat_add(int64_t a, int64_t b);
 /* Value of scalar resource `name` (interned), 0 if absent. */
 int64_t ks_resources_scalar(const ks_resources_t *r, const char *name);
 /* Set scalar `name` to v (adds a slot); -1 when all slots are taken. */

@@ -563,8 +563,8 @@ static int compute_derived(ks_yctx_t *c, ks_pod_t *pod,
     memset(&pod->requests, 0, sizeof(pod->requests));
     for (i = 0; i < pod->n_containers; i++) {
         ks_resources_add(&pod->requests, &pod->containers[i].requests);
-        cpu += non_zero_cpu(&pod->containers[i], &cfl[i]);
-        mem += non_zero_mem(&pod->containers[i], &cfl[i]);
+        cpu = ks_int64_sat_add(cpu, non_zero_cpu(&pod->containers[i], &cfl[i]));
+        mem = ks_int64_sat_add(mem, non_zero_mem(&pod->containers[i], &cfl[i]));
     }
     for (i = 0; i < pod->n_init_containers; i++) {
         int64_t icpu = non_zero_cpu(&pod->init_containers[i], &ifl[i]);
