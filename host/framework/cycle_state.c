@@ -1,24 +1,26 @@
 /*
  * The per-cycle state store (cycle_state.h): a small array of entries with
- * an index by key address. Out of memory: write returns -1 and clone
- * returns NULL, the state unchanged (a plugin's clone_fn returning NULL is
+ * an index by key address. Keys have no length limit: a key shorter than
+ * KEY_INLINE bytes is kept in its entry, a longer one in a malloc'd copy.
+ * Out of memory: write returns -1 and clone returns NULL, the state
+ * unchanged (a plugin's clone_fn returning NULL is
  * stored as is: the SDK does not say it means failure). Threads: see
  * cycle_state.h.
  */
 #include "cycle_state.h"
 
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "grow.h"
 
-#define KEY_MAX 64
+#define KEY_INLINE 64 /* keys of up to 63 bytes live in the entry */
 
 typedef struct entry {
     const char *key_ptr; /* the caller's pointer: a fast first check */
-    char key[KEY_MAX];
+    char *long_key;      /* malloc'd copy of a longer key, else NULL */
+    char key[KEY_INLINE]; /* the key, when it fits */
     void *data;
     ks_state_clone_fn clone_fn;
     ks_state_free_fn free_fn;
@@ -52,6 +54,11 @@ ks_cycle_state_t *ks_cycle_state_new(void)
     return calloc(1, sizeof(ks_cycle_state_t));
 }
 
+static const char *entry_key(const entry_t *e)
+{
+    return e->long_key ? e->long_key : e->key;
+}
+
 static void entry_release(entry_t *e)
 {
     if (e->free_fn && e->data)
@@ -59,11 +66,19 @@ static void entry_release(entry_t *e)
     e->data = NULL;
 }
 
+/* The entry goes away: its data and its key. */
+static void entry_drop(entry_t *e)
+{
+    entry_release(e);
+    free(e->long_key);
+    e->long_key = NULL;
+}
+
 void ks_cycle_state_clear(ks_cycle_state_t *cs)
 {
     unsigned i;
     for (i = 0; i < cs->n; i++)
-        entry_release(&cs->items[i]);
+        entry_drop(&cs->items[i]);
     cs->n = 0;
     cs->skip_filter = cs->skip_score = 0;
     memset(cs->slot, 0, sizeof cs->slot);
@@ -109,7 +124,7 @@ static entry_t *find(const ks_cycle_state_t *cs, const char *key)
         if (cs->items[cs->slot[h] - 1].key_ptr == key)
             return &cs->items[cs->slot[h] - 1];
     for (i = 0; i < cs->n; i++)
-        if (strncmp(cs->items[i].key, key, KEY_MAX) == 0)
+        if (strcmp(entry_key(&cs->items[i]), key) == 0)
             return &cs->items[i];
     return NULL;
 }
@@ -122,20 +137,27 @@ int ks_cycle_state_write(ks_cycle_state_t *cs, const char *key, void *data,
     /* Writes match by text; an entry that shares the key's address under
      * another text loses its fast-path pointer. */
     for (i = 0; i < cs->n; i++) {
-        if (strncmp(cs->items[i].key, key, KEY_MAX) == 0)
+        if (strcmp(entry_key(&cs->items[i]), key) == 0)
             e = &cs->items[i];
         else if (cs->items[i].key_ptr == key)
             cs->items[i].key_ptr = NULL;
     }
     if (e == NULL) {
+        size_t len = strlen(key);
+        char *long_key = NULL;
         entry_t *items =
             ks_fw_grow(cs->items, &cs->cap, cs->n + 1, sizeof *items, 8);
         if (items == NULL)
             return -1;
         cs->items = items;
+        if (len >= KEY_INLINE && (long_key = strdup(key)) == NULL)
+            return -1;
         e = &cs->items[cs->n++];
         memset(e, 0, sizeof *e);
-        snprintf(e->key, KEY_MAX, "%s", key);
+        if (long_key)
+            e->long_key = long_key;
+        else
+            memcpy(e->key, key, len + 1);
     } else if (e->data != data) {
         entry_release(e);
     }
@@ -158,7 +180,7 @@ void ks_cycle_state_delete(ks_cycle_state_t *cs, const char *key)
     entry_t *e = find(cs, key);
     if (e == NULL)
         return;
-    entry_release(e);
+    entry_drop(e);
     *e = cs->items[--cs->n];
     reindex(cs);
 }
@@ -174,7 +196,7 @@ ks_cycle_state_t *ks_cycle_state_clone(const ks_cycle_state_t *cs)
     for (i = 0; i < cs->n; i++) {
         const entry_t *e = &cs->items[i];
         void *d = e->clone_fn ? e->clone_fn(e->data) : e->data;
-        if (ks_cycle_state_write(c, e->key, d, e->clone_fn,
+        if (ks_cycle_state_write(c, entry_key(e), d, e->clone_fn,
                                  e->clone_fn ? e->free_fn : NULL) != 0) {
             if (e->clone_fn && e->free_fn)
                 e->free_fn(d);

@@ -1,7 +1,8 @@
 /*
  * The per-cycle state store behind the SDK's ks_cycle_state_t.
  *
- * A small array of (key, data, clone, free) entries; keys are copied.
+ * A small array of (key, data, clone, free) entries; keys (of any length)
+ * are copied.
  * Owned by the scheduling cycle (or the binding cycle that inherits it).
  * read() may run concurrently with other read()s; write()/delete() need
  * exclusive access.
@@ -18,6 +19,7 @@ ks_cycle_state_t *ks_cycle_state_new(void);
 void ks_cycle_state_free(ks_cycle_state_t *cs);
 /* Drop all entries, keep the allocation (reuse across cycles). */
 void ks_cycle_state_clear(ks_cycle_state_t *cs);
+/* 0, or -1 when out of memory (the state unchanged, `data` not taken). */
 int ks_cycle_state_write(ks_cycle_state_t *cs, const char *key, void *data,
                          ks_state_clone_fn clone_fn, ks_state_free_fn free_fn);
 void *ks_cycle_state_read(const ks_cycle_state_t *cs, const char *key);

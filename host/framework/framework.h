@@ -60,7 +60,8 @@ typedef struct ks_fw_ops {
     void (*waiting_pod_allow)(ks_waiting_pod_t *wp, const char *plugin);
     void (*waiting_pod_reject)(ks_waiting_pod_t *wp, const char *plugin,
                                const char *msg);
-    /* Pods nominated to `node` (any priority); `node` is interned. */
+    /* Pods nominated to `node` (any priority); `node` is interned. Writes
+     * at most `cap` pods to `out` and returns how many there are. */
     uint32_t (*nominated_pods)(ks_fw_env_t *env, const char *node,
                                const ks_pod_t **out, uint32_t cap);
 } ks_fw_ops_t;
@@ -164,6 +165,11 @@ struct ks_framework {
     int parallelism;
     struct ks_pool *pool; /* worker threads, NULL when parallelism == 1 */
 };
+
+/* Most plugins at Filter, Score and Permit: a scheduling cycle keeps one
+ * bit per plugin of those lists (the Skip sets of PreFilter and PreScore,
+ * Permit's waiting plugins). Building refuses a profile with more. */
+#define KS_FW_MAX_MASKED_PLUGINS 64
 
 /* Is `ep` implemented by descriptor `d` (Reserve needs both functions)? */
 int ks_plugin_implements(const ks_plugin_t *d, ks_ext_point_t ep);

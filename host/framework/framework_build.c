@@ -332,13 +332,17 @@ static int build_weights(ks_framework_t *fw, const ks_profile_config_t *prof,
 static int check_counts(ks_framework_t *fw, const char *path, uint32_t line,
                         ks_error_t *err)
 {
+    /* The points whose plugins a cycle tracks in a 64-bit mask. */
+    static const ks_ext_point_t masked[] = {KS_EP_FILTER, KS_EP_SCORE,
+                                            KS_EP_PERMIT};
+    size_t i;
     int bad = 0;
     char w[512] = "";
     if (line)
         snprintf(w, sizeof w, "%s:%u: ", path, line);
     if (fw->n_points[KS_EP_QUEUE_SORT] != 1) {
         char names[512] = "";
-        size_t i, off = 0;
+        size_t off = 0;
         for (i = 0; i < fw->n_points[KS_EP_QUEUE_SORT] && off < sizeof names;
              i++)
             off += (size_t)snprintf(names + off, sizeof names - off, "%s%s",
@@ -358,11 +362,15 @@ static int check_counts(ks_framework_t *fw, const char *path, uint32_t line,
                         w, fw->profile_name);
         bad = 1;
     }
-    if (fw->n_points[KS_EP_FILTER] > 64 || fw->n_points[KS_EP_SCORE] > 64) {
+    for (i = 0; i < sizeof masked / sizeof masked[0]; i++) {
+        if (fw->n_points[masked[i]] <= KS_FW_MAX_MASKED_PLUGINS)
+            continue;
         ks_error_append(err, KS_EINVAL,
-                        "%sprofile \"%s\": at most 64 Filter and 64 Score "
-                        "plugins are supported",
-                        w, fw->profile_name);
+                        "%sprofile \"%s\" has %zu %s plugins; at most %d are "
+                        "supported",
+                        w, fw->profile_name, fw->n_points[masked[i]],
+                        ks_ext_point_name(masked[i]),
+                        KS_FW_MAX_MASKED_PLUGINS);
         bad = 1;
     }
     return bad;

@@ -419,26 +419,20 @@ ks_code_t ks_fw_run_prefilter_remove_pod(ks_framework_t *fw,
     return run_prefilter_ext(fw, cs, pod, to_remove, ni, 0, st);
 }
 
-ks_code_t ks_fw_run_filter_with_nominated(ks_framework_t *fw,
-                                          ks_cycle_state_t *cs,
-                                          const ks_pod_t *pod,
-                                          const ks_node_info_t *ni,
-                                          int run_all, ks_status_t *st)
+/* The two Filter passes of RunFilterPluginsWithNominatedPods, given the
+ * pods nominated to ni's node. */
+static ks_code_t filter_nominated(ks_framework_t *fw, ks_cycle_state_t *cs,
+                                  const ks_pod_t *pod,
+                                  const ks_node_info_t *ni, int run_all,
+                                  const ks_pod_t *const *nom, uint32_t n_nom,
+                                  ks_status_t *st)
 {
-    const ks_pod_t *nom[64];
-    uint32_t n_nom = 0, i;
+    uint32_t i;
     ks_node_info_t *ni2 = NULL;
     ks_cycle_state_t *cs2 = NULL;
     int added = 0;
     ks_code_t c;
 
-    /* Most cycles have no nominated pods anywhere: skip the lookup. */
-    if (fw->env && fw->env->n_nominated == 0)
-        return ks_fw_run_filter(fw, cs, pod, ni, run_all, st);
-    if (fw->env && fw->env->ops && fw->env->ops->nominated_pods && ni->node)
-        n_nom = fw->env->ops->nominated_pods(fw->env, ni->node->name, nom, 64);
-    if (n_nom > 64)
-        n_nom = 64;
     for (i = 0; i < n_nom; i++) {
         if (nom[i]->priority < pod->priority || nom[i]->uid == pod->uid)
             continue;
@@ -476,6 +470,40 @@ ks_code_t ks_fw_run_filter_with_nominated(ks_framework_t *fw,
         return c;
     /* Pass 2: without them (they might not land after all). */
     return ks_fw_run_filter(fw, cs, pod, ni, run_all, st);
+}
+
+ks_code_t ks_fw_run_filter_with_nominated(ks_framework_t *fw,
+                                          ks_cycle_state_t *cs,
+                                          const ks_pod_t *pod,
+                                          const ks_node_info_t *ni,
+                                          int run_all, ks_status_t *st)
+{
+    const ks_fw_env_t *e = fw->env;
+    const ks_pod_t *stack_nom[64], **nom = stack_nom;
+    uint32_t n_nom = 0, cap = 64;
+    ks_code_t c;
+
+    /* Most cycles have no nominated pods anywhere: skip the lookup. */
+    if (e && e->n_nominated == 0)
+        return ks_fw_run_filter(fw, cs, pod, ni, run_all, st);
+    if (e && e->ops && e->ops->nominated_pods && ni->node) {
+        n_nom = e->ops->nominated_pods(fw->env, ni->node->name, nom, cap);
+        if (n_nom > cap) {
+            /* More than the stack array holds: every one counts. */
+            cap = n_nom;
+            if ((nom = malloc(cap * sizeof *nom)) == NULL) {
+                ks_status_reset(st);
+                return out_of_memory(st, NULL);
+            }
+            n_nom = e->ops->nominated_pods(fw->env, ni->node->name, nom, cap);
+            if (n_nom > cap)
+                n_nom = cap;
+        }
+    }
+    c = filter_nominated(fw, cs, pod, ni, run_all, nom, n_nom, st);
+    if (nom != stack_nom)
+        free(nom);
+    return c;
 }
 
 ks_code_t ks_fw_run_post_filter(ks_framework_t *fw, ks_cycle_state_t *cs,

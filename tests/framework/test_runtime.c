@@ -39,8 +39,9 @@ typedef struct rt {
     const ks_node_info_t *nodes[3];
     /* what the test ops saw */
     char bound[256];
-    const ks_pod_t *nominated[4];
+    const ks_pod_t *nominated[80];
     uint32_t n_nominated;
+    ks_pod_t nominees[80]; /* copies of "nom" under other names */
     const char *nominated_node;
 } rt_t;
 
@@ -913,6 +914,38 @@ START_TEST(test_nominated_second_pass)
 }
 END_TEST
 
+START_TEST(test_nominated_more_than_64)
+{
+    ks_status_t st;
+    const ks_pod_t *nom;
+    char *t;
+    uint32_t i;
+    /* maxPods 70 on an empty n1 with 70 pods nominated there: every one
+     * counts (the host once looked at the first 64 only). */
+    build_nominated("      maxPods: 70\n");
+    nom = R.nominated[0];
+    for (i = 0; i < 70; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "nom%u", i);
+        R.nominees[i] = *nom;
+        R.nominees[i].name = ks_intern_str(ks_intern_global(), name);
+        R.nominees[i].uid = R.nominees[i].name;
+        R.nominated[i] = &R.nominees[i];
+    }
+    R.n_nominated = 70;
+    R.w.env.n_nominated = 70;
+    ck_assert_int_eq(filter_nom("low", 0, &st), KS_UNSCHEDULABLE);
+    ck_assert_str_eq(msg_of(&st), "node(s) had too many pods for Probe1");
+    t = trace_text();
+    ck_assert_int_eq(tl_count_prefix(t, "Probe1 AddPod low nom"), 70);
+    ASSERT_LINE(t, "Probe1 AddPod low nom69 n1");
+    free(t);
+    /* One fewer leaves room. */
+    R.n_nominated = 69;
+    ck_assert_int_eq(filter_nom("low", 0, &st), KS_SUCCESS);
+}
+END_TEST
+
 /* --- per-plugin timing ------------------------------------------------------------------ */
 
 /* What the plugin_duration callback saw (it may run on worker threads). */
@@ -1190,6 +1223,7 @@ static Suite *runtime_suite(void)
     tcase_add_test(tc, test_post_filter_all_fail);
     tcase_add_test(tc, test_nominated_higher_priority_blocks);
     tcase_add_test(tc, test_nominated_second_pass);
+    tcase_add_test(tc, test_nominated_more_than_64);
     suite_add_tcase(s, tc);
     tc = tcase_create("plugin-timing");
     tcase_add_checked_fixture(tc, setup, teardown);

@@ -195,10 +195,13 @@ typedef struct ks_host_api {
      * host. Thread-safe. */
     const char *(*intern)(ks_handle_t *h, const char *s);
 
-    /* Cycle state. `key` is copied. write() takes ownership of `data`: it is
+    /* Cycle state. `key` (a NUL-terminated string of any length) is
+     * copied. write() returns 0 and takes ownership of `data`: it is
      * released with `free_fn` (may be NULL) when overwritten, deleted or when
      * the state is freed, and copied with `clone_fn` (NULL: shared pointer,
      * never freed by the clone) when the host clones the state (preemption).
+     * write() returns non-zero (-1) when the host is out of memory: the
+     * state is unchanged and `data` stays the caller's.
      * read() returns NULL when absent. read() is thread-safe; write() and
      * delete() must not race with anything on the same state. */
     int (*cycle_state_write)(ks_cycle_state_t *cs, const char *key, void *data,
