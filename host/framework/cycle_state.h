@@ -28,7 +28,8 @@ void ks_cycle_state_delete(ks_cycle_state_t *cs, const char *key);
  * and the copy will not free it). NULL on ENOMEM. */
 ks_cycle_state_t *ks_cycle_state_clone(const ks_cycle_state_t *cs);
 /* Skip sets recorded by PreFilter / PreScore (bit = index of the plugin in
- * the framework's Filter / Score list; at most 64 plugins per point). */
+ * the framework's Filter / Score list; ks_framework_build refuses more than
+ * 64 plugins per point). */
 uint64_t *ks_cycle_state_skip_filter(ks_cycle_state_t *cs);
 uint64_t *ks_cycle_state_skip_score(ks_cycle_state_t *cs);
 

@@ -6,7 +6,8 @@
  * Building (ks_framework_build) checks, before any plugin code runs, that
  * every enabled plugin exists and implements each point it is enabled at,
  * expands multiPoint exactly as upstream's expandMultiPointPlugins, checks
- * duplicates, QueueSort (exactly one), Bind (at least one) and the score
+ * duplicates, QueueSort (exactly one), Bind (at least one), at most
+ * KS_FW_MAX_MASKED_PLUGINS Filter, Score and Permit plugins, and the score
  * weights, then calls each plugin's create with its pluginConfig args.
  * Every problem is reported, each naming the plugin, its file and the
  * profile.
@@ -177,12 +178,13 @@ int ks_plugin_implements(const ks_plugin_t *d, ks_ext_point_t ep);
  * "reserve and unreserve"). */
 const char *ks_ext_point_fn(ks_ext_point_t ep);
 
-/* Build a framework for `prof`. All problems are appended to err. */
+/* Build a framework for `prof` (cfg_path names the file in messages) with
+ * `parallelism` workers for Filter and Score. 0 and *out set, or a KS_E*
+ * code with every problem appended to err and *out NULL. */
 int ks_framework_build(const ks_profile_config_t *prof, const char *cfg_path,
                        const ks_registry_t *reg, int parallelism,
                        ks_framework_t **out, ks_error_t *err);
-/* Like build, but stop before calling any plugin's create (for validate
- * listings that must not run plugin code twice). */
+/* Destroys the plugin instances and frees fw; NULL is a no-op. */
 void ks_framework_free(ks_framework_t *fw);
 void ks_framework_set_env(ks_framework_t *fw, ks_fw_env_t *env);
 
@@ -263,7 +265,8 @@ ks_code_t ks_fw_run_reserve(ks_framework_t *fw, ks_cycle_state_t *cs,
 void ks_fw_run_unreserve(ks_framework_t *fw, ks_cycle_state_t *cs,
                          const ks_pod_t *pod, const char *node);
 /* Permit: on KS_WAIT, *timeout_ms is the smallest timeout asked for (capped
- * at 15 minutes), *wait_plugins lists the plugins that asked (bit i of the
+ * at 15 minutes), *timeout_plugin the plugin that asked for it, and
+ * *wait_plugins lists the plugins that asked to wait (bit i: plugin i of the
  * Permit list). */
 ks_code_t ks_fw_run_permit(ks_framework_t *fw, ks_cycle_state_t *cs,
                            const ks_pod_t *pod, const char *node,
@@ -277,8 +280,9 @@ ks_code_t ks_fw_run_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
                          ks_status_t *st);
 void ks_fw_run_post_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
                          const ks_pod_t *pod, const char *node);
-/* Does any plugin that rejected (names in `plugins`) care about `ev`?
- * (EnqueueExtensions; plugins without events_to_register care about all.) */
+/* Does the plugin named `plugin` (one that rejected a pod) care about `ev`?
+ * (EnqueueExtensions; a plugin without events_to_register, or not in this
+ * framework, cares about all.) */
 int ks_fw_event_matters(ks_framework_t *fw, const char *plugin,
                         ks_cluster_event_t ev);
 

@@ -5,12 +5,13 @@
  * marked `gated` until an update lets them in.
  *
  * Backoff: initial * 2^(attempts-1), capped at max. Pods in the pool for
- * longer than 5 minutes are flushed back by ks_queue_flush(). A cluster
+ * longer than ks_queue_flush()'s max_unsched_ms (5 minutes in the
+ * scheduler) are flushed back. A cluster
  * event moves the pool's pods whose failing plugins registered for it.
  *
  * The queue owns the ks_qpod_t records; a popped record is "in flight" and
- * still owned by the queue until ks_queue_done() or one of the requeue
- * calls. Loop thread only.
+ * still owned by the queue until ks_queue_requeue_failed() puts it back or
+ * ks_queue_remove() takes it out. Loop thread only.
  */
 #ifndef KS_QUEUE_H
 #define KS_QUEUE_H
@@ -60,7 +61,8 @@ void ks_queue_free(ks_queue_t *q);
 void ks_queue_set_less(ks_queue_t *q, ks_queue_less_fn less, void *ud);
 
 /* Add a new pending pod (takes ownership). gated: PreEnqueue refused it.
- * Returns the record. */
+ * Returns the record, or NULL when out of memory (the pod stays the
+ * caller's, the queue unchanged). */
 ks_qpod_t *ks_queue_add(ks_queue_t *q, ks_pod_t *pod, int64_t now, int gated);
 ks_qpod_t *ks_queue_get(ks_queue_t *q, const char *uid);
 /* Pop the head of activeQ (NULL when empty); the record is in flight. */

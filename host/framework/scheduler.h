@@ -188,9 +188,9 @@ typedef struct ks_sched_stats {
         preemptions;
 } ks_sched_stats_t;
 ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s);
+/* Pods in queue `where` (a KS_Q_* of queue.h); with -1, the pods waiting at
+ * Permit plus the bindings in flight. */
 size_t ks_scheduler_pending(const ks_scheduler_t *s, int where);
-/* ks_scheduler_pending(s, -1) counts pods waiting at Permit and bindings
- * in flight. */
 /* Visit pods that are still pending (not bound) with their last message. */
 void ks_scheduler_foreach_pending(ks_scheduler_t *s,
                                   void (*fn)(void *ud, const ks_pod_t *pod,
@@ -201,10 +201,12 @@ void ks_scheduler_set_clock(ks_scheduler_t *s, int64_t (*now_ms)(void *ud),
                             void *ud);
 int64_t ks_scheduler_now(const ks_scheduler_t *s);
 
-/* The FitError text: "0/N nodes are available: C reason, ... ." (the
- * SDK's ks_fit_error_write over the map's failures, or the PreFilter
- * failure's reasons counted for every node). Durations in messages come
- * from the SDK's ks_go_duration (<ksched/helpers.h>). */
+/* The FitError text into buf (len bytes): "0/N nodes are available: C
+ * reason, ... ." then post_msg (PostFilter's message; may be NULL) (the
+ * SDK's ks_fit_error_write over the map's failures, or, when prefilter is
+ * not NULL, the PreFilter failure's reasons counted for every node; at most
+ * 256 distinct reasons are counted). Durations in messages come from the
+ * SDK's ks_go_duration (<ksched/helpers.h>). */
 void ks_fit_error_format(const struct ks_node_status_map *m, uint32_t n_nodes,
                          const ks_status_t *prefilter, const char *post_msg,
                          char *buf, size_t len);
