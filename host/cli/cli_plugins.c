@@ -12,7 +12,10 @@ static const char usage[] =
     "\n"
     "List every plugin found in the plugin search path: name, version, the\n"
     "extension points it implements and the file it came from. Every .so\n"
-    "that is not a valid plugin is reported with the reason.\n"
+    "that is not a valid plugin is reported with the reason. The search\n"
+    "path comes first, each directory with where it came from: --plugin-dir,\n"
+    "KSCHED_PLUGIN_PATH, build tree (a ksched run from its build folder\n"
+    "also searches the plugins built with it) or installed.\n"
     "\n"
     "Options:\n"
     "  -p, --plugin-dir DIR     search DIR (recursively); repeatable\n"
@@ -45,10 +48,10 @@ int ks_cli_plugins(int argc, char **argv)
         fprintf(stderr, "%s\n", err.msg);
         return KS_EXIT_INVALID;
     }
-    printf("search path:");
+    printf("search path:%s\n", reg->n_dirs ? "" : " (empty)");
     for (d = 0; d < reg->n_dirs; d++)
-        printf(" %s", reg->dirs[d]);
-    printf("\n");
+        printf("  %s: %s\n", ks_plugin_dir_origin_name(reg->dir_origins[d]),
+               reg->dirs[d]);
     for (i = 0; i < reg->n; i++) {
         const ks_loaded_plugin_t *p = reg->plugins[i];
         int ep, first = 1;

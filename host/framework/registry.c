@@ -6,10 +6,12 @@
 #include "registry.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "grow.h"
 
@@ -32,6 +34,56 @@ typedef struct scan {
 const char *ks_registry_default_dir(void)
 {
     return KS_PLUGINDIR;
+}
+
+/* a and b name the same directory (symbolic links and spellings aside). */
+static int same_dir(const char *a, const char *b)
+{
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && S_ISDIR(x.st_mode) &&
+           x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+static const char *build_dir;
+static pthread_once_t build_dir_once = PTHREAD_ONCE_INIT;
+
+/* KS_BUILD_HOSTDIR is where the build put the ksched executable: if the
+ * running program is there, it runs from the build tree and the build's
+ * plugins are where it should look. An installed or copied ksched (or a
+ * test program) is elsewhere and never looks there. */
+static void find_build_dir(void)
+{
+#if defined(KS_BUILD_HOSTDIR) && defined(KS_BUILD_PLUGINDIR)
+    char exe[4096];
+    char *slash;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0 || (size_t)n >= sizeof exe - 1)
+        return;
+    exe[n] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash == NULL || slash == exe)
+        return;
+    *slash = '\0';
+    if (same_dir(exe, KS_BUILD_HOSTDIR))
+        build_dir = KS_BUILD_PLUGINDIR;
+#endif
+}
+
+const char *ks_registry_build_dir(void)
+{
+    pthread_once(&build_dir_once, find_build_dir);
+    return build_dir;
+}
+
+const char *ks_plugin_dir_origin_name(ks_plugin_dir_origin_t o)
+{
+    switch (o) {
+    case KS_DIR_ARG: return "--plugin-dir";
+    case KS_DIR_ENV: return "KSCHED_PLUGIN_PATH";
+    case KS_DIR_BUILD: return "build tree";
+    case KS_DIR_INSTALLED: return "installed";
+    }
+    return "?";
 }
 
 static int ends_with_so(const char *name)
@@ -132,10 +184,12 @@ static int cmp_plugin(const void *a, const void *b)
 }
 
 /* Append a search-path entry (once); -1 when out of memory. */
-static int add_dir(ks_registry_t *r, const char *dir)
+static int add_dir(ks_registry_t *r, const char *dir,
+                   ks_plugin_dir_origin_t origin)
 {
     size_t i;
     char **dirs, *copy;
+    ks_plugin_dir_origin_t *origins;
     if (dir == NULL || dir[0] == '\0')
         return 0;
     for (i = 0; i < r->n_dirs; i++)
@@ -145,14 +199,33 @@ static int add_dir(ks_registry_t *r, const char *dir)
     if (dirs == NULL)
         return -1;
     r->dirs = dirs;
+    origins = realloc(r->dir_origins, (r->n_dirs + 1) * sizeof *origins);
+    if (origins == NULL)
+        return -1;
+    r->dir_origins = origins;
     if ((copy = strdup(dir)) == NULL)
         return -1;
-    r->dirs[r->n_dirs++] = copy;
+    r->dirs[r->n_dirs] = copy;
+    r->dir_origins[r->n_dirs++] = origin;
     return 0;
 }
 
-/* The search path: the given dirs, then KSCHED_PLUGIN_PATH and the
- * installed directory. -1 when out of memory. */
+/* The build tree's plugins, unless an earlier entry is that folder by
+ * another name (`--plugin-dir build/plugins`): it is searched once. */
+static int add_build_dir(ks_registry_t *r)
+{
+    const char *dir = ks_registry_build_dir();
+    size_t i;
+    if (dir == NULL)
+        return 0;
+    for (i = 0; i < r->n_dirs; i++)
+        if (same_dir(r->dirs[i], dir))
+            return 0;
+    return add_dir(r, dir, KS_DIR_BUILD);
+}
+
+/* The search path: the given dirs, then KSCHED_PLUGIN_PATH, the build
+ * tree's plugins and the installed directory. -1 when out of memory. */
 static int add_search_path(ks_registry_t *r, const char *const *dirs,
                            size_t n_dirs, int no_default_path)
 {
@@ -160,7 +233,7 @@ static int add_search_path(ks_registry_t *r, const char *const *dirs,
     size_t i;
     int rc = 0;
     for (i = 0; i < n_dirs; i++)
-        if (add_dir(r, dirs[i]) != 0)
+        if (add_dir(r, dirs[i], KS_DIR_ARG) != 0)
             return -1;
     if (no_default_path)
         return 0;
@@ -170,10 +243,12 @@ static int add_search_path(ks_registry_t *r, const char *const *dirs,
             return -1;
         for (tok = strtok_r(copy, ":", &save); tok && rc == 0;
              tok = strtok_r(NULL, ":", &save))
-            rc = add_dir(r, tok);
+            rc = add_dir(r, tok, KS_DIR_ENV);
         free(copy);
     }
-    return rc != 0 ? -1 : add_dir(r, KS_PLUGINDIR);
+    if (rc != 0 || add_build_dir(r) != 0)
+        return -1;
+    return add_dir(r, KS_PLUGINDIR, KS_DIR_INSTALLED);
 }
 
 int ks_registry_load(const char *const *dirs, size_t n_dirs,
@@ -252,6 +327,7 @@ void ks_registry_free(ks_registry_t *r)
     for (i = 0; i < r->n_dirs; i++)
         free(r->dirs[i]);
     free(r->dirs);
+    free(r->dir_origins);
     free(r->plugins);
     free(r);
 }

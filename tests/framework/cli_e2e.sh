@@ -1,5 +1,6 @@
 #!/bin/sh
-# End-to-end checks of the ksched binary: validate, plugins, schedule.
+# End-to-end checks of the ksched binary: validate, plugins, schedule, and
+# the plugin search path of a ksched run from the build tree or installed.
 # Usage: cli_e2e.sh KSCHED SOURCE_ROOT PLUGIN_DIR FIXTURE_DIR DATA_DIR
 set -u
 
@@ -151,6 +152,79 @@ has "$ERR" "--explain takes NAMESPACE/POD"
 
 run 2 schedule --plugin-dir "$PLUG"
 has "$ERR" "--cluster FILE is required"
+
+# --- plugin search path: the build tree --------------------------------------
+# KSCHED is the build tree's ksched, PLUG the build's plugins folder: run from
+# there, it finds the built plugins without --plugin-dir. A copy elsewhere
+# (as installed) never looks there.
+
+# run_bin BIN EXPECTED_STATUS ARGS... : run BIN without KSCHED_PLUGIN_PATH.
+run_bin() {
+    bin=$1
+    want=$2
+    shift 2
+    env -u KSCHED_PLUGIN_PATH "$bin" "$@" >"$OUT" 2>"$ERR"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "$bin $* exited $got, expected $want"
+        return 1
+    fi
+    return 0
+}
+
+if run_bin "$KSCHED" 0 plugins; then
+    has "$OUT" "  build tree: $PLUG"
+    grep -q "^DefaultBinder .*  $PLUG/" "$OUT" ||
+        fail "DefaultBinder is not loaded from the build tree"
+fi
+if run_bin "$KSCHED" 3 schedule --cluster "$EX" --deterministic; then
+    has "$OUT" "8 bound, 1 could not be placed"
+    cmp -s "$TMP/plain" "$OUT" ||
+        fail "without --plugin-dir the bindings differ: $(diff "$TMP/plain" "$OUT")"
+fi
+# Named again with --plugin-dir, the folder is searched once.
+if run_bin "$KSCHED" 0 plugins --plugin-dir "$PLUG/"; then
+    grep -q "build tree" "$OUT" && fail "the build tree is searched twice"
+fi
+# KSCHED_PLUGIN_PATH comes before the build tree, the installed directory
+# after it; --no-default-plugin-path leaves all three out.
+if run 0 plugins --plugin-dir "$FIX/plugins"; then
+    grep '^  ' "$OUT" | sed 's/:.*//' | tr '\n' ' ' >"$TMP/origins"
+    has "$TMP/origins" "--plugin-dir   build tree   installed "
+fi
+KSCHED_PLUGIN_PATH="$FIX/override" "$KSCHED" plugins >"$OUT" 2>"$ERR" ||
+    fail "plugins with KSCHED_PLUGIN_PATH failed"
+grep '^  ' "$OUT" | sed 's/:.*//' | tr '\n' ' ' >"$TMP/origins"
+has "$TMP/origins" "KSCHED_PLUGIN_PATH   build tree   installed "
+grep -q '^Probe1 .*override' "$OUT" ||
+    fail "KSCHED_PLUGIN_PATH's Probe1 does not override"
+if run_bin "$KSCHED" 0 plugins --no-default-plugin-path; then
+    has "$OUT" "search path: (empty)"
+fi
+
+# A symbolic link to the build tree's ksched is still that ksched.
+mkdir -p "$TMP/link" && ln -s "$KSCHED" "$TMP/link/ksched"
+if run_bin "$TMP/link/ksched" 0 plugins; then
+    has "$OUT" "  build tree: $PLUG"
+fi
+
+# A copy of the binary, as `meson install` makes, does not look in the
+# build tree: only the installed directory is searched.
+mkdir -p "$TMP/bin" && cp "$KSCHED" "$TMP/bin/ksched"
+if run_bin "$TMP/bin/ksched" 0 plugins; then
+    grep -q "build tree" "$OUT" && fail "an installed copy searches the build tree"
+    grep -qF "$PLUG" "$OUT" && fail "an installed copy loads plugins from $PLUG"
+    has "$OUT" "  installed: "
+    installed=$(sed -n 's/^  installed: //p' "$OUT")
+    if [ ! -d "$installed" ]; then
+        # Nothing installed on this machine: the default profile's
+        # plugins are not found.
+        if run_bin "$TMP/bin/ksched" 1 schedule --cluster "$EX"; then
+            has "$ERR" "plugin \"PrioritySort\""
+            has "$ERR" "was not found in the plugin path $installed;"
+        fi
+    fi
+fi
 
 if [ "$failures" -ne 0 ]; then
     echo "$failures check(s) failed"
