@@ -23,7 +23,7 @@
 typedef struct fake_reg {
     ks_registry_t reg;
     ks_loaded_plugin_t *plugins;
-    char (*names)[8];
+    char (*names)[24];
 } fake_reg_t;
 
 static int fake_less(void *self, const ks_queued_pod_t *a,
