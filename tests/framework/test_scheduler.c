@@ -15,6 +15,7 @@
 #include "framework/generation.h"
 #include "framework/queue.h"
 #include "framework/scheduler.h"
+#include "framework/scheduler_impl.h" /* env.rng: a fixed sampling seed */
 #include "fw_testlib.h"
 
 #define PROFILE                                                                \
@@ -57,6 +58,8 @@ typedef struct st {
     int n_failed;
     int64_t fail_times[16];
     int detach_on_failure;
+    int time_plugins;     /* observe plugin_duration */
+    int bind_samples;     /* plugin_duration calls at Bind (loop thread) */
 } st_t;
 
 static st_t S;
@@ -85,6 +88,16 @@ static void on_failed(void *ud, const ks_pod_t *pod, const char *msg)
     S.n_failed++;
     if (S.detach_on_failure)
         ks_scheduler_detach_loop(S.s);
+}
+
+static void on_plugin_duration(void *ud, const char *plugin, int ext_point,
+                               ks_code_t code, double seconds)
+{
+    (void)ud;
+    (void)plugin;
+    (void)seconds;
+    if (ext_point == KS_EP_BIND && code == KS_SUCCESS)
+        S.bind_samples++; /* Bind runs on the loop thread only */
 }
 
 static int64_t fake_clock(void *ud)
@@ -132,6 +145,8 @@ static void sched_build(const char *plugins, const char *config,
     so.obs.cycle = on_cycle;
     so.obs.bound = on_bound;
     so.obs.failed = on_failed;
+    if (S.time_plugins)
+        so.obs.plugin_duration = on_plugin_duration;
     S.s = ks_scheduler_new(S.gen, S.w.cache, &so);
     ck_assert_ptr_nonnull(S.s);
     if (clock) {
@@ -441,10 +456,13 @@ START_TEST(test_permit_timeout_batch_clock)
 }
 END_TEST
 
+/* The Permit timeout on a real libuv loop, timed by the injected clock:
+ * the loop's timer wakes the scheduler, which rejects the pod only once
+ * the clock has reached the wait's start plus permitTimeoutMs. */
 START_TEST(test_permit_timeout_real_loop)
 {
     uv_loop_t loop;
-    uint64_t t0, t1;
+    int i;
     ck_assert_int_eq(uv_loop_init(&loop), 0);
     sched_build(QSORT_DEFAULT "    reserve:\n"
                               "      enabled:\n"
@@ -455,23 +473,36 @@ START_TEST(test_permit_timeout_real_loop)
                 PROBE_CFG("Probe1", "      permit: Wait\n"
                                     "      permitTimeoutMs: 50\n")
                     PROBE_CFG("Probe2", ""),
-                POD("p1", 0), 0);
+                POD("p1", 0), 1);
     S.detach_on_failure = 1;
     ck_assert_int_eq(ks_scheduler_attach_loop(S.s, &loop), 0);
     add_pods();
-    uv_update_time(&loop);
-    t0 = uv_now(&loop);
-    /* Runs until the rejection detaches the scheduler from the loop. */
+    S.now = 1000;
+    /* The cycle runs from the loop's idle handle: p1 waits at Permit. */
+    for (i = 0; i < 100 && ks_scheduler_pending(S.s, -1) == 0; i++)
+        uv_run(&loop, UV_RUN_NOWAIT);
+    ck_assert_uint_eq(ks_scheduler_pending(S.s, -1), 1);
+    ck_assert_int_eq(S.n_failed, 0);
+    /* 1 ms short of the timeout: the timer fires (after 50 ms of the
+     * loop's time), the scheduler runs and the pod keeps waiting. */
+    S.now = 1049;
+    ck_assert_int_ne(uv_run(&loop, UV_RUN_ONCE), 0);
+    for (i = 0; i < 10; i++)
+        uv_run(&loop, UV_RUN_NOWAIT);
+    ck_assert_int_eq(S.n_failed, 0);
+    ck_assert_uint_eq(ks_scheduler_pending(S.s, -1), 1);
+    ck_assert_str_eq(S.bound, "");
+    /* At the timeout: runs until the rejection detaches the scheduler. */
+    S.now = 1050;
     ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
-    t1 = uv_now(&loop);
     ck_assert_int_eq(S.n_failed, 1);
+    ck_assert_int_eq(S.fail_times[0], 1050);
     ck_assert_msg(strncmp(S.last_failure,
                           "rejected due to timeout after waiting ", 38) == 0,
                   "%s", S.last_failure);
     ck_assert_msg(strstr(S.last_failure, " at plugin Probe1") != NULL, "%s",
                   S.last_failure);
-    ck_assert_uint_ge(t1 - t0, 50);
-    ck_assert_uint_lt(t1 - t0, 5000);
+    ck_assert_uint_eq(ks_scheduler_pending(S.s, -1), 0);
     ck_assert_str_eq(S.bound, "");
     {
         char *t = trace_text();
@@ -483,6 +514,51 @@ START_TEST(test_permit_timeout_real_loop)
     /* Every handle the scheduler opened is closed. */
     ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
     ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
+/* Plugin timing is sampled in 10% of the cycles from the env's random
+ * numbers. With a fixed seed (not the time(NULL) one the scheduler starts
+ * with) the sampled cycles are exactly those the generator picks: one draw
+ * per scheduling cycle, deterministic ties drawing nothing. */
+START_TEST(test_plugin_sampling_fixed_seed)
+{
+    enum { N = 1000 };
+    const uint64_t seeds[] = {1, 0x5eed, 0x9e3779b97f4a7c15ull};
+    size_t k;
+    for (k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
+        char *pods = malloc((size_t)N * 128), *p = pods;
+        ks_fw_env_t model;
+        int i, expect = 0;
+        *p = 0;
+        for (i = 0; i < N; i++)
+            p += sprintf(p, "---\napiVersion: v1\nkind: Pod\nmetadata: "
+                            "{name: s%d, namespace: default}\nspec:\n  "
+                            "containers: [{name: c, image: x}]\n", i);
+        if (S.s != NULL) { /* the previous seed's world */
+            teardown();
+            setup();
+        }
+        S.time_plugins = 1;
+        sched_build(QSORT_DEFAULT "    filter:\n"
+                                  "      enabled:\n"
+                                  "      - name: Probe1\n" BIND_DEFAULT,
+                    PROBE_CFG("Probe1", ""), pods, 1);
+        free(pods);
+        S.s->env.rng = seeds[k];
+        memset(&model, 0, sizeof model);
+        model.rng = seeds[k];
+        for (i = 0; i < N; i++)
+            expect += (uint32_t)(ks_fw_env_rand(&model) >> 32) % 100 < 10;
+        add_pods();
+        ks_scheduler_run_batch(S.s);
+        ck_assert_uint_eq(ks_scheduler_stats(S.s).bound, N);
+        ck_assert_uint_eq(ks_scheduler_stats(S.s).attempts, N);
+        ck_assert_int_eq(S.bind_samples, expect);
+        /* About 10%: binomial(1000, 0.1) has sd 9.5. */
+        ck_assert_int_ge(expect, 50);
+        ck_assert_int_le(expect, 150);
+    }
 }
 END_TEST
 
@@ -760,6 +836,10 @@ static Suite *scheduler_suite(void)
     tcase_add_test(tc, test_post_filter_in_cycle);
     tcase_add_test(tc, test_nominated_pod_blocks_lower_priority);
     tcase_add_test(tc, test_nominated_pod_lower_priority_ignored);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("plugin-timing");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_plugin_sampling_fixed_seed);
     suite_add_tcase(s, tc);
     return s;
 }
