@@ -143,9 +143,9 @@ ks_generation_t *ks_scheduler_generation(const ks_scheduler_t *s);
 int ks_scheduler_add_pod(ks_scheduler_t *s, ks_pod_t *pod);
 /* Take a pending pod out: a queued pod is dropped; one waiting at Permit
  * (or allowed and about to bind) is unreserved, forgotten by the cache and
- * dropped. The pod is freed. 0, or KS_ENOTFOUND when no pending pod has
- * this uid. Loop thread, between steps. */
-#define KS_SCHEDULER_REMOVE_POD 1
+ * dropped; one whose binding is in flight (cluster mode) is dropped when
+ * the cluster answers. The pod is freed. 0, or KS_ENOTFOUND when no
+ * pending pod has this uid. Loop thread, between steps. */
 int ks_scheduler_remove_pod(ks_scheduler_t *s, const char *uid);
 
 /* The cluster's answer to a binding the writer started: ok, or the

@@ -253,7 +253,6 @@ static void delete_pod(ks_server_t *srv, ks_http_conn_t *c, const char *ns,
     default:
         break;
     }
-#ifdef KS_SCHEDULER_REMOVE_POD
     out = entry_json(srv, e);
     if (ks_scheduler_remove_pod(srv->sched, e->uid) != 0) {
         json_decref(out);
@@ -263,12 +262,6 @@ static void delete_pod(ks_server_t *srv, ks_http_conn_t *c, const char *ns,
     }
     ks_server_pod_remove(srv, e);
     ks_api_json(c, 200, out);
-#else
-    ks_api_status(c, 409, "Conflict", "pods", name,
-                  "pods \"%s\" is still pending: this build cannot take a "
-                  "pod out of the scheduling queue; delete it once bound",
-                  name);
-#endif
 }
 
 /* --- entry ---------------------------------------------------------------- */
