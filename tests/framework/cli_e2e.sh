@@ -40,6 +40,19 @@ has() {
     grep -qF -- "$2" "$1" || fail "\"$2\" not in $(basename "$1") of the last run"
 }
 
+# usage_error MESSAGE COMMAND ARGS... : `ksched COMMAND ARGS...` exits 2
+# with "ksched COMMAND: MESSAGE" and the hint to its --help on stderr, and
+# prints nothing on stdout.
+usage_error() {
+    msg=$1
+    shift
+    if run 2 "$@"; then
+        has "$ERR" "ksched $1: $msg"
+        has "$ERR" "Try 'ksched $1 --help'."
+        [ -s "$OUT" ] && fail "ksched $* printed on stdout"
+    fi
+}
+
 # --- validate ---------------------------------------------------------------
 
 if run 0 validate --plugin-dir "$PLUG" --no-default-plugin-path; then
@@ -84,7 +97,9 @@ if run 1 validate --plugin-dir "$FIX/dup" --no-default-plugin-path; then
     has "$ERR" "plugin \"Dup\" is defined twice"
 fi
 
-run 2 validate --no-such-option
+usage_error "unknown or incomplete option '--no-such-option'" \
+    validate --no-such-option
+usage_error "unexpected argument 'extra'" validate extra
 
 # --- plugins -----------------------------------------------------------------
 
@@ -147,11 +162,11 @@ if run 3 schedule --cluster "$EX" --plugin-dir "$PLUG" \
     cmp -s "$TMP/plain" "$TMP/explained" ||
         fail "--explain changed the bindings: $(diff "$TMP/plain" "$TMP/explained")"
 fi
-run 2 schedule --cluster "$EX" --plugin-dir "$PLUG" --explain nopod
-has "$ERR" "--explain takes NAMESPACE/POD"
-
-run 2 schedule --plugin-dir "$PLUG"
-has "$ERR" "--cluster FILE is required"
+# Usage errors: exit status 2, the problem and the hint to --help.
+usage_error "--explain takes NAMESPACE/POD, got 'nopod'" \
+    schedule --cluster "$EX" --plugin-dir "$PLUG" --explain nopod
+usage_error "--cluster FILE is required" schedule --plugin-dir "$PLUG"
+usage_error "unexpected argument 'extra'" plugins extra
 
 # --- plugin search path: the build tree --------------------------------------
 # KSCHED is the build tree's ksched, PLUG the build's plugins folder: run from

@@ -200,16 +200,20 @@ static int never_less(void *ud, const ks_queued_pod_t *a,
     return 0;
 }
 
+/* Backoff after n attempts: 1 s doubling, capped at 10 s. */
+static const struct {
+    int attempts;
+    int64_t ms;
+} backoff_cases[] = {
+    {1, 1000}, {2, 2000}, {3, 4000}, {4, 8000},
+    {5, 10000}, {6, 10000}, {1000, 10000},
+};
+
 START_TEST(test_backoff_durations)
 {
     ks_queue_t *q = ks_queue_new(never_less, NULL, 1000, 10000);
-    ck_assert_int_eq(ks_queue_backoff_ms(q, 1), 1000);
-    ck_assert_int_eq(ks_queue_backoff_ms(q, 2), 2000);
-    ck_assert_int_eq(ks_queue_backoff_ms(q, 3), 4000);
-    ck_assert_int_eq(ks_queue_backoff_ms(q, 4), 8000);
-    ck_assert_int_eq(ks_queue_backoff_ms(q, 5), 10000);
-    ck_assert_int_eq(ks_queue_backoff_ms(q, 6), 10000);
-    ck_assert_int_eq(ks_queue_backoff_ms(q, 1000), 10000);
+    ck_assert_int_eq(ks_queue_backoff_ms(q, backoff_cases[_i].attempts),
+                     backoff_cases[_i].ms);
     ks_queue_free(q);
 }
 END_TEST
@@ -779,28 +783,26 @@ static const char *nominated_config =
     PROBE_CFG("Probe1", "      maxPods: 1\n")
         PROBE_CFG("Probe2", "      scoreNodes: {n1: 100, n2: 50, n3: 0}\n");
 
-START_TEST(test_nominated_pod_blocks_lower_priority)
+/* "hi" is gated (never scheduled here) but nominated to n1 with priority
+ * 100; "lo" would score best on n1. Below the nominee's priority it must
+ * leave n1 to it; above, n1 it is. */
+static const struct {
+    const char *pods;
+    const char *bound;
+} nominated_cases[] = {
+    {GATED_NOMINATED POD("lo", 1), "lo->n2;"},
+    {GATED_NOMINATED POD("lo", 1000), "lo->n1;"},
+};
+
+START_TEST(test_nominated_pod_priority)
 {
-    /* "hi" is gated (never scheduled here) but nominated to n1 with a
-     * higher priority: "lo" would score best on n1, yet must leave it. */
-    sched_build(nominated_plugins, nominated_config,
-                GATED_NOMINATED POD("lo", 1), 1);
+    sched_build(nominated_plugins, nominated_config, nominated_cases[_i].pods,
+                1);
     add_pods();
     ks_scheduler_run_batch(S.s);
     ck_assert_str_eq(S.cycles, "lo");
-    ck_assert_str_eq(S.bound, "lo->n2;");
+    ck_assert_str_eq(S.bound, nominated_cases[_i].bound);
     ck_assert_uint_eq(ks_scheduler_pending(S.s, KS_Q_UNSCHED), 1);
-}
-END_TEST
-
-START_TEST(test_nominated_pod_lower_priority_ignored)
-{
-    /* The same with "lo" above the nominated pod's priority: n1 it is. */
-    sched_build(nominated_plugins, nominated_config,
-                GATED_NOMINATED POD("lo", 1000), 1);
-    add_pods();
-    ks_scheduler_run_batch(S.s);
-    ck_assert_str_eq(S.bound, "lo->n1;");
 }
 END_TEST
 
@@ -809,7 +811,8 @@ static Suite *scheduler_suite(void)
     Suite *s = suite_create("scheduler");
     TCase *tc = tcase_create("queue");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_backoff_durations);
+    tcase_add_loop_test(tc, test_backoff_durations, 0,
+                        sizeof backoff_cases / sizeof backoff_cases[0]);
     tcase_add_test(tc, test_backoff_on_the_clock);
     tcase_add_test(tc, test_queue_order_priority_sort);
     tcase_add_test(tc, test_queue_order_other_sort);
@@ -834,8 +837,8 @@ static Suite *scheduler_suite(void)
     tc = tcase_create("postfilter-nominated");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_post_filter_in_cycle);
-    tcase_add_test(tc, test_nominated_pod_blocks_lower_priority);
-    tcase_add_test(tc, test_nominated_pod_lower_priority_ignored);
+    tcase_add_loop_test(tc, test_nominated_pod_priority, 0,
+                        sizeof nominated_cases / sizeof nominated_cases[0]);
     suite_add_tcase(s, tc);
     tc = tcase_create("plugin-timing");
     tcase_add_checked_fixture(tc, setup, teardown);
