@@ -54,6 +54,37 @@ static void print_profile(const ks_framework_t *fw, int32_t global_pct)
     }
 }
 
+/* The scheduler extenders, in the order they are asked. */
+static void print_extenders(const ks_config_t *cfg)
+{
+    size_t i, j;
+    for (i = 0; i < cfg->n_extenders; i++) {
+        const ks_extender_config_t *e = &cfg->extenders[i];
+        printf("extender %s\n", e->url_prefix);
+        printf("  verbs      filter=%s prioritize=%s bind=%s preempt=%s\n",
+               e->filter_verb ? e->filter_verb : "-",
+               e->prioritize_verb ? e->prioritize_verb : "-",
+               e->bind_verb ? e->bind_verb : "-",
+               e->preempt_verb ? e->preempt_verb : "-");
+        printf("  weight %lld, httpTimeout %lldms, nodeCacheCapable %s, "
+               "ignorable %s, https %s%s\n",
+               (long long)e->weight, (long long)e->http_timeout_ms,
+               e->node_cache_capable ? "true" : "false",
+               e->ignorable ? "true" : "false",
+               e->enable_https ? "true" : "false",
+               e->tls_config && e->tls_config->insecure ? " (insecure)" : "");
+        printf("  managedResources");
+        if (e->n_managed_resources == 0)
+            printf(" - (interested in every pod)");
+        for (j = 0; j < e->n_managed_resources; j++)
+            printf("%s %s%s", j ? "," : "", e->managed_resources[j].name,
+                   e->managed_resources[j].ignored_by_scheduler
+                       ? " (ignoredByScheduler)"
+                       : "");
+        printf("\n");
+    }
+}
+
 int ks_cli_validate(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -87,6 +118,7 @@ int ks_cli_validate(int argc, char **argv)
            config ? config : "<default>", gen->n_fws);
     for (i = 0; i < gen->n_fws; i++)
         print_profile(gen->fws[i], gen->cfg->percentage_of_nodes_to_score);
+    print_extenders(gen->cfg);
     ks_generation_unref(gen);
     return KS_EXIT_OK;
 }

@@ -91,6 +91,36 @@ typedef struct ks_leader_election {
     char *resource_namespace; /* "kube-system" */
 } ks_leader_election_t;
 
+/* extenders[]: upstream's Extender (kubescheduler.config.k8s.io/v1),
+ * validated as upstream's validateExtenders. Data fields are decoded from
+ * base64; every string is NUL-terminated. */
+typedef struct ks_extender_managed_resource {
+    char *name;
+    int ignored_by_scheduler;
+} ks_extender_managed_resource_t;
+
+typedef struct ks_extender_tls_config {
+    int insecure;
+    char *server_name, *cert_file, *key_file, *ca_file; /* NULL: not set */
+    unsigned char *cert_data, *key_data, *ca_data;      /* NULL: not set */
+    size_t cert_len, key_len, ca_len;
+} ks_extender_tls_config_t;
+
+typedef struct ks_extender_config {
+    char *url_prefix;
+    char *filter_verb, *preempt_verb, *prioritize_verb, *bind_verb; /* NULL:
+                                                                       none */
+    int64_t weight;
+    int enable_https;
+    ks_extender_tls_config_t *tls_config; /* NULL: not set */
+    int64_t http_timeout_ms;              /* default 5000 */
+    int node_cache_capable;
+    ks_extender_managed_resource_t *managed_resources;
+    size_t n_managed_resources;
+    int ignorable;
+    uint32_t line, column; /* where it was written */
+} ks_extender_config_t;
+
 typedef struct ks_config {
     char *path; /* as given, or "<default>" */
     ks_client_connection_t client_connection;
@@ -102,6 +132,8 @@ typedef struct ks_config {
     ks_profile_config_t *profiles;
     size_t n_profiles;
     void *priv_; /* arena and YAML state, private */
+    ks_extender_config_t *extenders; /* in the order written */
+    size_t n_extenders;
 } ks_config_t;
 
 /* Load and merge. On failure *out is NULL and err lists every problem found

@@ -4,6 +4,7 @@
  * values as upstream's validation does, and merge each profile's plugins with
  * the default set.
  */
+#include "base/base64.h"
 #include "base/go_duration.h"
 #include "config_internal.h"
 
@@ -437,6 +438,338 @@ static int sets_equal(const ks_plugin_set_t *a, const ks_plugin_set_t *b)
     return 1;
 }
 
+/* --- extenders ------------------------------------------------------------------ */
+
+enum {
+    EXT_URL, EXT_FILTER, EXT_PREEMPT, EXT_PRIORITIZE, EXT_BIND, EXT_WEIGHT,
+    EXT_HTTPS, EXT_TLS, EXT_TIMEOUT, EXT_NODE_CACHE, EXT_MANAGED,
+    EXT_IGNORABLE
+};
+
+static const ks_cfg_field_t extender_fields[] = {
+    {"urlPrefix", KS_CFG_T_STR},       {"filterVerb", KS_CFG_T_STR},
+    {"preemptVerb", KS_CFG_T_STR},     {"prioritizeVerb", KS_CFG_T_STR},
+    {"bindVerb", KS_CFG_T_STR},        {"weight", KS_CFG_T_INT},
+    {"enableHTTPS", KS_CFG_T_BOOL},    {"tlsConfig", KS_CFG_T_MAP},
+    {"httpTimeout", KS_CFG_T_STR},     {"nodeCacheCapable", KS_CFG_T_BOOL},
+    {"managedResources", KS_CFG_T_SEQ}, {"ignorable", KS_CFG_T_BOOL},
+};
+
+enum {
+    TLS_INSECURE, TLS_SERVER_NAME, TLS_CERT_FILE, TLS_KEY_FILE, TLS_CA_FILE,
+    TLS_CERT_DATA, TLS_KEY_DATA, TLS_CA_DATA
+};
+
+static const ks_cfg_field_t tls_fields[] = {
+    {"insecure", KS_CFG_T_BOOL},  {"serverName", KS_CFG_T_STR},
+    {"certFile", KS_CFG_T_STR},   {"keyFile", KS_CFG_T_STR},
+    {"caFile", KS_CFG_T_STR},     {"certData", KS_CFG_T_STR},
+    {"keyData", KS_CFG_T_STR},    {"caData", KS_CFG_T_STR},
+};
+
+enum { MR_NAME, MR_IGNORED };
+
+static const ks_cfg_field_t managed_fields[] = {
+    {"name", KS_CFG_T_STR},
+    {"ignoredByScheduler", KS_CFG_T_BOOL},
+};
+
+static int flag(const yaml_node_t *n)
+{
+    int b = 0;
+    if (n != NULL)
+        ks_yaml_bool(n, &b);
+    return b;
+}
+
+/* A non-empty string field, or NULL (upstream treats "" as not set). */
+static char *opt_text(ks_cfg_ctx_t *c, const yaml_node_t *n)
+{
+    if (n == NULL || n->data.scalar.length == 0)
+        return NULL;
+    return dup_text(c, n);
+}
+
+/* A []byte field: base64 in YAML, decoded into the arena. */
+static void read_b64(ks_cfg_ctx_t *c, const yaml_node_t *n, const char *path,
+                     unsigned char **out, size_t *out_len)
+{
+    unsigned char *raw = NULL;
+    size_t len = 0, bad = 0;
+    ks_error_t e = {0};
+    if (n == NULL)
+        return;
+    if (ks_base64_decode(ks_yaml_text(n), n->data.scalar.length, &raw, &len,
+                         &bad, &e) != 0) {
+        ks_cfg_problem(c, KS_ESCHEMA, n, "%s: not valid base64 (%s)", path,
+                       e.msg);
+        return;
+    }
+    *out = ks_arena_alloc(c->arena, len + 1);
+    if (*out != NULL) {
+        memcpy(*out, raw, len);
+        (*out)[len] = '\0';
+        *out_len = len;
+    }
+    free(raw);
+}
+
+static int qname_char(char ch, int upper)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+           (upper && ch >= 'A' && ch <= 'Z');
+}
+
+#define QNAME_FMT                                                              \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must "     \
+    "start and end with an alphanumeric character (e.g. 'MyName',  or "       \
+    "'my.name',  or '123-abc', regex used for validation is "                 \
+    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+
+/* apimachinery's IsQualifiedName: NULL when valid, else its message. */
+static const char *qualified_name_error(const char *s)
+{
+    const char *slash = strchr(s, '/'), *name = s;
+    size_t n, i;
+    if (slash != NULL) {
+        size_t plen = (size_t)(slash - s);
+        if (strchr(slash + 1, '/') != NULL)
+            return "a qualified name " QNAME_FMT " with an optional DNS "
+                   "subdomain prefix and '/' (e.g. 'example.com/MyName')";
+        if (plen == 0)
+            return "prefix part must be non-empty";
+        if (plen > 253)
+            return "prefix part must be no more than 253 characters";
+        for (i = 0; i < plen; i++) {
+            char ch = s[i];
+            /* labels of [a-z0-9]([-a-z0-9]*[a-z0-9])? joined by '.' */
+            int start = i == 0 || s[i - 1] == '.';
+            int end = i + 1 == plen || s[i + 1] == '.';
+            if (qname_char(ch, 0) || (ch == '-' && !start && !end) ||
+                (ch == '.' && !start && !end))
+                continue;
+            return "prefix part a lowercase RFC 1123 subdomain must consist "
+                   "of lower case alphanumeric characters, '-' or '.', and "
+                   "must start and end with an alphanumeric character (e.g. "
+                   "'example.com', regex used for validation is "
+                   "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"
+                   "[a-z0-9])?)*')";
+        }
+        name = slash + 1;
+    }
+    n = strlen(name);
+    if (n == 0)
+        return "name part must be non-empty";
+    if (n > 63)
+        return "name part must be no more than 63 characters";
+    for (i = 0; i < n; i++) {
+        char ch = name[i];
+        if (qname_char(ch, 1))
+            continue;
+        if ((ch == '-' || ch == '_' || ch == '.') && i > 0 && i + 1 < n)
+            continue;
+        return "name part " QNAME_FMT;
+    }
+    return NULL;
+}
+
+/* v1helper.IsExtendedResourceName: a qualified name outside the
+ * kubernetes.io domain, with a '/', that stays qualified behind
+ * "requests.". */
+static int is_extended_resource_name(const char *s)
+{
+    char buf[600];
+    if (strchr(s, '/') == NULL || strstr(s, "kubernetes.io/") != NULL)
+        return 0;
+    if (strncmp(s, "requests.", 9) == 0)
+        return 0;
+    snprintf(buf, sizeof buf, "requests.%s", s);
+    return strlen(s) < 500 && qualified_name_error(buf) == NULL;
+}
+
+static void read_tls(ks_cfg_ctx_t *c, yaml_node_t *map, const char *path,
+                     ks_extender_tls_config_t *t)
+{
+    yaml_node_t *f[COUNT(tls_fields)] = {NULL};
+    char p[160];
+    ks_cfg_fields(c, map, path, tls_fields, COUNT(tls_fields), f, NULL);
+    t->insecure = flag(f[TLS_INSECURE]);
+    t->server_name = opt_text(c, f[TLS_SERVER_NAME]);
+    t->cert_file = opt_text(c, f[TLS_CERT_FILE]);
+    t->key_file = opt_text(c, f[TLS_KEY_FILE]);
+    t->ca_file = opt_text(c, f[TLS_CA_FILE]);
+    snprintf(p, sizeof p, "%s.certData", path);
+    read_b64(c, f[TLS_CERT_DATA], p, &t->cert_data, &t->cert_len);
+    snprintf(p, sizeof p, "%s.keyData", path);
+    read_b64(c, f[TLS_KEY_DATA], p, &t->key_data, &t->key_len);
+    snprintf(p, sizeof p, "%s.caData", path);
+    read_b64(c, f[TLS_CA_DATA], p, &t->ca_data, &t->ca_len);
+}
+
+/* managedResources of one extender; names checked as upstream, and unique
+ * across every extender (seen/n_seen: the names read so far). */
+static void read_managed(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *path,
+                         ks_extender_config_t *e, yaml_node_t **seen,
+                         size_t *n_seen)
+{
+    size_t len = ks_yaml_seq_len(seq), i, j;
+    if (len == 0)
+        return;
+    e->managed_resources =
+        ks_arena_alloc(c->arena, len * sizeof *e->managed_resources);
+    if (e->managed_resources == NULL)
+        return;
+    for (i = 0; i < len; i++) {
+        yaml_node_t *item = ks_yaml_seq_at(c->doc, seq, i);
+        yaml_node_t *f[COUNT(managed_fields)] = {NULL};
+        ks_extender_managed_resource_t *mr;
+        const char *name, *why;
+        char ipath[160], buf[96];
+        int bad = 0;
+        snprintf(ipath, sizeof ipath, "%s[%zu]", path, i);
+        if (item == NULL || item->type != YAML_MAPPING_NODE) {
+            ks_cfg_problem(c, KS_ESCHEMA, item,
+                           "%s: expected a mapping, found %s", ipath,
+                           ks_yaml_describe(item, buf, sizeof buf));
+            continue;
+        }
+        ks_cfg_fields(c, item, ipath, managed_fields, COUNT(managed_fields),
+                      f, NULL);
+        name = f[MR_NAME] ? ks_yaml_text(f[MR_NAME]) : "";
+        if ((why = qualified_name_error(name)) != NULL) {
+            ks_cfg_problem(c, KS_ESCHEMA, f[MR_NAME] ? f[MR_NAME] : item,
+                           "%s.name: Invalid value: \"%s\": %s", ipath, name,
+                           why);
+            bad = 1;
+        } else if (!is_extended_resource_name(name)) {
+            ks_cfg_problem(c, KS_ESCHEMA, f[MR_NAME],
+                           "%s.name: Invalid value: \"%s\": is an invalid "
+                           "extended resource name",
+                           ipath, name);
+            bad = 1;
+        }
+        for (j = 0; j < *n_seen; j++)
+            if (strcmp(ks_yaml_text(seen[j]), name) == 0) {
+                ks_cfg_problem(c, KS_ESCHEMA, f[MR_NAME] ? f[MR_NAME] : item,
+                               "%s.name: Invalid value: \"%s\": duplicate "
+                               "extender managed resource name (first at "
+                               "line %" PRIu32 ")",
+                               ipath, name, ks_yaml_line(seen[j]));
+                bad = 1;
+                break;
+            }
+        if (f[MR_NAME] != NULL && j == *n_seen)
+            seen[(*n_seen)++] = f[MR_NAME];
+        if (bad)
+            continue;
+        mr = &e->managed_resources[e->n_managed_resources++];
+        mr->name = dup_text(c, f[MR_NAME]);
+        mr->ignored_by_scheduler = flag(f[MR_IGNORED]);
+    }
+}
+
+/* extenders: every field of upstream's Extender, then validateExtenders. */
+static void read_extenders(ks_cfg_ctx_t *c, yaml_node_t *seq, ks_config_t *cfg)
+{
+    size_t len = ks_yaml_seq_len(seq), i, n_seen = 0, total = 0;
+    yaml_node_t **seen;
+    yaml_node_t *first_binder = NULL;
+    size_t binders = 0;
+    if (len == 0)
+        return;
+    cfg->extenders = ks_arena_alloc(c->arena, len * sizeof *cfg->extenders);
+    for (i = 0; i < len; i++) {
+        yaml_node_t *item = ks_yaml_seq_at(c->doc, seq, i);
+        if (item != NULL && item->type == YAML_MAPPING_NODE) {
+            yaml_node_t *mr = ks_yaml_get(c->doc, item, "managedResources");
+            if (mr != NULL && mr->type == YAML_SEQUENCE_NODE)
+                total += ks_yaml_seq_len(mr);
+        }
+    }
+    seen = ks_arena_alloc(c->arena, (total + 1) * sizeof *seen);
+    if (cfg->extenders == NULL || seen == NULL)
+        return;
+    for (i = 0; i < len; i++) {
+        yaml_node_t *item = ks_yaml_seq_at(c->doc, seq, i);
+        yaml_node_t *f[COUNT(extender_fields)] = {NULL};
+        ks_extender_config_t *e = &cfg->extenders[cfg->n_extenders];
+        char path[48], p[80], buf[96];
+        unsigned before = c->n_problems;
+        snprintf(path, sizeof path, "extenders[%zu]", i);
+        if (item == NULL || item->type != YAML_MAPPING_NODE) {
+            ks_cfg_problem(c, KS_ESCHEMA, item,
+                           "%s: expected a mapping, found %s", path,
+                           ks_yaml_describe(item, buf, sizeof buf));
+            continue;
+        }
+        memset(e, 0, sizeof *e);
+        ks_cfg_fields(c, item, path, extender_fields, COUNT(extender_fields),
+                      f, NULL);
+        e->line = ks_yaml_line(item);
+        e->column = ks_yaml_column(item);
+        e->url_prefix = f[EXT_URL] ? dup_text(c, f[EXT_URL])
+                                   : ks_arena_strdup(c->arena, "");
+        if (f[EXT_URL] != NULL && f[EXT_URL]->data.scalar.length > 0 &&
+            strncmp(e->url_prefix, "http://", 7) != 0 &&
+            strncmp(e->url_prefix, "https://", 8) != 0)
+            ks_cfg_problem(c, KS_ESCHEMA, f[EXT_URL],
+                           "%s.urlPrefix: \"%s\" is not an http:// or "
+                           "https:// URL",
+                           path, e->url_prefix);
+        e->filter_verb = opt_text(c, f[EXT_FILTER]);
+        e->preempt_verb = opt_text(c, f[EXT_PREEMPT]);
+        e->prioritize_verb = opt_text(c, f[EXT_PRIORITIZE]);
+        e->bind_verb = opt_text(c, f[EXT_BIND]);
+        if (f[EXT_WEIGHT] != NULL && ks_yaml_int64(f[EXT_WEIGHT], &e->weight) != 0)
+            ks_cfg_problem(c, KS_ESCHEMA, f[EXT_WEIGHT],
+                           "%s.weight: %s is out of range for an integer",
+                           path, ks_yaml_text(f[EXT_WEIGHT]));
+        else if (e->prioritize_verb != NULL && e->weight <= 0)
+            ks_cfg_problem(c, KS_ESCHEMA, f[EXT_WEIGHT] ? f[EXT_WEIGHT] : item,
+                           "%s.weight: Invalid value: %" PRId64 ": must have "
+                           "a positive weight applied to it",
+                           path, e->weight);
+        e->enable_https = flag(f[EXT_HTTPS]);
+        if (f[EXT_TLS] != NULL) {
+            e->tls_config = ks_arena_alloc(c->arena, sizeof *e->tls_config);
+            if (e->tls_config != NULL) {
+                memset(e->tls_config, 0, sizeof *e->tls_config);
+                snprintf(p, sizeof p, "%s.tlsConfig", path);
+                read_tls(c, f[EXT_TLS], p, e->tls_config);
+            }
+        }
+        e->http_timeout_ms = 5000; /* upstream DefaultExtenderTimeout */
+        if (f[EXT_TIMEOUT] != NULL) {
+            int64_t ms = 0;
+            if (ks_go_duration_parse(ks_yaml_text(f[EXT_TIMEOUT]), &ms) != 0 ||
+                ms < 0)
+                ks_cfg_problem(c, KS_ESCHEMA, f[EXT_TIMEOUT],
+                               "%s.httpTimeout: \"%s\" is not a duration of "
+                               "at least 0; write it as Go does, e.g. 5s or "
+                               "1m30s",
+                               path, ks_yaml_text(f[EXT_TIMEOUT]));
+            else if (ms > 0)
+                e->http_timeout_ms = ms; /* 0: the default, as upstream */
+        }
+        e->node_cache_capable = flag(f[EXT_NODE_CACHE]);
+        if (f[EXT_MANAGED] != NULL) {
+            snprintf(p, sizeof p, "%s.managedResources", path);
+            read_managed(c, f[EXT_MANAGED], p, e, seen, &n_seen);
+        }
+        e->ignorable = flag(f[EXT_IGNORABLE]);
+        if (e->bind_verb != NULL && binders++ == 0)
+            first_binder = item;
+        if (c->n_problems == before)
+            cfg->n_extenders++;
+    }
+    if (binders > 1)
+        ks_cfg_problem(c, KS_ESCHEMA, seq,
+                       "extenders: Invalid value: \"found %zu extenders\": "
+                       "only one extender can implement bind (the first at "
+                       "line %" PRIu32 ")",
+                       binders, ks_yaml_line(first_binder));
+}
+
 /* Checks across profiles: unique scheduler names, one queue sort setting. */
 static void check_profiles(ks_cfg_ctx_t *c, ks_config_t *cfg, profile_nodes_t *pn)
 {
@@ -611,9 +944,8 @@ static ks_config_t *read_root(ks_cfg_ctx_t *c, yaml_node_t *root, int require_ap
                      KS_ESCHEMA, &v) == 0)
             cc->burst = (int32_t)v;
     }
-    if (f[TOP_EXTENDERS] != NULL && ks_yaml_seq_len(f[TOP_EXTENDERS]) > 0)
-        ks_cfg_problem(c, KS_EUNAVAILABLE, f[TOP_EXTENDERS],
-                       "extenders are not supported by ksched");
+    if (f[TOP_EXTENDERS] != NULL)
+        read_extenders(c, f[TOP_EXTENDERS], cfg);
 
     if (f[TOP_PROFILES] != NULL)
         n_items = ks_yaml_seq_len(f[TOP_PROFILES]);

@@ -484,8 +484,11 @@ static const error_case_t error_cases[] = {
     {"two documents", HDR "---\n" HDR, KS_ESCHEMA,
      "t.yaml:3:1: a second YAML document; a configuration file holds exactly "
      "one KubeSchedulerConfiguration"},
-    {"extenders", HDR "extenders:\n- urlPrefix: http://x\n", KS_EUNAVAILABLE,
-     "t.yaml:4:1: extenders are not supported by ksched"},
+    {"extenders: prioritizeVerb needs a positive weight",
+     HDR "extenders:\n- urlPrefix: http://x\n  prioritizeVerb: p\n",
+     KS_ESCHEMA,
+     "t.yaml:4:3: extenders[0].weight: Invalid value: 0: must have a "
+     "positive weight applied to it"},
     {"upstream-only sections are type-checked",
      HDR "leaderElection:\n"
          "  leaderElect: maybe\n"
