@@ -58,6 +58,11 @@ static const char usage[] =
     "                           on SIGTERM/SIGINT, how long pods waiting at\n"
     "                           Permit may take to finish (default 10)\n"
     "  -j, --parallelism N      worker threads for Filter/Score\n"
+    "HTTP limits (README, Limits): --max-connections N (1024),\n"
+    "  --health-connections N (32), --request-header-timeout S (10),\n"
+    "  --request-body-timeout S (60), --idle-timeout S (60),\n"
+    "  --max-unread-output B (1 MiB), --watch-buffer B (4 MiB),\n"
+    "  --max-request-body B (1 MiB)\n"
     "  -v, --verbose            log more (repeat for debug)\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -157,7 +162,17 @@ int ks_cli_serve(int argc, char **argv)
         {"leader-elect-resource-name", required_argument, NULL, 1004},
         {"leader-elect-resource-namespace", required_argument, NULL, 1005},
         {"leader-elect-identity", required_argument, NULL, 1006},
+        {"max-connections", required_argument, NULL, 1101},
+        {"health-connections", required_argument, NULL, 1102},
+        {"request-header-timeout", required_argument, NULL, 1103},
+        {"request-body-timeout", required_argument, NULL, 1104},
+        {"idle-timeout", required_argument, NULL, 1105},
+        {"max-unread-output", required_argument, NULL, 1106},
+        {"watch-buffer", required_argument, NULL, 1107},
+        {"max-request-body", required_argument, NULL, 1108},
         KS_CLI_OPT_HELP};
+    /* The HTTP server's limits (0: its default; see http.h). */
+    long long lim[8] = {0};
     ks_cli_opts_t o;
     const char *listen_arg = NULL, *socket_path = NULL;
     const char *kubeconfig = NULL, *context = NULL;
@@ -198,6 +213,30 @@ int ks_cli_serve(int argc, char **argv)
         case 'X': context = optarg; break;
         case 'E': embedded = 1; break;
         case 'L': cl.leader_elect = 1; break;
+        case 1101: case 1102: case 1103: case 1104:
+        case 1105: case 1106: case 1107: case 1108: {
+            static const struct {
+                const char *flag;
+                long long min, max;
+            } L[8] = {{"--max-connections", 1, 1000000},
+                      {"--health-connections", 1, 10000},
+                      {"--request-header-timeout", 1, 86400},
+                      {"--request-body-timeout", 1, 86400},
+                      {"--idle-timeout", 1, 86400},
+                      {"--max-unread-output", 4096, 1LL << 34},
+                      {"--watch-buffer", 4096, 1LL << 34},
+                      {"--max-request-body", 1024, 1LL << 32}};
+            int k = c - 1101;
+            char *end;
+            long long v = strtoll(optarg, &end, 10);
+            if (*end || end == optarg || v < L[k].min || v > L[k].max)
+                return ks_cli_usage_error("serve", "%s takes an integer in "
+                                                   "%lld..%lld, got '%s'",
+                                          L[k].flag, L[k].min, L[k].max,
+                                          optarg);
+            lim[k] = v;
+            break;
+        }
         case 1001:
         case 1002:
         case 1003: {
@@ -322,6 +361,21 @@ int ks_cli_serve(int argc, char **argv)
     cl.conn = kconn;
     if (ks_server_init(srv, &loop, &go, gen, kconn ? &cl : NULL, &err) != 0)
         goto fail;
+    {
+        /* Before listening: listening checks the open-file limit against
+         * the connection slots. */
+        ks_http_limits_t hl;
+        ks_http_server_get_limits(srv->http, &hl);
+        if (lim[0]) hl.max_conns = (size_t)lim[0];
+        if (lim[1]) hl.reserved_conns = (size_t)lim[1];
+        if (lim[2]) hl.header_timeout_ms = (unsigned)(lim[2] * 1000);
+        if (lim[3]) hl.body_timeout_ms = (unsigned)(lim[3] * 1000);
+        if (lim[4]) hl.idle_timeout_ms = (unsigned)(lim[4] * 1000);
+        if (lim[5]) hl.max_output = (size_t)lim[5];
+        if (lim[7]) hl.body_limit = (size_t)lim[7];
+        ks_http_server_set_limits(srv->http, &hl);
+        srv->watch_buffer_limit = (size_t)lim[6];
+    }
     srv->drain_timeout_s = drain;
     if (socket_path) {
         if (ks_http_listen_unix(srv->http, socket_path, &err) != 0)
