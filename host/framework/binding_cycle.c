@@ -19,7 +19,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "base/intern.h"
+#include "base/log.h"
+#include "status.h"
 #include "scheduler_impl.h"
 
 /* Only the pod of the binding cycle running now can be bound, once. */
@@ -120,11 +124,88 @@ static void binding_unlink(ks_scheduler_t *s, ks_waiting_pod_t *wp)
     s->n_binding--;
 }
 
+static void bind_plugins(ks_scheduler_t *s, ks_waiting_pod_t *wp, ks_code_t c,
+                         ks_status_t *pre);
+
+/* upstream extendersBinding: the first interested extender with a
+ * bindVerb binds instead of the Bind plugins, asynchronously. 0 when its
+ * call is under way (the binding waits as for the cluster writer), -1 when
+ * no extender binds this pod (or an ignorable one could not be asked), 1
+ * when the call could not start (wp->message says why). */
+static void ext_bind_answer(void *ud, const char *error, const char *body,
+                            size_t len)
+{
+    ks_sched_ext_call_t *c = ud;
+    ks_scheduler_t *s = c->s;
+    ks_waiting_pod_t *wp = c->wp;
+    const ks_extender_config_t *e = &wp->gen->cfg->extenders[c->ext];
+    char msg[2048];
+    int ok;
+    s->n_ext_binding--;
+    if (error)
+        snprintf(msg, sizeof msg, "%s", error);
+    ok = !error && ks_extender_parse_binding(body, len, msg, sizeof msg) == 0;
+    wp->ext_bind = NULL;
+    free(c);
+    if (!ok && e->ignorable && !wp->deleted) {
+        ks_status_t st;
+        ks_log(KS_LOGL_INFO, "skipping extender %s in bind: it failed and is "
+                             "ignorable: %s",
+               e->url_prefix, msg);
+        binding_unlink(s, wp);
+        wp->bind_state = BIND_NONE;
+        s->env.sample_plugins = wp->sampled;
+        ks_status_reset(&st);
+        bind_plugins(s, wp, KS_SUCCESS, &st);
+        ks_scheduler_kick(s);
+        return;
+    }
+    ks_scheduler_bind_done(s, wp->qp->pod->uid, ok, ok ? NULL : msg);
+}
+
+static int extender_bind(ks_scheduler_t *s, ks_waiting_pod_t *wp)
+{
+    const ks_config_t *cfg = wp->gen->cfg;
+    ks_error_t err = {0};
+    ks_sched_ext_call_t *c;
+    ks_hc_t *hc;
+    char *body;
+    size_t k;
+    for (k = 0; k < cfg->n_extenders; k++) {
+        const ks_extender_config_t *e = &cfg->extenders[k];
+        if (e->bind_verb == NULL || !ks_extender_interested(e, wp->qp->pod))
+            continue;
+        c = calloc(1, sizeof *c);
+        hc = ks_sched_ext_client(s, &err);
+        body = ks_extender_binding_json(wp->qp->pod, wp->node);
+        if (c == NULL || hc == NULL || body == NULL ||
+            ks_extender_post(hc, e, e->bind_verb, body, &c->call,
+                             ext_bind_answer, c, &err) != 0) {
+            free(c);
+            free(body);
+            if (e->ignorable)
+                continue;
+            snprintf(wp->message, sizeof wp->message, "%.1000s",
+                     err.msg[0] ? err.msg : "out of memory");
+            return 1;
+        }
+        free(body);
+        c->s = s;
+        c->wp = wp;
+        c->ext = k;
+        wp->ext_bind = c;
+        wp->bind_state = BIND_PENDING;
+        s->n_ext_binding++;
+        binding_wait(s, wp);
+        return 0;
+    }
+    return -1;
+}
+
 static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
 {
     ks_status_t st;
     ks_qpod_t *qp = wp->qp;
-    char msg[2048];
     double t0;
     ks_code_t c;
 
@@ -142,6 +223,27 @@ static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
     t0 = KS_SCHED_EP_T0(s);
     c = ks_fw_run_pre_bind(wp->fw, wp->cs, qp->pod, wp->node, &st);
     ks_sched_ep_done(s, wp->fw, KS_EP_PRE_BIND, c, t0);
+    if (c == KS_SUCCESS) {
+        int rc = extender_bind(s, wp);
+        if (rc == 0)
+            return; /* the extender binds; ext_bind_answer goes on */
+        if (rc > 0) {
+            ks_sched_fail_assumed(s, wp, wp->message, 1);
+            return;
+        }
+    }
+    bind_plugins(s, wp, c, &st);
+}
+
+/* Bind plugins (c: PreBind's code; they run only after its success), then
+ * the outcome. */
+static void bind_plugins(ks_scheduler_t *s, ks_waiting_pod_t *wp, ks_code_t c,
+                         ks_status_t *pre)
+{
+    ks_qpod_t *qp = wp->qp;
+    ks_status_t st = *pre;
+    char msg[2048];
+    double t0;
     if (c == KS_SUCCESS) {
         t0 = KS_SCHED_EP_T0(s);
         s->in_bind = wp;
@@ -210,6 +312,14 @@ int ks_scheduler_bind_done(ks_scheduler_t *s, const char *uid, int ok,
 int ks_sched_binding_drop(ks_scheduler_t *s, const ks_qpod_t *qp)
 {
     ks_waiting_pod_t *wp;
+    /* The pod of a cycle suspended for extenders: its calls are cancelled
+     * and the next step drops it. */
+    if (s->susp && s->susp->qp == qp) {
+        s->susp->deleted = 1;
+        ks_sched_ext_calls_free(s);
+        ks_scheduler_kick(s);
+        return 1;
+    }
     for (wp = s->binding; wp; wp = wp->bnext)
         if (wp->qp == qp) {
             wp->deleted = 1;
@@ -224,8 +334,14 @@ void ks_sched_binding_teardown(ks_scheduler_t *s)
     /* The writer drops its requests before this. */
     for (wp = s->binding; wp; wp = next) {
         next = wp->bnext;
+        if (wp->ext_bind) {
+            ks_extender_cancel(&wp->ext_bind->call);
+            free(wp->ext_bind);
+        }
         ks_sched_wp_free(wp);
     }
     s->binding = NULL;
     s->n_binding = 0;
+    s->n_ext_binding = 0;
+    ks_sched_ext_teardown(s);
 }

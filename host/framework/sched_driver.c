@@ -6,7 +6,9 @@
  *  - batch (ks_scheduler_run_batch): a virtual clock jumps to the next
  *    deadline when nothing else can run; the run ends when nothing can
  *    change any more, or after KS_BATCH_STALL_MS of simulated time without
- *    a binding.
+ *    a binding. While extender calls are in flight it runs the
+ *    extenders' own uv loop instead (real time; the simulated clock
+ *    stands still).
  *  - libuv (ks_scheduler_attach_loop): an idle handle runs steps while
  *    there is work, and one timer is armed for the next deadline, on the
  *    loop's clock. The handles live in the scheduler; detach closes them
@@ -41,6 +43,14 @@ int ks_scheduler_step(ks_scheduler_t *s)
     ks_queue_flush(s->q, now, s->batch ? INT64_MAX : UNSCHED_FLUSH_MS);
     if (ks_sched_run_ready(s))
         return 1;
+    /* A cycle suspended for extenders: resumed once they answered; no
+     * other scheduling cycle starts meanwhile. */
+    if (s->susp != NULL) {
+        if (!ks_sched_resume_one(s))
+            return 0;
+        ks_sched_run_ready(s);
+        return 1;
+    }
     if (ks_queue_len(s->q, KS_Q_ACTIVE) > 0) {
         ks_sched_schedule_one(s);
         ks_sched_run_ready(s);
@@ -60,6 +70,12 @@ void ks_scheduler_run_batch(ks_scheduler_t *s)
         int64_t d;
         if (ks_scheduler_step(s))
             continue;
+        /* Extender calls in flight: run their loop (real time) until
+         * something answers; the simulated clock stands still. */
+        if (ks_sched_ext_pending(s) && s->ext_loop != NULL) {
+            uv_run(s->ext_loop, UV_RUN_ONCE);
+            continue;
+        }
         if (s->stats.bound != bound) {
             bound = s->stats.bound;
             progress_at = ks_scheduler_now(s);
@@ -146,6 +162,7 @@ void ks_scheduler_detach_loop(ks_scheduler_t *s)
 {
     if (!s->attached)
         return;
+    ks_sched_ext_detach(s);
     s->attached = 0;
     uv_idle_stop(&s->idle);
     uv_timer_stop(&s->timer);

@@ -72,18 +72,15 @@ void ks_fit_error_format(const struct ks_node_status_map *m, uint32_t n_nodes,
 
 /* --- one attempt --------------------------------------------------------------- */
 
-/* One scheduling attempt without side effects on the queue: schedulePod,
- * and PostFilter on a FitError (which may nominate and delete victims). */
-static void run_cycle(ks_scheduler_t *s, ks_framework_t *fw,
-                      ks_cycle_state_t *cs, const ks_pod_t *pod,
-                      cycle_out_t *o)
+/* The rest of an attempt once schedulePod is done: the FitError's text and
+ * PostFilter. */
+static void after_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
+                               ks_cycle_state_t *cs, const ks_pod_t *pod,
+                               cycle_out_t *o)
 {
     ks_status_t st;
     char post[2048] = "";
     const char *nominated = NULL;
-    o->r.pod = pod;
-    o->r.fw = fw;
-    ks_sched_schedule_pod(s, fw, cs, pod, o);
     if (o->r.error)
         o->r.message = o->message;
     if (!o->fit_error)
@@ -115,6 +112,31 @@ static void run_cycle(ks_scheduler_t *s, ks_framework_t *fw,
     o->r.message = o->message;
 }
 
+/* One scheduling attempt without side effects on the queue: schedulePod,
+ * and PostFilter on a FitError (which may nominate and delete victims).
+ * 1 when it suspended for extenders (run_cycle_resume goes on). */
+static int run_cycle(ks_scheduler_t *s, ks_framework_t *fw,
+                     ks_cycle_state_t *cs, const ks_pod_t *pod,
+                     cycle_out_t *o)
+{
+    o->r.pod = pod;
+    o->r.fw = fw;
+    if (ks_sched_schedule_pod(s, fw, cs, pod, o))
+        return 1;
+    after_schedule_pod(s, fw, cs, pod, o);
+    return 0;
+}
+
+static int run_cycle_resume(ks_scheduler_t *s, ks_framework_t *fw,
+                            ks_cycle_state_t *cs, const ks_pod_t *pod,
+                            cycle_out_t *o)
+{
+    if (ks_sched_schedule_pod_resume(s, fw, cs, pod, o))
+        return 1;
+    after_schedule_pod(s, fw, cs, pod, o);
+    return 0;
+}
+
 int ks_scheduler_try(ks_scheduler_t *s, const ks_pod_t *pod,
                      void (*cb)(void *ud, const ks_cycle_result_t *r),
                      void *ud, ks_error_t *err)
@@ -134,7 +156,19 @@ int ks_scheduler_try(ks_scheduler_t *s, const ks_pod_t *pod,
         rc = ks_error_set(err, KS_ENOMEM, "out of memory");
         goto out;
     }
-    run_cycle(s, fw, cs, pod, o);
+    /* Synchronous: extenders are asked on the scheduler's own loop, run
+     * here until they answer; on a scheduler attached to a loop they are
+     * not asked (that loop cannot be run from inside itself). */
+    s->ext_off = s->attached;
+    rc = run_cycle(s, fw, cs, pod, o);
+    while (rc == 1) {
+        while (s->susp->outstanding > 0 && s->ext_loop)
+            uv_run(s->ext_loop, UV_RUN_ONCE);
+        rc = run_cycle_resume(s, fw, cs, pod, o);
+    }
+    s->ext_off = 0;
+    free(s->susp);
+    s->susp = NULL;
     if (o->r.nominated && ks_sched_nominate(s, pod, o->r.nominated) != 0) {
         rc = ks_error_set(err, KS_ENOMEM,
                           "out of memory nominating %s/%s to node %s",
@@ -243,6 +277,20 @@ static void handle_outcome(ks_scheduler_t *s, ks_qpod_t *qp,
     ks_sched_wp_free(wp);
 }
 
+/* The attempt is over: tell the observer, then requeue or assume. */
+static void finish_cycle(ks_scheduler_t *s, ks_qpod_t *qp,
+                         ks_generation_t *gen, ks_framework_t *fw,
+                         ks_cycle_state_t *cs, ks_waiting_pod_t *wp,
+                         cycle_out_t *o, int64_t now, double start)
+{
+    o->r.seconds = ks_fw_mono_seconds() - start;
+    if (s->opts.obs.cycle)
+        s->opts.obs.cycle(s->opts.obs.ud, &o->r);
+    handle_outcome(s, qp, gen, fw, cs, wp, o, now);
+    free(o);
+    ks_generation_unref(gen);
+}
+
 void ks_sched_schedule_one(ks_scheduler_t *s)
 {
     int64_t now = ks_scheduler_now(s);
@@ -288,11 +336,52 @@ void ks_sched_schedule_one(ks_scheduler_t *s)
         ks_generation_unref(gen);
         return;
     }
-    run_cycle(s, fw, cs, qp->pod, o);
-    o->r.seconds = ks_fw_mono_seconds() - start;
-    if (s->opts.obs.cycle)
-        s->opts.obs.cycle(s->opts.obs.ud, &o->r);
-    handle_outcome(s, qp, gen, fw, cs, wp, o, now);
-    free(o);
-    ks_generation_unref(gen);
+    if (run_cycle(s, fw, cs, qp->pod, o)) {
+        /* Suspended for extenders: keep the cycle (scheduler_impl.h). */
+        ks_sched_suspended_t *p = s->susp;
+        p->qp = qp;
+        p->gen = gen;
+        p->fw = fw;
+        p->cs = cs;
+        p->wp = wp;
+        p->o = o;
+        p->now = now;
+        p->start = start;
+        p->sampled = s->env.sample_plugins;
+        p->deleted = 0;
+        qp->assumed = 1; /* removal goes through binding_cycle.c's drop */
+        return;
+    }
+    finish_cycle(s, qp, gen, fw, cs, wp, o, now, start);
+}
+
+int ks_sched_resume_one(ks_scheduler_t *s)
+{
+    ks_sched_suspended_t *p = s->susp;
+    ks_qpod_t *qp;
+    if (p == NULL || p->outstanding > 0 || p->qp == NULL)
+        return 0;
+    qp = p->qp;
+    qp->assumed = 0;
+    if (p->deleted) {
+        ks_sched_ext_calls_free(s);
+        ks_sched_nominate(s, qp->pod, ""); /* clearing never fails */
+        ks_pod_free(ks_queue_remove(s->q, qp));
+        ks_cycle_state_free(p->cs);
+        ks_sched_wp_free(p->wp);
+        free(p->o);
+        ks_generation_unref(p->gen);
+        free(p);
+        s->susp = NULL;
+        return 1;
+    }
+    s->env.sample_plugins = p->sampled;
+    if (run_cycle_resume(s, p->fw, p->cs, qp->pod, p->o)) {
+        qp->assumed = 1;
+        return 1;
+    }
+    s->susp = NULL;
+    finish_cycle(s, qp, p->gen, p->fw, p->cs, p->wp, p->o, p->now, p->start);
+    free(p);
+    return 1;
 }

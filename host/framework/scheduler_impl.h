@@ -29,6 +29,26 @@
  *   sched_timing.c     extension point timing, plugin-timing samples,
  *                      Permit wait times
  *
+ * Scheduler extenders (extenders: in the configuration, extender/): the
+ * cycle SUSPENDS while they answer. schedule_pod.c runs Filter, then asks
+ * the interested extenders' filterVerb one after the other (each answer
+ * narrows the nodes), and after Score asks every interested prioritizeVerb
+ * at once; each time it starts the HTTP calls on the loop, stores where it
+ * stopped in s->susp and returns "suspended". schedule_one.c then keeps the
+ * cycle (pod, generation, cycle state, records) in s->susp too and returns
+ * to the driver. No other scheduling cycle starts while one is suspended
+ * (upstream's cycles are serial as well, and the scratch arrays and the
+ * snapshot belong to it), but binding cycles, Permit timeouts, the API and
+ * everything else on the loop go on. When the last answer arrives the
+ * driver is kicked; the next step resumes the cycle where it stopped
+ * (ks_sched_resume_one). The batch driver runs the extenders' own uv loop
+ * (real time) while calls are pending, the simulated clock standing
+ * still. The pod of a suspended cycle is marked assumed in its queue
+ * record so that ks_scheduler_remove_pod leaves it to binding_cycle.c's
+ * drop, which marks it deleted; it is dropped on resumption. A bindVerb
+ * extender binds in the binding cycle the way the cluster writer does
+ * (BIND_PENDING, answered through ks_scheduler_bind_done).
+ *
  * Out of memory, the policy of all of host/framework/: every allocation is
  * checked, and nothing here aborts (ks_node_info_add_pod, which Filter with
  * nominated pods calls, still does: cluster/'s rule). A function that
@@ -58,8 +78,21 @@
 #include <stdint.h>
 
 #include "cycle_state.h"
+#include "extender/extender.h"
 #include "queue.h"
 #include "scheduler.h"
+
+/* One extender call of a suspended cycle or of a binding. */
+typedef struct ks_sched_ext_call {
+    ks_ext_call_t call;
+    struct ks_scheduler *s;
+    struct ks_waiting_pod *wp; /* bind calls */
+    size_t ext;   /* index in the generation's cfg->extenders */
+    int done;     /* answered */
+    char *error;  /* malloc'd, or NULL */
+    char *body;   /* malloc'd answer */
+    size_t len;
+} ks_sched_ext_call_t;
 
 /* A waiting pod's Permit state. */
 enum { WP_OPEN = 0, WP_ALLOWED, WP_REJECTED };
@@ -88,12 +121,40 @@ struct ks_waiting_pod {
     int deleted; /* the pod was deleted while waiting: drop, not requeue */
     int sampled; /* its scheduling cycle timed plugins: so does binding */
     int bind_state; /* BIND_*: the writer's answer to the Bind plugin */
+    ks_sched_ext_call_t *ext_bind; /* a bindVerb extender's call, or NULL */
     char message[1024];
     int registered; /* in the waiting list */
     struct ks_waiting_pod *wnext, *wprev; /* waiting list */
     struct ks_waiting_pod *rnext;         /* ready list */
     struct ks_waiting_pod *bnext, *bprev; /* bindings in flight */
 };
+
+/* What one scheduling attempt found (schedulePod and PostFilter). */
+typedef struct cycle_out cycle_out_t;
+
+/* Where a suspended scheduling cycle stopped (see the top of this file). */
+enum { EXT_STAGE_FILTER = 1, EXT_STAGE_PRIORITIZE };
+
+typedef struct ks_sched_suspended {
+    /* scheduleOne's cycle (schedule_one.c) */
+    ks_qpod_t *qp;
+    ks_generation_t *gen;
+    ks_framework_t *fw;
+    ks_cycle_state_t *cs;
+    struct ks_waiting_pod *wp;
+    cycle_out_t *o;
+    int64_t now;
+    double start;
+    int sampled;
+    int deleted; /* removed meanwhile: drop it on resumption */
+    /* schedulePod (schedule_pod.c) */
+    int stage;
+    size_t next; /* filter: the extender being asked */
+    uint32_t n_feasible;
+    ks_sched_ext_call_t *calls; /* one per extender */
+    size_t n_calls;
+    unsigned outstanding; /* calls not answered yet */
+} ks_sched_suspended_t;
 
 typedef struct nominee {
     const ks_pod_t *pod;
@@ -141,10 +202,18 @@ struct ks_scheduler {
     uv_timer_t timer;
     int attached, idle_on;
     int batch; /* driven by ks_scheduler_run_batch */
+    /* extenders: the suspended cycle, the HTTP client (on the attached
+     * loop, or on ext_loop, the scheduler's own, when none is attached),
+     * bindVerb calls in flight */
+    ks_sched_suspended_t *susp;
+    ks_hc_t *ext_hc;
+    uv_loop_t *ext_loop;
+    size_t n_ext_binding;
+    int ext_off; /* ks_scheduler_try on an attached scheduler */
+    size_t ext_n_cycle; /* extenders of the cycle being scored */
 };
 
-/* What one scheduling attempt found (schedulePod and PostFilter). */
-typedef struct cycle_out {
+struct cycle_out {
     ks_cycle_result_t r;
     char message[4096];
     int fit_error;            /* 1: FitError (run PostFilter) */
@@ -152,7 +221,7 @@ typedef struct cycle_out {
     ks_status_t pre_status;   /* PreFilter failure */
     const char *plugins[KS_QPOD_MAX_PLUGINS]; /* rejecting plugins */
     unsigned n_plugins;
-} cycle_out_t;
+};
 
 /* --- sched_timing.c --------------------------------------------------------- */
 
@@ -205,10 +274,29 @@ int ks_sched_ops_delete_pod(ks_fw_env_t *e, const ks_pod_t *pod);
 /* Pop the head of activeQ and run its scheduling cycle. */
 void ks_sched_schedule_one(ks_scheduler_t *s);
 /* upstream schedulePod: fills o with the feasible nodes, their scores and
- * the selected node, or why there is none (o->fit_error, o->r.error). */
-void ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
-                           ks_cycle_state_t *cs, const ks_pod_t *pod,
-                           cycle_out_t *o);
+ * the selected node, or why there is none (o->fit_error, o->r.error).
+ * Returns 0, or 1 when it suspended for extenders (s->susp says where;
+ * call ks_sched_schedule_pod_resume once s->susp->outstanding is 0). */
+int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
+                          ks_cycle_state_t *cs, const ks_pod_t *pod,
+                          cycle_out_t *o);
+int ks_sched_schedule_pod_resume(ks_scheduler_t *s, ks_framework_t *fw,
+                                 ks_cycle_state_t *cs, const ks_pod_t *pod,
+                                 cycle_out_t *o);
+/* Resume the suspended cycle when its extenders answered: 1 if it ran. */
+int ks_sched_resume_one(ks_scheduler_t *s);
+/* The extenders' HTTP client (created on first use), or NULL with err. */
+ks_hc_t *ks_sched_ext_client(ks_scheduler_t *s, ks_error_t *err);
+/* Free a suspended cycle's calls (cancelling those still running). */
+void ks_sched_ext_calls_free(ks_scheduler_t *s);
+/* Extender calls in flight (a suspended cycle's, bindings'). */
+int ks_sched_ext_pending(const ks_scheduler_t *s);
+/* The loop is being detached: close a client that lives on it (its calls
+ * are dropped; the loop runs the close). */
+void ks_sched_ext_detach(ks_scheduler_t *s);
+/* Teardown (from ks_sched_binding_teardown): the suspended cycle, the
+ * client and the scheduler's own loop. */
+void ks_sched_ext_teardown(ks_scheduler_t *s);
 void ks_sched_scratch_free(ks_scheduler_t *s);
 /* How many feasible nodes to look for among n_cand candidates. */
 uint32_t ks_sched_nodes_to_find(const ks_scheduler_t *s,

@@ -1,0 +1,523 @@
+/*
+ * Scheduler extenders: interest, the extender/v1 JSON both ways, and the
+ * HTTP call (extender.h).
+ */
+#include "extender.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+/* --- interest ----------------------------------------------------------------- */
+
+static int managed(const ks_extender_config_t *e, const char *name)
+{
+    size_t i;
+    for (i = 0; i < e->n_managed_resources; i++)
+        if (strcmp(e->managed_resources[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+static int resources_managed(const ks_extender_config_t *e,
+                             const ks_resources_t *r)
+{
+    uint32_t i;
+    /* Managed resources are extended resources (validated): only the
+     * scalar ones can match. */
+    for (i = 0; i < r->n_scalar && i < KS_MAX_SCALAR_RESOURCES; i++)
+        if (managed(e, r->scalar[i].name))
+            return 1;
+    return 0;
+}
+
+static int containers_managed(const ks_extender_config_t *e,
+                              const ks_container_t *c, uint32_t n)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++)
+        if (resources_managed(e, &c[i].requests) ||
+            resources_managed(e, &c[i].limits))
+            return 1;
+    return 0;
+}
+
+int ks_extender_interested(const ks_extender_config_t *e, const ks_pod_t *pod)
+{
+    if (e->n_managed_resources == 0)
+        return 1;
+    return containers_managed(e, pod->containers, pod->n_containers) ||
+           containers_managed(e, pod->init_containers, pod->n_init_containers);
+}
+
+/* --- JSON out ------------------------------------------------------------------- */
+
+static json_t *labels_json(ks_labels_t l)
+{
+    json_t *o = json_object();
+    uint32_t i;
+    for (i = 0; o && i < l.n; i++)
+        json_object_set_new(o, l.items[i].key, json_string(l.items[i].value));
+    return o;
+}
+
+static json_t *int_str(int64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%lld", (long long)v);
+    return json_string(b);
+}
+
+static json_t *cpu_json(int64_t milli)
+{
+    char b[32];
+    if (milli % 1000 == 0)
+        snprintf(b, sizeof b, "%lld", (long long)(milli / 1000));
+    else
+        snprintf(b, sizeof b, "%lldm", (long long)milli);
+    return json_string(b);
+}
+
+/* A v1.ResourceList; `pods` adds the pod count (nodes only). */
+static json_t *resources_json(const ks_resources_t *r, int pods)
+{
+    json_t *o = json_object();
+    uint32_t i;
+    if (o == NULL)
+        return NULL;
+    if (r->milli_cpu || pods)
+        json_object_set_new(o, "cpu", cpu_json(r->milli_cpu));
+    if (r->memory || pods)
+        json_object_set_new(o, "memory", int_str(r->memory));
+    if (r->ephemeral_storage)
+        json_object_set_new(o, "ephemeral-storage",
+                            int_str(r->ephemeral_storage));
+    if (pods)
+        json_object_set_new(o, "pods", int_str(r->allowed_pods));
+    for (i = 0; i < r->n_scalar && i < KS_MAX_SCALAR_RESOURCES; i++)
+        json_object_set_new(o, r->scalar[i].name, int_str(r->scalar[i].value));
+    return o;
+}
+
+static const char *effect_name(ks_taint_effect_t e)
+{
+    switch (e) {
+    case KS_EFFECT_NO_SCHEDULE: return "NoSchedule";
+    case KS_EFFECT_PREFER_NO_SCHEDULE: return "PreferNoSchedule";
+    case KS_EFFECT_NO_EXECUTE: return "NoExecute";
+    default: return "";
+    }
+}
+
+static json_t *containers_json(const ks_container_t *c, uint32_t n)
+{
+    json_t *a = json_array();
+    uint32_t i;
+    for (i = 0; a && i < n; i++) {
+        json_t *res = json_object();
+        json_t *req = resources_json(&c[i].requests, 0);
+        json_t *lim = resources_json(&c[i].limits, 0);
+        if (req && json_object_size(req))
+            json_object_set(res, "requests", req);
+        if (lim && json_object_size(lim))
+            json_object_set(res, "limits", lim);
+        json_decref(req);
+        json_decref(lim);
+        json_array_append_new(
+            a, json_pack("{s:s, s:s, s:o}", "name", c[i].name ? c[i].name : "",
+                         "image", c[i].image ? c[i].image : "", "resources",
+                         res));
+    }
+    return a;
+}
+
+static json_t *pod_json(const ks_pod_t *pod)
+{
+    json_t *md, *spec, *status, *tols;
+    uint32_t i;
+    md = json_pack("{s:s, s:s, s:s}", "name", pod->name, "namespace", pod->ns,
+                   "uid", pod->uid);
+    if (md && pod->labels.n)
+        json_object_set_new(md, "labels", labels_json(pod->labels));
+    if (md && pod->annotations.n)
+        json_object_set_new(md, "annotations", labels_json(pod->annotations));
+    spec = json_pack("{s:s, s:i, s:o}", "schedulerName", pod->scheduler_name,
+                     "priority", (json_int_t)pod->priority, "containers",
+                     containers_json(pod->containers, pod->n_containers));
+    if (spec && pod->n_init_containers)
+        json_object_set_new(spec, "initContainers",
+                            containers_json(pod->init_containers,
+                                            pod->n_init_containers));
+    if (spec && pod->priority_class_name && pod->priority_class_name[0])
+        json_object_set_new(spec, "priorityClassName",
+                            json_string(pod->priority_class_name));
+    if (spec && pod->node_selector.n)
+        json_object_set_new(spec, "nodeSelector",
+                            labels_json(pod->node_selector));
+    if (spec && pod->node_name && pod->node_name[0])
+        json_object_set_new(spec, "nodeName", json_string(pod->node_name));
+    if (spec && pod->n_tolerations) {
+        tols = json_array();
+        for (i = 0; tols && i < pod->n_tolerations; i++) {
+            const ks_toleration_t *t = &pod->tolerations[i];
+            json_t *o = json_pack(
+                "{s:s, s:s}", "key", t->key ? t->key : "", "operator",
+                t->op == KS_TOLERATION_EXISTS ? "Exists" : "Equal");
+            if (o && t->value && t->value[0])
+                json_object_set_new(o, "value", json_string(t->value));
+            if (o && t->effect != KS_EFFECT_ALL)
+                json_object_set_new(o, "effect",
+                                    json_string(effect_name(t->effect)));
+            json_array_append_new(tols, o);
+        }
+        json_object_set_new(spec, "tolerations", tols);
+    }
+    status = json_object();
+    if (status && pod->nominated_node_name && pod->nominated_node_name[0])
+        json_object_set_new(status, "nominatedNodeName",
+                            json_string(pod->nominated_node_name));
+    return json_pack("{s:s, s:s, s:o, s:o, s:o}", "apiVersion", "v1", "kind",
+                     "Pod", "metadata", md, "spec", spec, "status", status);
+}
+
+static json_t *node_json(const ks_node_t *node)
+{
+    json_t *md, *spec, *alloc;
+    uint32_t i;
+    md = json_pack("{s:s}", "name", node->name);
+    if (md && node->labels.n)
+        json_object_set_new(md, "labels", labels_json(node->labels));
+    spec = json_object();
+    if (spec && node->unschedulable)
+        json_object_set_new(spec, "unschedulable", json_true());
+    if (spec && node->n_taints) {
+        json_t *ts = json_array();
+        for (i = 0; ts && i < node->n_taints; i++) {
+            json_t *t = json_pack("{s:s, s:s}", "key", node->taints[i].key,
+                                  "effect",
+                                  effect_name(node->taints[i].effect));
+            if (t && node->taints[i].value && node->taints[i].value[0])
+                json_object_set_new(t, "value",
+                                    json_string(node->taints[i].value));
+            json_array_append_new(ts, t);
+        }
+        json_object_set_new(spec, "taints", ts);
+    }
+    alloc = resources_json(&node->allocatable, 1);
+    return json_pack("{s:s, s:s, s:o, s:o, s:{s:O, s:o}}", "apiVersion", "v1",
+                     "kind", "Node", "metadata", md, "spec", spec, "status",
+                     "capacity", alloc, "allocatable", alloc);
+}
+
+static char *dump(json_t *root)
+{
+    char *s = root ? json_dumps(root, JSON_COMPACT) : NULL;
+    json_decref(root);
+    return s;
+}
+
+char *ks_extender_args_json(const ks_extender_config_t *e, const ks_pod_t *pod,
+                            const ks_node_info_t *const *nodes, uint32_t n)
+{
+    json_t *root = json_object(), *list;
+    uint32_t i;
+    if (root == NULL)
+        return NULL;
+    json_object_set_new(root, "Pod", pod_json(pod));
+    list = json_array();
+    for (i = 0; list && i < n; i++)
+        json_array_append_new(list, e->node_cache_capable
+                                        ? json_string(nodes[i]->node->name)
+                                        : node_json(nodes[i]->node));
+    if (e->node_cache_capable) {
+        json_object_set_new(root, "Nodes", json_null());
+        json_object_set_new(root, "NodeNames", list);
+    } else {
+        json_object_set_new(root, "Nodes",
+                            json_pack("{s:s, s:s, s:{}, s:o}", "apiVersion",
+                                      "v1", "kind", "NodeList", "metadata",
+                                      "items", list));
+        json_object_set_new(root, "NodeNames", json_null());
+    }
+    return dump(root);
+}
+
+char *ks_extender_binding_json(const ks_pod_t *pod, const char *node)
+{
+    return dump(json_pack("{s:s, s:s, s:s, s:s}", "PodName", pod->name,
+                          "PodNamespace", pod->ns, "PodUID", pod->uid, "Node",
+                          node));
+}
+
+/* --- JSON in ---------------------------------------------------------------------- */
+
+static json_t *load(const char *body, size_t len, char *msg, size_t msg_len)
+{
+    json_error_t je;
+    json_t *root = json_loadb(body, len, JSON_DECODE_ANY, &je);
+    if (root == NULL)
+        snprintf(msg, msg_len, "invalid JSON from the extender: %s (line %d "
+                               "column %d)",
+                 je.text, je.line, je.column);
+    return root;
+}
+
+/* The answer's Error field, when it is a non-empty string. */
+static int answer_error(json_t *root, char *msg, size_t msg_len)
+{
+    json_t *e = json_object_get(root, "Error");
+    if (json_is_string(e) && json_string_length(e) > 0) {
+        snprintf(msg, msg_len, "%s", json_string_value(e));
+        return 1;
+    }
+    return 0;
+}
+
+/* A FailedNodesMap (object name -> reason) into pairs. */
+static int failed_map(json_t *o, const char *field, ks_ext_pair_t **out,
+                      size_t *n, char *msg, size_t msg_len)
+{
+    const char *k;
+    json_t *v;
+    *out = NULL;
+    *n = 0;
+    if (o == NULL || json_is_null(o))
+        return 0;
+    if (!json_is_object(o)) {
+        snprintf(msg, msg_len, "invalid answer from the extender: %s is not "
+                               "an object",
+                 field);
+        return -1;
+    }
+    *out = calloc(json_object_size(o) + 1, sizeof **out);
+    if (*out == NULL) {
+        snprintf(msg, msg_len, "out of memory");
+        return -1;
+    }
+    json_object_foreach(o, k, v)
+    {
+        if (!json_is_string(v)) {
+            snprintf(msg, msg_len, "invalid answer from the extender: %s[%s] "
+                                   "is not a string",
+                     field, k);
+            return -1;
+        }
+        (*out)[*n].node = k;
+        (*out)[(*n)++].reason = json_string_value(v);
+    }
+    return 0;
+}
+
+int ks_extender_parse_filter(const ks_extender_config_t *e, const char *body,
+                             size_t len, ks_ext_filter_result_t *out,
+                             char *msg, size_t msg_len)
+{
+    json_t *root, *names, *nodes;
+    size_t i;
+    memset(out, 0, sizeof *out);
+    root = load(body, len, msg, msg_len);
+    if (root == NULL)
+        return -1;
+    out->doc_ = root;
+    if (!json_is_object(root)) {
+        snprintf(msg, msg_len, "invalid answer from the extender: not an "
+                               "ExtenderFilterResult object");
+        goto fail;
+    }
+    if (answer_error(root, msg, msg_len))
+        goto fail;
+    names = json_object_get(root, "NodeNames");
+    nodes = json_object_get(root, "Nodes");
+    if (e->node_cache_capable && names && !json_is_null(names)) {
+        if (!json_is_array(names))
+            goto bad_list;
+        out->nodes = calloc(json_array_size(names) + 1, sizeof *out->nodes);
+        if (out->nodes == NULL)
+            goto oom;
+        for (i = 0; i < json_array_size(names); i++) {
+            json_t *v = json_array_get(names, i);
+            if (!json_is_string(v))
+                goto bad_list;
+            out->nodes[out->n_nodes++] = json_string_value(v);
+        }
+    } else if (nodes && !json_is_null(nodes)) {
+        json_t *items = json_object_get(nodes, "items");
+        if (!json_is_object(nodes) ||
+            (items && !json_is_null(items) && !json_is_array(items)))
+            goto bad_list;
+        out->nodes = calloc(json_array_size(items) + 1, sizeof *out->nodes);
+        if (out->nodes == NULL)
+            goto oom;
+        for (i = 0; i < json_array_size(items); i++) {
+            json_t *name = json_object_get(
+                json_object_get(json_array_get(items, i), "metadata"), "name");
+            if (!json_is_string(name))
+                goto bad_list;
+            out->nodes[out->n_nodes++] = json_string_value(name);
+        }
+    }
+    if (failed_map(json_object_get(root, "FailedNodes"), "FailedNodes",
+                   &out->failed, &out->n_failed, msg, msg_len) != 0 ||
+        failed_map(json_object_get(root, "FailedAndUnresolvableNodes"),
+                   "FailedAndUnresolvableNodes", &out->unresolvable,
+                   &out->n_unresolvable, msg, msg_len) != 0)
+        goto fail;
+    return 0;
+bad_list:
+    snprintf(msg, msg_len, "invalid answer from the extender: %s is not a "
+                           "list of nodes",
+             e->node_cache_capable ? "NodeNames" : "Nodes");
+    goto fail;
+oom:
+    snprintf(msg, msg_len, "out of memory");
+fail:
+    ks_extender_filter_result_free(out);
+    return -1;
+}
+
+void ks_extender_filter_result_free(ks_ext_filter_result_t *r)
+{
+    json_decref(r->doc_);
+    free(r->nodes);
+    free(r->failed);
+    free(r->unresolvable);
+    memset(r, 0, sizeof *r);
+}
+
+int ks_extender_parse_priorities(const char *body, size_t len,
+                                 void (*fn)(void *ud, const char *host,
+                                            int64_t score),
+                                 void *ud, char *msg, size_t msg_len)
+{
+    json_t *root = load(body, len, msg, msg_len);
+    size_t i;
+    if (root == NULL)
+        return -1;
+    if (!json_is_array(root) && !json_is_null(root)) {
+        snprintf(msg, msg_len, "invalid answer from the extender: not a "
+                               "HostPriorityList");
+        json_decref(root);
+        return -1;
+    }
+    for (i = 0; i < json_array_size(root); i++) {
+        json_t *it = json_array_get(root, i);
+        json_t *h = json_object_get(it, "Host"), *sc = json_object_get(it, "Score");
+        if (!json_is_string(h) || (sc && !json_is_integer(sc))) {
+            snprintf(msg, msg_len, "invalid answer from the extender: entry "
+                                   "%zu is not a HostPriority",
+                     i);
+            json_decref(root);
+            return -1;
+        }
+    }
+    for (i = 0; i < json_array_size(root); i++) {
+        json_t *it = json_array_get(root, i);
+        fn(ud, json_string_value(json_object_get(it, "Host")),
+           (int64_t)json_integer_value(json_object_get(it, "Score")));
+    }
+    json_decref(root);
+    return 0;
+}
+
+int ks_extender_parse_binding(const char *body, size_t len, char *msg,
+                              size_t msg_len)
+{
+    json_t *root = load(body, len, msg, msg_len);
+    int rc = 0;
+    if (root == NULL)
+        return -1;
+    if (!json_is_object(root)) {
+        snprintf(msg, msg_len, "invalid answer from the extender: not an "
+                               "ExtenderBindingResult object");
+        rc = -1;
+    } else if (answer_error(root, msg, msg_len)) {
+        rc = -1;
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* --- HTTP --------------------------------------------------------------------------- */
+
+static void on_done(void *ud, const ks_hc_result_t *r)
+{
+    ks_ext_call_t *call = ud;
+    char msg[2048];
+    call->req = NULL;
+    if (r->curl_code == 0 && r->status == 200) {
+        call->done(call->ud, NULL, r->body, r->body_len);
+        return;
+    }
+    if (r->curl_code == 0)
+        snprintf(msg, sizeof msg, "failed %s with extender at URL %s, code %ld",
+                 call->verb, call->url, r->status);
+    else if (r->timed_out)
+        snprintf(msg, sizeof msg,
+                 "failed %s with extender at URL %s: no answer within the "
+                 "httpTimeout of %ld ms",
+                 call->verb, call->url, call->timeout_ms);
+    else
+        snprintf(msg, sizeof msg, "%s", r->error ? r->error : "request failed");
+    call->done(call->ud, msg, NULL, 0);
+}
+
+int ks_extender_post(ks_hc_t *hc, const ks_extender_config_t *e,
+                     const char *verb, const char *body, ks_ext_call_t *call,
+                     ks_ext_done_fn done, void *ud, ks_error_t *err)
+{
+    static const char *const headers[] = {"Content-Type: application/json"};
+    ks_hc_request_t rq;
+    ks_hc_tls_t tls;
+    const ks_extender_tls_config_t *t = e->tls_config;
+    size_t l = strlen(e->url_prefix);
+    memset(call, 0, sizeof *call);
+    /* upstream: strings.TrimRight(urlPrefix, "/") + "/" + verb */
+    while (l > 0 && e->url_prefix[l - 1] == '/')
+        l--;
+    snprintf(call->url, sizeof call->url, "%.*s/%s", (int)l, e->url_prefix,
+             verb);
+    snprintf(call->verb, sizeof call->verb, "%s", verb);
+    call->timeout_ms = (long)e->http_timeout_ms;
+    call->done = done;
+    call->ud = ud;
+    memset(&tls, 0, sizeof tls);
+    if (t != NULL) {
+        tls.insecure = t->insecure;
+        tls.server_name = t->server_name;
+        tls.ca_file = t->ca_file;
+        tls.cert_file = t->cert_file;
+        tls.key_file = t->key_file;
+        tls.ca_data = t->ca_data;
+        tls.ca_len = t->ca_len;
+        tls.cert_data = t->cert_data;
+        tls.cert_len = t->cert_len;
+        tls.key_data = t->key_data;
+        tls.key_len = t->key_len;
+    }
+    if (e->enable_https && tls.ca_file == NULL && tls.ca_data == NULL)
+        tls.insecure = 1; /* upstream makeTransport */
+    memset(&rq, 0, sizeof rq);
+    rq.method = "POST";
+    rq.url = call->url;
+    rq.headers = headers;
+    rq.n_headers = 1;
+    rq.body = body;
+    rq.body_len = strlen(body);
+    rq.timeout_ms = call->timeout_ms;
+    rq.no_rate_limit = 1;
+    rq.verb = verb;
+    rq.tls = &tls;
+    rq.on_done = on_done;
+    rq.ud = call;
+    call->req = ks_hc_start(hc, &rq, err);
+    return call->req ? 0 : (err && err->code ? err->code : KS_EHTTP);
+}
+
+void ks_extender_cancel(ks_ext_call_t *call)
+{
+    if (call->req != NULL)
+        ks_hc_cancel(call->req);
+    call->req = NULL;
+}

@@ -1,0 +1,105 @@
+/*
+ * Scheduler extenders (upstream pkg/scheduler/extender.go, HTTPExtender):
+ * the JSON of k8s.io/kube-scheduler/extender/v1 and the HTTP calls, made
+ * asynchronously on a libuv loop through net/http_client.h.
+ *
+ * What is sent. ksched keeps only its parsed view of pods and nodes, so
+ * the v1.Pod and v1.Node objects of ExtenderArgs are rebuilt from it:
+ *  - Pod: apiVersion, kind, metadata {name, namespace, uid, labels,
+ *    annotations}, spec {schedulerName, priority, priorityClassName,
+ *    nodeSelector, tolerations, containers and initContainers {name,
+ *    image, resources {requests, limits}}, overhead}, status {} (a
+ *    nominatedNodeName when set);
+ *  - Node: apiVersion, kind, metadata {name, labels}, spec {taints,
+ *    unschedulable}, status {allocatable, capacity (= allocatable)}.
+ * ExtenderArgs carries Nodes (a v1.NodeList) unless the extender is
+ * nodeCacheCapable, then NodeNames; the other is null, as Go marshals a
+ * nil pointer.
+ *
+ * Errors are reported as upstream words them where it can: "failed VERB
+ * with extender at URL URL, code N" for a status other than 200, the
+ * answer's Error field as is.
+ *
+ * Threads: the loop thread of the client's loop.
+ */
+#ifndef KS_EXTENDER_H
+#define KS_EXTENDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "ksched/types.h"
+#include "net/http_client.h"
+
+#define KS_EXT_MAX_PRIORITY 10 /* extenderv1.MaxExtenderPriority */
+#define KS_EXT_MAX_NODE_SCORE 100 /* framework.MaxNodeScore */
+
+/* upstream IsInterested: managedResources empty, or a container or init
+ * container requests or limits one of them. */
+int ks_extender_interested(const ks_extender_config_t *e, const ks_pod_t *pod);
+
+/* ExtenderArgs for `nodes` (malloc'd JSON text, NULL when out of
+ * memory). */
+char *ks_extender_args_json(const ks_extender_config_t *e, const ks_pod_t *pod,
+                            const ks_node_info_t *const *nodes, uint32_t n);
+/* ExtenderBindingArgs. */
+char *ks_extender_binding_json(const ks_pod_t *pod, const char *node);
+
+/* ExtenderFilterResult. Strings point into the parsed document, which
+ * lives until ks_extender_filter_result_free. */
+typedef struct ks_ext_pair {
+    const char *node, *reason;
+} ks_ext_pair_t;
+
+typedef struct ks_ext_filter_result {
+    void *doc_;               /* json_t */
+    const char **nodes;       /* NodeNames, or Nodes.items[].metadata.name */
+    size_t n_nodes;
+    ks_ext_pair_t *failed;    /* FailedNodes */
+    size_t n_failed;
+    ks_ext_pair_t *unresolvable; /* FailedAndUnresolvableNodes */
+    size_t n_unresolvable;
+} ks_ext_filter_result_t;
+
+/* Parse an answer to filterVerb. 0, or -1 with msg saying why (bad JSON,
+ * or the answer's Error). */
+int ks_extender_parse_filter(const ks_extender_config_t *e, const char *body,
+                             size_t len, ks_ext_filter_result_t *out,
+                             char *msg, size_t msg_len);
+void ks_extender_filter_result_free(ks_ext_filter_result_t *r);
+
+/* A HostPriorityList: for each entry, fn(ud, host, score). 0, or -1 with
+ * msg (bad JSON). */
+int ks_extender_parse_priorities(const char *body, size_t len,
+                                 void (*fn)(void *ud, const char *host,
+                                            int64_t score),
+                                 void *ud, char *msg, size_t msg_len);
+/* ExtenderBindingResult: 0, or -1 with msg (bad JSON or its Error). */
+int ks_extender_parse_binding(const char *body, size_t len, char *msg,
+                              size_t msg_len);
+
+/* One call: POST urlPrefix/verb with a JSON body (copied), httpTimeout
+ * enforced, TLS from tlsConfig (enableHTTPS without a CA: insecure, as
+ * upstream). The record is the caller's and must stay put until done runs
+ * or the call is cancelled. done runs once from the loop: error NULL and
+ * the body on a 200, else the error's text (all valid during the call). */
+typedef void (*ks_ext_done_fn)(void *ud, const char *error, const char *body,
+                               size_t len);
+typedef struct ks_ext_call {
+    ks_hc_req_t *req; /* NULL once done or cancelled */
+    char verb[64];
+    char url[1024];
+    long timeout_ms;
+    ks_ext_done_fn done;
+    void *ud;
+} ks_ext_call_t;
+
+/* 0, or an error code with err filled (done never runs then). */
+int ks_extender_post(ks_hc_t *hc, const ks_extender_config_t *e,
+                     const char *verb, const char *body, ks_ext_call_t *call,
+                     ks_ext_done_fn done, void *ud, ks_error_t *err);
+/* Cancel a call still running (nothing when it is not). */
+void ks_extender_cancel(ks_ext_call_t *call);
+
+#endif

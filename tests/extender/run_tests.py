@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""Scheduler extenders end to end: `ksched schedule -o json` and `ksched
+validate` against test_extender.py, one table row per case.
+
+Usage: run_tests.py KSCHED PLUGIN_DIR
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+KSCHED, PLUGINS = sys.argv[1], sys.argv[2]
+HERE = os.path.dirname(os.path.abspath(__file__))
+TMP = tempfile.mkdtemp(prefix="ksched-ext-")
+CTL = os.path.join(TMP, "ctl.json")
+
+CLUSTER = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110", example.com/gpu: "2"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n3}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p1, namespace: default, uid: u1, labels: {app: x},
+           annotations: {a: b}}
+spec:
+  nodeSelector: {}
+  tolerations: [{key: k, operator: Exists, effect: NoSchedule}]
+  containers: [{name: c, image: i, resources: {requests: {cpu: 100m}}}]
+"""
+GPU_POD = """
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: gpu, namespace: default}
+spec:
+  containers: [{name: c, image: i, resources: {limits: {example.com/gpu: "1"}}}]
+"""
+
+PREEMPT_TAIL = (" preemption: 0/3 nodes are available: 1 Preemption is not "
+                "helpful for scheduling, 2 No preemption victims found for "
+                "incoming pod.")
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+def start_extender():
+    with open(CTL, "w") as f:
+        f.write("{}")
+    p = subprocess.Popen([sys.executable, os.path.join(HERE, "test_extender.py"), CTL],
+                         stdout=subprocess.PIPE, text=True)
+    return p, int(p.stdout.readline())
+
+def config(port, extra, url=None):
+    url = url or "http://127.0.0.1:%d/" % port
+    return ("apiVersion: kubescheduler.config.k8s.io/v1\n"
+            "kind: KubeSchedulerConfiguration\n"
+            "podInitialBackoffSeconds: 300\n"
+            "podMaxBackoffSeconds: 300\n"
+            "extenders:\n- urlPrefix: %s\n%s" % (url, extra))
+
+def run(args, cfg_text, cluster):
+    cfg = os.path.join(TMP, "cfg.yaml")
+    cl = os.path.join(TMP, "cluster.yaml")
+    open(cfg, "w").write(cfg_text)
+    open(cl, "w").write(cluster)
+    t0 = time.time()
+    r = subprocess.run([KSCHED] + args + ["-c", cfg, "-p", PLUGINS,
+                                          "--no-default-plugin-path"] +
+                       (["-f", cl, "-o", "json", "--deterministic"]
+                        if args[0] == "schedule" else []),
+                       capture_output=True, text=True, timeout=60)
+    return r, time.time() - t0
+
+def requests_log():
+    try:
+        return [json.loads(l) for l in open(CTL + ".log")]
+    except OSError:
+        return []
+
+F = "  filterVerb: filter\n"
+P = "  prioritizeVerb: prioritize\n  weight: %d\n"
+B = "  bindVerb: bind\n"
+
+def cases(port, dead):
+    url = "http://127.0.0.1:%d/filter" % port
+    return [
+        # name, control, config extra, cluster, expected {node|message}, check
+        ("filter narrows, FitError names every reason",
+         {"filter": {"reject": {"n1": "n1 is busy", "n3": "n3 is busy"},
+                     "unresolvable": {"n2": "n2 lacks disk"}}},
+         F, CLUSTER,
+         {"p1": "0/3 nodes are available: 1 n1 is busy, 1 n2 lacks disk, "
+                "1 n3 is busy." + PREEMPT_TAIL}, None),
+        ("filter keeps one node", {"filter": {"reject": {"n1": "x", "n3": "y"}}},
+         F, CLUSTER, {"p1": "@n2"}, None),
+        ("FailedAndUnresolvable wins over FailedNodes",
+         {"filter": {"reject": {"n1": "soft", "n2": "soft", "n3": "soft"},
+                     "unresolvable": {"n1": "hard"}}},
+         F, CLUSTER,
+         {"p1": "0/3 nodes are available: 1 hard, 2 soft. preemption: 0/3 "
+                "nodes are available: 1 Preemption is not helpful for "
+                "scheduling, 2 No preemption victims found for incoming pod."},
+         None),
+        ("the Pod and a NodeList are sent", {}, F, CLUSTER, {"p1": "@n1"},
+         lambda log: log[0]["body"]["Pod"]["metadata"] == {
+             "name": "p1", "namespace": "default", "uid": "u1",
+             "labels": {"app": "x"}, "annotations": {"a": "b"}}
+         and log[0]["body"]["Pod"]["spec"]["tolerations"] == [
+             {"key": "k", "operator": "Exists", "effect": "NoSchedule"}]
+         and [n["metadata"]["name"] for n in log[0]["body"]["Nodes"]["items"]]
+         == ["n1", "n2", "n3"] and log[0]["body"]["NodeNames"] is None
+         and log[0]["body"]["Nodes"]["items"][0]["status"]["allocatable"]
+         ["example.com/gpu"] == "2"),
+        ("nodeCacheCapable sends NodeNames", {"filter": {"reject": {"n1": "x"}}},
+         F + "  nodeCacheCapable: true\n", CLUSTER, {"p1": "@n2"},
+         lambda log: log[0]["body"]["Nodes"] is None and
+         sorted(log[0]["body"]["NodeNames"]) == ["n1", "n2", "n3"]),
+        ("Error in the answer fails the cycle",
+         {"filter": {"mode": "error", "message": "boom"}}, F, CLUSTER,
+         {"p1": "boom"}, None),
+        ("HTTP 500 fails the cycle", {"filter": {"mode": "http500"}}, F, CLUSTER,
+         {"p1": "failed filter with extender at URL %s, code 500" % url}, None),
+        ("garbage JSON fails the cycle", {"filter": {"mode": "garbage"}}, F,
+         CLUSTER, {"p1": "~invalid JSON from the extender"}, None),
+        ("ignorable: an error skips the extender",
+         {"filter": {"mode": "http500"}}, F + "  ignorable: true\n", CLUSTER,
+         {"p1": "@n1"}, None),
+        ("timeout fails the cycle",
+         {"filter": {"delay": 1.5}}, F + "  httpTimeout: 300ms\n", CLUSTER,
+         {"p1": "failed filter with extender at URL %s: no answer within the "
+                "httpTimeout of 300 ms" % url}, None),
+        ("connection refused, ignorable", {}, F + "  ignorable: true\n",
+         CLUSTER, {"p1": "@n1"}, None, "http://127.0.0.1:%d/" % dead),
+        ("connection refused fails the cycle", {}, F, CLUSTER,
+         {"p1": "~Connection refused"}, None, "http://127.0.0.1:%d/" % dead),
+        ("managedResources: only pods requesting them are sent",
+         {"filter": {"reject": {"n1": "no", "n2": "no", "n3": "no"}}},
+         F + "  managedResources:\n  - name: example.com/gpu\n", CLUSTER + GPU_POD,
+         {"p1": "@n1", "gpu": "0/3 nodes are available: 1 no, 2 Insufficient "
+                             "example.com/gpu. preemption: 0/3 nodes are "
+                             "available: 3 No preemption victims found for "
+                             "incoming pod."},
+         lambda log: [e["body"]["Pod"]["metadata"]["name"] for e in log] == ["gpu"]),
+        ("prioritize x weight x 10 is added to the plugins' total",
+         {"prioritize": {"scores": {"n3": 10, "n2": 5}}}, P % 1, CLUSTER,
+         {"p1": "@n3"}, None),
+        ("prioritize errors are ignored", {"prioritize": {"mode": "http500"}},
+         P % 3, CLUSTER, {"p1": "@n1"}, None),
+        ("bind: the extender binds", {}, B, CLUSTER, {"p1": "@n1"},
+         lambda log: log[0]["verb"] == "bind" and log[0]["body"] == {
+             "PodName": "p1", "PodNamespace": "default", "PodUID": "u1",
+             "Node": "n1"}),
+        ("bind: an error is a binding failure",
+         {"bind": {"mode": "error", "message": "cannot bind"}}, B, CLUSTER,
+         {"p1": "cannot bind"}, None),
+        ("bind: ignorable error falls back to the Bind plugins",
+         {"bind": {"mode": "http500"}}, B + "  ignorable: true\n", CLUSTER,
+         {"p1": "@n1"}, None),
+    ]
+
+def http(method, url, body=None):
+    import urllib.request
+    req = urllib.request.Request(url, method=method,
+                                 data=json.dumps(body).encode() if body else None,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return r.status, r.read()
+
+def serve_case(port):
+    """serve: a slow extender never stalls the loop; a pod deleted while
+    its cycle waits for the extender is dropped."""
+    open(CTL, "w").write(json.dumps(
+        {"filter": {"delay": 1.5, "reject": {"n1": "no"}}}))
+    cfg = os.path.join(TMP, "serve.yaml")
+    open(cfg, "w").write(config(port, F + B))
+    lp = free_port()
+    a = "http://127.0.0.1:%d" % lp
+    p = subprocess.Popen([KSCHED, "serve", "--config", cfg, "--plugin-dir",
+                          PLUGINS, "--no-default-plugin-path", "--listen",
+                          "127.0.0.1:%d" % lp], stderr=subprocess.PIPE, text=True)
+    ok = True
+    try:
+        for _ in range(100):
+            try:
+                http("GET", a + "/healthz")
+                break
+            except OSError:
+                time.sleep(0.05)
+        for n in ("n1", "n2"):
+            http("POST", a + "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
+                 "metadata": {"name": n}, "status": {"allocatable":
+                 {"cpu": "4", "memory": "16Gi", "pods": "110"}}})
+        pod = lambda n: {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": n},
+                         "spec": {"containers": [{"name": "c", "image": "i"}]}}
+        http("POST", a + "/api/v1/namespaces/default/pods", pod("web-0"))
+        time.sleep(0.3)
+        t0 = time.time()
+        http("GET", a + "/metrics")
+        quick = time.time() - t0
+        ok = ok and quick < 0.5
+        deadline = time.time() + 10
+        node = None
+        while time.time() < deadline and node is None:
+            _, body = http("GET", a + "/api/v1/pods")
+            for it in json.loads(body)["items"]:
+                if it["metadata"]["name"] == "web-0":
+                    node = it["spec"].get("nodeName")
+            time.sleep(0.1)
+        ok = ok and node == "n2"
+        http("POST", a + "/api/v1/namespaces/default/pods", pod("web-1"))
+        time.sleep(0.3)
+        try:
+            http("DELETE", a + "/api/v1/namespaces/default/pods/web-1")
+        except OSError:
+            pass
+        time.sleep(2)
+        http("GET", a + "/metrics")
+        print("%s serve: API answered in %.3fs during a 1.5s extender call, "
+              "web-0 on %s, a pod deleted mid-call dropped" %
+              ("ok  " if ok else "FAIL", quick, node))
+    finally:
+        p.terminate()
+        _, err = p.communicate(timeout=20)
+    if p.returncode != 0 or "ERROR" in err or "runtime error" in err:
+        print("FAIL serve exit %d: %s" % (p.returncode, err))
+        ok = False
+    return 0 if ok else 1
+
+def main():
+    ext, port = start_extender()
+    dead = free_port()
+    fails = 0
+    try:
+        for row in cases(port, dead):
+            name, ctl, extra, cluster, want, check = row[:6]
+            url = row[6] if len(row) > 6 else None
+            open(CTL, "w").write(json.dumps(ctl))
+            if os.path.exists(CTL + ".log"):
+                os.unlink(CTL + ".log")
+            r, secs = run(["schedule"], config(port, extra, url), cluster)
+            try:
+                out = json.loads(r.stdout)
+            except ValueError:
+                print("FAIL %s: no JSON output: %s %s" % (name, r.stdout, r.stderr))
+                fails += 1
+                continue
+            got = {b["name"]: "@" + b["node"] for b in out["bindings"]}
+            got.update({u["name"]: u["message"] for u in out["unschedulable"]})
+            ok = True
+            for pod, w in want.items():
+                g = got.get(pod)
+                if w.startswith("~"):
+                    ok = ok and g is not None and w[1:] in g
+                else:
+                    ok = ok and g == w
+            if r.returncode not in (0, 3) or "Sanitizer" in r.stderr or \
+                    "runtime error" in r.stderr:
+                ok = False
+                print("   exit %d: %s" % (r.returncode, r.stderr[-3000:]))
+            if ok and check is not None:
+                ok = bool(check(requests_log()))
+            print("%s %s (%.1fs)" % ("ok  " if ok else "FAIL", name, secs))
+            if not ok:
+                fails += 1
+                print("   got: %r\n  want: %r\n   log: %s" %
+                      (got, want, json.dumps(requests_log())[:2000]))
+        # validation and listing
+        for name, extra, code, text in [
+            ("validate lists the extender",
+             F + P % 2 + "  httpTimeout: 2s\n  nodeCacheCapable: true\n", 0,
+             "  weight 2, httpTimeout 2000ms, nodeCacheCapable true"),
+            ("two binders", B + "- urlPrefix: http://x/\n" + B, 1,
+             "cfg.yaml:6:1: extenders: Invalid value: \"found 2 extenders\": "
+             "only one extender can implement bind (the first at line 6)"),
+            ("managed resource names", "  managedResources:\n  - name: cpu\n"
+             "  - name: example.com/a\n  - name: example.com/a\n", 1,
+             "cfg.yaml:8:11: extenders[0].managedResources[0].name: Invalid "
+             "value: \"cpu\": is an invalid extended resource name\n"
+             "cfg.yaml:10:11: extenders[0].managedResources[2].name: Invalid "
+             "value: \"example.com/a\": duplicate extender managed resource "
+             "name (first at line 9)"),
+            ("bad httpTimeout and base64", "  httpTimeout: soon\n  tlsConfig:\n"
+             "    caData: '***'\n", 1,
+             "cfg.yaml:7:16: extenders[0].httpTimeout: \"soon\" is not a "
+             "duration of at least 0; write it as Go does, e.g. 5s or 1m30s"),
+        ]:
+            r, _ = run(["validate"], config(port, extra), "")
+            outp = r.stdout + r.stderr
+            ok = r.returncode == code and all(
+                l in outp for l in text.split("\n"))
+            print("%s %s" % ("ok  " if ok else "FAIL", name))
+            if not ok:
+                fails += 1
+                print("   got (%d): %s" % (r.returncode, outp))
+        fails += serve_case(port)
+        # configurations from real extenders' documentation, unchanged
+        for f in sorted(os.listdir(os.path.join(HERE, "configs"))):
+            path = os.path.join(HERE, "configs", f)
+            r = subprocess.run([KSCHED, "validate", "-c", path, "-p", PLUGINS,
+                                "--no-default-plugin-path"],
+                               capture_output=True, text=True)
+            ok = r.returncode == 0 and "extender " in r.stdout
+            print("%s shipped configuration %s loads" % ("ok  " if ok else "FAIL", f))
+            if not ok:
+                fails += 1
+                print(r.stdout + r.stderr)
+    finally:
+        ext.kill()
+        ext.wait()
+    print("%d failure(s)" % fails)
+    return 1 if fails else 0
+
+sys.exit(main())

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""A scheduler extender for tests (standard library only).
+
+Speaks k8s.io/kube-scheduler/extender/v1 JSON on POST /<verb>. What it
+answers comes from a JSON control file (re-read on every request), so a
+test can change the behaviour per case:
+
+  {"filter":     {"reject": {"node": "reason"}, "unresolvable": {...},
+                  "mode": "ok|error|garbage|http500|slow|hang",
+                  "delay": seconds, "message": "Error text"},
+   "prioritize": {"scores": {"node": 0..10}, "mode": ..., "delay": ...},
+   "bind":       {"mode": ..., "message": ...},
+   "preempt":    {"mode": ...}}
+
+Every request is appended to <control>.log as one JSON line
+{"verb", "body"} so tests can check what ksched sent.
+
+Usage: test_extender.py CONTROL_FILE  (prints the port it listens on)
+"""
+import json
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+CONTROL = sys.argv[1]
+
+
+def control():
+    try:
+        with open(CONTROL) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def reply(self, code, body):
+        data = body.encode() if isinstance(body, str) else body
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(n) or b"null")
+        verb = self.path.strip("/").split("/")[-1]
+        with open(CONTROL + ".log", "a") as f:
+            f.write(json.dumps({"verb": verb, "body": body}) + "\n")
+        c = control().get(verb, {})
+        mode = c.get("mode", "ok")
+        if c.get("delay"):
+            time.sleep(c["delay"])
+        if mode == "http500":
+            return self.reply(500, "{}")
+        if mode == "garbage":
+            return self.reply(200, "{not json")
+        if mode == "error":
+            return self.reply(200, json.dumps({"Error": c.get("message", "extender failed")}))
+        if verb == "filter":
+            return self.filter(body, c)
+        if verb == "prioritize":
+            return self.prioritize(body, c)
+        if verb == "bind":
+            return self.reply(200, json.dumps({"Error": ""}))
+        if verb == "preempt":
+            return self.reply(200, json.dumps({"NodeNameToMetaVictims": body.get("NodeNameToMetaVictims")}))
+        return self.reply(404, "{}")
+
+    def names(self, body):
+        if body.get("NodeNames") is not None:
+            return list(body["NodeNames"])
+        return [n["metadata"]["name"] for n in body["Nodes"]["items"]]
+
+    def filter(self, body, c):
+        rej = c.get("reject", {})
+        unr = c.get("unresolvable", {})
+        names = self.names(body)
+        keep = [n for n in names if n not in rej and n not in unr]
+        res = {"FailedNodes": {n: r for n, r in rej.items() if n in names},
+               "FailedAndUnresolvableNodes": {n: r for n, r in unr.items() if n in names},
+               "Error": ""}
+        if body.get("NodeNames") is not None:
+            res["NodeNames"] = keep
+            res["Nodes"] = None
+        else:
+            res["Nodes"] = {"items": [n for n in body["Nodes"]["items"]
+                                      if n["metadata"]["name"] in keep]}
+            res["NodeNames"] = None
+        return self.reply(200, json.dumps(res))
+
+    def prioritize(self, body, c):
+        sc = c.get("scores", {})
+        return self.reply(200, json.dumps(
+            [{"Host": n, "Score": sc.get(n, 0)} for n in self.names(body)]))
+
+
+class Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass  # ksched gave up on a slow answer (httpTimeout): expected
+
+
+srv = Server(("127.0.0.1", 0), H)
+srv.daemon_threads = True
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
