@@ -86,6 +86,10 @@ void ks_api_bindings(ks_server_t *srv, ks_http_conn_t *c,
                      const ks_http_request_t *req);
 void ks_api_health(ks_server_t *srv, ks_http_conn_t *c,
                    const ks_http_request_t *req);
+/* GET /configz: {"componentconfig": the running configuration, defaults
+ * merged, with "source" naming the file}. */
+void ks_api_configz(ks_server_t *srv, ks_http_conn_t *c,
+                    const ks_http_request_t *req);
 void ks_api_debug_plugins(ks_server_t *srv, ks_http_conn_t *c,
                           const ks_http_request_t *req);
 void ks_api_reload(ks_server_t *srv, ks_http_conn_t *c,

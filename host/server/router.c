@@ -62,6 +62,7 @@ enum route_id {
     R_LIVEZ,
     R_METRICS,
     R_DEBUG_PLUGINS,
+    R_CONFIGZ,
     R_RELOAD,
     R_NODES,
     R_NODE,
@@ -81,6 +82,7 @@ static const struct route {
     {R_LIVEZ, "/livez", "GET"},
     {R_METRICS, "/metrics", "GET"},
     {R_DEBUG_PLUGINS, "/debug/plugins", "GET"},
+    {R_CONFIGZ, "/configz", "GET"},
     {R_RELOAD, "/-/reload", "POST"},
     {R_NODES, "/api/v1/nodes", "GET POST"},
     {R_NODE, "/api/v1/nodes/{}", "GET PUT DELETE"},
@@ -133,6 +135,9 @@ void ks_server_handle(void *ud, ks_http_conn_t *c,
             return;
         case R_DEBUG_PLUGINS:
             ks_api_debug_plugins(srv, c, req);
+            return;
+        case R_CONFIGZ:
+            ks_api_configz(srv, c, req);
             return;
         case R_RELOAD:
             ks_api_reload(srv, c, req);

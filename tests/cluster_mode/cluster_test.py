@@ -571,6 +571,13 @@ def main():
               "/metrics counts the client's requests by code and verb")
         check(re.search(r'ksched_informer_synced\{resource="pods"\} 1', text)
               is not None, "/metrics shows the pods informer synced")
+        st, text = srv.get("/configz")
+        cz = json.loads(text)["componentconfig"] if st == 200 else {}
+        check(cz.get("clientConnection", {}).get("qps") == 500 and
+              cz.get("profiles", [{}])[0].get("schedulerName") == "ksched" and
+              any(p["name"] == "NodeResourcesFit" for p in
+                  cz["profiles"][0]["plugins"]["multiPoint"]["enabled"]),
+              "/configz serves the running configuration, defaults merged")
         rc = srv.stop()
         check(rc == 0, "serve exits 0 on SIGTERM (got %s)" % rc)
         srv = None
