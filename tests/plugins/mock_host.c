@@ -1,7 +1,21 @@
 /*
- * Mock host for plugin unit tests; see mock_host.h.
+ * Mock host for plugin unit tests; see mock_host.h. What has ksched
+ * semantics is the host's own code, linked in: interning (the global
+ * table), resource arithmetic, NodeInfo AddPod/RemovePod/clone (cluster/
+ * node_info.c, also through the real host API's nodeinfo_* functions) and
+ * pluginConfig args (read by the configuration reader).
  */
 #include "mock_host.h"
+
+#include "base/intern.h"
+#include "cluster/cache.h"
+#include "cluster/node_info.h"
+#include "cluster/objects.h"
+#include "config/config.h"
+
+/* The real host API table (framework/framework.h, whose private struct
+ * definitions the mock's own public ones would clash with). */
+const ks_host_api_t *ks_host_api(void);
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -92,8 +106,14 @@ static void arena_free(void *p)
     free(b);
 }
 
+static void ni_free_all(void);
+
+static void cfg_free_all(void);
+
 void mock_free_all(void)
 {
+    ni_free_all();
+    cfg_free_all();
     pthread_mutex_lock(&arena_lock);
     while (arena_head) {
         blk_hdr_t *b = arena_head;
@@ -121,62 +141,15 @@ static char *arena_strdup(const char *s)
 
 /* --- interning ------------------------------------------------------------ */
 
-static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
-static char **intern_slots;
-static size_t intern_cap, intern_len;
-
-static size_t str_hash(const char *s)
-{
-    size_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static void intern_grow(void)
-{
-    size_t ncap = intern_cap ? intern_cap * 2 : 256, i;
-    char **ns = calloc(ncap, sizeof *ns);
-    if (ns == NULL)
-        oom();
-    for (i = 0; i < intern_cap; i++) {
-        size_t j;
-        if (intern_slots[i] == NULL)
-            continue;
-        j = str_hash(intern_slots[i]) & (ncap - 1);
-        while (ns[j])
-            j = (j + 1) & (ncap - 1);
-        ns[j] = intern_slots[i];
-    }
-    free(intern_slots);
-    intern_slots = ns;
-    intern_cap = ncap;
-}
-
+/* The host's global table: the same addresses the real host hands out. */
 const char *mock_intern(const char *s)
 {
-    size_t j;
-    char *d;
+    const char *d;
     if (s == NULL)
         return NULL;
-    pthread_mutex_lock(&intern_lock);
-    if ((intern_len + 1) * 2 > intern_cap)
-        intern_grow();
-    j = str_hash(s) & (intern_cap - 1);
-    while (intern_slots[j]) {
-        if (strcmp(intern_slots[j], s) == 0) {
-            d = intern_slots[j];
-            pthread_mutex_unlock(&intern_lock);
-            return d;
-        }
-        j = (j + 1) & (intern_cap - 1);
-    }
-    d = strdup(s);
+    d = ks_intern_str(ks_intern_global(), s);
     if (d == NULL)
         oom();
-    intern_slots[j] = d;
-    intern_len++;
-    pthread_mutex_unlock(&intern_lock);
     return d;
 }
 
@@ -673,37 +646,35 @@ static void api_event(ks_handle_t *h, const ks_pod_t *pod, const char *type,
              message);
 }
 
+/* NodeInfo copies for plugins: the real host API's functions. */
 static ks_node_info_t *api_nodeinfo_clone(ks_handle_t *h,
                                           const ks_node_info_t *ni)
 {
+    ks_node_info_t *c = ks_host_api()->nodeinfo_clone(NULL, ni);
     (void)h;
-    return mock_nodeinfo_clone(ni);
+    if (c == NULL)
+        oom();
+    return c;
 }
 
 static void api_nodeinfo_free(ks_handle_t *h, ks_node_info_t *ni)
 {
     (void)h;
-    if (ni == NULL)
-        return;
-    arena_free((void *)ni->pods);
-    arena_free((void *)ni->pods_with_affinity);
-    arena_free((void *)ni->pods_with_required_anti_affinity);
-    arena_free((void *)ni->used_ports);
-    arena_free(ni);
+    ks_host_api()->nodeinfo_free(NULL, ni);
 }
 
 static void api_nodeinfo_add_pod(ks_handle_t *h, ks_node_info_t *ni,
                                  const ks_pod_t *pod)
 {
     (void)h;
-    mock_nodeinfo_add_pod(ni, pod);
+    ks_host_api()->nodeinfo_add_pod(NULL, ni, pod);
 }
 
 static void api_nodeinfo_remove_pod(ks_handle_t *h, ks_node_info_t *ni,
                                     const ks_pod_t *pod)
 {
     (void)h;
-    mock_nodeinfo_remove_pod(ni, pod);
+    ks_host_api()->nodeinfo_remove_pod(NULL, ni, pod);
 }
 
 /* One pass of the registered filters, every plugin run (no early exit, as
@@ -950,22 +921,38 @@ const ks_plugin_t *mock_plugin_load(const char *name)
     return mock_plugin_open(mock_plugin_path(name));
 }
 
-int mock_plugin_create(mock_host_t *mh, const ks_plugin_t *p,
-                       const char *args_yaml, void **self, char *err,
-                       size_t errlen)
+static int plugin_create(mock_host_t *mh, const ks_plugin_t *p,
+                         const char *args_yaml,
+                         const ks_args_t *(*parse)(const char *), void **self,
+                         char *err, size_t errlen)
 {
     const ks_args_t *args = NULL;
     *self = NULL;
     if (errlen)
         err[0] = '\0';
     if (args_yaml != NULL) {
-        args = mock_args_parse(args_yaml);
+        args = parse(args_yaml);
         if (args == NULL && args_yaml[strspn(args_yaml, " \t\r\n")] != '\0') {
             snprintf(err, errlen, "mock: cannot parse args YAML");
             return -1;
         }
     }
     return p->create(&mh->api, mh, args, self, err, errlen);
+}
+
+int mock_plugin_create(mock_host_t *mh, const ks_plugin_t *p,
+                       const char *args_yaml, void **self, char *err,
+                       size_t errlen)
+{
+    return plugin_create(mh, p, args_yaml, mock_args_parse, self, err, errlen);
+}
+
+int mock_plugin_create_raw(mock_host_t *mh, const ks_plugin_t *p,
+                           const char *args_yaml, void **self, char *err,
+                           size_t errlen)
+{
+    return plugin_create(mh, p, args_yaml, mock_args_parse_raw, self, err,
+                         errlen);
 }
 
 /* --- args parsing --------------------------------------------------------- */
@@ -1014,7 +1001,104 @@ static ks_args_t *args_node(yaml_document_t *doc, yaml_node_t *n)
     return a;
 }
 
-const ks_args_t *mock_args_parse(const char *yaml)
+/* Configurations whose args trees were handed out: freed by mock_free_all. */
+static pthread_mutex_t cfg_lock = PTHREAD_MUTEX_INITIALIZER;
+static ks_config_t **cfgs;
+static size_t n_cfgs, cap_cfgs;
+
+static void cfg_keep(ks_config_t *cfg)
+{
+    pthread_mutex_lock(&cfg_lock);
+    if (n_cfgs == cap_cfgs) {
+        size_t ncap = cap_cfgs ? cap_cfgs * 2 : 16;
+        ks_config_t **n = realloc(cfgs, ncap * sizeof *n);
+        if (n == NULL)
+            oom();
+        cfgs = n;
+        cap_cfgs = ncap;
+    }
+    cfgs[n_cfgs++] = cfg;
+    pthread_mutex_unlock(&cfg_lock);
+}
+
+static void cfg_free_all(void)
+{
+    size_t i;
+    pthread_mutex_lock(&cfg_lock);
+    for (i = 0; i < n_cfgs; i++)
+        ks_config_free(cfgs[i]);
+    free(cfgs);
+    cfgs = NULL;
+    n_cfgs = cap_cfgs = 0;
+    pthread_mutex_unlock(&cfg_lock);
+}
+
+/* The args a mapping `yaml` becomes when the host reads it as a plugin's
+ * pluginConfig args: the text goes, indented, into a configuration read by
+ * ks_config_load_string, and the tree ks_profile_plugin_args returns has its
+ * positions moved back to `yaml`'s own lines and columns. */
+#define ARGS_PLUGIN "MockArgs"
+#define ARGS_HEAD                                                              \
+    "apiVersion: kubescheduler.config.k8s.io/v1\n"                             \
+    "kind: KubeSchedulerConfiguration\n"                                       \
+    "profiles:\n"                                                              \
+    "- schedulerName: default-scheduler\n"                                     \
+    "  pluginConfig:\n"                                                        \
+    "  - name: " ARGS_PLUGIN "\n"                                              \
+    "    args:\n"
+#define ARGS_HEAD_LINES 7
+#define ARGS_INDENT 6
+
+static void args_shift(ks_args_t *a)
+{
+    uint32_t i;
+    if (a->line > ARGS_HEAD_LINES)
+        a->line -= ARGS_HEAD_LINES;
+    if (a->column > ARGS_INDENT)
+        a->column -= ARGS_INDENT;
+    if (a->kind != KS_ARGS_SCALAR)
+        for (i = 0; i < a->n; i++)
+            args_shift((ks_args_t *)a->children[i]);
+}
+
+static const ks_args_t *host_args_parse(const char *yaml)
+{
+    size_t len = strlen(yaml), lines = 1, i, o;
+    char *text;
+    ks_config_t *cfg = NULL;
+    ks_error_t err;
+    const ks_args_t *a;
+    for (i = 0; i < len; i++)
+        lines += yaml[i] == '\n';
+    text = malloc(sizeof ARGS_HEAD + len + lines * ARGS_INDENT + 2);
+    if (text == NULL)
+        oom();
+    o = strlen(ARGS_HEAD);
+    memcpy(text, ARGS_HEAD, o);
+    for (i = 0; i <= len; i++) {
+        if (i == 0 || yaml[i - 1] == '\n') {
+            memset(text + o, ' ', ARGS_INDENT);
+            o += ARGS_INDENT;
+        }
+        text[o++] = yaml[i]; /* the '\0' too */
+    }
+    memset(&err, 0, sizeof err);
+    if (ks_config_load_string("args.yaml", text, strlen(text), &cfg, &err) !=
+        0) {
+        fprintf(stderr, "mock_args_parse: the host refuses these args:\n%s\n",
+                err.msg);
+        free(text);
+        return NULL;
+    }
+    free(text);
+    cfg_keep(cfg);
+    a = ks_profile_plugin_args(&cfg->profiles[0], ARGS_PLUGIN);
+    if (a != NULL)
+        args_shift((ks_args_t *)a);
+    return a;
+}
+
+static const ks_args_t *args_parse(const char *yaml, int raw)
 {
     yaml_parser_t parser;
     yaml_document_t doc;
@@ -1032,11 +1116,26 @@ const ks_args_t *mock_args_parse(const char *yaml)
         return NULL;
     }
     root = yaml_document_get_root_node(&doc);
-    if (root != NULL)
+    /* A mapping is what the host hands a plugin: read it as the host does.
+     * Other roots never reach a plugin (the configuration reader refuses
+     * them); they are kept as written for the plugins' own checks. */
+    if (!raw && root != NULL && root->type == YAML_MAPPING_NODE)
+        a = host_args_parse(yaml);
+    else if (root != NULL)
         a = args_node(&doc, root);
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     return a;
+}
+
+const ks_args_t *mock_args_parse(const char *yaml)
+{
+    return args_parse(yaml, 0);
+}
+
+const ks_args_t *mock_args_parse_raw(const char *yaml)
+{
+    return args_parse(yaml, 1);
 }
 
 /* --- runners -------------------------------------------------------------- */
@@ -1094,28 +1193,10 @@ ks_code_t mock_score_nodes(mock_host_t *mh, const ks_plugin_t *p, void *self,
 
 /* --- resources ------------------------------------------------------------ */
 
-static int64_t res_scalar(const ks_resources_t *r, const char *name)
-{
-    uint32_t i;
-    for (i = 0; i < r->n_scalar; i++)
-        if (r->scalar[i].name == name)
-            return r->scalar[i].value;
-    return 0;
-}
-
 static void res_set_scalar(ks_resources_t *r, const char *name, int64_t v)
 {
-    uint32_t i;
-    name = mock_intern(name);
-    for (i = 0; i < r->n_scalar; i++)
-        if (r->scalar[i].name == name) {
-            r->scalar[i].value = v;
-            return;
-        }
-    if (r->n_scalar == KS_MAX_SCALAR_RESOURCES)
+    if (ks_resources_set_scalar(r, mock_intern(name), v) != 0)
         abort();
-    r->scalar[r->n_scalar].name = name;
-    r->scalar[r->n_scalar++].value = v;
 }
 
 void mock_resources_set(ks_resources_t *r, const char *resource, int64_t v)
@@ -1132,33 +1213,9 @@ void mock_resources_set(ks_resources_t *r, const char *resource, int64_t v)
         res_set_scalar(r, resource, v);
 }
 
-/* dst += sign * src (cpu, memory, ephemeral storage, scalars). */
-static void res_add(ks_resources_t *dst, const ks_resources_t *src, int sign)
-{
-    uint32_t i;
-    dst->milli_cpu += sign * src->milli_cpu;
-    dst->memory += sign * src->memory;
-    dst->ephemeral_storage += sign * src->ephemeral_storage;
-    for (i = 0; i < src->n_scalar; i++)
-        res_set_scalar(dst, src->scalar[i].name,
-                       res_scalar(dst, src->scalar[i].name) +
-                           sign * src->scalar[i].value);
-}
-
-/* dst = max(dst, src) per resource. */
-static void res_max(ks_resources_t *dst, const ks_resources_t *src)
-{
-    uint32_t i;
-    if (src->milli_cpu > dst->milli_cpu)
-        dst->milli_cpu = src->milli_cpu;
-    if (src->memory > dst->memory)
-        dst->memory = src->memory;
-    if (src->ephemeral_storage > dst->ephemeral_storage)
-        dst->ephemeral_storage = src->ephemeral_storage;
-    for (i = 0; i < src->n_scalar; i++)
-        if (src->scalar[i].value > res_scalar(dst, src->scalar[i].name))
-            res_set_scalar(dst, src->scalar[i].name, src->scalar[i].value);
-}
+/* dst += src and dst = max(dst, src): the host's resource arithmetic. */
+#define res_add(dst, src) ks_resources_add((dst), (src))
+#define res_max(dst, src) ks_resources_set_max((dst), (src))
 
 /* --- pods ----------------------------------------------------------------- */
 
@@ -1176,7 +1233,7 @@ void mock_pod_update(ks_pod_t *pod)
     memset(&init, 0, sizeof init);
     for (i = 0; i < pod->n_containers; i++) {
         const ks_container_t *c = &pod->containers[i];
-        res_add(&req, &c->requests, 1);
+        res_add(&req, &c->requests);
         nz_cpu += c->requests.milli_cpu ? c->requests.milli_cpu
                                         : MOCK_DEFAULT_MILLI_CPU;
         nz_mem += c->requests.memory ? c->requests.memory
@@ -1200,7 +1257,7 @@ void mock_pod_update(ks_pod_t *pod)
             nzi_mem = mem;
     }
     res_max(&req, &init);
-    res_add(&req, &pod->overhead, 1);
+    res_add(&req, &pod->overhead);
     pod->requests = req;
     pod->non_zero_milli_cpu =
         (nz_cpu > nzi_cpu ? nz_cpu : nzi_cpu) + pod->overhead.milli_cpu;
@@ -1532,112 +1589,64 @@ void mock_node_add_image(ks_node_t *node, const char *name,
     node->images = is;
 }
 
-ks_node_info_t *mock_nodeinfo_new(const ks_node_t *node)
+/* NodeInfos made by the builders: the host's own (ks_ni_t, cluster/
+ * node_info.c), freed by mock_free_all. */
+static pthread_mutex_t ni_lock = PTHREAD_MUTEX_INITIALIZER;
+static ks_node_info_t **ni_made;
+static size_t ni_n, ni_cap;
+
+static ks_node_info_t *ni_keep(ks_node_info_t *ni)
 {
-    ks_node_info_t *ni = mock_alloc(sizeof *ni);
-    ni->node = node;
-    ni->generation = 1;
+    if (ni == NULL)
+        oom();
+    pthread_mutex_lock(&ni_lock);
+    if (ni_n == ni_cap) {
+        size_t ncap = ni_cap ? ni_cap * 2 : 64;
+        ks_node_info_t **nm = realloc(ni_made, ncap * sizeof *nm);
+        if (nm == NULL)
+            oom();
+        ni_made = nm;
+        ni_cap = ncap;
+    }
+    ni_made[ni_n++] = ni;
+    pthread_mutex_unlock(&ni_lock);
     return ni;
 }
 
-static int pod_has_affinity(const ks_pod_t *p)
+static void ni_free_all(void)
 {
-    return p->affinity.pod_affinity != NULL ||
-           p->affinity.pod_anti_affinity != NULL;
+    size_t i;
+    pthread_mutex_lock(&ni_lock);
+    for (i = 0; i < ni_n; i++)
+        ks_node_info_free(ni_made[i]);
+    free(ni_made);
+    ni_made = NULL;
+    ni_n = ni_cap = 0;
+    pthread_mutex_unlock(&ni_lock);
 }
 
-static int pod_has_required_anti(const ks_pod_t *p)
+ks_node_info_t *mock_nodeinfo_new(const ks_node_t *node)
 {
-    return p->affinity.pod_anti_affinity != NULL &&
-           p->affinity.pod_anti_affinity->n_required > 0;
+    ks_ni_t *ni = malloc(sizeof *ni);
+    if (ni == NULL)
+        oom();
+    ks_ni_init(ni, 0);
+    ni->pub.node = node;
+    ni->pub.generation = ks_generation_next();
+    return ni_keep(&ni->pub);
 }
 
 void mock_nodeinfo_add_pod(ks_node_info_t *ni, const ks_pod_t *pod)
 {
-    const ks_pod_t **ps;
-    const ks_container_port_t **up;
-    uint32_t i;
-    ps = arr_push(ni->pods, &ni->n_pods, sizeof *ps);
-    ps[ni->n_pods - 1] = pod;
-    ni->pods = ps;
-    if (pod_has_affinity(pod)) {
-        ps = arr_push(ni->pods_with_affinity, &ni->n_pods_with_affinity,
-                      sizeof *ps);
-        ps[ni->n_pods_with_affinity - 1] = pod;
-        ni->pods_with_affinity = ps;
-    }
-    if (pod_has_required_anti(pod)) {
-        ps = arr_push(ni->pods_with_required_anti_affinity,
-                      &ni->n_pods_with_required_anti_affinity, sizeof *ps);
-        ps[ni->n_pods_with_required_anti_affinity - 1] = pod;
-        ni->pods_with_required_anti_affinity = ps;
-    }
-    res_add(&ni->requested, &pod->requests, 1);
-    ni->non_zero_requested.milli_cpu += pod->non_zero_milli_cpu;
-    ni->non_zero_requested.memory += pod->non_zero_memory;
-    for (i = 0; i < pod->n_host_ports; i++) {
-        up = arr_push(ni->used_ports, &ni->n_used_ports, sizeof *up);
-        up[ni->n_used_ports - 1] = &pod->host_ports[i];
-        ni->used_ports = up;
-    }
-    ni->generation++;
-}
-
-/* Remove every entry equal to `pod` from the pointer array. */
-static void ptrs_remove(const ks_pod_t *const *arr, uint32_t *n,
-                        const ks_pod_t *pod)
-{
-    const ks_pod_t **a = (const ks_pod_t **)arr;
-    uint32_t i, j = 0;
-    for (i = 0; i < *n; i++)
-        if (a[i] != pod)
-            a[j++] = a[i];
-    *n = j;
+    ks_node_info_add_pod(ni, pod);
 }
 
 void mock_nodeinfo_remove_pod(ks_node_info_t *ni, const ks_pod_t *pod)
 {
-    const ks_container_port_t **up =
-        (const ks_container_port_t **)ni->used_ports;
-    uint32_t i, j = 0, before = ni->n_pods;
-    ptrs_remove(ni->pods, &ni->n_pods, pod);
-    if (ni->n_pods == before)
-        return;
-    ptrs_remove(ni->pods_with_affinity, &ni->n_pods_with_affinity, pod);
-    ptrs_remove(ni->pods_with_required_anti_affinity,
-                &ni->n_pods_with_required_anti_affinity, pod);
-    res_add(&ni->requested, &pod->requests, -1);
-    ni->non_zero_requested.milli_cpu -= pod->non_zero_milli_cpu;
-    ni->non_zero_requested.memory -= pod->non_zero_memory;
-    for (i = 0; i < ni->n_used_ports; i++)
-        if (!(up[i] >= pod->host_ports &&
-              up[i] < pod->host_ports + pod->n_host_ports))
-            up[j++] = up[i];
-    ni->n_used_ports = j;
-    ni->generation++;
-}
-
-static void *dup_arr(const void *src, uint32_t n, size_t elem)
-{
-    void *d = mock_alloc(elem * (n + 1));
-    if (n)
-        memcpy(d, src, elem * n);
-    return d;
+    (void)ks_node_info_remove_pod(ni, pod); /* a pod not there: no change */
 }
 
 ks_node_info_t *mock_nodeinfo_clone(const ks_node_info_t *ni)
 {
-    ks_node_info_t *c = mock_alloc(sizeof *c);
-    *c = *ni;
-    c->pods = dup_arr(ni->pods, ni->n_pods, sizeof *ni->pods);
-    c->pods_with_affinity = dup_arr(ni->pods_with_affinity,
-                                    ni->n_pods_with_affinity,
-                                    sizeof *ni->pods_with_affinity);
-    c->pods_with_required_anti_affinity =
-        dup_arr(ni->pods_with_required_anti_affinity,
-                ni->n_pods_with_required_anti_affinity,
-                sizeof *ni->pods_with_required_anti_affinity);
-    c->used_ports =
-        dup_arr(ni->used_ports, ni->n_used_ports, sizeof *ni->used_ports);
-    return c;
+    return ni_keep(ks_node_info_clone(ni));
 }

@@ -196,16 +196,29 @@ const ks_plugin_t *mock_plugin_open(const char *path);
 const ks_plugin_t *mock_plugin_load(const char *name);
 /* The path mock_plugin_load would open (static per-thread buffer). */
 const char *mock_plugin_path(const char *name);
-/* Parse `args_yaml` (NULL: no args) with mock_args_parse and call create.
+/* Parse `args_yaml` (NULL: no args, as the host passes for a plugin
+ * without pluginConfig) with mock_args_parse and call create.
  * Returns create's result; a YAML syntax error returns -1 with the message in
  * err. */
 int mock_plugin_create(mock_host_t *mh, const ks_plugin_t *p,
                        const char *args_yaml, void **self, char *err,
                        size_t errlen);
+/* The same with mock_args_parse_raw. */
+int mock_plugin_create_raw(mock_host_t *mh, const ks_plugin_t *p,
+                           const char *args_yaml, void **self, char *err,
+                           size_t errlen);
 
-/* A ks_args_t tree from a YAML text (one document), in the arena. Positions
- * are 1-based. NULL for an empty document or a syntax error (printed). */
+/* A ks_args_t tree from a YAML text (one document), as the host hands it
+ * to a plugin: a mapping is read by the host's configuration reader as a
+ * pluginConfig entry's args (so apiVersion and kind at its root are
+ * dropped, repeated keys refused), with positions (1-based) relative to
+ * `yaml`. Any other root, which the host would refuse before the plugin
+ * sees it, is kept as written. Lives until mock_free_all. NULL for an
+ * empty document, a syntax error or args the host refuses (printed). */
 const ks_args_t *mock_args_parse(const char *yaml);
+/* The tree exactly as written, not read by the host: for a plugin's own
+ * checks of args that the host's reader would change or refuse first. */
+const ks_args_t *mock_args_parse_raw(const char *yaml);
 
 /* --- runners (fresh cycle state per call; code stored in st->code) ------- */
 
