@@ -770,6 +770,100 @@ static void read_extenders(ks_cfg_ctx_t *c, yaml_node_t *seq, ks_config_t *cfg)
                        binders, ks_yaml_line(first_binder));
 }
 
+/* upstream scheduler.New: the names of managed resources that are
+ * ignoredByScheduler become NodeResourcesFit's ignoredResources in every
+ * profile (replacing what its args said, as upstream does), so that the
+ * plugin leaves them to the extender. */
+static void apply_ignored_resources(ks_cfg_ctx_t *c, ks_config_t *cfg)
+{
+    size_t n = 0, i, j, k;
+    const ks_args_t **items;
+    ks_args_t *seq;
+    for (i = 0; i < cfg->n_extenders; i++)
+        for (j = 0; j < cfg->extenders[i].n_managed_resources; j++)
+            n += cfg->extenders[i].managed_resources[j].ignored_by_scheduler;
+    if (n == 0)
+        return;
+    items = ks_arena_alloc(c->arena, n * sizeof *items);
+    seq = ks_arena_alloc(c->arena, sizeof *seq);
+    if (items == NULL || seq == NULL)
+        return;
+    memset(seq, 0, sizeof *seq);
+    seq->kind = KS_ARGS_SEQ;
+    seq->line = cfg->extenders[0].line;
+    seq->column = cfg->extenders[0].column;
+    for (i = 0, k = 0; i < cfg->n_extenders; i++)
+        for (j = 0; j < cfg->extenders[i].n_managed_resources; j++) {
+            const ks_extender_managed_resource_t *mr =
+                &cfg->extenders[i].managed_resources[j];
+            ks_args_t *a;
+            if (!mr->ignored_by_scheduler)
+                continue;
+            a = ks_arena_alloc(c->arena, sizeof *a);
+            if (a == NULL)
+                return;
+            memset(a, 0, sizeof *a);
+            a->kind = KS_ARGS_SCALAR;
+            a->scalar = mr->name;
+            a->line = cfg->extenders[i].line;
+            a->column = cfg->extenders[i].column;
+            items[k++] = a;
+        }
+    seq->children = items;
+    seq->n = (uint32_t)n;
+    for (i = 0; i < cfg->n_profiles; i++) {
+        ks_profile_config_t *p = &cfg->profiles[i];
+        ks_plugin_config_t *pc = NULL;
+        const ks_args_t *old;
+        ks_args_t *map;
+        const char **keys;
+        const ks_args_t **children;
+        uint32_t m = 0, o;
+        for (j = 0; j < p->n_plugin_config; j++)
+            if (strcmp(p->plugin_config[j].name, "NodeResourcesFit") == 0)
+                pc = &p->plugin_config[j];
+        if (pc == NULL) {
+            ks_plugin_config_t *grown = ks_arena_alloc(
+                c->arena, (p->n_plugin_config + 1) * sizeof *grown);
+            if (grown == NULL)
+                return;
+            if (p->n_plugin_config)
+                memcpy(grown, p->plugin_config,
+                       p->n_plugin_config * sizeof *grown);
+            pc = &grown[p->n_plugin_config];
+            memset(pc, 0, sizeof *pc);
+            pc->name = ks_arena_strdup(c->arena, "NodeResourcesFit");
+            pc->line = seq->line;
+            pc->column = seq->column;
+            p->plugin_config = grown;
+            p->n_plugin_config++;
+        }
+        old = pc->args;
+        o = old && old->kind == KS_ARGS_MAP ? old->n : 0;
+        map = ks_arena_alloc(c->arena, sizeof *map);
+        keys = ks_arena_alloc(c->arena, (o + 1) * sizeof *keys);
+        children = ks_arena_alloc(c->arena, (o + 1) * sizeof *children);
+        if (map == NULL || keys == NULL || children == NULL || pc->name == NULL)
+            return;
+        memset(map, 0, sizeof *map);
+        map->kind = KS_ARGS_MAP;
+        map->line = old ? old->line : seq->line;
+        map->column = old ? old->column : seq->column;
+        for (j = 0; j < o; j++) {
+            if (strcmp(old->keys[j], "ignoredResources") == 0)
+                continue;
+            keys[m] = old->keys[j];
+            children[m++] = old->children[j];
+        }
+        keys[m] = "ignoredResources";
+        children[m++] = seq;
+        map->keys = keys;
+        map->children = children;
+        map->n = m;
+        pc->args = map;
+    }
+}
+
 /* Checks across profiles: unique scheduler names, one queue sort setting. */
 static void check_profiles(ks_cfg_ctx_t *c, ks_config_t *cfg, profile_nodes_t *pn)
 {
@@ -1021,6 +1115,8 @@ static int load_node(const char *name, yaml_document_t *doc, yaml_node_t *node,
     ctx_init(&c, name, err, arena);
     c.doc = doc;
     cfg = read_root(&c, node, require_api);
+    if (cfg != NULL && c.n_problems == 0)
+        apply_ignored_resources(&c, cfg);
     return finish(&c, cfg, out);
 }
 

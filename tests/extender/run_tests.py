@@ -42,6 +42,14 @@ spec:
   tolerations: [{key: k, operator: Exists, effect: NoSchedule}]
   containers: [{name: c, image: i, resources: {requests: {cpu: 100m}}}]
 """
+FPGA_POD = """
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: fpga, namespace: default}
+spec:
+  containers: [{name: c, image: i, resources: {limits: {example.com/fpga: "1"}}}]
+"""
 GPU_POD = """
 ---
 apiVersion: v1
@@ -160,6 +168,17 @@ def cases(port, dead):
                              "available: 3 No preemption victims found for "
                              "incoming pod."},
          lambda log: [e["body"]["Pod"]["metadata"]["name"] for e in log] == ["gpu"]),
+        ("ignoredByScheduler: NodeResourcesFit leaves the resource to the extender",
+         {"filter": {"reject": {"n1": "taken", "n2": "taken"}}},
+         F + "  managedResources:\n  - name: example.com/fpga\n"
+         "    ignoredByScheduler: true\n", CLUSTER + FPGA_POD,
+         {"p1": "@n1", "fpga": "@n3"}, None),
+        ("ignoredByScheduler: false keeps NodeResourcesFit's check", {},
+         F + "  managedResources:\n  - name: example.com/fpga\n", CLUSTER + FPGA_POD,
+         {"p1": "@n1", "fpga": "0/3 nodes are available: 3 Insufficient "
+                               "example.com/fpga. preemption: 0/3 nodes are "
+                               "available: 3 No preemption victims found for "
+                               "incoming pod."}, None),
         ("prioritize x weight x 10 is added to the plugins' total",
          {"prioritize": {"scores": {"n3": 10, "n2": 5}}}, P % 1, CLUSTER,
          {"p1": "@n3"}, None),
