@@ -1102,57 +1102,68 @@ void ks_kube_source_describe(const ks_kube_source_t *src, char *buf,
     }
 }
 
+/* The informer series: name, type, help, and the value of informer i. */
+static uint64_t m_synced(const ks_informer_t *inf)
+{
+    return (uint64_t)ks_informer_synced(inf);
+}
+static uint64_t m_objects(const ks_informer_t *inf)
+{
+    return ks_informer_count(inf);
+}
+static uint64_t m_lists(const ks_informer_t *inf)
+{
+    return ks_informer_stats(inf).lists;
+}
+static uint64_t m_watches(const ks_informer_t *inf)
+{
+    return ks_informer_stats(inf).watches;
+}
+static uint64_t m_failures(const ks_informer_t *inf)
+{
+    return ks_informer_stats(inf).failures;
+}
+static uint64_t m_gone(const ks_informer_t *inf)
+{
+    return ks_informer_stats(inf).gone;
+}
+
+static const struct informer_series {
+    const char *name, *type, *help;
+    uint64_t (*value)(const ks_informer_t *inf);
+} informer_series[] = {
+    {"ksched_informer_synced", "gauge",
+     "Whether the informer has completed its first list (1) or not (0).",
+     m_synced},
+    {"ksched_informer_objects", "gauge", "Objects in the informer's store.",
+     m_objects},
+    {"ksched_informer_lists_total", "counter",
+     "Complete lists (first lists and re-lists).", m_lists},
+    {"ksched_informer_watches_total", "counter", "Watches opened.",
+     m_watches},
+    {"ksched_informer_failures_total", "counter",
+     "Failed lists or watches (retried with backoff).", m_failures},
+    {"ksched_informer_gone_total", "counter",
+     "Watches or lists answered 410 Gone (resourceVersion too old): "
+     "re-lists.",
+     m_gone},
+};
+
 void ks_kube_source_metrics(const ks_kube_source_t *src, ks_buf_t *out)
 {
     static const char *wk[] = {"bind", "status", "delete", "event"};
     ks_event_stats_t es = ks_event_recorder_stats(src->events);
+    size_t k;
     int i;
-    ks_buf_puts(out, "# HELP ksched_informer_synced Whether the informer "
-                     "has completed its first list (1) or not (0).\n"
-                     "# TYPE ksched_informer_synced gauge\n");
-    for (i = 0; i < INF_COUNT; i++)
-        ks_buf_printf(out, "ksched_informer_synced{resource=\"%s\"} %d\n",
-                      inf_defs[i].resource,
-                      ks_informer_synced(src->infs[i].inf));
-    ks_buf_puts(out, "# HELP ksched_informer_objects Objects in the "
-                     "informer's store.\n"
-                     "# TYPE ksched_informer_objects gauge\n");
-    for (i = 0; i < INF_COUNT; i++)
-        ks_buf_printf(out, "ksched_informer_objects{resource=\"%s\"} %zu\n",
-                      inf_defs[i].resource,
-                      ks_informer_count(src->infs[i].inf));
-    ks_buf_puts(out, "# HELP ksched_informer_lists_total Complete lists "
-                     "(first lists and re-lists).\n"
-                     "# TYPE ksched_informer_lists_total counter\n");
-    for (i = 0; i < INF_COUNT; i++)
-        ks_buf_printf(out, "ksched_informer_lists_total{resource=\"%s\"} "
-                           "%" PRIu64 "\n",
-                      inf_defs[i].resource,
-                      ks_informer_stats(src->infs[i].inf).lists);
-    ks_buf_puts(out, "# HELP ksched_informer_watches_total Watches opened.\n"
-                     "# TYPE ksched_informer_watches_total counter\n");
-    for (i = 0; i < INF_COUNT; i++)
-        ks_buf_printf(out, "ksched_informer_watches_total{resource=\"%s\"} "
-                           "%" PRIu64 "\n",
-                      inf_defs[i].resource,
-                      ks_informer_stats(src->infs[i].inf).watches);
-    ks_buf_puts(out, "# HELP ksched_informer_failures_total Failed lists or "
-                     "watches (retried with backoff).\n"
-                     "# TYPE ksched_informer_failures_total counter\n");
-    for (i = 0; i < INF_COUNT; i++)
-        ks_buf_printf(out, "ksched_informer_failures_total{resource=\"%s\"} "
-                           "%" PRIu64 "\n",
-                      inf_defs[i].resource,
-                      ks_informer_stats(src->infs[i].inf).failures);
-    ks_buf_puts(out, "# HELP ksched_informer_gone_total Watches or lists "
-                     "answered 410 Gone (resourceVersion too old): "
-                     "re-lists.\n"
-                     "# TYPE ksched_informer_gone_total counter\n");
-    for (i = 0; i < INF_COUNT; i++)
-        ks_buf_printf(out, "ksched_informer_gone_total{resource=\"%s\"} "
-                           "%" PRIu64 "\n",
-                      inf_defs[i].resource,
-                      ks_informer_stats(src->infs[i].inf).gone);
+    for (k = 0; k < sizeof informer_series / sizeof informer_series[0]; k++) {
+        const struct informer_series *m = &informer_series[k];
+        ks_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help,
+                      m->name, m->type);
+        for (i = 0; i < INF_COUNT; i++)
+            ks_buf_printf(out, "%s{resource=\"%s\"} %" PRIu64 "\n", m->name,
+                          inf_defs[i].resource,
+                          m->value(src->infs[i].inf));
+    }
     ks_buf_puts(out, "# HELP ksched_cluster_writes_total Writes to the API "
                      "server by kind and result.\n"
                      "# TYPE ksched_cluster_writes_total counter\n");

@@ -528,10 +528,10 @@ def scenario_connections(ksched, plugin_dir, cfg, env, tmp):
         s.stop()
 
 
-def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
-    ksched, plugin_dir, k8s = sys.argv[1:]
+def k8s_scripts(k8s):
+    """`up` and `down` of the shared k8s folder (or KSCHED_K8S_UP); skips
+    the test (exit 77) with the reason when they, etcd or openssl are
+    missing."""
     up = os.environ.get("KSCHED_K8S_UP") or os.path.join(k8s, "up")
     down = os.path.join(os.path.dirname(up), "down")
     if not os.path.exists(up):
@@ -541,7 +541,11 @@ def main():
         skip("no etcd on PATH (apt-get install etcd-server)")
     if shutil.which("openssl") is None:
         skip("no openssl on PATH (apt-get install openssl)")
-    tmp = tempfile.mkdtemp(prefix="ksched-cluster-")
+    return up, down
+
+
+def cluster_up(up, tmp):
+    """Start etcd and kube-apiserver in TMP/k8s; returns (dir, env)."""
     d = os.path.join(tmp, "k8s")
     r = subprocess.run([up, d], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE)
@@ -551,6 +555,16 @@ def main():
     for line in open(os.path.join(d, "env")):
         k, _, v = line.strip().partition("=")
         env[k] = v
+    return d, env
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    ksched, plugin_dir, k8s = sys.argv[1:]
+    up, down = k8s_scripts(k8s)
+    tmp = tempfile.mkdtemp(prefix="ksched-cluster-")
+    d, env = cluster_up(up, tmp)
     srv = None
     try:
         admin = Api(env, env["ADMIN_TOKEN"])

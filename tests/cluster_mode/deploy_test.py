@@ -12,13 +12,11 @@ the API server refuses it and the log names the verb and resource; with
 the RBAC applied it leads (its Lease) and schedules.
 Needs PyYAML (Debian: python3-yaml) to read the manifests.
 """
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster_test as ct  # noqa: E402
@@ -61,22 +59,9 @@ def main():
     if yaml is None:
         ct.skip("no PyYAML for %s (apt-get install python3-yaml)"
                 % sys.executable)
-    up = os.environ.get("KSCHED_K8S_UP") or os.path.join(k8s, "up")
-    down = os.path.join(os.path.dirname(up), "down")
-    if not os.path.exists(up):
-        ct.skip("no kube-apiserver: %s does not exist" % up)
-    if shutil.which("etcd") is None and not os.environ.get("ETCD"):
-        ct.skip("no etcd on PATH (apt-get install etcd-server)")
+    up, down = ct.k8s_scripts(k8s)
     tmp = tempfile.mkdtemp(prefix="ksched-deploy-")
-    d = os.path.join(tmp, "k8s")
-    r = subprocess.run([up, d], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
-    if r.returncode != 0:
-        ct.fatal("up failed: " + r.stderr.decode(errors="replace"))
-    env = {}
-    for line in open(os.path.join(d, "env")):
-        k, _, v = line.strip().partition("=")
-        env[k] = v
+    d, env = ct.cluster_up(up, tmp)
     servers = []
     try:
         api = ct.Api(env, env["ADMIN_TOKEN"])

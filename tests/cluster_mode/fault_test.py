@@ -327,22 +327,9 @@ def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
     ksched, plugin_dir, k8s = sys.argv[1:]
-    up = os.environ.get("KSCHED_K8S_UP") or os.path.join(k8s, "up")
-    down = os.path.join(os.path.dirname(up), "down")
-    if not os.path.exists(up):
-        ct.skip("no kube-apiserver: %s does not exist" % up)
-    if shutil.which("etcd") is None and not os.environ.get("ETCD"):
-        ct.skip("no etcd on PATH (apt-get install etcd-server)")
+    up, down = ct.k8s_scripts(k8s)
     tmp = tempfile.mkdtemp(prefix="ksched-fault-")
-    d = os.path.join(tmp, "k8s")
-    r = subprocess.run([up, d], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
-    if r.returncode != 0:
-        ct.fatal("up failed: " + r.stderr.decode(errors="replace"))
-    env = {}
-    for line in open(os.path.join(d, "env")):
-        k, _, v = line.strip().partition("=")
-        env[k] = v
+    d, env = ct.cluster_up(up, tmp)
     holder = {"APISERVER_PID": env["APISERVER_PID"]}
     servers, procs = [], []
     try:
