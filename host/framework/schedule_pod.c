@@ -304,29 +304,17 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
     return 0;
 }
 
-/* upstream findNodesThatFitPod: 0 with *n_feasible > 0 nodes in
- * s->feasible, or -1 with o saying why not (FitError or Error). */
-static int find_nodes_that_fit(ks_scheduler_t *s, ks_framework_t *fw,
-                               ks_cycle_state_t *cs, const ks_pod_t *pod,
-                               int full_eval, cycle_out_t *o,
-                               uint32_t *n_feasible)
+/* Filter every candidate PreFilter left (frees pre). 0, or -1 with o
+ * saying why. */
+static int filter_all_nodes(ks_scheduler_t *s, ks_framework_t *fw,
+                            ks_cycle_state_t *cs, const ks_pod_t *pod,
+                            int full_eval, cycle_out_t *o,
+                            struct ks_prefilter_result *pre,
+                            uint32_t *n_feasible)
 {
-    struct ks_prefilter_result pre = {0};
-    uint32_t n_cand;
-    int rc;
-    if (run_prefilter(s, fw, cs, pod, &pre, o) != 0)
-        return -1;
-    /* GOTCHA: upstream evaluates every node when extenders reject the
-     * nominated node; here the attempt then fails like any FitError and
-     * the next attempt evaluates every node. */
-    rc = try_nominated_node(s, fw, cs, pod, &pre, o);
-    if (rc != 0) {
-        ks_prefilter_result_free(&pre);
-        *n_feasible = rc > 0 ? 1 : 0;
-        return rc > 0 ? 0 : -1;
-    }
-    n_cand = candidate_nodes(s, &pre, o->r.n_nodes);
-    ks_prefilter_result_free(&pre);
+    uint32_t n_cand = candidate_nodes(s, pre, o->r.n_nodes);
+    ks_prefilter_result_free(pre);
+    *n_feasible = 0;
     if (n_cand == 0)
         return fit_error(o);
     if (filter_nodes(s, fw, cs, pod, n_cand,
@@ -334,6 +322,38 @@ static int find_nodes_that_fit(ks_scheduler_t *s, ks_framework_t *fw,
                      n_feasible) != 0)
         return -1;
     return 0; /* extenders next; no node left is a FitError then */
+}
+
+/* upstream findNodesThatFitPod: 0 with the feasible nodes in s->feasible
+ * (*n_feasible of them, maybe none: extenders come next), or -1 with o
+ * saying why not (FitError or Error). When the nominated node passes and
+ * keep_pre is given, *nominated is set and PreFilter's result is handed
+ * over in *keep_pre (the caller frees it): extenders that reject the
+ * nominated node send the attempt on to every node, as upstream. */
+static int find_nodes_that_fit(ks_scheduler_t *s, ks_framework_t *fw,
+                               ks_cycle_state_t *cs, const ks_pod_t *pod,
+                               int full_eval, cycle_out_t *o,
+                               uint32_t *n_feasible,
+                               struct ks_prefilter_result *keep_pre,
+                               int *nominated)
+{
+    struct ks_prefilter_result pre = {0};
+    int rc;
+    if (run_prefilter(s, fw, cs, pod, &pre, o) != 0)
+        return -1;
+    rc = try_nominated_node(s, fw, cs, pod, &pre, o);
+    if (rc > 0 && keep_pre != NULL) {
+        *keep_pre = pre;
+        *nominated = 1;
+        *n_feasible = 1;
+        return 0;
+    }
+    if (rc != 0) {
+        ks_prefilter_result_free(&pre);
+        *n_feasible = rc > 0 ? 1 : 0;
+        return rc > 0 ? 0 : -1;
+    }
+    return filter_all_nodes(s, fw, cs, pod, full_eval, o, &pre, n_feasible);
 }
 
 /* --- Score ---------------------------------------------------------------------- */
@@ -458,6 +478,10 @@ void ks_sched_ext_calls_free(ks_scheduler_t *s)
 static void ext_release(ks_scheduler_t *s)
 {
     ks_sched_ext_calls_free(s);
+    if (s->susp && s->susp->has_pre) {
+        ks_prefilter_result_free(&s->susp->pre);
+        s->susp->has_pre = 0;
+    }
     if (s->susp && s->susp->qp == NULL) {
         free(s->susp);
         s->susp = NULL;
@@ -487,6 +511,8 @@ void ks_sched_ext_teardown(ks_scheduler_t *s)
     ks_sched_suspended_t *p = s->susp;
     if (p != NULL) {
         ks_sched_ext_calls_free(s);
+        if (p->has_pre)
+            ks_prefilter_result_free(&p->pre);
         if (p->qp)
             p->qp->assumed = 0; /* the queue frees the pod */
         ks_cycle_state_free(p->cs);
@@ -750,6 +776,46 @@ static int after_filter(ks_scheduler_t *s, ks_framework_t *fw,
     return 0;
 }
 
+/* The extenders' filters are done (ext_filter_next returned 0): when they
+ * rejected the nominated node, evaluate every node and ask them again;
+ * else go on to Score. 1: suspended. */
+static int filter_stage_done(ks_scheduler_t *s, ks_framework_t *fw,
+                             ks_cycle_state_t *cs, const ks_pod_t *pod,
+                             int full_eval, cycle_out_t *o)
+{
+    ks_sched_suspended_t *p = s->susp;
+    const ks_extender_config_t *ex;
+    size_t n_ext = n_extenders(s, fw, &ex);
+    uint32_t n_feasible = p->n_feasible;
+    int rc;
+    if (p->has_pre && n_feasible == 0) {
+        p->has_pre = 0;
+        if (filter_all_nodes(s, fw, cs, pod, full_eval, o, &p->pre,
+                             &n_feasible) != 0) {
+            ext_release(s);
+            return 0;
+        }
+        if (n_feasible > 0) {
+            if (ext_suspend(s, n_ext, EXT_STAGE_FILTER, n_feasible) != 0) {
+                ext_release(s);
+                cycle_error(o, NULL);
+                return 0;
+            }
+            p->next = 0;
+            rc = ext_filter_next(s, pod, o);
+            if (rc > 0)
+                return 1;
+            n_feasible = p->n_feasible;
+            if (rc < 0) {
+                ext_release(s);
+                return 0;
+            }
+        }
+    }
+    ext_release(s);
+    return after_filter(s, fw, cs, pod, n_feasible, full_eval, o);
+}
+
 int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
                           ks_cycle_state_t *cs, const ks_pod_t *pod,
                           cycle_out_t *o)
@@ -757,6 +823,8 @@ int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
     uint32_t n_all = ks_snapshot_num_nodes(s->snap), n_feasible = 0;
     const ks_extender_config_t *ex;
     size_t n_ext = n_extenders(s, fw, &ex);
+    struct ks_prefilter_result pre = {0};
+    int nominated = 0;
     int full_eval = s->opts.full_eval_name &&
                     strcmp(pod->name, s->opts.full_eval_name) == 0 &&
                     strcmp(pod->ns, s->opts.full_eval_ns) == 0;
@@ -777,22 +845,28 @@ int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
         o->r.error = 1;
         return 0;
     }
-    if (find_nodes_that_fit(s, fw, cs, pod, full_eval, o, &n_feasible) != 0)
+    if (find_nodes_that_fit(s, fw, cs, pod, full_eval, o, &n_feasible,
+                            n_ext > 0 ? &pre : NULL, &nominated) != 0)
         return 0;
     if (n_ext > 0 && n_feasible > 0) {
         if (ext_suspend(s, n_ext, EXT_STAGE_FILTER, n_feasible) != 0) {
+            if (nominated)
+                ks_prefilter_result_free(&pre);
             ext_release(s);
             cycle_error(o, NULL);
             return 0;
         }
         s->susp->next = 0;
+        s->susp->pre = pre;
+        s->susp->has_pre = nominated;
         rc = ext_filter_next(s, pod, o);
         if (rc > 0)
             return 1;
-        n_feasible = s->susp->n_feasible;
-        ext_release(s);
-        if (rc < 0)
+        if (rc < 0) {
+            ext_release(s);
             return 0;
+        }
+        return filter_stage_done(s, fw, cs, pod, full_eval, o);
     }
     return after_filter(s, fw, cs, pod, n_feasible, full_eval, o);
 }
@@ -808,7 +882,6 @@ int ks_sched_schedule_pod_resume(ks_scheduler_t *s, ks_framework_t *fw,
                     strcmp(pod->name, s->opts.full_eval_name) == 0 &&
                     strcmp(pod->ns, s->opts.full_eval_ns) == 0;
     int rc;
-    uint32_t n_feasible;
     if (p->stage == EXT_STAGE_PRIORITIZE) {
         uint32_t n = p->n_feasible;
         ext_prioritize_apply(s, pod);
@@ -826,9 +899,9 @@ int ks_sched_schedule_pod_resume(ks_scheduler_t *s, ks_framework_t *fw,
     rc = ext_filter_next(s, pod, o);
     if (rc > 0)
         return 1;
-    n_feasible = p->n_feasible;
-    ext_release(s);
-    if (rc < 0)
+    if (rc < 0) {
+        ext_release(s);
         return 0;
-    return after_filter(s, fw, cs, pod, n_feasible, full_eval, o);
+    }
+    return filter_stage_done(s, fw, cs, pod, full_eval, o);
 }

@@ -151,6 +151,10 @@ typedef struct ks_sched_suspended {
     int stage;
     size_t next; /* filter: the extender being asked */
     uint32_t n_feasible;
+    /* filter of the nominated node alone: PreFilter's result, for every
+     * node should the extenders reject it */
+    struct ks_prefilter_result pre;
+    int has_pre;
     ks_sched_ext_call_t *calls; /* one per extender */
     size_t n_calls;
     unsigned outstanding; /* calls not answered yet */

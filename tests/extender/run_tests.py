@@ -42,6 +42,24 @@ spec:
   tolerations: [{key: k, operator: Exists, effect: NoSchedule}]
   containers: [{name: c, image: i, resources: {requests: {cpu: 100m}}}]
 """
+NOMINATED = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: nom, namespace: default}
+spec:
+  containers: [{name: c, image: i}]
+status: {nominatedNodeName: n1}
+"""
 FPGA_POD = """
 ---
 apiVersion: v1
@@ -138,6 +156,10 @@ def cases(port, dead):
          == ["n1", "n2", "n3"] and log[0]["body"]["NodeNames"] is None
          and log[0]["body"]["Nodes"]["items"][0]["status"]["allocatable"]
          ["example.com/gpu"] == "2"),
+        ("a nominated node the extender rejects: every node is evaluated",
+         {"filter": {"reject": {"n1": "no"}}}, F, NOMINATED, {"nom": "@n2"},
+         lambda log: [[n["metadata"]["name"] for n in e["body"]["Nodes"]["items"]]
+                      for e in log] == [["n1"], ["n1", "n2"]]),
         ("nodeCacheCapable sends NodeNames", {"filter": {"reject": {"n1": "x"}}},
          F + "  nodeCacheCapable: true\n", CLUSTER, {"p1": "@n2"},
          lambda log: log[0]["body"]["Nodes"] is None and
