@@ -835,7 +835,8 @@ int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
         return 0;
     }
     /* Clear the statuses the previous cycle set. */
-    memset(s->smap.set, 0, s->smap.n);
+    if (s->smap.n > 0) /* no nodes: no array (memset(NULL, 0, 0) is UB) */
+        memset(s->smap.set, 0, s->smap.n);
     o->r.n_nodes = n_all;
     o->r.statuses = &s->smap;
     o->r.feasible = s->feasible;
