@@ -386,15 +386,32 @@ int ks_cli_schedule(int argc, char **argv)
     so.obs.cycle = on_cycle;
     so.obs.ud = &run;
     s = ks_scheduler_new(gen, cache, &so);
+    if (s == NULL) {
+        fprintf(stderr, "ksched schedule: out of memory\n");
+        rc = KS_EXIT_INVALID;
+        goto out;
+    }
     for (i = 0; i < m.n_pods; i++) {
         ks_pod_t *pod = m.pods[i];
+        ks_pod_t **grown;
+        int added;
         if (pod == NULL)
             continue;
         m.pods[i] = NULL;
-        if (ks_scheduler_add_pod(s, pod) != 0) {
-            others = realloc(others, (n_others + 1) * sizeof *others);
-            others[n_others++] = pod;
+        added = ks_scheduler_add_pod(s, pod);
+        if (added == 0)
+            continue;
+        /* 1: no profile has its schedulerName; negative: not queued. */
+        grown = added == 1 ? realloc(others, (n_others + 1) * sizeof *others)
+                           : NULL;
+        if (grown == NULL) {
+            fprintf(stderr, "ksched schedule: out of memory\n");
+            ks_pod_free(pod);
+            rc = KS_EXIT_INVALID;
+            goto out;
         }
+        others = grown;
+        others[n_others++] = pod;
     }
     ks_scheduler_run_batch(s);
     ks_scheduler_foreach_pending(s, collect_pending, &pend);
