@@ -61,8 +61,12 @@ expect_rc 2 $? "missing directory"
 grep -q "does not exist" "$err" || fail "missing directory message"
 run
 expect_rc 2 $? "no argument"
+grep -q "give at least one scenario directory or file" "$err" ||
+    fail "no-argument message"
 run --plugin-dir "$own/does-not-exist" "$own"
 expect_rc 2 $? "missing plugin dir"
+grep -q -- "--plugin-dir '$own/does-not-exist' is not a directory" "$err" ||
+    fail "missing plugin dir message"
 run --help
 expect_rc 0 $? "--help"
 grep -q "^Usage: ksched conformance" "$out" || fail "--help prints no usage"
