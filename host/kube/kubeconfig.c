@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@
 #include "base/base64.h"
 #include "base/buf.h"
 #include "base/log.h"
+#include "base/yaml_doc.h"
+#include "base/yaml_node.h"
 
 #define EXEC_EXTENSION "client.authentication.k8s.io/exec"
 #define SMALL_FILE_MAX (16u << 20)
@@ -87,19 +90,23 @@ fail:
     return -1;
 }
 
-/* Can `path` be opened for reading? 0, or -1 with errno. */
-static int readable(const char *path)
+/* Can `path` be opened for reading (and is it at most `max` bytes, when
+ * max is not 0)? 0, or -1 with errno. */
+static int readable(const char *path, off_t max)
 {
     struct stat sb;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC), e = 0;
     if (fd < 0)
         return -1;
-    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        close(fd);
-        errno = EISDIR;
+    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode))
+        e = EISDIR;
+    else if (max > 0 && sb.st_size > max)
+        e = EFBIG;
+    close(fd);
+    if (e != 0) {
+        errno = e;
         return -1;
     }
-    close(fd);
     return 0;
 }
 
@@ -255,15 +262,11 @@ static int vfail_at(ks_error_t *err, int code, const kc_file_t *f,
                     const yaml_node_t *n, const char *path, const char *fmt,
                     va_list ap)
 {
-    char msg[KS_ERROR_MSG_MAX];
+    char msg[KS_ERROR_MSG_MAX], where[KS_ERROR_MSG_MAX];
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    if (n != NULL)
-        return ks_error_set(err, code, "%s:%zu:%zu: %s%s%s", f->path,
-                            n->start_mark.line + 1, n->start_mark.column + 1,
-                            path ? path : "", path && path[0] ? ": " : "",
-                            msg);
-    return ks_error_set(err, code, "%s: %s%s%s", f->path, path ? path : "",
-                        path && path[0] ? ": " : "", msg);
+    return ks_error_set(err, code, "%s: %s%s%s",
+                        ks_yaml_where(where, sizeof(where), f->path, n),
+                        path ? path : "", path && path[0] ? ": " : "", msg);
 }
 
 static int fail_at(ks_error_t *err, int code, const kc_file_t *f,
@@ -294,105 +297,10 @@ static int rd_fail(kc_rd_t *r, const yaml_node_t *n, int code,
     return rc;
 }
 
-static yaml_node_t *rd_node(const kc_rd_t *r, int id)
+/* "a string", "a mapping", ... ("nothing" for NULL). */
+static const char *kind_of(const yaml_node_t *n)
 {
-    return yaml_document_get_node(&r->f->doc, id);
-}
-
-/* What a scalar means under the YAML 1.2 core schema. */
-enum { SC_STR, SC_NULL, SC_BOOL_T, SC_BOOL_F, SC_INT, SC_FLOAT };
-
-static int all_in(const char *s, const char *set)
-{
-    if (*s == '\0')
-        return 0;
-    for (; *s; s++)
-        if (strchr(set, *s) == NULL)
-            return 0;
-    return 1;
-}
-
-static int is_core_float(const char *s)
-{
-    const char *p = s;
-    int digits = 0;
-    if (*p == '+' || *p == '-')
-        p++;
-    if (!strcmp(p, ".inf") || !strcmp(p, ".Inf") || !strcmp(p, ".INF"))
-        return 1;
-    if (p == s && (!strcmp(p, ".nan") || !strcmp(p, ".NaN") ||
-                   !strcmp(p, ".NAN")))
-        return 1;
-    while (*p >= '0' && *p <= '9')
-        p++, digits++;
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9')
-            p++, digits++;
-    }
-    if (digits == 0)
-        return 0;
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        if (*p == '+' || *p == '-')
-            p++;
-        if (!(*p >= '0' && *p <= '9'))
-            return 0;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    return *p == '\0';
-}
-
-static int scalar_kind(const yaml_node_t *n)
-{
-    const char *s;
-    if (n->type != YAML_SCALAR_NODE)
-        return SC_STR;
-    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return SC_STR;
-    s = (const char *)n->data.scalar.value;
-    if (s[0] == '\0' || !strcmp(s, "~") || !strcmp(s, "null") ||
-        !strcmp(s, "Null") || !strcmp(s, "NULL"))
-        return SC_NULL;
-    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
-        return SC_BOOL_T;
-    if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
-        return SC_BOOL_F;
-    if ((s[0] == '+' || s[0] == '-') ? all_in(s + 1, "0123456789")
-                                     : all_in(s, "0123456789"))
-        return SC_INT;
-    if ((s[0] == '0' && s[1] == 'o' && all_in(s + 2, "01234567")) ||
-        (s[0] == '0' && s[1] == 'x' &&
-         all_in(s + 2, "0123456789abcdefABCDEF")))
-        return SC_INT;
-    if (is_core_float(s))
-        return SC_FLOAT;
-    return SC_STR;
-}
-
-static int is_null(const yaml_node_t *n)
-{
-    return n == NULL || (n->type == YAML_SCALAR_NODE &&
-                         scalar_kind(n) == SC_NULL);
-}
-
-static const char *type_name(const yaml_node_t *n)
-{
-    switch (n->type) {
-    case YAML_MAPPING_NODE: return "a mapping";
-    case YAML_SEQUENCE_NODE: return "a sequence";
-    case YAML_SCALAR_NODE:
-        switch (scalar_kind(n)) {
-        case SC_BOOL_T:
-        case SC_BOOL_F: return "a boolean";
-        case SC_INT: return "an integer";
-        case SC_FLOAT: return "a number";
-        case SC_NULL: return "null";
-        default: return "a string";
-        }
-    default: return "nothing";
-    }
+    return ks_yaml_type_name(ks_yaml_type(n));
 }
 
 /* Value of `key` in mapping `map` (the last occurrence wins, as Go's JSON
@@ -400,18 +308,8 @@ static const char *type_name(const yaml_node_t *n)
 static yaml_node_t *rd_get(const kc_rd_t *r, const yaml_node_t *map,
                            const char *key)
 {
-    yaml_node_pair_t *p;
-    yaml_node_t *found = NULL;
-    if (map == NULL || map->type != YAML_MAPPING_NODE)
-        return NULL;
-    for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        yaml_node_t *k = rd_node(r, p->key);
-        if (k != NULL && k->type == YAML_SCALAR_NODE &&
-            strcmp((const char *)k->data.scalar.value, key) == 0)
-            found = rd_node(r, p->value);
-    }
-    return is_null(found) ? NULL : found;
+    yaml_node_t *n = ks_yaml_get(&r->f->doc, map, key);
+    return ks_yaml_is_null(n) ? NULL : n;
 }
 
 /* A string field: *out NULL when absent, null or "". A plain scalar that
@@ -429,18 +327,17 @@ static int rd_str(kc_rd_t *r, const yaml_node_t *map, const char *key,
     if (n == NULL)
         return 0;
     old = rd_push(r, key);
-    if (n->type != YAML_SCALAR_NODE) {
+    if (!ks_yaml_is_scalar(n)) {
         rc = rd_fail(r, n, KS_ESCHEMA, "expected a string, found %s",
-                     type_name(n));
-    } else if (scalar_kind(n) != SC_STR) {
+                     kind_of(n));
+    } else if (ks_yaml_type(n) != KS_YAML_STR) {
         rc = rd_fail(r, n, KS_ESCHEMA,
                      "expected a string, found %s (%s); quote it: \"%s\"",
-                     type_name(n), (const char *)n->data.scalar.value,
-                     (const char *)n->data.scalar.value);
-    } else if (memchr(n->data.scalar.value, '\0', n->data.scalar.length)) {
+                     kind_of(n), ks_yaml_text(n), ks_yaml_text(n));
+    } else if (memchr(ks_yaml_text(n), '\0', ks_yaml_text_len(n))) {
         rc = rd_fail(r, n, KS_ESCHEMA, "the string contains a NUL character");
-    } else if (n->data.scalar.length > 0) {
-        *out = (const char *)n->data.scalar.value;
+    } else if (ks_yaml_text_len(n) > 0) {
+        *out = ks_yaml_text(n);
     }
     rd_pop(r, old);
     return rc;
@@ -453,31 +350,24 @@ static int rd_bool(kc_rd_t *r, const yaml_node_t *map, const char *key,
 {
     yaml_node_t *n = rd_get(r, map, key);
     size_t old;
-    int rc = 0, k;
+    int rc = 0;
     if (node != NULL)
         *node = n;
     if (n == NULL)
         return 0;
     old = rd_push(r, key);
-    k = scalar_kind(n);
-    if (n->type == YAML_SCALAR_NODE && k == SC_BOOL_T) {
-        *out = 1;
-    } else if (n->type == YAML_SCALAR_NODE && k == SC_BOOL_F) {
-        *out = 0;
-    } else if (n->type == YAML_SCALAR_NODE) {
-        const char *s = (const char *)n->data.scalar.value;
-        int looks = !strcasecmp(s, "true") || !strcasecmp(s, "false");
-        rc = rd_fail(r, n, KS_ESCHEMA,
-                     "expected a boolean (true or false), found %s \"%s\"%s",
-                     n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE
-                         ? type_name(n)
-                         : "the quoted string",
-                     s,
-                     looks ? "; remove the quotes" : "");
-    } else {
+    if (!ks_yaml_is_scalar(n)) {
         rc = rd_fail(r, n, KS_ESCHEMA,
                      "expected a boolean (true or false), found %s",
-                     type_name(n));
+                     kind_of(n));
+    } else if (ks_yaml_bool(n, out) != 0) {
+        const char *s = ks_yaml_text(n);
+        int looks = !strcasecmp(s, "true") || !strcasecmp(s, "false");
+        rc = rd_fail(r, n, KS_ESCHEMA,
+                     "expected a boolean (true or false), found %s \"%s\"%s%s",
+                     ks_yaml_is_quoted(n) ? "the quoted string" : kind_of(n),
+                     s, looks ? "; remove the quotes" : "",
+                     ks_yaml_bool_hint(n));
     }
     rd_pop(r, old);
     return rc;
@@ -492,10 +382,10 @@ static int rd_map(kc_rd_t *r, const yaml_node_t *map, const char *key,
     *out = NULL;
     if (n == NULL)
         return 0;
-    if (n->type != YAML_MAPPING_NODE) {
+    if (!ks_yaml_is_map(n)) {
         size_t old = rd_push(r, key);
         rc = rd_fail(r, n, KS_ESCHEMA, "expected a mapping, found %s",
-                     type_name(n));
+                     kind_of(n));
         rd_pop(r, old);
         return rc;
     }
@@ -511,27 +401,15 @@ static int rd_seq(kc_rd_t *r, const yaml_node_t *map, const char *key,
     *out = NULL;
     if (n == NULL)
         return 0;
-    if (n->type != YAML_SEQUENCE_NODE) {
+    if (!ks_yaml_is_seq(n)) {
         size_t old = rd_push(r, key);
         rc = rd_fail(r, n, KS_ESCHEMA, "expected a sequence, found %s",
-                     type_name(n));
+                     kind_of(n));
         rd_pop(r, old);
         return rc;
     }
     *out = n;
     return 0;
-}
-
-static size_t seq_len(const yaml_node_t *n)
-{
-    if (n == NULL || n->type != YAML_SEQUENCE_NODE)
-        return 0;
-    return (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-}
-
-static yaml_node_t *seq_at(const kc_rd_t *r, const yaml_node_t *n, size_t i)
-{
-    return rd_node(r, n->data.sequence.items.start[i]);
 }
 
 /* A base64 []byte field, decoded into a malloc'd blob. */
@@ -553,7 +431,7 @@ static int rd_data(kc_rd_t *r, const yaml_node_t *map, const char *key,
         return 0;
     e.code = 0;
     e.msg[0] = '\0';
-    rc = ks_base64_decode(s, n->data.scalar.length, out, len, NULL, &e);
+    rc = ks_base64_decode(s, ks_yaml_text_len(n), out, len, NULL, &e);
     if (rc == KS_ENOMEM)
         return ks_error_set(r->err, KS_ENOMEM, "%s: out of memory",
                             r->f->path);
@@ -581,7 +459,7 @@ static int rd_strings(kc_rd_t *r, const yaml_node_t *map, const char *key,
     *n_out = 0;
     if ((rc = rd_seq(r, map, key, &seq)) != 0 || seq == NULL)
         return rc;
-    n = seq_len(seq);
+    n = ks_yaml_seq_len(seq);
     if (n == 0)
         return 0;
     v = calloc(n, sizeof(*v));
@@ -589,20 +467,17 @@ static int rd_strings(kc_rd_t *r, const yaml_node_t *map, const char *key,
         return ks_error_set(r->err, KS_ENOMEM, "out of memory");
     old = rd_push(r, key);
     for (i = 0; i < n; i++) {
-        yaml_node_t *it = seq_at(r, seq, i);
+        yaml_node_t *it = ks_yaml_seq_at(&r->f->doc, seq, i);
         size_t o2 = rd_push_index(r, i);
-        if (it == NULL || it->type != YAML_SCALAR_NODE ||
-            (scalar_kind(it) != SC_STR && scalar_kind(it) != SC_NULL)) {
+        ks_yaml_type_t t = ks_yaml_type(it);
+        if (t != KS_YAML_STR && t != KS_YAML_NULL) {
             rc = rd_fail(r, it, KS_ESCHEMA, "expected a string, found %s%s",
-                         it ? type_name(it) : "nothing",
-                         it && it->type == YAML_SCALAR_NODE
-                             ? "; quote it"
-                             : "");
+                         ks_yaml_type_name(t),
+                         ks_yaml_is_scalar(it) ? "; quote it" : "");
             free(v);
             return rc;
         }
-        v[i] = scalar_kind(it) == SC_NULL ? ""
-                                          : (const char *)it->data.scalar.value;
+        v[i] = t == KS_YAML_NULL ? "" : ks_yaml_text(it);
         rd_pop(r, o2);
     }
     rd_pop(r, old);
@@ -696,15 +571,15 @@ static int read_cluster(kc_rd_t *r, yaml_node_t *b, kc_cluster_t *c)
                       NULL)) ||
         (rc = rd_seq(r, b, "extensions", &exts)))
         return rc;
-    n = seq_len(exts);
+    n = ks_yaml_seq_len(exts);
     old = rd_push(r, "extensions");
     for (i = 0; i < n; i++) {
-        yaml_node_t *it = seq_at(r, exts, i);
+        yaml_node_t *it = ks_yaml_seq_at(&r->f->doc, exts, i);
         const char *name;
         size_t o2 = rd_push_index(r, i);
-        if (it == NULL || it->type != YAML_MAPPING_NODE)
+        if (!ks_yaml_is_map(it))
             return rd_fail(r, it, KS_ESCHEMA, "expected a mapping, found %s",
-                           it ? type_name(it) : "nothing");
+                           kind_of(it));
         if ((rc = rd_str(r, it, "name", &name, NULL)) != 0)
             return rc;
         if (name != NULL && strcmp(name, EXEC_EXTENSION) == 0)
@@ -731,7 +606,7 @@ static int read_exec(kc_rd_t *r, yaml_node_t *x, kc_exec_t *e)
                      &e->n_mode)) ||
         (rc = rd_seq(r, x, "env", &env)))
         return rc;
-    n = seq_len(env);
+    n = ks_yaml_seq_len(env);
     if (n == 0)
         return 0;
     e->env_names = calloc(n, sizeof(char *));
@@ -742,12 +617,12 @@ static int read_exec(kc_rd_t *r, yaml_node_t *x, kc_exec_t *e)
     e->n_env = n;
     old = rd_push(r, "env");
     for (i = 0; i < n; i++) {
-        yaml_node_t *it = seq_at(r, env, i);
+        yaml_node_t *it = ks_yaml_seq_at(&r->f->doc, env, i);
         size_t o2 = rd_push_index(r, i);
-        if (it == NULL || it->type != YAML_MAPPING_NODE)
+        if (!ks_yaml_is_map(it))
             return rd_fail(r, it, KS_ESCHEMA,
                            "expected a mapping {name, value}, found %s",
-                           it ? type_name(it) : "nothing");
+                           kind_of(it));
         e->env_nodes[i] = it;
         if ((rc = rd_str(r, it, "name", &e->env_names[i], NULL)) ||
             (rc = rd_str(r, it, "value", &e->env_values[i], NULL)))
@@ -861,8 +736,7 @@ static void *grow(void *arr, size_t *cap, size_t need, size_t size)
 /* Position of an earlier entry for duplicate messages. */
 static void entry_pos(const kc_entry_t *e, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s:%zu:%zu", e->f->path,
-             e->item->start_mark.line + 1, e->item->start_mark.column + 1);
+    ks_yaml_where(buf, len, e->f->path, e->item);
 }
 
 enum { K_CLUSTER, K_CONTEXT, K_USER };
@@ -904,10 +778,10 @@ static int read_list(kc_all_t *a, kc_rd_t *r, int kind)
     int rc;
     if ((rc = rd_seq(r, r->f->root, list_key[kind], &seq)) != 0)
         return rc;
-    n = seq_len(seq);
+    n = ks_yaml_seq_len(seq);
     old = rd_push(r, list_key[kind]);
     for (i = 0; i < n; i++) {
-        yaml_node_t *it = seq_at(r, seq, i), *body;
+        yaml_node_t *it = ks_yaml_seq_at(&r->f->doc, seq, i), *body;
         const char *name;
         kc_entry_t at, *prev;
         union {
@@ -917,10 +791,10 @@ static int read_list(kc_all_t *a, kc_rd_t *r, int kind)
         } v;
         size_t o2 = rd_push_index(r, i);
         memset(&v, 0, sizeof(v));
-        if (it == NULL || it->type != YAML_MAPPING_NODE)
+        if (!ks_yaml_is_map(it))
             return rd_fail(r, it, KS_ESCHEMA,
                            "expected a mapping {name, %s}, found %s",
-                           body_key[kind], it ? type_name(it) : "nothing");
+                           body_key[kind], kind_of(it));
         if ((rc = rd_str(r, it, "name", &name, NULL)) ||
             (rc = rd_map(r, it, body_key[kind], &body)))
             return rc;
@@ -1010,54 +884,43 @@ static int read_list(kc_all_t *a, kc_rd_t *r, int kind)
     return 0;
 }
 
-static int parse_error(kc_file_t *f, yaml_parser_t *p, ks_error_t *err)
+/* Load the document of f (already checked to be readable) and merge its
+ * entries into a. An empty file (or comments only) defines nothing. */
+static int load_one(kc_all_t *a, kc_file_t *f, ks_error_t *err)
 {
-    if (p->error == YAML_MEMORY_ERROR)
-        return ks_error_set(err, KS_ENOMEM, "%s: out of memory", f->path);
-    if (p->context != NULL)
-        return ks_error_set(err, KS_EPARSE,
-                            "%s:%zu:%zu: malformed YAML: %s (%s at line %zu, "
-                            "column %zu)",
-                            f->path, p->problem_mark.line + 1,
-                            p->problem_mark.column + 1,
-                            p->problem ? p->problem : "syntax error",
-                            p->context, p->context_mark.line + 1,
-                            p->context_mark.column + 1);
-    return ks_error_set(err, KS_EPARSE, "%s:%zu:%zu: malformed YAML: %s",
-                        f->path, p->problem_mark.line + 1,
-                        p->problem_mark.column + 1,
-                        p->problem ? p->problem : "syntax error");
-}
-
-/* Parse the text of f and merge its entries into a. */
-static int load_one(kc_all_t *a, kc_file_t *f, const char *text, size_t len,
-                    ks_error_t *err)
-{
-    yaml_parser_t p;
+    ks_yaml_problem_t p;
     kc_rd_t r;
     yaml_node_t *root, *cc;
     const char *ccs;
     int rc;
 
-    if (!yaml_parser_initialize(&p))
-        return ks_error_set(err, KS_ENOMEM, "%s: out of memory", f->path);
-    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-    if (!yaml_parser_load(&p, &f->doc)) {
-        rc = parse_error(f, &p, err);
-        yaml_parser_delete(&p);
-        return rc;
+    if (ks_yaml_load_file(f->path, &f->doc, &p) != 0) {
+        const char *why;
+        switch (p.kind) {
+        case KS_YAML_P_EMPTY: return 0;
+        case KS_YAML_P_NOMEM:
+            return ks_error_set(err, KS_ENOMEM, "%s: out of memory", f->path);
+        case KS_YAML_P_EXTRA:
+            return ks_yaml_problem_error(
+                err, f->path, "a kubeconfig is a single YAML document: ", &p);
+        case KS_YAML_P_IO:
+            why = strstr(p.msg, ": ");
+            return ks_error_set(err, KS_EIO, "cannot read kubeconfig %s: %s",
+                                f->path, why ? why + 2 : p.msg);
+        case KS_YAML_P_SYNTAX:
+            return ks_yaml_problem_error(err, f->path, "malformed YAML: ", &p);
+        default: return ks_yaml_problem_error(err, f->path, NULL, &p);
+        }
     }
-    /* Only the first document counts (as kubectl's YAML decoding). */
-    yaml_parser_delete(&p);
     f->have_doc = 1;
     root = yaml_document_get_root_node(&f->doc);
-    if (root == NULL || is_null(root))
+    if (ks_yaml_is_null(root))
         return 0;
-    if (root->type != YAML_MAPPING_NODE)
+    if (!ks_yaml_is_map(root))
         return fail_at(err, KS_ESCHEMA, f, root, NULL,
                        "expected a kubeconfig (a mapping with clusters, "
                        "contexts, users and current-context), found %s",
-                       type_name(root));
+                       kind_of(root));
     f->root = root;
     memset(&r, 0, sizeof(r));
     r.f = f;
@@ -1151,59 +1014,55 @@ static ks_kube_conn_t *conn_new(void)
 static json_t *node_to_json(yaml_document_t *d, yaml_node_t *n, int depth)
 {
     json_t *j = NULL;
+    size_t i, len;
+    int64_t iv;
+    double dv;
+    int bv;
     if (n == NULL || depth > 64)
         return json_null();
-    switch (n->type) {
-    case YAML_MAPPING_NODE: {
-        yaml_node_pair_t *p;
+    switch (ks_yaml_type(n)) {
+    case KS_YAML_MAP:
         j = json_object();
-        for (p = n->data.mapping.pairs.start;
-             j != NULL && p < n->data.mapping.pairs.top; p++) {
-            yaml_node_t *k = yaml_document_get_node(d, p->key);
-            if (k == NULL || k->type != YAML_SCALAR_NODE)
+        len = ks_yaml_map_len(n);
+        for (i = 0; j != NULL && i < len; i++) {
+            const char *k = ks_yaml_text(ks_yaml_map_key(d, n, i));
+            if (k == NULL)
                 continue;
             if (json_object_set_new(
-                    j, (const char *)k->data.scalar.value,
-                    node_to_json(d, yaml_document_get_node(d, p->value),
+                    j, k,
+                    node_to_json(d, ks_yaml_map_value(d, n, i),
                                  depth + 1)) != 0) {
                 json_decref(j);
                 j = NULL;
             }
         }
         return j;
-    }
-    case YAML_SEQUENCE_NODE: {
-        yaml_node_item_t *it;
+    case KS_YAML_SEQ:
         j = json_array();
-        for (it = n->data.sequence.items.start;
-             j != NULL && it < n->data.sequence.items.top; it++) {
+        len = ks_yaml_seq_len(n);
+        for (i = 0; j != NULL && i < len; i++) {
             if (json_array_append_new(
-                    j, node_to_json(d, yaml_document_get_node(d, *it),
-                                    depth + 1)) != 0) {
+                    j, node_to_json(d, ks_yaml_seq_at(d, n, i), depth + 1)) !=
+                0) {
                 json_decref(j);
                 j = NULL;
             }
         }
         return j;
-    }
-    case YAML_SCALAR_NODE: {
-        const char *s = (const char *)n->data.scalar.value;
-        switch (scalar_kind(n)) {
-        case SC_NULL: return json_null();
-        case SC_BOOL_T: return json_true();
-        case SC_BOOL_F: return json_false();
-        case SC_INT:
-            if (s[0] != '0' || s[1] == '\0')
-                return json_integer(strtoll(s, NULL, 10));
-            return json_integer(strtoll(s, NULL, 0));
-        case SC_FLOAT:
-            if (strchr(s, 'n') || strchr(s, 'N') || strchr(s, 'i') ||
-                strchr(s, 'I'))
-                return json_string(s); /* JSON has no inf/nan */
-            return json_real(strtod(s, NULL));
-        default: return json_stringn(s, n->data.scalar.length);
-        }
-    }
+    case KS_YAML_NULL: return json_null();
+    case KS_YAML_BOOL:
+        ks_yaml_bool(n, &bv);
+        return json_boolean(bv);
+    case KS_YAML_INT:
+    case KS_YAML_FLOAT:
+        /* An integer out of the int64 range is a number. */
+        if (ks_yaml_int64(n, &iv) == 0)
+            return json_integer((json_int_t)iv);
+        if (ks_yaml_double(n, &dv) == 0 && isfinite(dv))
+            return json_real(dv);
+        return json_string(ks_yaml_text(n)); /* JSON has no inf/nan */
+    case KS_YAML_STR:
+        return json_stringn(ks_yaml_text(n), ks_yaml_text_len(n));
     default: return json_null();
     }
 }
@@ -1286,11 +1145,10 @@ static int check_file(const kc_entry_t *e, int kind, const char *field,
 {
     char fp[256];
     int en, rel;
-    if (readable(abs) == 0)
+    if (readable(abs, 0) == 0)
         return 0;
     en = errno;
-    rel = n != NULL && n->type == YAML_SCALAR_NODE &&
-          n->data.scalar.value[0] != '/';
+    rel = ks_yaml_is_scalar(n) && ks_yaml_text(n)[0] != '/';
     field_path(e, kind, field, fp, sizeof(fp));
     return fail_at(err, KS_EIO, e->f, n, fp, "cannot read %s: %s%s%s%s", abs,
                    strerror(en),
@@ -1774,9 +1632,7 @@ int ks_kubeconfig_load(const char *path, const char *context,
         goto done;
     for (i = 0; i < a.n_files; i++) {
         kc_file_t *f = &a.files[i];
-        char *text;
-        size_t len;
-        if (slurp(f->path, &text, &len) != 0) {
+        if (readable(f->path, SMALL_FILE_MAX) != 0) {
             int en = errno;
             if (en == ENOENT && !explicit_path) {
                 moff += (size_t)snprintf(missing + moff,
@@ -1799,13 +1655,10 @@ int ks_kubeconfig_load(const char *path, const char *context,
             goto done;
         }
         if ((f->dir = abs_dir(f->path)) == NULL) {
-            free(text);
             rc = ks_error_set(err, KS_ENOMEM, "out of memory");
             goto done;
         }
-        rc = load_one(&a, f, text, len, err);
-        free(text);
-        if (rc != 0)
+        if ((rc = load_one(&a, f, err)) != 0)
             goto done;
         loaded++;
     }
@@ -1871,12 +1724,14 @@ int ks_kubeconfig_load(const char *path, const char *context,
         us = (kc_user_t *)find_entry(&a, K_USER, ctx->user);
         if (us == NULL) {
             names_of(&a, K_USER, names, sizeof(names));
+            char where[1024];
             ks_log(KS_LOGL_WARN,
-                   "%s:%zu:%zu: user \"%s\" of context \"%s\" not found in "
+                   "%s: user \"%s\" of context \"%s\" not found in "
                    "%s (%s); connecting without credentials, as kubectl "
                    "does",
-                   ctx->at.f->path, ctx->n_user->start_mark.line + 1,
-                   ctx->n_user->start_mark.column + 1, ctx->user,
+                   ks_yaml_where(where, sizeof(where), ctx->at.f->path,
+                                 ctx->n_user),
+                   ctx->user,
                    ctx->at.name, a.label, names);
         }
     }
@@ -1928,7 +1783,7 @@ int ks_kubeconfig_in_cluster(const char *sa_dir, ks_kube_conn_t **out,
         ns_path = NULL;
         goto oom;
     }
-    if (readable(token_path) != 0) {
+    if (readable(token_path, 0) != 0) {
         rc = ks_error_set(err, KS_EIO,
                           "in-cluster configuration: cannot read the service "
                           "account token %s: %s; is a service account token "
@@ -1938,7 +1793,7 @@ int ks_kubeconfig_in_cluster(const char *sa_dir, ks_kube_conn_t **out,
     }
     if ((rc = check_token_file(NULL, NULL, NULL, token_path, err)) != 0)
         goto out;
-    if (readable(ca_path) != 0) {
+    if (readable(ca_path, 0) != 0) {
         rc = ks_error_set(err, KS_EIO,
                           "in-cluster configuration: cannot read the cluster "
                           "CA %s: %s",

@@ -656,6 +656,52 @@ START_TEST(test_describe)
 }
 END_TEST
 
+/* An alias bomb (10 levels of 10 aliases: 10^10 nodes once expanded) is
+ * refused while the file is loaded, quickly, at the first alias past the
+ * limit. */
+START_TEST(test_alias_bomb)
+{
+    ks_kube_conn_t *k = NULL;
+    ks_error_t err = {0};
+    char yaml[4096], want[1024];
+    size_t off = 0;
+    struct timespec t0, t1;
+    int lvl, i, rc;
+    off += (size_t)snprintf(yaml + off, sizeof yaml - off,
+                            "current-context: x\nx-bomb:\n"
+                            "  l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for (lvl = 1; lvl < 10; lvl++) {
+        off += (size_t)snprintf(yaml + off, sizeof yaml - off,
+                                "  l%d: &l%d [", lvl, lvl);
+        for (i = 0; i < 10; i++)
+            off += (size_t)snprintf(yaml + off, sizeof yaml - off, "%s*l%d",
+                                    i ? ", " : "", lvl - 1);
+        off += (size_t)snprintf(yaml + off, sizeof yaml - off, "]\n");
+    }
+    snprintf(yaml + off, sizeof yaml - off,
+             "clusters: [{name: c, cluster: {server: https://h}}]\n");
+    wfile("config", yaml);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = ks_kubeconfig_load(tp("config"), NULL, &k, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ck_assert_int_eq(rc, KS_EPARSE);
+    ck_assert_ptr_null(k);
+    /* The eighth *l4 of level 5 takes the expanded size (counted as the
+     * document is built) past a million nodes. */
+    snprintf(want, sizeof want,
+             "%s:8:47: alias *l4: expanding the aliases would give more "
+             "than ",
+             tp("config"));
+    ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0,
+                  "expected \"%s...\", got:\n%s", want, err.msg);
+    assert_has(err.msg, "refusing a possible alias bomb");
+    ck_assert_msg((t1.tv_sec - t0.tv_sec) * 1000 +
+                          (t1.tv_nsec - t0.tv_nsec) / 1000000 <
+                      5000,
+                  "refusing the bomb took too long");
+}
+END_TEST
+
 /* ---- in-cluster ---------------------------------------------------------- */
 
 START_TEST(test_in_cluster)
@@ -1286,6 +1332,7 @@ int main(void)
                         (int)(sizeof err_rows / sizeof err_rows[0]));
     tcase_add_test(tl, test_json_and_http);
     tcase_add_test(tl, test_describe);
+    tcase_add_test(tl, test_alias_bomb);
     tcase_add_test(tc, test_in_cluster);
     tcase_add_test(tc, test_token_file_rotation);
     tcase_add_loop_test(te, test_exec_basic, 0, 2);
