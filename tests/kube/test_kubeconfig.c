@@ -665,7 +665,6 @@ START_TEST(test_alias_bomb)
     ks_error_t err = {0};
     char yaml[4096], want[1024];
     size_t off = 0;
-    struct timespec t0, t1;
     int lvl, i, rc;
     off += (size_t)snprintf(yaml + off, sizeof yaml - off,
                             "current-context: x\nx-bomb:\n"
@@ -681,9 +680,10 @@ START_TEST(test_alias_bomb)
     snprintf(yaml + off, sizeof yaml - off,
              "clusters: [{name: c, cluster: {server: https://h}}]\n");
     wfile("config", yaml);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* Refused as the document is built (the expansion is counted, never
+     * performed): the position shows it stopped at the first alias past
+     * the limit. */
     rc = ks_kubeconfig_load(tp("config"), NULL, &k, &err);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     ck_assert_int_eq(rc, KS_EPARSE);
     ck_assert_ptr_null(k);
     /* The eighth *l4 of level 5 takes the expanded size (counted as the
@@ -695,10 +695,6 @@ START_TEST(test_alias_bomb)
     ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0,
                   "expected \"%s...\", got:\n%s", want, err.msg);
     assert_has(err.msg, "refusing a possible alias bomb");
-    ck_assert_msg((t1.tv_sec - t0.tv_sec) * 1000 +
-                          (t1.tv_nsec - t0.tv_nsec) / 1000000 <
-                      5000,
-                  "refusing the bomb took too long");
 }
 END_TEST
 
