@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/rand.h"
 #include "ksched/plugin.h"
 #include "config/config.h"
 #include "config/ext_points.h"
@@ -100,12 +101,7 @@ struct ks_fw_env {
  * randomness, never safety. */
 static inline uint64_t ks_fw_env_rand(ks_fw_env_t *e)
 {
-    uint64_t x = e->rng ? e->rng : 0x9e3779b97f4a7c15ull;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    e->rng = x;
-    return x * 0x2545f4914f6cdd1dull;
+    return ks_rand_next(&e->rng);
 }
 
 /* The monotonic clock in seconds (timing of plugins and extension points).

@@ -7,6 +7,7 @@
 
 #include "base/buf.h"
 #include "base/log.h"
+#include "base/rand.h"
 #include "base/strmap.h"
 
 #define BACKOFF_BASE_MS 800
@@ -48,10 +49,7 @@ static void do_watch(ks_informer_t *inf);
 
 static uint32_t rnd(ks_informer_t *inf)
 {
-    inf->rng ^= inf->rng << 13;
-    inf->rng ^= inf->rng >> 7;
-    inf->rng ^= inf->rng << 17;
-    return (uint32_t)(inf->rng >> 11);
+    return (uint32_t)(ks_rand_next(&inf->rng) >> 32);
 }
 
 /* --- the store ------------------------------------------------------------- */
@@ -487,8 +485,6 @@ ks_informer_t *ks_informer_new(uv_loop_t *loop, ks_kube_client_t *client,
     inf->h = *h;
     inf->page_size = o->page_size ? o->page_size : 500;
     inf->rng = (uint64_t)uv_hrtime() ^ (uint64_t)(uintptr_t)inf;
-    if (inf->rng == 0)
-        inf->rng = 1;
     inf->resource = strdup(o->resource);
     inf->path = strdup(o->path);
     if (o->field_selector &&

@@ -373,43 +373,37 @@ static int rd_bool(kc_rd_t *r, const yaml_node_t *map, const char *key,
     return rc;
 }
 
-/* A mapping (or absent/null: *out NULL). */
-static int rd_map(kc_rd_t *r, const yaml_node_t *map, const char *key,
-                  yaml_node_t **out)
+/* A mapping (want_map) or a sequence, or absent/null: *out NULL. */
+static int rd_container(kc_rd_t *r, const yaml_node_t *map, const char *key,
+                        int want_map, yaml_node_t **out)
 {
     yaml_node_t *n = rd_get(r, map, key);
-    int rc = 0;
+    int rc;
+    size_t old;
     *out = NULL;
     if (n == NULL)
         return 0;
-    if (!ks_yaml_is_map(n)) {
-        size_t old = rd_push(r, key);
-        rc = rd_fail(r, n, KS_ESCHEMA, "expected a mapping, found %s",
-                     kind_of(n));
-        rd_pop(r, old);
-        return rc;
+    if (want_map ? ks_yaml_is_map(n) : ks_yaml_is_seq(n)) {
+        *out = n;
+        return 0;
     }
-    *out = n;
-    return 0;
+    old = rd_push(r, key);
+    rc = rd_fail(r, n, KS_ESCHEMA, "expected a %s, found %s",
+                 want_map ? "mapping" : "sequence", kind_of(n));
+    rd_pop(r, old);
+    return rc;
+}
+
+static int rd_map(kc_rd_t *r, const yaml_node_t *map, const char *key,
+                  yaml_node_t **out)
+{
+    return rd_container(r, map, key, 1, out);
 }
 
 static int rd_seq(kc_rd_t *r, const yaml_node_t *map, const char *key,
                   yaml_node_t **out)
 {
-    yaml_node_t *n = rd_get(r, map, key);
-    int rc = 0;
-    *out = NULL;
-    if (n == NULL)
-        return 0;
-    if (!ks_yaml_is_seq(n)) {
-        size_t old = rd_push(r, key);
-        rc = rd_fail(r, n, KS_ESCHEMA, "expected a sequence, found %s",
-                     kind_of(n));
-        rd_pop(r, old);
-        return rc;
-    }
-    *out = n;
-    return 0;
+    return rd_container(r, map, key, 0, out);
 }
 
 /* A base64 []byte field, decoded into a malloc'd blob. */

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "base/log.h"
+#include "base/rand.h"
 #include "kube/events.h"
 
 #define JITTER 1.2 /* client-go: wait.JitterFactor for acquisition */
@@ -55,23 +56,17 @@ static void now_micro(char *buf, size_t len)
 void ks_leader_default_identity(char *buf, size_t len)
 {
     char host[256] = "ksched";
-    unsigned char r[8];
+    uint64_t r;
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    size_t i;
-    uint64_t x = uv_hrtime() ^ ((uint64_t)getpid() << 32);
-    if (fd < 0 || read(fd, r, sizeof r) != (ssize_t)sizeof r)
-        for (i = 0; i < sizeof r; i++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            r[i] = (unsigned char)x;
-        }
+    if (fd < 0 || read(fd, &r, sizeof r) != (ssize_t)sizeof r) {
+        uint64_t seed = uv_hrtime() ^ ((uint64_t)getpid() << 32);
+        r = ks_rand_next(&seed);
+    }
     if (fd >= 0)
         close(fd);
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
-    snprintf(buf, len, "%s_%02x%02x%02x%02x%02x%02x%02x%02x", host, r[0], r[1],
-             r[2], r[3], r[4], r[5], r[6], r[7]);
+    snprintf(buf, len, "%s_%016llx", host, (unsigned long long)r);
 }
 
 int ks_leader_opts_check(const ks_leader_opts_t *o, ks_error_t *err)
@@ -296,11 +291,8 @@ static void schedule_tick(ks_leader_t *l)
         return;
     if (!l->leader) {
         /* client-go: JitterUntil(retryPeriod, 1.2) while acquiring. */
-        l->rng ^= l->rng << 13;
-        l->rng ^= l->rng >> 7;
-        l->rng ^= l->rng << 17;
         wait += (uint64_t)((double)wait * (JITTER - 1.0) *
-                           (double)(l->rng % 1000) / 1000.0);
+                           (double)(ks_rand_next(&l->rng) % 1000) / 1000.0);
     }
     uv_timer_start(&l->timer, tick, wait, 0);
 }
@@ -330,7 +322,7 @@ ks_leader_t *ks_leader_new(uv_loop_t *loop, ks_kube_client_t *client,
     snprintf(l->coll_path, sizeof l->coll_path,
              "/apis/coordination.k8s.io/v1/namespaces/%s/leases", l->ns);
     snprintf(l->path, sizeof l->path, "%s/%s", l->coll_path, l->name);
-    l->rng = uv_hrtime() | 1;
+    l->rng = uv_hrtime();
     if (uv_timer_init(loop, &l->timer) != 0)
         goto oom;
     l->timer.data = l;

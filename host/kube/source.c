@@ -455,24 +455,8 @@ static void victim_condition_answer(void *ud, const ks_kube_result_t *r)
     }
     w->delete_path = w->delete_body = NULL;
     w->call = NULL;
-    /* Same record, second request: stays linked. */
-    {
-        ks_kube_call_opts_t o;
-        ks_error_t err = {0};
-        memset(&o, 0, sizeof o);
-        o.method = "DELETE";
-        o.path = path;
-        o.body = body;
-        o.timeout_ms = WRITE_TIMEOUT_MS;
-        o.on_done = delete_answer;
-        o.ud = w;
-        w->call = ks_kube_call(w->src->client, &o, &err);
-        if (w->call == NULL) {
-            ks_log(KS_LOGL_WARN, "DELETE %s: %s", path, err.msg);
-            write_unlink(w);
-            write_free(w);
-        }
-    }
+    /* Same record, second request: it stays linked. */
+    write_send(w, "DELETE", path, body, NULL, WRITE_TIMEOUT_MS, delete_answer);
     free(path);
     free(body);
 }
@@ -653,16 +637,10 @@ static void pod_upsert(ks_kube_source_t *src, json_t *obj)
             src->stats.pods_assigned++;
             cache_put_assigned(src, pod);
             emit(src, KS_RES_POD, KS_ACT_ADD);
-        } else if (!src->synced || serves(src, pod)) {
-            /* Before sync the scheduler's profiles decide in the
-             * hand-over; serves() is already right for them. */
-            e->state = serves(src, pod) ? P_PENDING : P_OTHER;
-            if (e->state == P_PENDING) {
-                src->stats.pods_pending++;
-                queue_pending(src, e, pod);
-            } else {
-                ks_pod_free(pod);
-            }
+        } else if (serves(src, pod)) {
+            e->state = P_PENDING;
+            src->stats.pods_pending++;
+            queue_pending(src, e, pod);
         } else {
             e->state = P_OTHER;
             ks_pod_free(pod);
