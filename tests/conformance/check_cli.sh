@@ -13,6 +13,10 @@ fail() { echo "not ok: $*"; fails=$((fails + 1)); }
 expect_rc() { # WANT GOT WHAT
     [ "$1" -eq "$2" ] || fail "$3: exit status $2, expected $1"
 }
+# A run whose answer is on stdout prints nothing on stderr.
+expect_quiet() { # WHAT
+    [ ! -s "$err" ] || fail "$1: unexpected stderr: $(head -n 3 "$err")"
+}
 expect_line() { # FILE LINE
     grep -Fxq -- "$2" "$1" || fail "missing line: '$2'"
 }
@@ -21,6 +25,7 @@ run() { "$ksched" conformance "$@" >"$out" 2>"$err"; }
 # 1. A wrong expected file, a scenario without one, malformed YAML.
 run --plugin-dir "$plugins" --no-default-plugin-path "$wrong"
 expect_rc 1 $? "wrong expected files"
+expect_quiet "wrong expected files"
 expect_line "$out" "FAIL wrong-score"
 expect_line "$out" "  default/p1: plugin_scores.NodeResourcesFit.n1: expected 49, got 50"
 expect_line "$out" '  default/p1: rejected.n0: expected ["Insufficient cpu"], got (none)'
@@ -37,12 +42,14 @@ grep -q "^  error: $wrong/bad-yaml.yaml:5:[0-9]*: " "$out" ||
 # 2. --filter keeps one scenario.
 run -p "$plugins" --no-default-plugin-path --filter wrong-sc "$wrong"
 expect_rc 1 $? "--filter"
+expect_quiet "--filter"
 [ "$(grep -c '^FAIL ' "$out")" -eq 1 ] || fail "--filter ran other scenarios"
 expect_line "$out" "0 passed, 1 failed"
 
 # 3. A single scenario file passes; -v prints the decisions.
 run -p "$plugins" --no-default-plugin-path -v "$own/tie-smallest-name.yaml"
 expect_rc 0 $? "single passing file"
+expect_quiet "single passing file"
 expect_line "$out" "PASS tie-smallest-name"
 expect_line "$out" "      selected: tie-b"
 expect_line "$out" "1 passed, 0 failed"
@@ -69,6 +76,7 @@ grep -q -- "--plugin-dir '$own/does-not-exist' is not a directory" "$err" ||
     fail "missing plugin dir message"
 run --help
 expect_rc 0 $? "--help"
+expect_quiet "--help"
 grep -q "^Usage: ksched conformance" "$out" || fail "--help prints no usage"
 
 if [ "$fails" -ne 0 ]; then

@@ -116,12 +116,23 @@ schedule() {
     flatten "$tmp/$name.yaml" >"$tmp/$name.txt"
 }
 
+# expect_rc RUN CODE: the exit code, and what it stands for in the output:
+# 3 (some pods could not be placed) with an unschedulable list, 0 without
+# one; a finished run prints its result on stdout and nothing on stderr.
 expect_rc() {
-    if [ "$rc" -eq "$2" ]; then
-        ok "$1: exit code $2"
-    else
+    if [ "$rc" -ne "$2" ]; then
         bad "$1: exit code $rc, expected $2"
         cat "$tmp/$1.err"
+        return
+    fi
+    if [ -s "$tmp/$1.err" ]; then
+        bad "$1: exit code $2 but stderr says: $(head -n 3 "$tmp/$1.err")"
+    elif [ "$2" -eq 3 ] && ! grep -q '^unschedulable:$' "$tmp/$1.yaml"; then
+        bad "$1: exit code 3 but no unschedulable pods listed"
+    elif [ "$2" -eq 0 ] && grep -q '^unschedulable:$' "$tmp/$1.yaml"; then
+        bad "$1: exit code 0 but unschedulable pods listed"
+    else
+        ok "$1: exit code $2, output agrees"
     fi
 }
 
