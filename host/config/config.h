@@ -134,6 +134,15 @@ typedef struct ks_config {
     void *priv_; /* arena and YAML state, private */
     ks_extender_config_t *extenders; /* in the order written */
     size_t n_extenders;
+    /* delayCacheUntilActive (upstream v1.27+): read and kept, but a
+     * standby ksched keeps its informers warm either way (true gets a
+     * notice); it changes failover time and memory, never a decision. */
+    int delay_cache_until_active;
+    /* Notices about an accepted configuration ("FILE:LINE:COL: text", one
+     * line each, e.g. a deprecated apiVersion), already printed as
+     * warnings by the loader. */
+    char **notices;
+    size_t n_notices;
 } ks_config_t;
 
 /* Load and merge. On failure *out is NULL and err lists every problem found

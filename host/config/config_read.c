@@ -6,6 +6,7 @@
  */
 #include "base/base64.h"
 #include "base/go_duration.h"
+#include "base/log.h"
 #include "config_internal.h"
 
 #include <errno.h>
@@ -37,7 +38,8 @@ enum {
     TOP_METRICS,
     TOP_PROFILING,
     TOP_CONTENTION,
-    TOP_EXTENDERS
+    TOP_EXTENDERS,
+    TOP_DELAY_CACHE
 };
 
 static const ks_cfg_field_t top_fields[] = {
@@ -55,7 +57,16 @@ static const ks_cfg_field_t top_fields[] = {
     {"enableProfiling", KS_CFG_T_BOOL},
     {"enableContentionProfiling", KS_CFG_T_BOOL},
     {"extenders", KS_CFG_T_SEQ},
+    {"delayCacheUntilActive", KS_CFG_T_BOOL},
 };
+
+/* Upstream v1.36's placement extension points (workload-aware scheduling,
+ * behind its TopologyAwareWorkloadScheduling gate): accepted with nothing
+ * enabled, refused otherwise. They follow the extension points in the
+ * plugins mapping. */
+static const char *const placement_points[] = {"placementGenerate",
+                                               "placementScore"};
+#define N_PLACEMENT_POINTS (sizeof placement_points / sizeof placement_points[0])
 
 /* Upstream's LeaderElectionConfiguration and ClientConnectionConfiguration:
  * read for their types only. */
@@ -277,16 +288,40 @@ static void read_plugin_list(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *path
 static void read_plugins(ks_cfg_ctx_t *c, yaml_node_t *map, const char *path,
                          ks_plugin_set_t *custom, yaml_node_t **queue_sort)
 {
-    ks_cfg_field_t fields[KS_EP_COUNT];
-    yaml_node_t *points[KS_EP_COUNT];
+    ks_cfg_field_t fields[KS_EP_COUNT + N_PLACEMENT_POINTS];
+    yaml_node_t *points[KS_EP_COUNT + N_PLACEMENT_POINTS];
+    size_t i;
     int ep;
 
     for (ep = 0; ep < KS_EP_COUNT; ep++) {
         fields[ep].name = ks_ext_point_field((ks_ext_point_t)ep);
         fields[ep].type = KS_CFG_T_MAP;
     }
-    ks_cfg_fields(c, map, path, fields, KS_EP_COUNT, points, NULL);
+    for (i = 0; i < N_PLACEMENT_POINTS; i++) {
+        fields[KS_EP_COUNT + i].name = placement_points[i];
+        fields[KS_EP_COUNT + i].type = KS_CFG_T_MAP;
+    }
+    ks_cfg_fields(c, map, path, fields, KS_EP_COUNT + N_PLACEMENT_POINTS,
+                  points, NULL);
     *queue_sort = points[KS_EP_QUEUE_SORT];
+    for (i = 0; i < N_PLACEMENT_POINTS; i++) {
+        yaml_node_t *s[COUNT(set_fields)], *first;
+        char ppath[112];
+        if (points[KS_EP_COUNT + i] == NULL)
+            continue;
+        snprintf(ppath, sizeof ppath, "%s.%s", path, placement_points[i]);
+        ks_cfg_fields(c, points[KS_EP_COUNT + i], ppath, set_fields,
+                      COUNT(set_fields), s, NULL);
+        if (s[SET_ENABLED] == NULL || ks_yaml_seq_len(s[SET_ENABLED]) == 0)
+            continue;
+        first = ks_yaml_seq_at(c->doc, s[SET_ENABLED], 0);
+        ks_cfg_problem(c, KS_ESCHEMA, first ? first : s[SET_ENABLED],
+                       "%s.enabled: the %s extension point (upstream's "
+                       "workload-aware scheduling of pod groups) is not "
+                       "supported in ksched; remove the plugins enabled "
+                       "there",
+                       ppath, placement_points[i]);
+    }
     for (ep = 0; ep < KS_EP_COUNT; ep++) {
         yaml_node_t *s[COUNT(set_fields)];
         char ppath[112], lpath[128];
@@ -910,8 +945,27 @@ static void check_profiles(ks_cfg_ctx_t *c, ks_config_t *cfg, profile_nodes_t *p
     }
 }
 
-static void check_api(ks_cfg_ctx_t *c, yaml_node_t *root, yaml_node_t *api,
-                      yaml_node_t *kind, int require)
+/* Record a notice "FILE:LINE:COL: text" in cfg (printed when the load
+ * succeeds). */
+static void add_notice(ks_cfg_ctx_t *c, ks_config_t *cfg, const yaml_node_t *at,
+                       const char *text)
+{
+    char buf[512], **grown;
+    snprintf(buf, sizeof buf, "%s:%" PRIu32 ":%" PRIu32 ": %s", c->file,
+             at ? ks_yaml_line(at) : 1, at ? ks_yaml_column(at) : 1, text);
+    grown = ks_arena_alloc(c->arena, (cfg->n_notices + 1) * sizeof *grown);
+    if (grown == NULL)
+        return;
+    if (cfg->n_notices > 0)
+        memcpy(grown, cfg->notices, cfg->n_notices * sizeof *grown);
+    if ((grown[cfg->n_notices] = ks_arena_strdup(c->arena, buf)) == NULL)
+        return;
+    cfg->notices = grown;
+    cfg->n_notices++;
+}
+
+static void check_api(ks_cfg_ctx_t *c, ks_config_t *cfg, yaml_node_t *root,
+                      yaml_node_t *api, yaml_node_t *kind, int require)
 {
     if (api != NULL) {
         const char *s = ks_yaml_text(api);
@@ -919,6 +973,10 @@ static void check_api(ks_cfg_ctx_t *c, yaml_node_t *root, yaml_node_t *api,
             ks_cfg_problem(c, KS_ESCHEMA, api,
                            "apiVersion \"%s\" is not supported (expected " KS_API_V1
                            " or " KS_API_V1BETA3 ")", s);
+        else if (strcmp(s, KS_API_V1BETA3) == 0)
+            add_notice(c, cfg, api,
+                       "apiVersion " KS_API_V1BETA3 " is deprecated "
+                       "(kube-scheduler removed it in v1.29); use " KS_API_V1);
     } else if (require) {
         ks_cfg_problem(c, KS_ESCHEMA, root,
                        "apiVersion is missing (expected " KS_API_V1 " or "
@@ -978,7 +1036,7 @@ static ks_config_t *read_root(ks_cfg_ctx_t *c, yaml_node_t *root, int require_ap
         return NULL;
     } else {
         ks_cfg_fields(c, root, "", top_fields, COUNT(top_fields), f, NULL);
-        check_api(c, root, f[TOP_API], f[TOP_KIND], require_api);
+        check_api(c, cfg, root, f[TOP_API], f[TOP_KIND], require_api);
     }
 
     if (f[TOP_PERCENTAGE] != NULL &&
@@ -1040,6 +1098,15 @@ static ks_config_t *read_root(ks_cfg_ctx_t *c, yaml_node_t *root, int require_ap
     }
     if (f[TOP_EXTENDERS] != NULL)
         read_extenders(c, f[TOP_EXTENDERS], cfg);
+    if (f[TOP_DELAY_CACHE] != NULL) {
+        int b = 0;
+        if (ks_yaml_bool(f[TOP_DELAY_CACHE], &b) == 0)
+            cfg->delay_cache_until_active = b;
+        if (b)
+            add_notice(c, cfg, f[TOP_DELAY_CACHE],
+                       "delayCacheUntilActive: true is accepted, but a "
+                       "standby ksched fills its informer caches anyway");
+    }
 
     if (f[TOP_PROFILES] != NULL)
         n_items = ks_yaml_seq_len(f[TOP_PROFILES]);
@@ -1090,6 +1157,7 @@ static void ctx_init(ks_cfg_ctx_t *c, const char *name, ks_error_t *err,
 /* Turn the reading's outcome into the return value. */
 static int finish(ks_cfg_ctx_t *c, ks_config_t *cfg, ks_config_t **out)
 {
+    size_t i;
     if (ks_arena_failed(c->arena) && c->n_problems == 0)
         ks_cfg_problem_at(c, KS_ENOMEM, 1, 1, "out of memory");
     if (cfg == NULL && c->n_problems == 0)
@@ -1099,6 +1167,8 @@ static int finish(ks_cfg_ctx_t *c, ks_config_t *cfg, ks_config_t **out)
         ks_arena_free(c->arena);
         return c->first_code;
     }
+    for (i = 0; i < cfg->n_notices; i++)
+        ks_log(KS_LOGL_WARN, "%s", cfg->notices[i]);
     *out = cfg;
     return KS_OK;
 }
