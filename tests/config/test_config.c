@@ -311,7 +311,7 @@ static const error_case_t error_cases[] = {
      "apiVersion, kind, profiles, percentageOfNodesToScore, parallelism, "
      "podInitialBackoffSeconds, podMaxBackoffSeconds, leaderElection, "
      "clientConnection, healthzBindAddress, metricsBindAddress, enableProfiling, "
-     "enableContentionProfiling, extenders)"},
+     "enableContentionProfiling, extenders, delayCacheUntilActive)"},
     {"unknown profile field", PROFILE "  weights: {}\n", KS_ESCHEMA,
      "t.yaml:5:3: unknown field \"weights\" in profiles[0] (valid: schedulerName, "
      "percentageOfNodesToScore, plugins, pluginConfig)"},
@@ -323,7 +323,8 @@ static const error_case_t error_cases[] = {
      KS_ESCHEMA,
      "t.yaml:6:5: unknown field \"socre\" in profiles[0].plugins; did you mean "
      "\"score\"? (valid: preEnqueue, queueSort, preFilter, filter, postFilter, "
-     "preScore, score, reserve, permit, preBind, bind, postBind, multiPoint)"},
+     "preScore, score, reserve, permit, preBind, bind, postBind, multiPoint, "
+     "placementGenerate, placementScore)"},
     {"unknown field in a plugin entry",
      PROFILE "  plugins:\n"
              "    score:\n"
@@ -1205,7 +1206,8 @@ START_TEST(test_yaml_node_errors)
                      "s.yaml:6:7: unknown field \"scores\" in profiles[0].plugins; did "
                      "you mean \"score\"? (valid: preEnqueue, queueSort, preFilter, "
                      "filter, postFilter, preScore, score, reserve, permit, preBind, "
-                     "bind, postBind, multiPoint)");
+                     "bind, postBind, multiPoint, placementGenerate, "
+                     "placementScore)");
 
     /* A null node means the defaults. */
     ck_assert_int_eq(ks_config_load_yaml_node("s.yaml", &doc,
