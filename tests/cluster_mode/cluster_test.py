@@ -28,35 +28,17 @@ import json
 import os
 import re
 import shutil
-import signal
 import ssl
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    else:
-        print("ok: " + what, flush=True)
-    return cond
-
-
-def fatal(what):
-    print("FATAL: " + what, flush=True)
-    raise SystemExit(1)
-
-
-def skip(why):
-    print("SKIP: " + why, flush=True)
-    raise SystemExit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from ksched_test import check, failures, fatal, skip, wait_for  # noqa: E402
+import ksched_test  # noqa: E402
 
 
 # --- the API server -----------------------------------------------------------
@@ -122,80 +104,16 @@ def pod_obj(name, sched="ksched", cpu="100m", memory="128Mi", ns="default",
             "spec": spec}
 
 
-def wait_for(what, fn, timeout=60, every=0.2):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(every)
-    print("timed out waiting for " + what, flush=True)
-    return last
-
-
 # --- ksched serve ---------------------------------------------------------------
 
 
-class Serve:
+class Serve(ksched_test.Serve):
+    """`ksched serve --listen 127.0.0.1:0 ARGS...`; a run that fails before
+    it listens is not fatal (the connection checks expect some to)."""
+
     def __init__(self, ksched, args, env=None):
-        self.proc = subprocess.Popen([ksched, "serve", "--listen",
-                                      "127.0.0.1:0"] + args,
-                                     stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=env)
-        self.lines = []
-        self.addr = None
-        ready = threading.Event()
-
-        def pump():
-            for raw in self.proc.stderr:
-                line = raw.decode("utf-8", "replace").rstrip("\n")
-                self.lines.append(line)
-                m = re.search(r"listening on http://(\S+)", line)
-                if m and self.addr is None:
-                    self.addr = m.group(1)
-                    ready.set()
-            ready.set()
-
-        self.thread = threading.Thread(target=pump, daemon=True)
-        self.thread.start()
-        ready.wait(30)
-
-    def get(self, path):
-        if self.addr is None:
-            return 0, ""
-        host, port = self.addr.rsplit(":", 1)
-        c = http.client.HTTPConnection(host, int(port), timeout=10)
-        try:
-            c.request("GET", path)
-            r = c.getresponse()
-            return r.status, r.read().decode(errors="replace")
-        except OSError:
-            return 0, ""
-        finally:
-            c.close()
-
-    def ready(self, timeout=60):
-        return wait_for("/readyz", lambda: self.proc.poll() is not None or
-                        self.get("/readyz")[0] == 200,
-                        timeout) and self.proc.poll() is None
-
-    def log_has(self, pattern, timeout=30):
-        rx = re.compile(pattern)
-        return wait_for("log line /%s/" % pattern,
-                        lambda: any(rx.search(l) for l in self.lines),
-                        timeout)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.thread.join(5)
-        return self.proc.returncode
+        super().__init__(ksched, ["--listen", "127.0.0.1:0"] + args, env=env,
+                         must_start=False)
 
 
 CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1

@@ -32,108 +32,19 @@ import re
 import resource
 import select
 import shutil
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+import ksched_test  # noqa: E402
+from ksched_test import check, failures, fatal  # noqa: E402
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    else:
-        print("ok: " + what.split("\n")[0][:120], flush=True)
-    return cond
-
-
-def fatal(what):
-    print("FATAL: " + what, flush=True)
-    raise SystemExit(1)
-
-
-class UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path, timeout=60):
-        super().__init__("localhost", timeout=timeout)
-        self.path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self.path)
-
-
-class Server:
-    def __init__(self, ksched, args, env):
-        self.proc = subprocess.Popen([ksched, "serve"] + args,
-                                     stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=env)
-        self.lines = []
-        self.addr = None
-        self.socket_path = None
-        ready = threading.Event()
-
-        def pump():
-            for raw in self.proc.stderr:
-                line = raw.decode("utf-8", "replace").rstrip("\n")
-                self.lines.append(line)
-                m = re.search(r"listening on (\S+)", line)
-                if m and self.addr is None:
-                    self.addr = m.group(1)
-                    ready.set()
-            ready.set()
-
-        self.thread = threading.Thread(target=pump, daemon=True)
-        self.thread.start()
-        if not ready.wait(60) or self.addr is None:
-            self.proc.kill()
-            fatal("serve did not start: " + "\n".join(self.lines))
-        if self.addr.startswith("http://"):
-            host, port = self.addr[len("http://"):].rsplit(":", 1)
-            self.host, self.port = host, int(port)
-        elif self.addr.startswith("unix:"):
-            self.socket_path = self.addr[len("unix:"):]
-
-    def conn(self, timeout=60):
-        if self.socket_path:
-            return UnixConnection(self.socket_path, timeout)
-        return http.client.HTTPConnection(self.host, self.port,
-                                          timeout=timeout)
-
-    def raw(self, timeout=30):
-        if self.socket_path:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.settimeout(timeout)
-            s.connect(self.socket_path)
-            return s
-        return socket.create_connection((self.host, self.port),
-                                        timeout=timeout)
-
-    def rss(self):
-        with open("/proc/%d/status" % self.proc.pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-        return 0
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.thread.join(5)
-        return self.proc.returncode
+# The limit checks load the machine: give serve longer to start.
+START_TIMEOUT = 60
 
 
 def request(conn, method, path, body=None):
@@ -603,8 +514,8 @@ def slots(srv):
 
 def slow_watcher(ksched, plugin_dir, env, tmp):
     path = os.path.join(tmp, "w.sock")
-    srv = Server(ksched, ["--socket", path, "--plugin-dir", plugin_dir,
-                          "--no-default-plugin-path"], env)
+    srv = ksched_test.Serve(ksched, ["--socket", path, "--plugin-dir", plugin_dir,
+                                     "--no-default-plugin-path"], env)
     try:
         node = "n" * 253
         c = srv.conn()
@@ -694,7 +605,7 @@ def main():
     halt = dict(env)
     halt["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1:" + \
         env.get("UBSAN_OPTIONS", "")
-    srv = Server(ksched, args, halt)
+    srv = ksched_test.Serve(ksched, args, halt, start_timeout=START_TIMEOUT)
     try:
         empty_lists(srv)
     finally:
@@ -703,7 +614,7 @@ def main():
             srv.proc.wait()
     # The rest: reports from elsewhere (the scheduler scheduling pods with
     # no node) are not this test's business.
-    srv = Server(ksched, args, env)
+    srv = ksched_test.Serve(ksched, args, env, start_timeout=START_TIMEOUT)
     try:
         bad_utf8(srv)
         names(srv)

@@ -34,61 +34,13 @@ TOTAL_PODS = 10000
 BATCH = 500
 NODES = ["n1", "n2", "n3"]
 
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+import ksched_test  # noqa: E402
+from ksched_test import check, failures, fatal  # noqa: E402
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    return cond
-
-
-def fatal(what):
-    print("FATAL: " + what, flush=True)
-    raise SystemExit(1)
-
-
-class Server:
-    def __init__(self, ksched, args, env=None):
-        self.proc = subprocess.Popen([ksched, "serve"] + args,
-                                     stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=env)
-        self.lines = []
-        self.addr = None
-        ready = threading.Event()
-
-        def pump():
-            for raw in self.proc.stderr:
-                line = raw.decode("utf-8", "replace").rstrip("\n")
-                self.lines.append(line)
-                m = re.search(r"listening on (\S+)", line)
-                if m and self.addr is None:
-                    self.addr = m.group(1)
-                    ready.set()
-            ready.set()
-
-        self.thread = threading.Thread(target=pump, daemon=True)
-        self.thread.start()
-        if not ready.wait(30) or self.addr is None:
-            self.proc.kill()
-            fatal("serve did not start: " + "\n".join(self.lines))
-        if self.addr.startswith("http://"):
-            host, port = self.addr[len("http://"):].rsplit(":", 1)
-            self.host, self.port = host, int(port)
-
-    def conn(self):
-        return http.client.HTTPConnection(self.host, self.port, timeout=60)
-
-    def stop(self, sig=signal.SIGTERM, timeout=30):
-        self.proc.send_signal(sig)
-        try:
-            rc = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rc = None
-        self.thread.join(5)
-        return rc
+# Thousands of checks pass here: print only the failures.
+ksched_test.QUIET_OK = True
 
 
 def request(conn, method, path, body=None, headers=None):
@@ -377,10 +329,10 @@ def main():
     env = dict(os.environ)
     env.pop("KSCHED_PLUGIN_PATH", None)
     env["TMPDIR"] = tmp  # private plugin copies go here
-    srv = Server(ksched, ["--config", cfg, "--plugin-dir", plugin_build_dir,
-                          "--plugin-dir", swap_dir, "--no-default-plugin-path",
-                          "--listen", "127.0.0.1:0", "--drain-timeout", "5"],
-                 env)
+    srv = ksched_test.Serve(ksched, ["--config", cfg, "--plugin-dir", plugin_build_dir,
+                                     "--plugin-dir", swap_dir, "--no-default-plugin-path",
+                                     "--listen", "127.0.0.1:0", "--drain-timeout", "5"],
+                            env)
     try:
         run(srv, swap_dir, versions)
     finally:
@@ -698,8 +650,8 @@ def other_checks(ksched, plugin_build_dir):
         path = os.path.join(tmp, "ksched.sock")
         env = dict(os.environ)
         env["TMPDIR"] = tmp
-        srv = Server(ksched, ["--socket", path, "--plugin-dir",
-                              plugin_build_dir, "--no-default-plugin-path"], env)
+        srv = ksched_test.Serve(ksched, ["--socket", path, "--plugin-dir",
+                                         plugin_build_dir, "--no-default-plugin-path"], env)
         mode = stat.S_IMODE(os.stat(path).st_mode)
         check(mode == 0o600, "socket mode 0600, got %o" % mode)
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -779,10 +731,10 @@ def start_permit_server(ksched, plugin_build_dir, fixture_dir, tmp, drain):
     env = dict(os.environ)
     env.pop("KSCHED_PLUGIN_PATH", None)
     env["TMPDIR"] = tmp
-    srv = Server(ksched, ["--config", cfg, "--plugin-dir", plugin_build_dir,
-                          "--plugin-dir", fixture_dir,
-                          "--no-default-plugin-path", "--listen",
-                          "127.0.0.1:0", "--drain-timeout", str(drain)], env)
+    srv = ksched_test.Serve(ksched, ["--config", cfg, "--plugin-dir", plugin_build_dir,
+                                     "--plugin-dir", fixture_dir,
+                                     "--no-default-plugin-path", "--listen",
+                                     "127.0.0.1:0", "--drain-timeout", str(drain)], env)
     c = srv.conn()
     st, _, _ = request_json(c, "POST", "/api/v1/nodes", node_obj("n1"))
     check(st == 201, "permit run: node created")
