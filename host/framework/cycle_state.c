@@ -49,6 +49,11 @@ uint64_t *ks_cycle_state_skip_score(ks_cycle_state_t *cs)
     return &cs->skip_score;
 }
 
+unsigned ks_cycle_state_count(const ks_cycle_state_t *cs)
+{
+    return cs->n;
+}
+
 ks_cycle_state_t *ks_cycle_state_new(void)
 {
     return calloc(1, sizeof(ks_cycle_state_t));

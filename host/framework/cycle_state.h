@@ -24,6 +24,8 @@ int ks_cycle_state_write(ks_cycle_state_t *cs, const char *key, void *data,
                          ks_state_clone_fn clone_fn, ks_state_free_fn free_fn);
 void *ks_cycle_state_read(const ks_cycle_state_t *cs, const char *key);
 void ks_cycle_state_delete(ks_cycle_state_t *cs, const char *key);
+/* Number of entries (for tests and diagnostics). */
+unsigned ks_cycle_state_count(const ks_cycle_state_t *cs);
 /* Deep copy using each entry's clone fn (NULL clone: the pointer is shared
  * and the copy will not free it). NULL on ENOMEM. */
 ks_cycle_state_t *ks_cycle_state_clone(const ks_cycle_state_t *cs);

@@ -1,9 +1,13 @@
 /*
  * Mock host for plugin unit tests; see mock_host.h. What has ksched
- * semantics is the host's own code, linked in: interning (the global
- * table), resource arithmetic, NodeInfo AddPod/RemovePod/clone (cluster/
- * node_info.c, also through the real host API's nodeinfo_* functions) and
- * pluginConfig args (read by the configuration reader).
+ * semantics is the host's own code, linked in: statuses (framework/
+ * status.c) and cycle states (framework/cycle_state.c) through the host
+ * API table's own functions, interning (the global table), resource
+ * arithmetic, NodeInfo AddPod/RemovePod/clone (cluster/node_info.c, also
+ * through the host API's nodeinfo_* functions) and pluginConfig args (read
+ * by the configuration reader). The snapshot, the scheduler's operations
+ * (bind, delete, nominate, events, waiting and nominated pods) and
+ * run_filters are still the mock's recorders.
  */
 #include "mock_host.h"
 
@@ -11,6 +15,7 @@
 #include "cluster/cache.h"
 #include "cluster/node_info.h"
 #include "cluster/objects.h"
+#include "framework/cycle_state.h"
 #include "config/config.h"
 
 /* The real host API table (framework/framework.h, whose private struct
@@ -153,11 +158,11 @@ const char *mock_intern(const char *s)
     return d;
 }
 
-/* --- statuses --------------------------------------------------------------- */
+/* --- statuses and cycle states: the host's ------------------------------- */
 
 ks_status_t *mock_status_new(void)
 {
-    ks_status_t *st = calloc(1, sizeof *st);
+    ks_status_t *st = ks_host_api()->status_new(NULL);
     if (st == NULL)
         oom();
     return st;
@@ -165,26 +170,19 @@ ks_status_t *mock_status_new(void)
 
 void mock_status_reset(ks_status_t *st)
 {
-    uint32_t i;
-    for (i = 0; i < st->n; i++)
-        free(st->reasons[i]);
-    st->n = 0;
-    st->code = KS_SUCCESS;
+    ks_status_reset(st);
 }
 
 void mock_status_free(ks_status_t *st)
 {
-    if (st == NULL)
-        return;
-    mock_status_reset(st);
-    free(st->reasons);
-    free(st);
+    if (st != NULL)
+        ks_host_api()->status_free(st);
 }
 
 int mock_status_has(const ks_status_t *st, const char *reason)
 {
-    uint32_t i;
-    for (i = 0; i < st->n; i++)
+    unsigned i;
+    for (i = 0; i < st->n_reasons; i++)
         if (strcmp(st->reasons[i], reason) == 0)
             return 1;
     return 0;
@@ -194,68 +192,17 @@ const char *mock_status_text(const ks_status_t *st)
 {
     static _Thread_local char buf[2048];
     size_t off = 0;
-    uint32_t i;
+    unsigned i;
     buf[0] = '\0';
-    for (i = 0; i < st->n && off < sizeof buf; i++)
+    for (i = 0; i < st->n_reasons && off < sizeof buf; i++)
         off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s",
                                 i ? "; " : "", st->reasons[i]);
     return buf;
 }
 
-static void api_status_reason(ks_status_t *st, const char *reason)
-{
-    if (st->n == st->cap) {
-        uint32_t ncap = st->cap ? st->cap * 2 : 4;
-        char **r = realloc(st->reasons, ncap * sizeof *r);
-        if (r == NULL)
-            oom();
-        st->reasons = r;
-        st->cap = ncap;
-    }
-    st->reasons[st->n] = strdup(reason);
-    if (st->reasons[st->n] == NULL)
-        oom();
-    st->n++;
-}
-
-static void api_status_reasonf(ks_status_t *st, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    api_status_reason(st, buf);
-}
-
-static ks_status_t *api_status_new(ks_handle_t *h)
-{
-    (void)h;
-    return mock_status_new();
-}
-
-static const char *api_status_message(const ks_status_t *st)
-{
-    return st->n ? st->reasons[0] : "";
-}
-
-/* --- cycle state ------------------------------------------------------------ */
-
-typedef struct cs_entry {
-    char *key;
-    void *data;
-    ks_state_clone_fn clone_fn;
-    ks_state_free_fn free_fn;
-} cs_entry_t;
-
-struct ks_cycle_state {
-    cs_entry_t *e;
-    uint32_t n, cap;
-};
-
 ks_cycle_state_t *mock_cycle_state_new(void)
 {
-    ks_cycle_state_t *cs = calloc(1, sizeof *cs);
+    ks_cycle_state_t *cs = ks_cycle_state_new();
     if (cs == NULL)
         oom();
     return cs;
@@ -263,99 +210,12 @@ ks_cycle_state_t *mock_cycle_state_new(void)
 
 void mock_cycle_state_free(ks_cycle_state_t *cs)
 {
-    uint32_t i;
-    if (cs == NULL)
-        return;
-    for (i = 0; i < cs->n; i++) {
-        if (cs->e[i].free_fn)
-            cs->e[i].free_fn(cs->e[i].data);
-        free(cs->e[i].key);
-    }
-    free(cs->e);
-    free(cs);
+    ks_cycle_state_free(cs);
 }
 
 uint32_t mock_cycle_state_count(const ks_cycle_state_t *cs)
 {
-    return cs->n;
-}
-
-static cs_entry_t *cs_find(const ks_cycle_state_t *cs, const char *key)
-{
-    uint32_t i;
-    for (i = 0; i < cs->n; i++)
-        if (strcmp(cs->e[i].key, key) == 0)
-            return &cs->e[i];
-    return NULL;
-}
-
-static int api_cs_write(ks_cycle_state_t *cs, const char *key, void *data,
-                        ks_state_clone_fn clone_fn, ks_state_free_fn free_fn)
-{
-    cs_entry_t *e = cs_find(cs, key);
-    if (e) {
-        if (e->free_fn && e->data != data)
-            e->free_fn(e->data);
-    } else {
-        if (cs->n == cs->cap) {
-            uint32_t ncap = cs->cap ? cs->cap * 2 : 8;
-            cs_entry_t *ne = realloc(cs->e, ncap * sizeof *ne);
-            if (ne == NULL)
-                oom();
-            cs->e = ne;
-            cs->cap = ncap;
-        }
-        e = &cs->e[cs->n++];
-        e->key = strdup(key);
-        if (e->key == NULL)
-            oom();
-    }
-    e->data = data;
-    e->clone_fn = clone_fn;
-    e->free_fn = free_fn;
-    return 0;
-}
-
-static void *api_cs_read(const ks_cycle_state_t *cs, const char *key)
-{
-    cs_entry_t *e = cs_find(cs, key);
-    return e ? e->data : NULL;
-}
-
-static void api_cs_delete(ks_cycle_state_t *cs, const char *key)
-{
-    cs_entry_t *e = cs_find(cs, key);
-    if (e == NULL)
-        return;
-    if (e->free_fn)
-        e->free_fn(e->data);
-    free(e->key);
-    *e = cs->e[--cs->n];
-}
-
-static ks_cycle_state_t *api_cs_clone(ks_handle_t *h,
-                                      const ks_cycle_state_t *cs)
-{
-    ks_cycle_state_t *c = mock_cycle_state_new();
-    uint32_t i;
-    (void)h;
-    for (i = 0; i < cs->n; i++) {
-        const cs_entry_t *e = &cs->e[i];
-        /* Without clone_fn the pointer is shared and never freed by the
-         * clone. */
-        if (e->clone_fn)
-            api_cs_write(c, e->key, e->clone_fn(e->data), e->clone_fn,
-                         e->free_fn);
-        else
-            api_cs_write(c, e->key, e->data, NULL, NULL);
-    }
-    return c;
-}
-
-static void api_cs_free(ks_handle_t *h, ks_cycle_state_t *cs)
-{
-    (void)h;
-    mock_cycle_state_free(cs);
+    return ks_cycle_state_count(cs);
 }
 
 /* --- prefilter result, status map ------------------------------------------ */
@@ -472,12 +332,6 @@ static void api_log(ks_handle_t *h, ks_log_level_t level, const char *fmt, ...)
     if (h->log_to_stderr)
         fprintf(stderr, "plugin log %d: %s\n", (int)level, h->last_log);
     pthread_mutex_unlock(&log_lock);
-}
-
-static const char *api_intern(ks_handle_t *h, const char *s)
-{
-    (void)h;
-    return mock_intern(s);
 }
 
 static uint32_t api_snapshot_num_nodes(ks_handle_t *h)
@@ -646,37 +500,6 @@ static void api_event(ks_handle_t *h, const ks_pod_t *pod, const char *type,
              message);
 }
 
-/* NodeInfo copies for plugins: the real host API's functions. */
-static ks_node_info_t *api_nodeinfo_clone(ks_handle_t *h,
-                                          const ks_node_info_t *ni)
-{
-    ks_node_info_t *c = ks_host_api()->nodeinfo_clone(NULL, ni);
-    (void)h;
-    if (c == NULL)
-        oom();
-    return c;
-}
-
-static void api_nodeinfo_free(ks_handle_t *h, ks_node_info_t *ni)
-{
-    (void)h;
-    ks_host_api()->nodeinfo_free(NULL, ni);
-}
-
-static void api_nodeinfo_add_pod(ks_handle_t *h, ks_node_info_t *ni,
-                                 const ks_pod_t *pod)
-{
-    (void)h;
-    ks_host_api()->nodeinfo_add_pod(NULL, ni, pod);
-}
-
-static void api_nodeinfo_remove_pod(ks_handle_t *h, ks_node_info_t *ni,
-                                    const ks_pod_t *pod)
-{
-    (void)h;
-    ks_host_api()->nodeinfo_remove_pod(NULL, ni, pod);
-}
-
 /* One pass of the registered filters, every plugin run (no early exit, as
  * v1.24); the worst code wins. Nominated pods are not considered. */
 static ks_code_t api_run_filters(ks_handle_t *h, ks_cycle_state_t *cs,
@@ -755,20 +578,37 @@ static int64_t api_now_ms(ks_handle_t *h)
 mock_host_t *mock_host_new(void)
 {
     mock_host_t *mh = calloc(1, sizeof *mh);
+    const ks_host_api_t *real = ks_host_api();
     ks_host_api_t *a;
     if (mh == NULL)
         oom();
+    /* The host's own functions for everything that needs no scheduler,
+     * snapshot or cache around the plugin (statuses, cycle states,
+     * NodeInfo copies, interning); the mock's recorders for the rest. The
+     * host's functions that take a handle read a scheduler's env from it,
+     * so they are taken one by one, not by copying the table. */
     a = &mh->api;
-    a->abi_major = KS_ABI_MAJOR;
-    a->abi_minor = KS_ABI_MINOR;
+    a->abi_major = real->abi_major;
+    a->abi_minor = real->abi_minor;
     a->size = sizeof *a;
-    a->status_reason = api_status_reason;
-    a->status_reasonf = api_status_reasonf;
+    a->status_reason = real->status_reason;
+    a->status_reasonf = real->status_reasonf;
+    a->status_new = real->status_new;
+    a->status_free = real->status_free;
+    a->status_message = real->status_message;
+    a->status_reason_count = real->status_reason_count;
+    a->status_reason_at = real->status_reason_at;
+    a->intern = real->intern;
+    a->cycle_state_write = real->cycle_state_write;
+    a->cycle_state_read = real->cycle_state_read;
+    a->cycle_state_delete = real->cycle_state_delete;
+    a->cycle_state_clone = real->cycle_state_clone;
+    a->cycle_state_free = real->cycle_state_free;
+    a->nodeinfo_clone = real->nodeinfo_clone;
+    a->nodeinfo_free = real->nodeinfo_free;
+    a->nodeinfo_add_pod = real->nodeinfo_add_pod;
+    a->nodeinfo_remove_pod = real->nodeinfo_remove_pod;
     a->log = api_log;
-    a->intern = api_intern;
-    a->cycle_state_write = api_cs_write;
-    a->cycle_state_read = api_cs_read;
-    a->cycle_state_delete = api_cs_delete;
     a->prefilter_result_add_node = api_pfr_add;
     a->prefilter_result_set_none = api_pfr_none;
     a->snapshot_num_nodes = api_snapshot_num_nodes;
@@ -790,18 +630,9 @@ mock_host_t *mock_host_new(void)
     a->delete_pod = api_delete_pod;
     a->set_nominated_node = api_set_nominated_node;
     a->event = api_event;
-    a->nodeinfo_clone = api_nodeinfo_clone;
-    a->nodeinfo_free = api_nodeinfo_free;
-    a->nodeinfo_add_pod = api_nodeinfo_add_pod;
-    a->nodeinfo_remove_pod = api_nodeinfo_remove_pod;
-    a->cycle_state_clone = api_cs_clone;
-    a->cycle_state_free = api_cs_free;
     a->run_filters = api_run_filters;
     a->run_prefilter_add_pod = api_run_add;
     a->run_prefilter_remove_pod = api_run_remove;
-    a->status_new = api_status_new;
-    a->status_free = mock_status_free;
-    a->status_message = api_status_message;
     a->nominated_pods = api_nominated_pods;
     a->now_ms = api_now_ms;
     mh->nominated_node = mock_intern("");

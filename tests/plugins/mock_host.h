@@ -41,18 +41,16 @@
 
 #include <ksched/plugin.h>
 
+#include "framework/status.h"
+
 /* --- statuses ------------------------------------------------------------ */
 
-/* The mock's definition of the SDK's opaque status: inspect it directly.
- * `code` is not set by plugins (they return it); the mock_* runners below
- * store the returned code here. */
-struct ks_status {
-    ks_code_t code;
-    char **reasons; /* n strings, owned by the status */
-    uint32_t n;
-    uint32_t cap;
-};
+/* The host's status (framework/status.h): inspect it directly. `code` is
+ * not set by plugins (they return it); the mock_* runners below store the
+ * returned code there. Reasons (n_reasons of them, at most
+ * KS_STATUS_MAX_REASONS) are interned by the host's status_reason. */
 
+/* The host's status_new / status_free / ks_status_reset. */
 ks_status_t *mock_status_new(void);
 void mock_status_free(ks_status_t *st);
 /* Drop the reasons and set code back to KS_SUCCESS. */
@@ -65,7 +63,7 @@ const char *mock_status_text(const ks_status_t *st);
 
 /* --- cycle state, prefilter result, filter verdicts ---------------------- */
 
-/* Key/value store honouring clone_fn/free_fn as plugin.h describes. */
+/* The host's cycle state (framework/cycle_state.c). */
 ks_cycle_state_t *mock_cycle_state_new(void);
 /* Frees every value with its free_fn. */
 void mock_cycle_state_free(ks_cycle_state_t *cs);

@@ -66,7 +66,7 @@ START_TEST(fit_basic_filter_and_least_allocated)
     /* Both reasons, in upstream's order. */
     ck_assert_int_eq(mock_prefilter_filter(mh, p, self, p3, basic[1], st),
                      KS_UNSCHEDULABLE);
-    ck_assert_uint_eq(st->n, 2);
+    ck_assert_uint_eq(st->n_reasons, 2);
     ck_assert_str_eq(st->reasons[0], "Insufficient cpu");
     ck_assert_str_eq(st->reasons[1], "Insufficient memory");
     /* A pod without requests scores with the non-zero defaults. */

@@ -68,12 +68,12 @@ static uint32_t pm_rand_below(ks_handle_t *h, uint32_t n)
 static uint32_t pm_status_reason_count(const ks_status_t *st)
 {
     pm.n_reason_count_calls++;
-    return st->n;
+    return st->n_reasons;
 }
 
 static const char *pm_status_reason_at(const ks_status_t *st, uint32_t i)
 {
-    return i < st->n ? st->reasons[i] : NULL;
+    return i < st->n_reasons ? st->reasons[i] : NULL;
 }
 
 void pm_install(mock_host_t *mh)

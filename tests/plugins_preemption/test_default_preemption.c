@@ -101,7 +101,7 @@ static ks_code_t preempt(const ks_pod_t *pod, const char **nominated)
 
 static void assert_message(const char *want)
 {
-    ck_assert_uint_eq(st->n, 1);
+    ck_assert_uint_eq(st->n_reasons, 1);
     ck_assert_str_eq(st->reasons[0], want);
 }
 
@@ -137,7 +137,7 @@ START_TEST(conformance_preemption_basic)
     ck_assert_int_eq(preempt(hi500, &nom), KS_SUCCESS);
     ck_assert_str_eq(nom, "pn2");
     ck_assert_ptr_eq(nom, mock_intern("pn2"));
-    ck_assert_uint_eq(st->n, 0);
+    ck_assert_uint_eq(st->n_reasons, 0);
     ck_assert_uint_eq(mh->n_deleted, 1);
     ck_assert_ptr_eq(mh->deleted[0], low10);
     ck_assert_uint_eq(mh->n_events, 1);
