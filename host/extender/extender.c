@@ -244,6 +244,40 @@ char *ks_extender_args_json(const ks_extender_config_t *e, const ks_pod_t *pod,
     return dump(root);
 }
 
+char *ks_extender_preempt_json(const ks_extender_config_t *e,
+                               const ks_pod_t *pod,
+                               const ks_preempt_candidate_t *cands,
+                               uint32_t n)
+{
+    json_t *root = json_object(), *map = json_object();
+    uint32_t i, j;
+    if (root == NULL || map == NULL) {
+        json_decref(root);
+        json_decref(map);
+        return NULL;
+    }
+    json_object_set_new(root, "Pod", pod_json(pod));
+    for (i = 0; i < n; i++) {
+        json_t *pods = json_array();
+        for (j = 0; pods && j < cands[i].n_victims; j++) {
+            const ks_pod_t *v = cands[i].victims[j];
+            json_array_append_new(pods, e->node_cache_capable
+                                            ? json_pack("{s:s}", "UID", v->uid)
+                                            : pod_json(v));
+        }
+        json_object_set_new(map, cands[i].node,
+                            json_pack("{s:o, s:I}", "Pods", pods,
+                                      "NumPDBViolations",
+                                      (json_int_t)cands[i].n_pdb_violations));
+    }
+    json_object_set_new(root, "NodeNameToVictims",
+                        e->node_cache_capable ? json_null() : json_incref(map));
+    json_object_set_new(root, "NodeNameToMetaVictims",
+                        e->node_cache_capable ? json_incref(map) : json_null());
+    json_decref(map);
+    return dump(root);
+}
+
 char *ks_extender_binding_json(const ks_pod_t *pod, const char *node)
 {
     return dump(json_pack("{s:s, s:s, s:s, s:s}", "PodName", pod->name,
@@ -419,6 +453,71 @@ int ks_extender_parse_priorities(const char *body, size_t len,
     }
     json_decref(root);
     return 0;
+}
+
+int ks_extender_parse_preemption(const char *body, size_t len,
+                                 ks_ext_victims_fn fn, void *ud, char *msg,
+                                 size_t msg_len)
+{
+    json_t *root = load(body, len, msg, msg_len), *map, *v;
+    const char **uids = NULL;
+    const char *node;
+    int rc = -1;
+    if (root == NULL)
+        return -1;
+    if (!json_is_object(root)) {
+        snprintf(msg, msg_len, "invalid answer from the extender: not an "
+                               "ExtenderPreemptionResult object");
+        goto out;
+    }
+    if (answer_error(root, msg, msg_len))
+        goto out;
+    map = json_object_get(root, "NodeNameToMetaVictims");
+    if (map != NULL && !json_is_null(map) && !json_is_object(map)) {
+        snprintf(msg, msg_len, "invalid answer from the extender: "
+                               "NodeNameToMetaVictims is not an object");
+        goto out;
+    }
+    json_object_foreach(map, node, v)
+    {
+        json_t *pods = json_object_get(v, "Pods");
+        json_t *pdb = json_object_get(v, "NumPDBViolations");
+        size_t i, n = json_array_size(pods);
+        if ((!json_is_object(v) && !json_is_null(v)) ||
+            (pods && !json_is_null(pods) && !json_is_array(pods)) ||
+            (pdb && !json_is_null(pdb) && !json_is_integer(pdb))) {
+            snprintf(msg, msg_len, "invalid answer from the extender: "
+                                   "NodeNameToMetaVictims[%s] is not a "
+                                   "MetaVictims object",
+                     node);
+            goto out;
+        }
+        free(uids);
+        uids = calloc(n + 1, sizeof *uids);
+        if (uids == NULL) {
+            snprintf(msg, msg_len, "out of memory");
+            goto out;
+        }
+        for (i = 0; i < n; i++) {
+            json_t *uid = json_object_get(json_array_get(pods, i), "UID");
+            if (!json_is_string(uid)) {
+                snprintf(msg, msg_len, "invalid answer from the extender: "
+                                       "NodeNameToMetaVictims[%s].Pods[%zu] "
+                                       "has no UID",
+                         node, i);
+                goto out;
+            }
+            uids[i] = json_string_value(uid);
+        }
+        if (fn(ud, node, uids, n, (int64_t)json_integer_value(pdb), msg,
+               msg_len) != 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    free(uids);
+    json_decref(root);
+    return rc;
 }
 
 int ks_extender_parse_binding(const char *body, size_t len, char *msg,

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "config/config.h"
+#include "ksched/plugin.h"
 #include "ksched/types.h"
 #include "net/http_client.h"
 
@@ -45,6 +46,26 @@ char *ks_extender_args_json(const ks_extender_config_t *e, const ks_pod_t *pod,
                             const ks_node_info_t *const *nodes, uint32_t n);
 /* ExtenderBindingArgs. */
 char *ks_extender_binding_json(const ks_pod_t *pod, const char *node);
+
+/* ExtenderPreemptionArgs: the pod and, per candidate, its victims: full
+ * v1.Pod objects in NodeNameToVictims, or (nodeCacheCapable) only their
+ * UIDs in NodeNameToMetaVictims; the other map is null. */
+char *ks_extender_preempt_json(const ks_extender_config_t *e,
+                               const ks_pod_t *pod,
+                               const ks_preempt_candidate_t *cands,
+                               uint32_t n);
+
+/* ExtenderPreemptionResult (upstream reads only NodeNameToMetaVictims).
+ * For each node, fn(ud, node, uids, n_uids, num_pdb_violations); fn
+ * returns 0 to go on, or -1 with msg filled to stop. 0, or -1 with msg
+ * (bad JSON, the answer's Error, or fn's). */
+typedef int (*ks_ext_victims_fn)(void *ud, const char *node,
+                                 const char *const *uids, size_t n_uids,
+                                 int64_t num_pdb_violations, char *msg,
+                                 size_t msg_len);
+int ks_extender_parse_preemption(const char *body, size_t len,
+                                 ks_ext_victims_fn fn, void *ud, char *msg,
+                                 size_t msg_len);
 
 /* ExtenderFilterResult. Strings point into the parsed document, which
  * lives until ks_extender_filter_result_free. */

@@ -66,6 +66,15 @@ typedef struct ks_fw_ops {
      * at most `cap` pods to `out` and returns how many there are. */
     uint32_t (*nominated_pods)(ks_fw_env_t *env, const char *node,
                                const ks_pod_t **out, uint32_t cap);
+    /* The scheduler extenders' preemptVerb (plugin.h extenders_preempt and
+     * extenders_preempt_result); may be NULL: no extenders. */
+    ks_code_t (*extenders_preempt)(ks_fw_env_t *env, const ks_pod_t *pod,
+                                   const ks_preempt_candidate_t *cands,
+                                   uint32_t n, ks_status_t *st);
+    ks_code_t (*extenders_preempt_result)(ks_fw_env_t *env,
+                                          const ks_pod_t *pod,
+                                          const ks_preempt_candidate_t **out,
+                                          uint32_t *n, ks_status_t *st);
 } ks_fw_ops_t;
 
 /* What the framework needs from its surroundings; owned by the scheduler
@@ -242,6 +251,14 @@ ks_code_t ks_fw_run_post_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
                                 const ks_pod_t *pod,
                                 const struct ks_node_status_map *m,
                                 const char **nominated, ks_status_t *st);
+/* PostFilter from the plugin at *at (0 first; st reset by the caller
+ * before the first call). KS_PENDING: the plugin at *at (set) asked the
+ * scheduler extenders (host API extenders_preempt); call again with the
+ * same *at and st once they answered. */
+ks_code_t ks_fw_run_post_filter_at(ks_framework_t *fw, size_t *at,
+                                   ks_cycle_state_t *cs, const ks_pod_t *pod,
+                                   const struct ks_node_status_map *m,
+                                   const char **nominated, ks_status_t *st);
 ks_code_t ks_fw_run_pre_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                               const ks_pod_t *pod,
                               const ks_node_info_t *const *nodes, uint32_t n,

@@ -340,6 +340,29 @@ static const ks_node_info_t *const *api_nodes_anti(ks_handle_t *h,
                : no_nodes(n);
 }
 
+static ks_code_t api_ext_preempt(ks_handle_t *h, const ks_pod_t *pod,
+                                 const ks_preempt_candidate_t *cands,
+                                 uint32_t n, ks_status_t *st)
+{
+    ks_fw_env_t *e = ENV(h);
+    if (e == NULL || e->ops == NULL || e->ops->extenders_preempt == NULL)
+        return KS_SKIP;
+    return e->ops->extenders_preempt(e, pod, cands, n, st);
+}
+
+static ks_code_t api_ext_preempt_result(ks_handle_t *h, const ks_pod_t *pod,
+                                        const ks_preempt_candidate_t **out,
+                                        uint32_t *n, ks_status_t *st)
+{
+    ks_fw_env_t *e = ENV(h);
+    *out = NULL;
+    *n = 0;
+    if (e == NULL || e->ops == NULL ||
+        e->ops->extenders_preempt_result == NULL)
+        return KS_SKIP;
+    return e->ops->extenders_preempt_result(e, pod, out, n, st);
+}
+
 static const ks_host_api_t api = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -389,6 +412,8 @@ static const ks_host_api_t api = {
     .snapshot_nodes = api_nodes,
     .snapshot_nodes_with_affinity = api_nodes_aff,
     .snapshot_nodes_with_required_anti_affinity = api_nodes_anti,
+    .extenders_preempt = api_ext_preempt,
+    .extenders_preempt_result = api_ext_preempt_result,
 };
 
 const ks_host_api_t *ks_host_api(void)

@@ -511,12 +511,21 @@ ks_code_t ks_fw_run_post_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
                                 const struct ks_node_status_map *m,
                                 const char **nominated, ks_status_t *st)
 {
+    size_t at = 0;
+    ks_status_reset(st);
+    return ks_fw_run_post_filter_at(fw, &at, cs, pod, m, nominated, st);
+}
+
+ks_code_t ks_fw_run_post_filter_at(ks_framework_t *fw, size_t *at,
+                                   ks_cycle_state_t *cs, const ks_pod_t *pod,
+                                   const struct ks_node_status_map *m,
+                                   const char **nominated, ks_status_t *st)
+{
     size_t i;
     ks_status_t one;
     int on = timing_on(fw);
-    ks_status_reset(st);
     *nominated = NULL;
-    for (i = 0; i < fw->n_points[KS_EP_POST_FILTER]; i++) {
+    for (i = *at; i < fw->n_points[KS_EP_POST_FILTER]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_POST_FILTER][i].inst;
         ks_code_t c;
         const char *nn = NULL;
@@ -527,6 +536,10 @@ ks_code_t ks_fw_run_post_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
             *nominated = nn ? ks_intern_str(ks_intern_global(), nn) : NULL;
             ks_status_reset(st);
             return KS_SUCCESS;
+        }
+        if (c == KS_PENDING) {
+            *at = i; /* asked the extenders: call this plugin again */
+            return KS_PENDING;
         }
         if (!is_unsched(c)) {
             st->n_reasons = 0;

@@ -72,44 +72,80 @@ void ks_fit_error_format(const struct ks_node_status_map *m, uint32_t n_nodes,
 
 /* --- one attempt --------------------------------------------------------------- */
 
-/* The rest of an attempt once schedulePod is done: the FitError's text and
- * PostFilter. */
-static void after_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
-                               ks_cycle_state_t *cs, const ks_pod_t *pod,
-                               cycle_out_t *o)
+/* PostFilter, from the plugin s->xp.post_at on, and the FitError's text.
+ * 1 when a plugin asked the extenders' preemptVerb and their calls are in
+ * flight (the cycle suspends; run_cycle_resume comes back here). */
+static int post_filter(ks_scheduler_t *s, ks_framework_t *fw,
+                       ks_cycle_state_t *cs, const ks_pod_t *pod,
+                       cycle_out_t *o)
 {
-    ks_status_t st;
+    ks_status_t *st = &s->xp.post_st;
     char post[2048] = "";
     const char *nominated = NULL;
-    if (o->r.error)
-        o->r.message = o->message;
-    if (!o->fit_error)
-        return;
-    ks_fit_error_format(&s->smap, o->r.n_nodes,
-                        o->prefilter_failed ? &o->pre_status : NULL, NULL,
-                        o->message, sizeof o->message);
-    if (fw->n_points[KS_EP_POST_FILTER] > 0) {
-        double t0 = KS_SCHED_EP_T0(s);
-        ks_code_t c =
-            ks_fw_run_post_filter(fw, cs, pod, &s->smap, &nominated, &st);
-        ks_sched_ep_done(s, fw, KS_EP_POST_FILTER, c, t0);
-        if (c != KS_ERROR) {
-            ks_status_message(&st, post, sizeof post);
-        } else {
-            char em[1024];
-            ks_log(KS_LOGL_ERROR, "PostFilter for %s/%s: %s", pod->ns,
-                   pod->name, ks_status_message(&st, em, sizeof em));
-        }
-        if (c == KS_SUCCESS) {
-            s->stats.preemptions++;
-            o->r.nominated = nominated;
+    double t0 = KS_SCHED_EP_T0(s);
+    ks_code_t c;
+    for (;;) {
+        c = ks_fw_run_post_filter_at(fw, &s->xp.post_at, cs, pod, &s->smap,
+                                     &nominated, st);
+        if (c != KS_PENDING)
+            break;
+        if (s->xp.state == XP_ASKING && s->susp && s->susp->outstanding > 0)
+            return 1;
+        if (s->xp.state == XP_DONE || s->xp.state == XP_FAILED)
+            continue; /* answered at once: call the plugin again */
+        ks_status_reset(st);
+        ks_status_add_reason(st, "PostFilter returned Pending without "
+                                 "asking the extenders");
+        c = KS_ERROR;
+        break;
+    }
+    ks_sched_ep_done(s, fw, KS_EP_POST_FILTER, c, t0);
+    if (c != KS_ERROR) {
+        ks_status_message(st, post, sizeof post);
+    } else {
+        char em[1024];
+        ks_log(KS_LOGL_ERROR, "PostFilter for %s/%s: %s", pod->ns, pod->name,
+               ks_status_message(st, em, sizeof em));
+    }
+    if (c == KS_SUCCESS) {
+        s->stats.preemptions++;
+        o->r.nominated = nominated;
+    }
+    if (s->xp.state != XP_NONE && s->susp) {
+        ks_sched_ext_calls_free(s);
+        if (s->susp->qp == NULL) {
+            free(s->susp);
+            s->susp = NULL;
         }
     }
+    ks_sched_xp_clear(s);
     if (post[0]) {
         size_t l = strlen(o->message);
         snprintf(o->message + l, sizeof o->message - l, " %s", post);
     }
     o->r.message = o->message;
+    return 0;
+}
+
+/* The rest of an attempt once schedulePod is done: the FitError's text and
+ * PostFilter (1: suspended for the extenders' preemptVerb). */
+static int after_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
+                              ks_cycle_state_t *cs, const ks_pod_t *pod,
+                              cycle_out_t *o)
+{
+    if (o->r.error)
+        o->r.message = o->message;
+    if (!o->fit_error)
+        return 0;
+    ks_fit_error_format(&s->smap, o->r.n_nodes,
+                        o->prefilter_failed ? &o->pre_status : NULL, NULL,
+                        o->message, sizeof o->message);
+    o->r.message = o->message;
+    if (fw->n_points[KS_EP_POST_FILTER] == 0)
+        return 0;
+    ks_sched_xp_clear(s);
+    ks_status_reset(&s->xp.post_st);
+    return post_filter(s, fw, cs, pod, o);
 }
 
 /* One scheduling attempt without side effects on the queue: schedulePod,
@@ -123,18 +159,21 @@ static int run_cycle(ks_scheduler_t *s, ks_framework_t *fw,
     o->r.fw = fw;
     if (ks_sched_schedule_pod(s, fw, cs, pod, o))
         return 1;
-    after_schedule_pod(s, fw, cs, pod, o);
-    return 0;
+    return after_schedule_pod(s, fw, cs, pod, o);
 }
 
 static int run_cycle_resume(ks_scheduler_t *s, ks_framework_t *fw,
                             ks_cycle_state_t *cs, const ks_pod_t *pod,
                             cycle_out_t *o)
 {
+    if (s->susp && s->susp->stage == EXT_STAGE_PREEMPT) {
+        if (ks_sched_xp_resume(s))
+            return 1;
+        return post_filter(s, fw, cs, pod, o);
+    }
     if (ks_sched_schedule_pod_resume(s, fw, cs, pod, o))
         return 1;
-    after_schedule_pod(s, fw, cs, pod, o);
-    return 0;
+    return after_schedule_pod(s, fw, cs, pod, o);
 }
 
 int ks_scheduler_try(ks_scheduler_t *s, const ks_pod_t *pod,
@@ -365,6 +404,7 @@ int ks_sched_resume_one(ks_scheduler_t *s)
     qp->assumed = 0;
     if (p->deleted) {
         ks_sched_ext_calls_free(s);
+        ks_sched_xp_clear(s);
         ks_sched_nominate(s, qp->pod, ""); /* clearing never fails */
         ks_pod_free(ks_queue_remove(s->q, qp));
         ks_cycle_state_free(p->cs);

@@ -397,15 +397,20 @@ static int prioritize_nodes(ks_scheduler_t *s, ks_framework_t *fw,
 
 /* --- extenders --------------------------------------------------------------------- */
 
-/* The extenders of the cycle's generation (0 when they are off). */
-static size_t n_extenders(const ks_scheduler_t *s, const ks_framework_t *fw,
+size_t ks_sched_extenders(const ks_scheduler_t *s,
                           const ks_extender_config_t **out)
 {
     const ks_config_t *cfg = s->susp && s->susp->gen ? s->susp->gen->cfg
                                                     : s->gen->cfg;
-    (void)fw;
     *out = cfg->extenders;
     return s->ext_off ? 0 : cfg->n_extenders;
+}
+
+static size_t n_extenders(const ks_scheduler_t *s, const ks_framework_t *fw,
+                          const ks_extender_config_t **out)
+{
+    (void)fw;
+    return ks_sched_extenders(s, out);
 }
 
 static void ext_answer(void *ud, const char *error, const char *body,
@@ -509,6 +514,7 @@ void ks_sched_ext_detach(ks_scheduler_t *s)
 void ks_sched_ext_teardown(ks_scheduler_t *s)
 {
     ks_sched_suspended_t *p = s->susp;
+    ks_sched_xp_clear(s);
     if (p != NULL) {
         ks_sched_ext_calls_free(s);
         if (p->has_pre)
@@ -536,39 +542,39 @@ void ks_sched_ext_teardown(ks_scheduler_t *s)
     }
 }
 
-/* Start the call of extender k with `verb` on the cycle's feasible nodes.
- * 0, or -1 with its error stored in the call. */
-static int ext_start(ks_scheduler_t *s, const ks_extender_config_t *e,
-                     size_t k, const char *verb, const ks_pod_t *pod)
+int ks_sched_ext_start_body(ks_scheduler_t *s, const ks_extender_config_t *e,
+                            size_t k, const char *verb, const char *body)
 {
     ks_sched_suspended_t *p = s->susp;
     ks_sched_ext_call_t *c = &p->calls[k];
     ks_error_t err = {0};
     ks_hc_t *hc = ks_sched_ext_client(s, &err);
-    char *body;
     c->s = s;
     c->ext = k;
-    if (hc == NULL) {
-        c->done = 1;
-        c->error = strdup(err.msg);
-        return -1;
-    }
-    body = ks_extender_args_json(e, pod, s->feasible, p->n_feasible);
-    if (body == NULL ||
+    if (hc == NULL || body == NULL ||
         ks_extender_post(hc, e, verb, body, &c->call, ext_answer, c, &err) != 0) {
         c->done = 1;
         c->error = strdup(body ? err.msg : "out of memory");
-        free(body);
         return -1;
     }
-    free(body);
     p->outstanding++;
     return 0;
 }
 
-/* Make s->susp ready for a stage with one call slot per extender. */
-static int ext_suspend(ks_scheduler_t *s, size_t n_ext, int stage,
-                       uint32_t n_feasible)
+/* Start the call of extender k with `verb` on the cycle's feasible nodes.
+ * 0, or -1 with its error stored in the call. */
+static int ext_start(ks_scheduler_t *s, const ks_extender_config_t *e,
+                     size_t k, const char *verb, const ks_pod_t *pod)
+{
+    char *body = ks_extender_args_json(e, pod, s->feasible,
+                                       s->susp->n_feasible);
+    int rc = ks_sched_ext_start_body(s, e, k, verb, body);
+    free(body);
+    return rc;
+}
+
+int ks_sched_ext_suspend(ks_scheduler_t *s, size_t n_ext, int stage,
+                         uint32_t n_feasible)
 {
     ks_sched_suspended_t *p = s->susp;
     if (p == NULL) {
@@ -757,7 +763,7 @@ static int after_filter(ks_scheduler_t *s, ks_framework_t *fw,
         if (ex[k].prioritize_verb == NULL ||
             !ks_extender_interested(&ex[k], pod))
             continue;
-        if (!started && ext_suspend(s, n_ext, EXT_STAGE_PRIORITIZE,
+        if (!started && ks_sched_ext_suspend(s, n_ext, EXT_STAGE_PRIORITIZE,
                                     n_feasible) != 0) {
             ext_release(s);
             cycle_error(o, NULL);
@@ -796,7 +802,7 @@ static int filter_stage_done(ks_scheduler_t *s, ks_framework_t *fw,
             return 0;
         }
         if (n_feasible > 0) {
-            if (ext_suspend(s, n_ext, EXT_STAGE_FILTER, n_feasible) != 0) {
+            if (ks_sched_ext_suspend(s, n_ext, EXT_STAGE_FILTER, n_feasible) != 0) {
                 ext_release(s);
                 cycle_error(o, NULL);
                 return 0;
@@ -850,7 +856,7 @@ int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
                             n_ext > 0 ? &pre : NULL, &nominated) != 0)
         return 0;
     if (n_ext > 0 && n_feasible > 0) {
-        if (ext_suspend(s, n_ext, EXT_STAGE_FILTER, n_feasible) != 0) {
+        if (ks_sched_ext_suspend(s, n_ext, EXT_STAGE_FILTER, n_feasible) != 0) {
             if (nominated)
                 ks_prefilter_result_free(&pre);
             ext_release(s);

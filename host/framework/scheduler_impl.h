@@ -133,7 +133,22 @@ struct ks_waiting_pod {
 typedef struct cycle_out cycle_out_t;
 
 /* Where a suspended scheduling cycle stopped (see the top of this file). */
-enum { EXT_STAGE_FILTER = 1, EXT_STAGE_PRIORITIZE };
+enum { EXT_STAGE_FILTER = 1, EXT_STAGE_PRIORITIZE, EXT_STAGE_PREEMPT };
+
+/* The extenders' preemptVerb for the cycle's PostFilter (ext_preempt.c):
+ * the candidates a PostFilter plugin handed over, narrowed by each
+ * extender's answer in turn, and the plugin to call again. */
+enum { XP_NONE = 0, XP_ASKING, XP_DONE, XP_FAILED };
+
+typedef struct ks_sched_xpreempt {
+    int state;
+    const ks_pod_t *pod;
+    ks_preempt_candidate_t *c; /* victims arrays malloc'd per candidate */
+    uint32_t n;
+    char *error;     /* XP_FAILED: why (malloc'd) */
+    size_t post_at;  /* the PostFilter plugin that asked */
+    ks_status_t post_st; /* PostFilter's status so far */
+} ks_sched_xpreempt_t;
 
 typedef struct ks_sched_suspended {
     /* scheduleOne's cycle (schedule_one.c) */
@@ -215,6 +230,7 @@ struct ks_scheduler {
     size_t n_ext_binding;
     int ext_off; /* ks_scheduler_try on an attached scheduler */
     size_t ext_n_cycle; /* extenders of the cycle being scored */
+    ks_sched_xpreempt_t xp;
 };
 
 struct cycle_out {
@@ -302,6 +318,33 @@ void ks_sched_ext_detach(ks_scheduler_t *s);
  * client and the scheduler's own loop. */
 void ks_sched_ext_teardown(ks_scheduler_t *s);
 void ks_sched_scratch_free(ks_scheduler_t *s);
+/* The extenders of the cycle's generation (0 when they are off). */
+size_t ks_sched_extenders(const ks_scheduler_t *s,
+                          const ks_extender_config_t **out);
+/* Make s->susp ready for a stage with one call slot per extender (the
+ * previous stage's calls freed). 0, or -1 when out of memory. */
+int ks_sched_ext_suspend(ks_scheduler_t *s, size_t n_ext, int stage,
+                         uint32_t n_feasible);
+/* Start extender k's call of `verb` with `body` in s->susp->calls[k]. 0
+ * (s->susp->outstanding counts it), or -1 with the error in the call. */
+int ks_sched_ext_start_body(ks_scheduler_t *s, const ks_extender_config_t *e,
+                            size_t k, const char *verb, const char *body);
+
+/* --- ext_preempt.c ------------------------------------------------------------ */
+
+/* The host API's extenders_preempt / extenders_preempt_result. */
+ks_code_t ks_sched_ops_ext_preempt(ks_fw_env_t *e, const ks_pod_t *pod,
+                                   const ks_preempt_candidate_t *cands,
+                                   uint32_t n, ks_status_t *st);
+ks_code_t ks_sched_ops_ext_preempt_result(ks_fw_env_t *e, const ks_pod_t *pod,
+                                          const ks_preempt_candidate_t **out,
+                                          uint32_t *n, ks_status_t *st);
+/* The suspended preempt stage's answer arrived: apply it and ask the next
+ * extender. 1 when a call is in flight again, 0 when every extender was
+ * asked (PostFilter goes on). */
+int ks_sched_xp_resume(ks_scheduler_t *s);
+/* Forget the preempt stage (its candidates and answer). */
+void ks_sched_xp_clear(ks_scheduler_t *s);
 /* How many feasible nodes to look for among n_cand candidates. */
 uint32_t ks_sched_nodes_to_find(const ks_scheduler_t *s,
                                 const ks_framework_t *fw, int full_eval,

@@ -18,6 +18,14 @@
  *      passes the Filter plugins, and add the removed pods back one by one,
  *      most important first (higher priority, then earlier start), keeping
  *      each one the pod still fits with. The rest are the victims.
+ *   3b. Scheduler extenders with a preemptVerb (host API, since ABI 1.1):
+ *      the candidates are handed to the host, PostFilter returns Pending
+ *      while the extenders are asked (asynchronously, each narrowing what
+ *      the previous one kept), and the host calls PostFilter again; the
+ *      candidates they kept, with the victims they named, go on to step 4
+ *      ("no candidate node for preemption" when none is left; an error of
+ *      an extender that is not ignorable is this plugin's Error). A host
+ *      without those calls has no extenders: step 4 follows at once.
  *   4. Choice of node among the candidates: fewest PodDisruptionBudget
  *      violations, then the lowest highest-priority victim, then the lowest
  *      sum of victim priorities (each shifted by 2^31 so that negative
@@ -72,6 +80,7 @@
 #define DP_MSG_TERMINATING \
     "not eligible due to a terminating pod on the nominated node."
 #define DP_MSG_NEVER "not eligible due to preemptionPolicy=Never."
+#define DP_MSG_NO_CANDIDATE "no candidate node for preemption"
 
 /* --- plugin instance ------------------------------------------------------ */
 
@@ -203,6 +212,22 @@ static int dp_api_has_reason_at(const ks_host_api_t *api)
     return api->size >= offsetof(ks_host_api_t, status_reason_at) +
                             sizeof(api->status_reason_at) &&
            api->status_reason_count != NULL && api->status_reason_at != NULL;
+}
+
+/* 1 when the host table has the extenders' preemptVerb calls (since ABI
+ * 1.1); an older host has no extenders to ask. */
+static int dp_api_has_extenders(const ks_host_api_t *api)
+{
+#ifdef KS_API_HAS
+    return KS_API_HAS(api, extenders_preempt_result) &&
+           api->extenders_preempt != NULL &&
+           api->extenders_preempt_result != NULL;
+#else
+    return api->size >= offsetof(ks_host_api_t, extenders_preempt_result) +
+                            sizeof(api->extenders_preempt_result) &&
+           api->extenders_preempt != NULL &&
+           api->extenders_preempt_result != NULL;
+#endif
 }
 
 /* Copy every reason of st into rs (empty reasons are skipped). Hosts
@@ -781,6 +806,85 @@ static uint32_t dp_pick(const dp_run_t *r, uint32_t *idx)
     return best;
 }
 
+/* --- extenders (upstream Evaluator.callExtenders) ------------------------- */
+
+/* Hand the candidates to the extenders with a preemptVerb. KS_SKIP: none
+ * is interested, go on; KS_PENDING: return it, PostFilter comes again
+ * (dp_ext_result); KS_ERROR with st filled. */
+static ks_code_t dp_ext_ask(dp_run_t *r, ks_status_t *st)
+{
+    const ks_host_api_t *api = r->api;
+    ks_preempt_candidate_t *pc;
+    ks_status_t *hs;
+    ks_code_t code;
+    uint32_t i;
+    if (!dp_api_has_extenders(api))
+        return KS_SKIP;
+    pc = calloc(r->n_cands, sizeof *pc);
+    hs = api->status_new(r->h);
+    if (pc == NULL || hs == NULL) {
+        free(pc);
+        if (hs != NULL)
+            api->status_free(hs);
+        api->status_reason(st, "preemption: out of memory");
+        return KS_ERROR;
+    }
+    for (i = 0; i < r->n_cands; i++) {
+        pc[i].node = r->cands[i].node;
+        pc[i].victims = r->cands[i].victims;
+        pc[i].n_victims = r->cands[i].n_victims;
+        pc[i].n_pdb_violations = r->cands[i].n_pdb_violations;
+    }
+    code = api->extenders_preempt(r->h, r->pod, pc, r->n_cands, hs);
+    if (code == KS_ERROR)
+        api->status_reasonf(st, "preemption: %s", api->status_message(hs));
+    else if (code != KS_PENDING)
+        code = KS_SKIP;
+    api->status_free(hs);
+    free(pc);
+    return code;
+}
+
+/* PostFilter called again after the extenders answered: the candidates
+ * they kept become the run's. KS_SKIP: nothing was asked (a first call);
+ * KS_SUCCESS: r->cands set; KS_ERROR with st filled. */
+static ks_code_t dp_ext_result(dp_run_t *r, ks_status_t *st)
+{
+    const ks_host_api_t *api = r->api;
+    const ks_preempt_candidate_t *kept = NULL;
+    ks_status_t *hs;
+    ks_code_t code;
+    uint32_t i, n = 0;
+    if (!dp_api_has_extenders(api))
+        return KS_SKIP;
+    hs = api->status_new(r->h);
+    if (hs == NULL) {
+        api->status_reason(st, "preemption: out of memory");
+        return KS_ERROR;
+    }
+    code = api->extenders_preempt_result(r->h, r->pod, &kept, &n, hs);
+    if (code == KS_ERROR)
+        api->status_reasonf(st, "preemption: %s", api->status_message(hs));
+    api->status_free(hs);
+    if (code != KS_SUCCESS)
+        return code == KS_ERROR ? KS_ERROR : KS_SKIP;
+    for (i = 0; i < n; i++) {
+        const ks_pod_t **v = malloc(sizeof(*v) * (kept[i].n_victims + 1));
+        if (v == NULL) {
+            api->status_reason(st, "preemption: out of memory");
+            return KS_ERROR;
+        }
+        memcpy(v, kept[i].victims, sizeof(*v) * kept[i].n_victims);
+        if (dp_add_candidate(r, kept[i].node, v, kept[i].n_victims) != 0) {
+            api->status_reason(st, "preemption: out of memory");
+            return KS_ERROR;
+        }
+        r->cands[r->n_cands - 1].n_pdb_violations =
+            (uint32_t)kept[i].n_pdb_violations;
+    }
+    return KS_SUCCESS;
+}
+
 /* --- executing the choice (upstream prepareCandidate) --------------------- */
 
 static ks_code_t dp_prepare(dp_run_t *r, const dp_candidate_t *c,
@@ -893,6 +997,19 @@ static ks_code_t dp_post_filter(void *self, ks_cycle_state_t *cs,
     r.pod = pod;
     r.now_ms = dp_wall_now_ms();
 
+    /* Called again once the extenders answered: their candidates. */
+    code = dp_ext_result(&r, st);
+    if (code == KS_ERROR)
+        goto out;
+    if (code == KS_SUCCESS) {
+        if (r.n_cands == 0) {
+            api->status_reason(st, "preemption: " DP_MSG_NO_CANDIDATE);
+            code = KS_UNSCHEDULABLE;
+            goto out;
+        }
+        goto choose;
+    }
+
     ineligible = dp_ineligible(&r, statuses);
     if (ineligible != NULL) {
         api->status_reasonf(st, "preemption: %s", ineligible);
@@ -946,6 +1063,12 @@ static ks_code_t dp_post_filter(void *self, ks_cycle_state_t *cs,
         goto out;
     }
 
+    /* The extenders with a preemptVerb narrow the candidates first. */
+    code = dp_ext_ask(&r, st);
+    if (code != KS_SKIP)
+        goto out;
+
+choose:
     idx = malloc(sizeof(*idx) * r.n_cands);
     if (idx == NULL)
         goto oom;

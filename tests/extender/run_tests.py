@@ -77,6 +77,38 @@ spec:
   containers: [{name: c, image: i, resources: {limits: {example.com/gpu: "1"}}}]
 """
 
+PREEMPT_CLUSTER = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "2", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: "2", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: lo1, namespace: default, uid: lo1}
+spec: {nodeName: n1, containers: [{name: c, image: i, resources: {requests: {cpu: "2"}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: lo2a, namespace: default, uid: lo2a}
+spec: {nodeName: n2, containers: [{name: c, image: i, resources: {requests: {cpu: "1"}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: lo2b, namespace: default, uid: lo2b}
+spec: {nodeName: n2, containers: [{name: c, image: i, resources: {requests: {cpu: "1"}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: hi, namespace: default, uid: hi}
+spec: {priority: 100, containers: [{name: c, image: i, resources: {requests: {cpu: "1"}}}]}
+"""
+
 PREEMPT_TAIL = (" preemption: 0/3 nodes are available: 1 Preemption is not "
                 "helpful for scheduling, 2 No preemption victims found for "
                 "incoming pod.")
@@ -218,6 +250,106 @@ def cases(port, dead):
          {"p1": "@n1"}, None),
     ]
 
+X = "  preemptVerb: preempt\n"
+NO_ROOM = "0/2 nodes are available: 2 Insufficient cpu."
+
+def preempt_cases(port):
+    """preemptVerb: (name, control, config extra, want {pod: node or
+    message}, victims preempted (from the Preempted events), text that
+    must be in stderr, check on the requests)."""
+    def victims_sent(log):
+        b = log[0]["body"]
+        return b["NodeNameToMetaVictims"] is None and {
+            n: [p["metadata"]["uid"] for p in v["Pods"]]
+            for n, v in b["NodeNameToVictims"].items()} == {
+                "n1": ["lo1"], "n2": ["lo2b"]} and \
+            b["Pod"]["metadata"]["name"] == "hi"
+    return [
+        ("preempt: the extender keeps every candidate", {}, X,
+         {"hi": "@n1"}, ["lo1"], None, victims_sent),
+        ("preempt: a node the extender drops is not chosen",
+         {"preempt": {"drop": ["n1"]}}, X, {"hi": "@n2"}, ["lo2b"], None,
+         None),
+        ("preempt: the victims are the extender's",
+         {"preempt": {"drop": ["n1"], "victims": {"n2": ["lo2a"]}}}, X,
+         {"hi": "@n2"}, ["lo2a"], None, None),
+        ("preempt: no candidate left",
+         {"preempt": {"drop": ["n1", "n2"]}}, X,
+         {"hi": NO_ROOM + " preemption: no candidate node for preemption"},
+         [], None, None),
+        ("preempt: an error fails preemption",
+         {"preempt": {"mode": "error", "message": "no eviction today"}}, X,
+         {"hi": NO_ROOM}, [],
+         "PostFilter plugin \"DefaultPreemption\": preemption: no eviction today", None),
+        ("preempt: a node that is no candidate is an error",
+         {"preempt": {"victims": {"n9": ["lo1"]}}}, X, {"hi": NO_ROOM}, [],
+         'preemption: nodeinfo not found for node name "n9"', None),
+        ("preempt: a victim not on its node is an error",
+         {"preempt": {"victims": {"n1": ["lo2a"]}}}, X, {"hi": NO_ROOM}, [],
+         "preemption: extender: http://127.0.0.1:%d/ claims to preempt pod "
+         "(UID: lo2a) on node: n1, but the pod is not found on that node"
+         % port, None),
+        ("preempt: a node without victims is an error",
+         {"preempt": {"victims": {"n1": []}}}, X, {"hi": NO_ROOM}, [],
+         'preemption: expected at least one victim pod on node "n1"', None),
+        ("preempt: ignorable, a node without victims is dropped",
+         {"preempt": {"victims": {"n1": []}}}, X + "  ignorable: true\n",
+         {"hi": "@n2"}, ["lo2b"], None, None),
+        ("preempt: ignorable, an error skips the extender",
+         {"preempt": {"mode": "http500"}}, X + "  ignorable: true\n",
+         {"hi": "@n1"}, ["lo1"], "skipping extender", None),
+        ("preempt: nodeCacheCapable sends MetaVictims by UID",
+         {"preempt": {"drop": ["n1"]}}, X + "  nodeCacheCapable: true\n",
+         {"hi": "@n2"}, ["lo2b"], None,
+         lambda log: log[0]["body"]["NodeNameToVictims"] is None and
+         log[0]["body"]["NodeNameToMetaVictims"] == {
+             "n1": {"Pods": [{"UID": "lo1"}], "NumPDBViolations": 0},
+             "n2": {"Pods": [{"UID": "lo2b"}], "NumPDBViolations": 0}}),
+        ("preempt: managedResources the pod does not request: not asked",
+         {"preempt": {"drop": ["n1"]}},
+         X + "  managedResources:\n  - name: example.com/gpu\n",
+         {"hi": "@n1"}, ["lo1"], None, lambda log: log == []),
+    ]
+
+def preempt_table(port):
+    fails = 0
+    for name, ctl, extra, want, victims, err_text, check in preempt_cases(port):
+        open(CTL, "w").write(json.dumps(ctl))
+        if os.path.exists(CTL + ".log"):
+            os.unlink(CTL + ".log")
+        cfg = os.path.join(TMP, "cfg.yaml")
+        cl = os.path.join(TMP, "cluster.yaml")
+        open(cfg, "w").write(config(port, extra))
+        open(cl, "w").write(PREEMPT_CLUSTER)
+        r = subprocess.run([KSCHED, "schedule", "-c", cfg, "-p", PLUGINS,
+                            "--no-default-plugin-path", "-f", cl, "-o", "json",
+                            "--deterministic", "-v"],
+                           capture_output=True, text=True, timeout=60)
+        try:
+            out = json.loads(r.stdout)
+        except ValueError:
+            print("FAIL %s: no JSON output: %s %s" % (name, r.stdout, r.stderr))
+            fails += 1
+            continue
+        got = {b["name"]: "@" + b["node"] for b in out["bindings"]}
+        got.update({u["name"]: u["message"] for u in out["unschedulable"]})
+        pre = sorted(l.split("Preempted default/")[1].split(":")[0]
+                     for l in r.stderr.splitlines()
+                     if "event Normal Preempted default/" in l)
+        ok = got == want and pre == sorted(victims) and \
+            r.returncode in (0, 3) and "Sanitizer" not in r.stderr and \
+            "runtime error" not in r.stderr and \
+            (err_text is None or err_text in r.stderr)
+        if ok and check is not None:
+            ok = bool(check(requests_log()))
+        print("%s %s" % ("ok  " if ok else "FAIL", name))
+        if not ok:
+            fails += 1
+            print("   got: %r victims %r\n  want: %r victims %r\n   err: %s"
+                  "\n   log: %s" % (got, pre, want, victims, r.stderr[-2000:],
+                                   json.dumps(requests_log())[:1500]))
+    return fails
+
 def http(method, url, body=None):
     import urllib.request
     req = urllib.request.Request(url, method=method,
@@ -328,6 +460,7 @@ def main():
                 fails += 1
                 print("   got: %r\n  want: %r\n   log: %s" %
                       (got, want, json.dumps(requests_log())[:2000]))
+        fails += preempt_table(port)
         # validation and listing
         for name, extra, code, text in [
             ("validate lists the extender",

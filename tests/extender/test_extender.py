@@ -10,7 +10,7 @@ test can change the behaviour per case:
                   "delay": seconds, "message": "Error text"},
    "prioritize": {"scores": {"node": 0..10}, "mode": ..., "delay": ...},
    "bind":       {"mode": ..., "message": ...},
-   "preempt":    {"mode": ...}}
+   "preempt":    {"drop": [node], "victims": {"node": [uid]}, "mode": ...}}
 
 Every request is appended to <control>.log as one JSON line
 {"verb", "body"} so tests can check what ksched sent.
@@ -70,8 +70,25 @@ class H(BaseHTTPRequestHandler):
         if verb == "bind":
             return self.reply(200, json.dumps({"Error": ""}))
         if verb == "preempt":
-            return self.reply(200, json.dumps({"NodeNameToMetaVictims": body.get("NodeNameToMetaVictims")}))
+            return self.preempt(body, c)
         return self.reply(404, "{}")
+
+    def preempt(self, body, c):
+        # Victims as UIDs, from whichever map was sent; "drop" removes
+        # nodes, "victims" replaces a node's victims by UIDs (a node not
+        # sent is added).
+        if body.get("NodeNameToMetaVictims") is not None:
+            m = {n: [p["UID"] for p in v["Pods"]]
+                 for n, v in body["NodeNameToMetaVictims"].items()}
+        else:
+            m = {n: [p["metadata"]["uid"] for p in v["Pods"]]
+                 for n, v in body["NodeNameToVictims"].items()}
+        for n in c.get("drop", []):
+            m.pop(n, None)
+        m.update(c.get("victims", {}))
+        return self.reply(200, json.dumps({"NodeNameToMetaVictims": {
+            n: {"Pods": [{"UID": u} for u in uids], "NumPDBViolations": 0}
+            for n, uids in m.items()}}))
 
     def names(self, body):
         if body.get("NodeNames") is not None:

@@ -161,6 +161,17 @@ typedef enum ks_log_level {
     KS_LOG_DEBUG
 } ks_log_level_t;
 
+/* (since ABI 1.1) A preemption candidate handed to extenders: the node
+ * and the pods to evict there, most important first (upstream
+ * extenderv1.Victims; ksched has no PodDisruptionBudgets, so
+ * n_pdb_violations is what the plugin counted, normally 0). */
+typedef struct ks_preempt_candidate {
+    const char *node; /* interned */
+    const ks_pod_t *const *victims;
+    uint32_t n_victims;
+    int64_t n_pdb_violations;
+} ks_preempt_candidate_t;
+
 typedef void (*ks_state_free_fn)(void *data);
 typedef void *(*ks_state_clone_fn)(const void *data);
 typedef void (*ks_waiting_pod_fn)(ks_waiting_pod_t *wp, void *ud);
@@ -311,6 +322,27 @@ typedef struct ks_host_api {
         ks_handle_t *h, uint32_t *n);
     const ks_node_info_t *const *(*snapshot_nodes_with_required_anti_affinity)(
         ks_handle_t *h, uint32_t *n);
+
+    /* (since ABI 1.1) Scheduler extenders with a preemptVerb, for a
+     * PostFilter plugin that found preemption candidates (upstream
+     * Evaluator.callExtenders). The calls are asynchronous, so this takes
+     * two PostFilter calls. Loop thread only.
+     * extenders_preempt: hand the candidates over (copied). KS_SKIP: no
+     * such extender is interested in the pod, go on with them. KS_PENDING:
+     * the host asks the extenders; return KS_PENDING from PostFilter, and
+     * the host calls PostFilter again for the same pod, cycle state and
+     * snapshot once they answered. KS_ERROR: out of memory (st says so).
+     * extenders_preempt_result: in that second call, KS_SUCCESS with the
+     * candidates the extenders kept in *out, *n of them (maybe none;
+     * host-owned, valid until PostFilter returns); KS_ERROR with the
+     * reason in st when an extender that is not ignorable failed; KS_SKIP
+     * when nothing was asked (a first call). */
+    ks_code_t (*extenders_preempt)(ks_handle_t *h, const ks_pod_t *pod,
+                                   const ks_preempt_candidate_t *cands,
+                                   uint32_t n, ks_status_t *st);
+    ks_code_t (*extenders_preempt_result)(ks_handle_t *h, const ks_pod_t *pod,
+                                          const ks_preempt_candidate_t **out,
+                                          uint32_t *n, ks_status_t *st);
 } ks_host_api_t;
 
 /* --- the descriptor ------------------------------------------------------ */
