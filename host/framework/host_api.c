@@ -3,7 +3,10 @@
  * framework env (snapshot, cache, the scheduler's ops) of the plugin's
  * handle. Calls that cannot report a failure degrade to a safe answer
  * (no node, 0); a PreFilter node set that cannot grow makes PreFilter an
- * Error. Threads: as the SDK documents per call.
+ * Error. Threads: as the SDK documents per call; the calls it documents
+ * "loop thread only" are refused inside Filter/Score jobs (thread_rules.h:
+ * an abort in debug and sanitizer builds, the error value plugin.h names
+ * otherwise).
  */
 #include "framework.h"
 
@@ -16,9 +19,19 @@
 #include "cycle_state.h"
 #include "base/log.h"
 #include "grow.h"
+#include "thread_rules.h"
 
 #define H(h) ((struct ks_handle *)(h))
 #define ENV(h) (H(h)->fw->env)
+
+/* The first statement of a loop-thread-only call: inside a parallel job it
+ * aborts or returns `refusal` (empty for void calls). */
+#define LOOP_ONLY(name, refusal)                                               \
+    do {                                                                       \
+        static ks_thread_rule_t rule_ = KS_THREAD_RULE(name);                  \
+        if (!ks_thread_rule_ok(&rule_))                                        \
+            return refusal;                                                    \
+    } while (0)
 
 _Static_assert(KS_LOGL_ERROR == (int)KS_LOG_ERROR &&
                    KS_LOGL_WARN == (int)KS_LOG_WARN &&
@@ -126,9 +139,23 @@ static ks_code_t api_node_status_code(const ks_node_status_map_t *m,
     return i < m->n && m->set[i] ? m->st[i].code : KS_SUCCESS;
 }
 
+static int api_cs_write(ks_cycle_state_t *cs, const char *key, void *data,
+                        ks_state_clone_fn clone_fn, ks_state_free_fn free_fn)
+{
+    LOOP_ONLY("cycle_state_write", -1);
+    return ks_cycle_state_write(cs, key, data, clone_fn, free_fn);
+}
+
+static void api_cs_delete(ks_cycle_state_t *cs, const char *key)
+{
+    LOOP_ONLY("cycle_state_delete", );
+    ks_cycle_state_delete(cs, key);
+}
+
 static ks_waiting_pod_t *api_wp_get(ks_handle_t *h, const char *uid)
 {
     ks_fw_env_t *e = ENV(h);
+    LOOP_ONLY("waiting_pod_get", NULL);
     if (e == NULL || e->ops == NULL || e->ops->waiting_pod_get == NULL)
         return NULL;
     return e->ops->waiting_pod_get(e, uid);
@@ -140,11 +167,13 @@ static const ks_fw_ops_t *g_ops;
 
 static const ks_pod_t *api_wp_pod(ks_waiting_pod_t *wp)
 {
+    LOOP_ONLY("waiting_pod_pod", NULL);
     return g_ops && wp ? g_ops->waiting_pod_pod(wp) : NULL;
 }
 
 static void api_wp_allow(ks_waiting_pod_t *wp, const char *plugin)
 {
+    LOOP_ONLY("waiting_pod_allow", );
     if (g_ops && wp)
         g_ops->waiting_pod_allow(wp, plugin);
 }
@@ -152,6 +181,7 @@ static void api_wp_allow(ks_waiting_pod_t *wp, const char *plugin)
 static void api_wp_reject(ks_waiting_pod_t *wp, const char *plugin,
                           const char *msg)
 {
+    LOOP_ONLY("waiting_pod_reject", );
     if (g_ops && wp)
         g_ops->waiting_pod_reject(wp, plugin, msg);
 }
@@ -159,6 +189,7 @@ static void api_wp_reject(ks_waiting_pod_t *wp, const char *plugin,
 static void api_wp_iterate(ks_handle_t *h, ks_waiting_pod_fn fn, void *ud)
 {
     ks_fw_env_t *e = ENV(h);
+    LOOP_ONLY("waiting_pods_iterate", );
     if (e && e->ops && e->ops->waiting_pods_iterate)
         e->ops->waiting_pods_iterate(e, fn, ud);
 }
@@ -166,6 +197,7 @@ static void api_wp_iterate(ks_handle_t *h, ks_waiting_pod_fn fn, void *ud)
 static int api_bind(ks_handle_t *h, const ks_pod_t *pod, const char *node)
 {
     ks_fw_env_t *e = ENV(h);
+    LOOP_ONLY("bind", -1);
     if (e == NULL || e->ops == NULL || e->ops->bind == NULL)
         return -1;
     return e->ops->bind(e, pod, node);
@@ -174,6 +206,7 @@ static int api_bind(ks_handle_t *h, const ks_pod_t *pod, const char *node)
 static int api_delete_pod(ks_handle_t *h, const ks_pod_t *pod)
 {
     ks_fw_env_t *e = ENV(h);
+    LOOP_ONLY("delete_pod", -1);
     if (e == NULL || e->ops == NULL || e->ops->delete_pod == NULL)
         return -1;
     return e->ops->delete_pod(e, pod);
@@ -183,6 +216,7 @@ static int api_set_nominated(ks_handle_t *h, const ks_pod_t *pod,
                              const char *node)
 {
     ks_fw_env_t *e = ENV(h);
+    LOOP_ONLY("set_nominated_node", -1);
     if (e == NULL || e->ops == NULL || e->ops->set_nominated_node == NULL)
         return -1;
     return e->ops->set_nominated_node(e, pod, node);
@@ -192,6 +226,7 @@ static void api_event(ks_handle_t *h, const ks_pod_t *pod, const char *type,
                       const char *reason, const char *message)
 {
     ks_fw_env_t *e = ENV(h);
+    LOOP_ONLY("event", );
     if (e && e->ops && e->ops->event)
         e->ops->event(e, pod, type, reason, message);
 }
@@ -199,18 +234,21 @@ static void api_event(ks_handle_t *h, const ks_pod_t *pod, const char *type,
 static ks_node_info_t *api_ni_clone(ks_handle_t *h, const ks_node_info_t *ni)
 {
     (void)h;
+    LOOP_ONLY("nodeinfo_clone", NULL);
     return ks_node_info_clone(ni);
 }
 
 static void api_ni_free(ks_handle_t *h, ks_node_info_t *ni)
 {
     (void)h;
+    LOOP_ONLY("nodeinfo_free", );
     ks_node_info_free(ni);
 }
 
 static void api_ni_add(ks_handle_t *h, ks_node_info_t *ni, const ks_pod_t *p)
 {
     (void)h;
+    LOOP_ONLY("nodeinfo_add_pod", );
     ks_node_info_add_pod(ni, p);
 }
 
@@ -218,6 +256,7 @@ static void api_ni_remove(ks_handle_t *h, ks_node_info_t *ni,
                           const ks_pod_t *p)
 {
     (void)h;
+    LOOP_ONLY("nodeinfo_remove_pod", );
     ks_node_info_remove_pod(ni, p);
 }
 
@@ -225,19 +264,33 @@ static ks_cycle_state_t *api_cs_clone(ks_handle_t *h,
                                       const ks_cycle_state_t *cs)
 {
     (void)h;
+    LOOP_ONLY("cycle_state_clone", NULL);
     return ks_cycle_state_clone(cs);
 }
 
 static void api_cs_free(ks_handle_t *h, ks_cycle_state_t *cs)
 {
     (void)h;
+    LOOP_ONLY("cycle_state_free", );
     ks_cycle_state_free(cs);
+}
+
+/* A refused run_* call: an Error whose reason names the rule. */
+static ks_code_t refused_run(const char *name, ks_status_t *st)
+{
+    if (st != NULL) {
+        ks_status_reset(st);
+        st->code = KS_ERROR;
+        ks_status_add_reasonf(st, KS_THREAD_RULE_MSG_FMT, name);
+    }
+    return KS_ERROR;
 }
 
 static ks_code_t api_run_filters(ks_handle_t *h, ks_cycle_state_t *cs,
                                  const ks_pod_t *pod, const ks_node_info_t *ni,
                                  ks_status_t *st)
 {
+    LOOP_ONLY("run_filters", refused_run("run_filters", st));
     return ks_fw_run_filter_with_nominated(H(h)->fw, cs, pod, ni, 1, st);
 }
 
@@ -245,6 +298,8 @@ static ks_code_t api_run_add(ks_handle_t *h, ks_cycle_state_t *cs,
                              const ks_pod_t *pod, const ks_pod_t *to_add,
                              const ks_node_info_t *ni, ks_status_t *st)
 {
+    LOOP_ONLY("run_prefilter_add_pod",
+              refused_run("run_prefilter_add_pod", st));
     return ks_fw_run_prefilter_add_pod(H(h)->fw, cs, pod, to_add, ni, st);
 }
 
@@ -252,6 +307,8 @@ static ks_code_t api_run_remove(ks_handle_t *h, ks_cycle_state_t *cs,
                                 const ks_pod_t *pod, const ks_pod_t *to_remove,
                                 const ks_node_info_t *ni, ks_status_t *st)
 {
+    LOOP_ONLY("run_prefilter_remove_pod",
+              refused_run("run_prefilter_remove_pod", st));
     return ks_fw_run_prefilter_remove_pod(H(h)->fw, cs, pod, to_remove, ni,
                                           st);
 }
@@ -278,6 +335,7 @@ static uint32_t api_nominated_pods(ks_handle_t *h, const char *node,
 {
     ks_fw_env_t *e = ENV(h);
     const char *in;
+    LOOP_ONLY("nominated_pods", 0);
     if (e == NULL || e->ops == NULL || e->ops->nominated_pods == NULL)
         return 0;
     in = ks_intern_str(ks_intern_global(), node ? node : "");
@@ -294,11 +352,24 @@ static int64_t api_now_ms(ks_handle_t *h)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Score and Filter run on several threads at once: there each thread
+ * draws from its own generator, never from the env's (loop-thread) one. */
+static _Thread_local uint64_t worker_rng;
+
 static uint32_t api_rand_below(ks_handle_t *h, uint32_t n)
 {
     ks_fw_env_t *e = ENV(h);
     if (n == 0 || e == NULL || e->deterministic)
         return 0;
+    if (ks_pool_in_job()) {
+        if (worker_rng == 0) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            worker_rng = (uint64_t)(uintptr_t)&worker_rng ^
+                         ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec;
+        }
+        return (uint32_t)(ks_rand_next(&worker_rng) >> 32) % n;
+    }
     return (uint32_t)(ks_fw_env_rand(e) >> 32) % n;
 }
 
@@ -345,6 +416,7 @@ static ks_code_t api_ext_preempt(ks_handle_t *h, const ks_pod_t *pod,
                                  uint32_t n, ks_status_t *st)
 {
     ks_fw_env_t *e = ENV(h);
+    LOOP_ONLY("extenders_preempt", refused_run("extenders_preempt", st));
     if (e == NULL || e->ops == NULL || e->ops->extenders_preempt == NULL)
         return KS_SKIP;
     return e->ops->extenders_preempt(e, pod, cands, n, st);
@@ -357,6 +429,8 @@ static ks_code_t api_ext_preempt_result(ks_handle_t *h, const ks_pod_t *pod,
     ks_fw_env_t *e = ENV(h);
     *out = NULL;
     *n = 0;
+    LOOP_ONLY("extenders_preempt_result",
+              refused_run("extenders_preempt_result", st));
     if (e == NULL || e->ops == NULL ||
         e->ops->extenders_preempt_result == NULL)
         return KS_SKIP;
@@ -371,9 +445,9 @@ static const ks_host_api_t api = {
     .status_reasonf = ks_status_add_reasonf,
     .log = api_log,
     .intern = api_intern,
-    .cycle_state_write = ks_cycle_state_write,
+    .cycle_state_write = api_cs_write,
     .cycle_state_read = ks_cycle_state_read,
-    .cycle_state_delete = ks_cycle_state_delete,
+    .cycle_state_delete = api_cs_delete,
     .prefilter_result_add_node = api_prefilter_add,
     .prefilter_result_set_none = api_prefilter_none,
     .snapshot_num_nodes = api_num_nodes,

@@ -15,6 +15,8 @@
  * does not pay a futex wake-up each time. */
 #define SPIN_LIMIT 4000
 
+_Thread_local int ks_pool_job_depth;
+
 struct ks_pool {
     pthread_t *threads;
     unsigned n_threads; /* extra threads */
@@ -44,6 +46,7 @@ typedef struct worker_arg {
 
 static void do_chunks(ks_pool_t *p, unsigned id)
 {
+    ks_pool_job_depth++;
     for (;;) {
         uint32_t b = atomic_fetch_add(&p->next, p->chunk);
         uint32_t e;
@@ -54,6 +57,7 @@ static void do_chunks(ks_pool_t *p, unsigned id)
             e = p->n;
         p->fn(p->ud, b, e, id);
     }
+    ks_pool_job_depth--;
 }
 
 static void *worker_main(void *arg)
@@ -149,8 +153,11 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
     if (chunk == 0)
         chunk = 1;
     if (p == NULL || p->n_threads == 0 || n <= chunk) {
-        if (n)
+        if (n) {
+            ks_pool_job_depth++;
             fn(ud, 0, n, 0);
+            ks_pool_job_depth--;
+        }
         return;
     }
     p->fn = fn;

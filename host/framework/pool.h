@@ -7,6 +7,11 @@
  * for each, returning when every chunk is done. `worker` is in [0, N) and
  * lets callers keep per-worker scratch space. One ks_pool_run at a time per
  * pool (loop thread only).
+ *
+ * While a thread runs a job's chunks (a worker, the calling thread's own
+ * share, or the whole job inline when there is no pool), ks_pool_in_job()
+ * is non-zero on it: the host API refuses its loop-thread-only functions
+ * there (thread_rules.h), whichever thread happens to run the chunk.
  */
 #ifndef KS_POOL_H
 #define KS_POOL_H
@@ -23,5 +28,15 @@ unsigned ks_pool_size(const ks_pool_t *p);
 /* p may be NULL: runs inline. */
 void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
                  void *ud);
+
+/* Set on a thread while it runs chunks of a job; read it through
+ * ks_pool_in_job(). Thread-local: costs one load, no synchronisation. */
+extern _Thread_local int ks_pool_job_depth;
+
+/* Non-zero when the calling thread is running a ks_pool_run job's chunk. */
+static inline int ks_pool_in_job(void)
+{
+    return ks_pool_job_depth != 0;
+}
 
 #endif

@@ -20,6 +20,17 @@
  * threads at once for different nodes (as upstream's contract says: Filter
  * and Score must be thread-safe). The cycle state may be read concurrently
  * from those callbacks but written only from the others.
+ *
+ * The host enforces the host API's thread rules: a function marked "loop
+ * thread only" below, called from Filter, Score or AddPod/RemovePod while
+ * they run for a scheduling cycle (on a worker, or on the loop thread's own
+ * share of the nodes, whatever the parallelism), is never performed. A
+ * debug (unoptimised) or sanitizer build of the host aborts with
+ * "ksched: fatal: ks_api->NAME called from a Filter/Score worker thread;
+ * it may be called only on the loop thread (see plugin.h)"; other builds
+ * refuse the call with the value given as "refused:" next to it and log
+ * the first refusal of each function (then the 1,000th, 10,000th, ...).
+ * Functions marked "thread-safe" may be called from any callback.
  */
 #ifndef KSCHED_PLUGIN_H
 #define KSCHED_PLUGIN_H
@@ -214,7 +225,9 @@ typedef struct ks_host_api {
      * write() returns non-zero (-1) when the host is out of memory: the
      * state is unchanged and `data` stays the caller's.
      * read() returns NULL when absent. read() is thread-safe; write() and
-     * delete() must not race with anything on the same state. */
+     * delete() must not race with anything on the same state, and are
+     * loop thread only (refused: write returns -1 and leaves `data` the
+     * caller's, delete does nothing). */
     int (*cycle_state_write)(ks_cycle_state_t *cs, const char *key, void *data,
                              ks_state_clone_fn clone_fn,
                              ks_state_free_fn free_fn);
@@ -248,7 +261,8 @@ typedef struct ks_host_api {
     ks_code_t (*node_status_code)(const ks_node_status_map_t *m,
                                   const char *node_name);
 
-    /* Waiting pods (Permit). Loop thread only. A returned ks_waiting_pod_t
+    /* Waiting pods (Permit). Loop thread only (refused: get and pod
+     * return NULL, the others do nothing). A returned ks_waiting_pod_t
      * is valid until the loop thread returns to the host. */
     ks_waiting_pod_t *(*waiting_pod_get)(ks_handle_t *h, const char *uid);
     const ks_pod_t *(*waiting_pod_pod)(ks_waiting_pod_t *wp);
@@ -258,7 +272,8 @@ typedef struct ks_host_api {
     void (*waiting_pods_iterate)(ks_handle_t *h, ks_waiting_pod_fn fn,
                                  void *ud);
 
-    /* Binding and cluster mutation. Loop thread only. */
+    /* Binding and cluster mutation. Loop thread only (refused: -1; event
+     * does nothing). */
     int (*bind)(ks_handle_t *h, const ks_pod_t *pod, const char *node_name);
     int (*delete_pod)(ks_handle_t *h, const ks_pod_t *pod);
     int (*set_nominated_node)(ks_handle_t *h, const ks_pod_t *pod,
@@ -266,7 +281,10 @@ typedef struct ks_host_api {
     void (*event)(ks_handle_t *h, const ks_pod_t *pod, const char *type,
                   const char *reason, const char *message);
 
-    /* Framework access for PostFilter plugins (preemption). Loop thread.
+    /* Framework access for PostFilter plugins (preemption). Loop thread
+     * only, up to status_new (refused: the clones return NULL, free,
+     * add_pod and remove_pod do nothing, the run_* calls return KS_ERROR
+     * with the rule as the reason in `st`).
      * nodeinfo_clone() returns a private copy the caller frees with
      * nodeinfo_free(); add/remove change only that copy. */
     ks_node_info_t *(*nodeinfo_clone)(ks_handle_t *h, const ks_node_info_t *ni);
@@ -293,19 +311,22 @@ typedef struct ks_host_api {
                                           const ks_pod_t *to_remove,
                                           const ks_node_info_t *ni,
                                           ks_status_t *st);
-    /* A scratch status for run_* calls; free with status_free. */
+    /* A scratch status for run_* calls; free with status_free.
+     * Thread-safe (status_new, status_free, status_message). */
     ks_status_t *(*status_new)(ks_handle_t *h);
     void (*status_free)(ks_status_t *st);
     /* The first reason of a status, "" when none. */
     const char *(*status_message)(const ks_status_t *st);
-    /* Pods nominated to a node (by earlier preemptions), loop thread. */
+    /* Pods nominated to a node (by earlier preemptions). Loop thread only
+     * (refused: 0). */
     uint32_t (*nominated_pods)(ks_handle_t *h, const char *node_name,
                                const ks_pod_t **out, uint32_t cap);
     /* Monotonic time in milliseconds (the host's clock, injectable in
      * tests). */
     int64_t (*now_ms)(ks_handle_t *h);
     /* A pseudo-random integer in [0, n) (n > 0). Returns 0 when the host
-     * runs deterministically (tests, conformance). Thread-safe. */
+     * runs deterministically (tests, conformance). Thread-safe (on the
+     * Filter/Score workers each thread draws from its own generator). */
     uint32_t (*rand_below)(ks_handle_t *h, uint32_t n);
     /* Every reason of a status: count, and the i-th (NULL when out of
      * range). Valid while the status is. */
@@ -336,7 +357,8 @@ typedef struct ks_host_api {
      * candidates the extenders kept in *out, *n of them (maybe none;
      * host-owned, valid until PostFilter returns); KS_ERROR with the
      * reason in st when an extender that is not ignorable failed; KS_SKIP
-     * when nothing was asked (a first call). */
+     * when nothing was asked (a first call). Refused (see Threads above):
+     * KS_ERROR with the rule as the reason in `st`. */
     ks_code_t (*extenders_preempt)(ks_handle_t *h, const ks_pod_t *pod,
                                    const ks_preempt_candidate_t *cands,
                                    uint32_t n, ks_status_t *st);
