@@ -1,12 +1,19 @@
 /*
  * v1.Pod from a libyaml tree: every field of ks_pod_t, the API server's
- * requests-from-limits defaulting, and the derived fields (effective
- * requests, non-zero requests, host ports) as upstream v1.24 computes them.
+ * defaulting and admission changes that the scheduler sees (requests from
+ * limits, pod-level requests, host-network ports, matchLabelKeys and
+ * mismatchLabelKeys merged into selectors), and the derived fields
+ * (effective requests with sidecars and pod-level resources, non-zero
+ * requests, host ports) as upstream v1.36 computes them. Fields upstream's
+ * scheduler reads that ksched does not model get one notice per field per
+ * run (note_once).
  */
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "objects.h"
 #include "objects_yaml.h"
 
@@ -25,10 +32,167 @@ typedef struct pod_block {
 /* Size of the last pod read on this thread: the next arena's first chunk. */
 static _Thread_local size_t pod_size_hint = 2048;
 
-/* Which of cpu / memory each container's requests name (after defaulting). */
+/* Which of cpu / memory each container's requests name (after defaulting),
+ * and whether it is a sidecar (an init container with restartPolicy
+ * Always). */
 typedef struct container_flags {
     unsigned present;
+    int restart_always;
 } container_flags_t;
+
+/* --- notices for fields ksched does not model ----------------------------- */
+
+enum {
+    NOTE_RESOURCE_CLAIMS,
+    NOTE_VOLUMES,
+    NOTE_RESIZE,
+    NOTE_COUNT
+};
+
+static const char *const note_why[NOTE_COUNT] = {
+    [NOTE_RESOURCE_CLAIMS] = "upstream's DynamicResources plugin allocates "
+                             "devices for it",
+    [NOTE_VOLUMES] = "upstream's volume plugins (VolumeBinding, "
+                     "VolumeRestrictions, VolumeZone, NodeVolumeLimits) "
+                     "filter and score by it",
+    [NOTE_RESIZE] = "upstream counts the larger of the spec's and the "
+                    "status's resources of a pod being resized",
+};
+
+/* Process-wide: each field is reported once per run, whatever the thread. */
+static atomic_int note_done[NOTE_COUNT];
+
+static void note_once(int which, const ks_pod_t *pod, const char *field)
+{
+    int expected = 0;
+    if (atomic_load_explicit(&note_done[which], memory_order_relaxed) ||
+        !atomic_compare_exchange_strong(&note_done[which], &expected, 1))
+        return;
+    ks_log(KS_LOGL_WARN,
+           "pod %s/%s sets %s, which ksched does not model (%s); pods that "
+           "set it may be placed differently from kube-scheduler (said once "
+           "per run)",
+           pod->ns, pod->name, field, note_why[which]);
+}
+
+/* Volume sources that upstream's volume plugins read. */
+static const char *const noted_volume_kinds[] = {
+    "persistentVolumeClaim", "ephemeral", "csi", "gcePersistentDisk",
+    "awsElasticBlockStore", "azureDisk", "cinder", "rbd", "iscsi"};
+
+static void note_unmodelled(ks_yctx_t *c, const yaml_node_t *root,
+                            const ks_pod_t *pod)
+{
+    const yaml_node_t *spec = ky_get(c, root, "spec");
+    const yaml_node_t *status = ky_get(c, root, "status");
+    const yaml_node_t *v;
+    uint32_t i, j;
+    if (spec != NULL && ky_is_map(spec)) {
+        v = ky_get(c, spec, "resourceClaims");
+        if (v != NULL && ky_is_seq(v) && ky_seq_len(v) > 0)
+            note_once(NOTE_RESOURCE_CLAIMS, pod, "spec.resourceClaims");
+        v = ky_get(c, spec, "volumes");
+        if (v != NULL && ky_is_seq(v))
+            for (i = 0; i < ky_seq_len(v); i++) {
+                const yaml_node_t *vol = ky_seq_at(c, v, i);
+                if (vol == NULL || !ky_is_map(vol))
+                    continue;
+                for (j = 0; j < sizeof(noted_volume_kinds) /
+                                    sizeof(noted_volume_kinds[0]);
+                     j++)
+                    if (ky_get(c, vol, noted_volume_kinds[j]) != NULL) {
+                        char field[96];
+                        snprintf(field, sizeof field, "spec.volumes[].%s",
+                                 noted_volume_kinds[j]);
+                        note_once(NOTE_VOLUMES, pod, field);
+                    }
+            }
+    }
+    if (status != NULL && ky_is_map(status) &&
+        (v = ky_get(c, status, "conditions")) != NULL && ky_is_seq(v))
+        for (i = 0; i < ky_seq_len(v); i++) {
+            const yaml_node_t *cond = ky_seq_at(c, v, i), *t;
+            const char *type;
+            if (cond == NULL || !ky_is_map(cond) ||
+                (t = ky_get(c, cond, "type")) == NULL ||
+                (type = ky_scalar(t)) == NULL)
+                continue;
+            if (strcmp(type, "PodResizePending") == 0 ||
+                strcmp(type, "PodResizeInProgress") == 0)
+                note_once(NOTE_RESIZE, pod, "status.conditions (resize)");
+        }
+}
+
+/* --- matchLabelKeys, mismatchLabelKeys ------------------------------------ */
+
+static int selector_has_key(const ks_requirement_t *reqs, uint32_t n,
+                            const char *key)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++)
+        if (reqs[i].key == key || strcmp(reqs[i].key, key) == 0)
+            return 1;
+    return 0;
+}
+
+static const char *const *label_value_ref(const ks_pod_t *pod,
+                                          const char *key)
+{
+    uint32_t i;
+    for (i = 0; i < pod->labels.n; i++)
+        if (pod->labels.items[i].key == key ||
+            strcmp(pod->labels.items[i].key, key) == 0)
+            return &pod->labels.items[i].value;
+    return NULL;
+}
+
+/*
+ * What the API server does when the pod is created (v1.34+ for spread
+ * constraints, v1.31+ for affinity terms): for each key the pod has a label
+ * for, an In (match) or NotIn (mismatch) requirement with the pod's value is
+ * appended to the selector. A nil selector stays nil (it selects nothing).
+ * A key the selector already constrains is left alone: upstream's
+ * validation forbids a key in both places, so such a requirement is the
+ * API server's own earlier merge (a pod read back from the API server).
+ */
+static int merge_label_keys(ks_yctx_t *c, const ks_pod_t *pod,
+                            const ks_label_keys_t *k,
+                            const ks_label_selector_t **selp)
+{
+    const ks_label_selector_t *old = *selp;
+    ks_label_selector_t *sel;
+    ks_requirement_t *reqs;
+    uint32_t cap, n, i;
+    if (old == NULL ||
+        k->n_match_label_keys + k->n_mismatch_label_keys == 0)
+        return 0;
+    cap = old->n + k->n_match_label_keys + k->n_mismatch_label_keys;
+    if ((sel = ky_alloc(c, sizeof(*sel))) == NULL ||
+        (reqs = ky_alloc(c, cap * sizeof(*reqs))) == NULL)
+        return KS_ENOMEM;
+    for (n = 0; n < old->n; n++)
+        reqs[n] = old->reqs[n];
+    for (i = 0; i < k->n_match_label_keys + k->n_mismatch_label_keys; i++) {
+        int match = i < k->n_match_label_keys;
+        const char *key =
+            match ? k->match_label_keys[i]
+                  : k->mismatch_label_keys[i - k->n_match_label_keys];
+        const char *const *val = label_value_ref(pod, key);
+        if (val == NULL || selector_has_key(reqs, n, key))
+            continue;
+        reqs[n].key = key;
+        reqs[n].op = match ? KS_OP_IN : KS_OP_NOT_IN;
+        reqs[n].values = val;
+        reqs[n].n_values = 1;
+        n++;
+    }
+    if (n == old->n)
+        return 0;
+    sel->reqs = reqs;
+    sel->n = n;
+    *selp = sel;
+    return 0;
+}
 
 /* --- affinity ------------------------------------------------------------- */
 
@@ -128,7 +292,9 @@ static int parse_node_affinity(ks_yctx_t *c, const yaml_node_t *n,
 }
 
 static int parse_pod_affinity_term(ks_yctx_t *c, const yaml_node_t *n,
-                                   ks_pod_affinity_term_t *t)
+                                   const ks_pod_t *pod,
+                                   ks_pod_affinity_term_t *t,
+                                   ks_label_keys_t *k)
 {
     int rc;
     if (n == NULL)
@@ -136,7 +302,13 @@ static int parse_pod_affinity_term(ks_yctx_t *c, const yaml_node_t *n,
     if ((rc = ky_expect_map(c, n)) != 0)
         return rc;
     if ((rc = ky_f_label_selector(c, n, "labelSelector",
-                                  &t->label_selector)) != 0)
+                                  &t->label_selector)) != 0 ||
+        (rc = ky_f_strings(c, n, "matchLabelKeys", &k->match_label_keys,
+                           &k->n_match_label_keys)) != 0 ||
+        (rc = ky_f_strings(c, n, "mismatchLabelKeys",
+                           &k->mismatch_label_keys,
+                           &k->n_mismatch_label_keys)) != 0 ||
+        (rc = merge_label_keys(c, pod, k, &t->label_selector)) != 0)
         return rc;
     if ((rc = ky_f_strings(c, n, "namespaces", &t->namespaces,
                            &t->n_namespaces)) != 0)
@@ -148,6 +320,7 @@ static int parse_pod_affinity_term(ks_yctx_t *c, const yaml_node_t *n,
 }
 
 static int parse_pod_affinity(ks_yctx_t *c, const yaml_node_t *n,
+                              const ks_pod_t *pod,
                               const ks_pod_affinity_t **out)
 {
     ks_pod_affinity_t *pa;
@@ -162,32 +335,37 @@ static int parse_pod_affinity(ks_yctx_t *c, const yaml_node_t *n,
     req = ky_get(c, n, "requiredDuringSchedulingIgnoredDuringExecution");
     if (req != NULL) {
         ks_pod_affinity_term_t *terms = NULL;
+        ks_label_keys_t *keys = NULL;
         old = ky_push(c, "requiredDuringSchedulingIgnoredDuringExecution");
         if ((rc = ky_expect_seq(c, req)) != 0)
             return rc;
         pa->n_required = ky_seq_len(req);
         if (pa->n_required > 0 &&
-            (terms = ky_alloc(c, pa->n_required * sizeof(*terms))) == NULL)
+            ((terms = ky_alloc(c, pa->n_required * sizeof(*terms))) == NULL ||
+             (keys = ky_alloc(c, pa->n_required * sizeof(*keys))) == NULL))
             return KS_ENOMEM;
         for (i = 0; i < pa->n_required; i++) {
             size_t old2 = ky_push_index(c, i);
-            if ((rc = parse_pod_affinity_term(c, ky_seq_at(c, req, i),
-                                              &terms[i])) != 0)
+            if ((rc = parse_pod_affinity_term(c, ky_seq_at(c, req, i), pod,
+                                              &terms[i], &keys[i])) != 0)
                 return rc;
             ky_pop(c, old2);
         }
         pa->required = terms;
+        pa->required_keys = keys;
         ky_pop(c, old);
     }
     pref = ky_get(c, n, "preferredDuringSchedulingIgnoredDuringExecution");
     if (pref != NULL) {
         ks_weighted_pod_affinity_term_t *w = NULL;
+        ks_label_keys_t *keys = NULL;
         old = ky_push(c, "preferredDuringSchedulingIgnoredDuringExecution");
         if ((rc = ky_expect_seq(c, pref)) != 0)
             return rc;
         pa->n_preferred = ky_seq_len(pref);
         if (pa->n_preferred > 0 &&
-            (w = ky_alloc(c, pa->n_preferred * sizeof(*w))) == NULL)
+            ((w = ky_alloc(c, pa->n_preferred * sizeof(*w))) == NULL ||
+             (keys = ky_alloc(c, pa->n_preferred * sizeof(*keys))) == NULL))
             return KS_ENOMEM;
         for (i = 0; i < pa->n_preferred; i++) {
             const yaml_node_t *item = ky_seq_at(c, pref, i);
@@ -198,13 +376,15 @@ static int parse_pod_affinity(ks_yctx_t *c, const yaml_node_t *n,
                 return rc;
             old3 = ky_push(c, "podAffinityTerm");
             rc = parse_pod_affinity_term(
-                c, ky_get(c, item, "podAffinityTerm"), &w[i].term);
+                c, ky_get(c, item, "podAffinityTerm"), pod, &w[i].term,
+                &keys[i]);
             if (rc != 0)
                 return rc;
             ky_pop(c, old3);
             ky_pop(c, old2);
         }
         pa->preferred = w;
+        pa->preferred_keys = keys;
         ky_pop(c, old);
     }
     *out = pa;
@@ -212,7 +392,7 @@ static int parse_pod_affinity(ks_yctx_t *c, const yaml_node_t *n,
 }
 
 static int parse_affinity(ks_yctx_t *c, const yaml_node_t *n,
-                          ks_affinity_t *a)
+                          const ks_pod_t *pod, ks_affinity_t *a)
 {
     const yaml_node_t *v;
     size_t old;
@@ -227,13 +407,13 @@ static int parse_affinity(ks_yctx_t *c, const yaml_node_t *n,
     }
     if ((v = ky_get(c, n, "podAffinity")) != NULL) {
         old = ky_push(c, "podAffinity");
-        if ((rc = parse_pod_affinity(c, v, &a->pod_affinity)) != 0)
+        if ((rc = parse_pod_affinity(c, v, pod, &a->pod_affinity)) != 0)
             return rc;
         ky_pop(c, old);
     }
     if ((v = ky_get(c, n, "podAntiAffinity")) != NULL) {
         old = ky_push(c, "podAntiAffinity");
-        if ((rc = parse_pod_affinity(c, v, &a->pod_anti_affinity)) != 0)
+        if ((rc = parse_pod_affinity(c, v, pod, &a->pod_anti_affinity)) != 0)
             return rc;
         ky_pop(c, old);
     }
@@ -362,12 +542,32 @@ static int parse_spread_item(ks_yctx_t *c, const yaml_node_t *item,
 
 static int parse_spread(ks_yctx_t *c, const yaml_node_t *n, ks_pod_t *pod)
 {
+    ks_topology_spread_constraint_t *tsc;
+    ks_label_keys_t *keys;
     void *arr;
+    uint32_t i;
     int rc = ky_seq_of_maps(c, n, sizeof(ks_topology_spread_constraint_t),
                             parse_spread_item, NULL, &arr,
                             &pod->n_spread_constraints);
-    pod->spread_constraints = arr;
-    return rc;
+    pod->spread_constraints = tsc = arr;
+    if (rc != 0 || pod->n_spread_constraints == 0)
+        return rc;
+    /* matchLabelKeys, merged as the API server does at creation. */
+    if ((keys = ky_alloc(c, pod->n_spread_constraints * sizeof(*keys))) ==
+        NULL)
+        return KS_ENOMEM;
+    for (i = 0; i < pod->n_spread_constraints; i++) {
+        size_t old = ky_push_index(c, i);
+        if ((rc = ky_f_strings(c, ky_seq_at(c, n, i), "matchLabelKeys",
+                               &keys[i].match_label_keys,
+                               &keys[i].n_match_label_keys)) != 0 ||
+            (rc = merge_label_keys(c, pod, &keys[i],
+                                   &tsc[i].label_selector)) != 0)
+            return rc;
+        ky_pop(c, old);
+    }
+    pod->spread_keys = keys;
+    return 0;
 }
 
 static int parse_gates_item(ks_yctx_t *c, const yaml_node_t *item,
@@ -455,15 +655,18 @@ static int parse_container(ks_yctx_t *c, const yaml_node_t *n,
                            ks_container_t *ct, container_flags_t *fl)
 {
     const yaml_node_t *res;
+    const char *restart;
     unsigned lim = 0;
     size_t old;
     int rc;
     if (n == NULL || !ky_is_map(n))
         return n ? ky_expect_map(c, n) : ky_fail(c, n, "expected a mapping");
     if ((rc = ky_f_str(c, n, "name", &ct->name)) != 0 ||
-        (rc = ky_f_str(c, n, "image", &ct->image)) != 0)
+        (rc = ky_f_str(c, n, "image", &ct->image)) != 0 ||
+        (rc = ky_f_str(c, n, "restartPolicy", &restart)) != 0)
         return rc;
     fl->present = 0;
+    fl->restart_always = strcmp(restart, "Always") == 0;
     res = ky_get(c, n, "resources");
     if (res != NULL) {
         old = ky_push(c, "resources");
@@ -538,49 +741,166 @@ static int parse_containers(ks_yctx_t *c, const yaml_node_t *spec,
 
 /* --- derived fields ------------------------------------------------------- */
 
-static int64_t non_zero_cpu(const ks_container_t *ct,
-                            const container_flags_t *fl)
+/* What the derived fields need beyond the pod: per-container flags and
+ * which native resources the pod-level requests, limits and the overhead
+ * name. */
+typedef struct derive_in {
+    const container_flags_t *cfl, *ifl; /* NULL when there is no spec */
+    unsigned pod_req, pod_lim, overhead;
+} derive_in_t;
+
+static int is_hugepages(const char *name)
 {
-    return (fl->present & KY_RES_CPU) ? ct->requests.milli_cpu
-                                      : KS_DEFAULT_MILLI_CPU_REQUEST;
+    return strncmp(name, "hugepages-", 10) == 0;
 }
 
-static int64_t non_zero_mem(const ks_container_t *ct,
-                            const container_flags_t *fl)
+static int has_scalar(const ks_resources_t *r, const char *name)
 {
-    return (fl->present & KY_RES_MEMORY) ? ct->requests.memory
-                                         : KS_DEFAULT_MEMORY_REQUEST;
+    uint32_t i;
+    for (i = 0; i < r->n_scalar; i++)
+        if (r->scalar[i].name == name || strcmp(r->scalar[i].name, name) == 0)
+            return 1;
+    return 0;
 }
 
-static int compute_derived(ks_yctx_t *c, ks_pod_t *pod,
-                           const container_flags_t *cfl,
-                           const container_flags_t *ifl)
+/* Upstream's applyNonMissing: the default cpu / memory request for a
+ * container that names none (an explicit 0 stays 0). */
+static void apply_non_missing(ks_resources_t *r, unsigned present,
+                              unsigned defaults)
 {
-    ks_container_port_t *hp;
-    uint32_t i, j, k, n_hp = 0;
-    int64_t cpu = 0, mem = 0;
+    if ((defaults & KY_RES_CPU) && !(present & KY_RES_CPU))
+        r->milli_cpu = KS_DEFAULT_MILLI_CPU_REQUEST;
+    if ((defaults & KY_RES_MEMORY) && !(present & KY_RES_MEMORY))
+        r->memory = KS_DEFAULT_MEMORY_REQUEST;
+}
 
-    memset(&pod->requests, 0, sizeof(pod->requests));
+/*
+ * Upstream's AggregateContainerRequests (v1.29+): the containers' sum plus
+ * every sidecar; then at least, for each init container, its request plus
+ * the sidecars started before it (a sidecar counts the sidecars up to and
+ * including itself). `defaults` adds the non-zero defaults per container.
+ */
+static void aggregate_requests(const ks_pod_t *pod, const derive_in_t *d,
+                               unsigned defaults, ks_resources_t *out)
+{
+    ks_resources_t sidecars, init_max, cur;
+    uint32_t i;
+    memset(out, 0, sizeof(*out));
+    memset(&sidecars, 0, sizeof(sidecars));
+    memset(&init_max, 0, sizeof(init_max));
     for (i = 0; i < pod->n_containers; i++) {
-        ks_resources_add(&pod->requests, &pod->containers[i].requests);
-        cpu = ks_int64_sat_add(cpu, non_zero_cpu(&pod->containers[i], &cfl[i]));
-        mem = ks_int64_sat_add(mem, non_zero_mem(&pod->containers[i], &cfl[i]));
+        cur = pod->containers[i].requests;
+        apply_non_missing(&cur, d->cfl[i].present, defaults);
+        ks_resources_add(out, &cur);
     }
     for (i = 0; i < pod->n_init_containers; i++) {
-        int64_t icpu = non_zero_cpu(&pod->init_containers[i], &ifl[i]);
-        int64_t imem = non_zero_mem(&pod->init_containers[i], &ifl[i]);
-        ks_resources_set_max(&pod->requests,
-                             &pod->init_containers[i].requests);
-        if (icpu > cpu)
-            cpu = icpu;
-        if (imem > mem)
-            mem = imem;
+        cur = pod->init_containers[i].requests;
+        apply_non_missing(&cur, d->ifl[i].present, defaults);
+        if (d->ifl[i].restart_always) {
+            ks_resources_add(out, &cur);
+            ks_resources_add(&sidecars, &cur);
+            cur = sidecars;
+        } else {
+            ks_resources_add(&cur, &sidecars);
+        }
+        ks_resources_set_max(&init_max, &cur);
     }
+    ks_resources_set_max(out, &init_max);
+}
+
+/* Pod-level requests replace cpu, memory and hugepages when set
+ * (upstream's applyPodLevelResources). */
+static void apply_pod_level(const ks_pod_t *pod, unsigned pod_req,
+                            ks_resources_t *r)
+{
+    uint32_t i;
+    if (!pod->has_pod_requests)
+        return;
+    if (pod_req & KY_RES_CPU)
+        r->milli_cpu = pod->pod_requests.milli_cpu;
+    if (pod_req & KY_RES_MEMORY)
+        r->memory = pod->pod_requests.memory;
+    for (i = 0; i < pod->pod_requests.n_scalar; i++)
+        if (is_hugepages(pod->pod_requests.scalar[i].name))
+            ks_resources_set_scalar(r, pod->pod_requests.scalar[i].name,
+                                    pod->pod_requests.scalar[i].value);
+}
+
+/*
+ * The API server's defaulting of pod-level requests (PodLevelResources,
+ * on by default since v1.34), only when pod-level limits are set: cpu and
+ * memory the containers request default to the containers' aggregate;
+ * then every cpu, memory or hugepages limit still without a request
+ * defaults to the limit. Returns the KY_RES_* bits now requested.
+ */
+static unsigned default_pod_requests(ks_pod_t *pod, const derive_in_t *d,
+                                     unsigned ctr_present)
+{
+    unsigned req = d->pod_req;
+    uint32_t i;
+    if (d->pod_lim == 0 && pod->pod_limits.n_scalar == 0)
+        return req;
+    if ((ctr_present & (KY_RES_CPU | KY_RES_MEMORY) & ~req) != 0) {
+        ks_resources_t agg;
+        aggregate_requests(pod, d, 0, &agg);
+        if ((ctr_present & KY_RES_CPU) && !(req & KY_RES_CPU)) {
+            pod->pod_requests.milli_cpu = agg.milli_cpu;
+            req |= KY_RES_CPU;
+        }
+        if ((ctr_present & KY_RES_MEMORY) && !(req & KY_RES_MEMORY)) {
+            pod->pod_requests.memory = agg.memory;
+            req |= KY_RES_MEMORY;
+        }
+    }
+    if ((d->pod_lim & KY_RES_CPU) && !(req & KY_RES_CPU)) {
+        pod->pod_requests.milli_cpu = pod->pod_limits.milli_cpu;
+        req |= KY_RES_CPU;
+    }
+    if ((d->pod_lim & KY_RES_MEMORY) && !(req & KY_RES_MEMORY)) {
+        pod->pod_requests.memory = pod->pod_limits.memory;
+        req |= KY_RES_MEMORY;
+    }
+    for (i = 0; i < pod->pod_limits.n_scalar; i++) {
+        const ks_scalar_resource_t *l = &pod->pod_limits.scalar[i];
+        if (is_hugepages(l->name) && !has_scalar(&pod->pod_requests, l->name))
+            ks_resources_set_scalar(&pod->pod_requests, l->name, l->value);
+    }
+    return req;
+}
+
+static int compute_derived(ks_yctx_t *c, ks_pod_t *pod, const derive_in_t *d)
+{
+    ks_container_port_t *hp;
+    ks_resources_t nz;
+    uint32_t i, j, k, n_hp = 0;
+    unsigned ctr_present = 0, pod_req, defaults;
+
+    for (i = 0; i < pod->n_containers; i++)
+        ctr_present |= d->cfl[i].present;
+    for (i = 0; i < pod->n_init_containers; i++)
+        ctr_present |= d->ifl[i].present;
+    pod_req = default_pod_requests(pod, d, ctr_present);
+    pod->has_pod_requests = (pod_req & (KY_RES_CPU | KY_RES_MEMORY)) != 0;
+    for (i = 0; i < pod->pod_requests.n_scalar; i++)
+        if (is_hugepages(pod->pod_requests.scalar[i].name))
+            pod->has_pod_requests = 1;
+
+    /* PodRequests. */
+    aggregate_requests(pod, d, 0, &pod->requests);
+    apply_pod_level(pod, pod_req, &pod->requests);
     ks_resources_add(&pod->requests, &pod->overhead);
-    cpu += pod->overhead.milli_cpu;
-    mem += pod->overhead.memory;
-    pod->non_zero_milli_cpu = cpu;
-    pod->non_zero_memory = mem;
+
+    /* The scheduler's non-zero requests: the defaults per container; with
+     * pod-level requests, only for a resource that neither the containers,
+     * the pod level nor the overhead names (getNonMissingContainerRequests). */
+    defaults = KY_RES_CPU | KY_RES_MEMORY;
+    if (pod->has_pod_requests)
+        defaults &= ~(ctr_present | pod_req | d->overhead);
+    aggregate_requests(pod, d, defaults, &nz);
+    apply_pod_level(pod, pod_req, &nz);
+    ks_resources_add(&nz, &pod->overhead);
+    pod->non_zero_milli_cpu = nz.milli_cpu;
+    pod->non_zero_memory = nz.memory;
 
     for (i = 0; i < pod->n_containers; i++)
         for (j = 0; j < pod->containers[i].n_ports; j++)
@@ -598,6 +918,20 @@ static int compute_derived(ks_yctx_t *c, ks_pod_t *pod,
     pod->host_ports = hp;
     pod->n_host_ports = n_hp;
     return 0;
+}
+
+/* The API server's defaulting for hostNetwork pods: a port without a host
+ * port gets its container port. */
+static void default_host_network_ports(const ks_container_t *cts, uint32_t n)
+{
+    uint32_t i, j;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < cts[i].n_ports; j++) {
+            /* The ports were allocated by this reader. */
+            ks_container_port_t *p = (ks_container_port_t *)&cts[i].ports[j];
+            if (p->host_port == 0)
+                p->host_port = p->container_port;
+        }
 }
 
 /* --- the pod -------------------------------------------------------------- */
@@ -666,9 +1000,11 @@ static int parse_metadata(ks_yctx_t *c, const yaml_node_t *root,
 static int parse_spec(ks_yctx_t *c, const yaml_node_t *spec, ks_pod_t *pod)
 {
     container_flags_t *cfl = NULL, *ifl = NULL;
+    derive_in_t d = {NULL, NULL, 0, 0, 0};
     const yaml_node_t *v;
+    uint8_t *sidecar;
     size_t old;
-    int rc;
+    int rc, host_network = 0;
 
     old = ky_push(c, "spec");
     if ((rc = ky_expect_map(c, spec)) != 0)
@@ -679,8 +1015,20 @@ static int parse_spec(ks_yctx_t *c, const yaml_node_t *spec, ks_pod_t *pod)
         (rc = ky_f_int32(c, spec, "priority", &pod->priority)) != 0 ||
         (rc = ky_f_str(c, spec, "priorityClassName",
                        &pod->priority_class_name)) != 0 ||
-        (rc = ky_f_resources(c, spec, "overhead", &pod->overhead, NULL)) != 0)
+        (rc = ky_f_resources(c, spec, "overhead", &pod->overhead,
+                             &d.overhead)) != 0 ||
+        (rc = ky_f_bool(c, spec, "hostNetwork", &host_network)) != 0)
         return rc;
+    if ((v = ky_get(c, spec, "resources")) != NULL) {
+        size_t o2 = ky_push(c, "resources");
+        if ((rc = ky_expect_map(c, v)) != 0 ||
+            (rc = ky_f_resources(c, v, "requests", &pod->pod_requests,
+                                 &d.pod_req)) != 0 ||
+            (rc = ky_f_resources(c, v, "limits", &pod->pod_limits,
+                                 &d.pod_lim)) != 0)
+            return rc;
+        ky_pop(c, o2);
+    }
     {
         const char *policy = NULL;
         if ((rc = ky_f_str(c, spec, "preemptionPolicy", &policy)) != 0)
@@ -695,7 +1043,7 @@ static int parse_spec(ks_yctx_t *c, const yaml_node_t *spec, ks_pod_t *pod)
     }
     if ((v = ky_get(c, spec, "affinity")) != NULL) {
         size_t o2 = ky_push(c, "affinity");
-        if ((rc = parse_affinity(c, v, &pod->affinity)) != 0)
+        if ((rc = parse_affinity(c, v, pod, &pod->affinity)) != 0)
             return rc;
         ky_pop(c, o2);
     }
@@ -724,7 +1072,22 @@ static int parse_spec(ks_yctx_t *c, const yaml_node_t *spec, ks_pod_t *pod)
                                &ifl)) != 0)
         return rc;
     ky_pop(c, old);
-    return compute_derived(c, pod, cfl, ifl);
+    if (pod->n_init_containers > 0) {
+        uint32_t i;
+        if ((sidecar = ky_alloc(c, pod->n_init_containers)) == NULL)
+            return KS_ENOMEM;
+        for (i = 0; i < pod->n_init_containers; i++)
+            sidecar[i] = (uint8_t)(ifl[i].restart_always != 0);
+        pod->init_restart_always = sidecar;
+    }
+    if (host_network) {
+        default_host_network_ports(pod->containers, pod->n_containers);
+        default_host_network_ports(pod->init_containers,
+                                   pod->n_init_containers);
+    }
+    d.cfl = cfl;
+    d.ifl = ifl;
+    return compute_derived(c, pod, &d);
 }
 
 int ks_pod_from_yaml(const char *file, void *doc, void *node, ks_intern_t *in,
@@ -760,8 +1123,10 @@ int ks_pod_from_yaml(const char *file, void *doc, void *node, ks_intern_t *in,
     if ((v = ky_get(c, root, "spec")) != NULL) {
         if ((rc = parse_spec(c, v, pod)) != 0)
             goto fail;
-    } else if ((rc = compute_derived(c, pod, NULL, NULL)) != 0) {
-        goto fail;
+    } else {
+        derive_in_t d = {NULL, NULL, 0, 0, 0};
+        if ((rc = compute_derived(c, pod, &d)) != 0)
+            goto fail;
     }
     if (pod->scheduler_name[0] == '\0' &&
         (pod->scheduler_name = ky_intern(c, "default-scheduler", 17)) ==
@@ -780,6 +1145,7 @@ int ks_pod_from_yaml(const char *file, void *doc, void *node, ks_intern_t *in,
     }
     if ((rc = ky_refs_keep(c, &blk->refs, &blk->n_refs)) != 0)
         goto fail;
+    note_unmodelled(c, root, pod);
     pod_size_hint = ks_arena_used(arena) + 64;
     *out = pod;
     return 0;

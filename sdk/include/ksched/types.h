@@ -122,6 +122,22 @@ typedef struct ks_node_affinity {
     uint32_t n_preferred;
 } ks_node_affinity_t;
 
+/*
+ * The label keys of one pod (anti-)affinity term or topology spread
+ * constraint (since ABI 1.1): `matchLabelKeys` and, for affinity terms,
+ * `mismatchLabelKeys`, as written. The host has already merged them into
+ * the term's selector as the API server does when a pod is created (an
+ * `In` requirement with the pod's value for each match key, a `NotIn` for
+ * each mismatch key, keys the pod has no label for skipped), so a plugin
+ * needs them only to show them.
+ */
+typedef struct ks_label_keys {
+    const char *const *match_label_keys; /* interned */
+    uint32_t n_match_label_keys;
+    const char *const *mismatch_label_keys; /* interned; none for spread */
+    uint32_t n_mismatch_label_keys;
+} ks_label_keys_t;
+
 typedef struct ks_pod_affinity_term {
     const ks_label_selector_t *label_selector; /* NULL: selects nothing */
     const char *const *namespaces;             /* interned */
@@ -141,6 +157,10 @@ typedef struct ks_pod_affinity {
     uint32_t n_required;
     const ks_weighted_pod_affinity_term_t *preferred;
     uint32_t n_preferred;
+    /* Since ABI 1.1: the label keys of each term, parallel to `required`
+     * (n_required entries) and `preferred` (n_preferred entries). */
+    const ks_label_keys_t *required_keys;
+    const ks_label_keys_t *preferred_keys;
 } ks_pod_affinity_t;
 
 typedef struct ks_affinity {
@@ -252,12 +272,34 @@ typedef struct ks_pod {
     int deleting;             /* metadata.deletionTimestamp is set */
 
     /* Derived by the host when the pod is read. */
-    ks_resources_t requests;   /* max(sum(containers), max(init)) + overhead */
+    /* Upstream's PodRequests (v1.29+ sidecar formula): the sum of the
+     * containers and sidecars, at least each init container plus the
+     * sidecars started before it; pod-level requests replace cpu, memory
+     * and hugepages when set; plus overhead. */
+    ks_resources_t requests;
     int64_t non_zero_milli_cpu; /* with the 100m default per container */
     int64_t non_zero_memory;    /* with the 200Mi default per container */
     const ks_container_port_t *host_ports; /* every container port with host_port > 0 */
     uint32_t n_host_ports;
     int preempt_never; /* spec.preemptionPolicy is Never */
+
+    /* --- since ABI 1.1 (a 1.0 plugin never reads past preempt_never) --- */
+
+    /* The matchLabelKeys of each spread constraint, parallel to
+     * `spread_constraints` (n_spread_constraints entries), already merged
+     * into each constraint's selector (see ks_label_keys_t). */
+    const ks_label_keys_t *spread_keys;
+    /* 1 for an init container with `restartPolicy: Always` (a sidecar),
+     * parallel to `init_containers` (n_init_containers entries). */
+    const uint8_t *init_restart_always;
+    /* Pod-level resources (`spec.resources`), requests after the API
+     * server's defaulting from the pod-level limits and the containers.
+     * has_pod_requests is non-zero when the requests name cpu, memory or
+     * a hugepages size (upstream's IsPodLevelRequestsSet); `requests`
+     * above then uses them for those resources. */
+    ks_resources_t pod_requests;
+    ks_resources_t pod_limits;
+    int has_pod_requests;
 } ks_pod_t;
 
 /* --- nodes --------------------------------------------------------------- */
