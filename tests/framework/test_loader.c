@@ -236,7 +236,13 @@ START_TEST(test_registry_earlier_dir_overrides)
     ks_error_t err = {0};
     ks_loaded_plugin_t *p;
     int base = ks_plugin_live_count();
+    uint32_t n_plug;
 
+    /* The plugins of fixtures/plugins alone (override adds none). */
+    dirs[0] = plug;
+    ck_assert_int_eq(ks_registry_load(dirs, 1, 1, &reg, &err), 0);
+    n_plug = reg->n;
+    ks_registry_free(reg);
     dirs[0] = over;
     dirs[1] = plug;
     ck_assert_int_eq(ks_registry_load(dirs, 2, 1, &reg, &err), 0);
@@ -248,7 +254,7 @@ START_TEST(test_registry_earlier_dir_overrides)
     /* The other plugins of the later directory are still there. */
     ck_assert_ptr_nonnull(ks_registry_get(reg, "Probe2"));
     ck_assert_ptr_nonnull(ks_registry_get(reg, "NoScore"));
-    ck_assert_uint_eq(reg->n, 8);
+    ck_assert_uint_eq(reg->n, n_plug);
     ck_assert_uint_eq(reg->n_dirs, 2);
     ks_registry_free(reg);
 
@@ -260,7 +266,7 @@ START_TEST(test_registry_earlier_dir_overrides)
     ck_assert_str_eq(p->desc.version, "1.0.0");
     ck_assert_msg(strstr(p->path, "/plugins/probe1.so") != NULL, "%s",
                   p->path);
-    ck_assert_uint_eq(reg->n, 8);
+    ck_assert_uint_eq(reg->n, n_plug);
     ks_registry_free(reg);
     /* Every copy, the losing ones too, is released. */
     ck_assert_int_eq(ks_plugin_live_count(), base);
