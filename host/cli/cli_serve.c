@@ -10,6 +10,7 @@
 #include "base/go_duration.h"
 #include "base/log.h"
 #include "server/server.h"
+#include "server/signals.h"
 
 static const char usage[] =
     "Usage: ksched serve [--config FILE] [--plugin-dir DIR]...\n"
@@ -292,6 +293,13 @@ int ks_cli_serve(int argc, char **argv)
     }
     ks_log_set_level(KS_LOGL_WARN + o.verbose);
     signal(SIGPIPE, SIG_IGN);
+    /* Before any thread starts (plugins' worker pool, libuv's): the
+     * signals then reach only the signal thread, which acts on them even
+     * when the loop is blocked. */
+    if (ks_signals_block("ksched serve", &err) != 0) {
+        fprintf(stderr, "ksched serve: %s\n", err.msg);
+        return KS_EXIT_INVALID;
+    }
 
     ks_cli_generation_opts(&o, &go);
     if (ks_generation_build(&go, &gen, &err) != 0) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -540,11 +541,27 @@ int ks_extender_parse_binding(const char *body, size_t len, char *msg,
 
 /* --- HTTP --------------------------------------------------------------------------- */
 
+static double mono_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void on_done(void *ud, const ks_hc_result_t *r)
 {
     ks_ext_call_t *call = ud;
     char msg[2048];
     call->req = NULL;
+    if (call->report) {
+        char code[32];
+        snprintf(code, sizeof code, "%ld", r->status);
+        call->report(call->report_ud, call->url_prefix, call->verb,
+                     r->curl_code == 0 ? code
+                     : r->timed_out    ? "timeout"
+                                       : "error",
+                     mono_seconds() - call->t0);
+    }
     if (r->curl_code == 0 && r->status == 200) {
         call->done(call->ud, NULL, r->body, r->body_len);
         return;
@@ -579,6 +596,8 @@ int ks_extender_post(ks_hc_t *hc, const ks_extender_config_t *e,
              verb);
     snprintf(call->verb, sizeof call->verb, "%s", verb);
     call->timeout_ms = (long)e->http_timeout_ms;
+    call->url_prefix = e->url_prefix;
+    call->t0 = mono_seconds();
     call->done = done;
     call->ud = ud;
     memset(&tls, 0, sizeof tls);
@@ -616,6 +635,9 @@ int ks_extender_post(ks_hc_t *hc, const ks_extender_config_t *e,
 
 void ks_extender_cancel(ks_ext_call_t *call)
 {
+    if (call->req != NULL && call->report)
+        call->report(call->report_ud, call->url_prefix, call->verb,
+                     "cancelled", mono_seconds() - call->t0);
     if (call->req != NULL)
         ks_hc_cancel(call->req);
     call->req = NULL;

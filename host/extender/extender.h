@@ -107,6 +107,12 @@ int ks_extender_parse_binding(const char *body, size_t len, char *msg,
  * the body on a 200, else the error's text (all valid during the call). */
 typedef void (*ks_ext_done_fn)(void *ud, const char *error, const char *body,
                                size_t len);
+/* Told of every finished call (metrics): the extender's urlPrefix, the
+ * verb, the result ("200", another HTTP status code, "timeout", "error",
+ * or "cancelled": the pod went away or the scheduler stopped) and the seconds from the start of the call. */
+typedef void (*ks_ext_report_fn)(void *ud, const char *url_prefix,
+                                 const char *verb, const char *result,
+                                 double seconds);
 typedef struct ks_ext_call {
     ks_hc_req_t *req; /* NULL once done or cancelled */
     char verb[64];
@@ -114,6 +120,11 @@ typedef struct ks_ext_call {
     long timeout_ms;
     ks_ext_done_fn done;
     void *ud;
+    /* optional, set by the caller once ks_extender_post returned 0 */
+    ks_ext_report_fn report;
+    void *report_ud;
+    const char *url_prefix; /* the configuration's */
+    double t0;
 } ks_ext_call_t;
 
 /* 0, or an error code with err filled (done never runs then). */

@@ -44,12 +44,25 @@ int ks_sched_ops_bind(ks_fw_env_t *e, const ks_pod_t *pod, const char *node)
     return 0;
 }
 
+static void drop_deleted(ks_scheduler_t *s, ks_waiting_pod_t *wp);
+
+/* Was the pod deleted since it was assumed (through the API, by a plugin,
+ * as a preemption victim)? Then it is dropped, never bound or requeued. */
+static int is_deleted(const ks_waiting_pod_t *wp)
+{
+    return wp->deleted || wp->qp->deleted;
+}
+
 void ks_sched_fail_assumed(ks_scheduler_t *s, ks_waiting_pod_t *wp,
                            const char *msg, int error)
 {
     ks_qpod_t *qp = wp->qp;
     const char *plugin = wp->timeout_plugin;
     ks_cluster_event_t ev = {KS_RES_POD, KS_ACT_DELETE};
+    if (is_deleted(wp)) {
+        drop_deleted(s, wp);
+        return;
+    }
     ks_fw_run_unreserve(wp->fw, wp->cs, qp->pod, wp->node);
     ks_cache_forget_pod(s->cache, qp->pod->uid);
     qp->assumed = 0;
@@ -147,7 +160,7 @@ static void ext_bind_answer(void *ud, const char *error, const char *body,
     ok = !error && ks_extender_parse_binding(body, len, msg, sizeof msg) == 0;
     wp->ext_bind = NULL;
     free(c);
-    if (!ok && e->ignorable && !wp->deleted) {
+    if (!ok && e->ignorable && !is_deleted(wp)) {
         ks_status_t st;
         ks_log(KS_LOGL_INFO, "skipping extender %s in bind: it failed and is "
                              "ignorable: %s",
@@ -190,6 +203,8 @@ static int extender_bind(ks_scheduler_t *s, ks_waiting_pod_t *wp)
             return 1;
         }
         free(body);
+        c->call.report = s->opts.obs.extender_call;
+        c->call.report_ud = s->opts.obs.ud;
         c->s = s;
         c->wp = wp;
         c->ext = k;
@@ -212,7 +227,7 @@ static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
     /* The binding cycle times plugins as its scheduling cycle did. */
     s->env.sample_plugins = wp->sampled;
     ks_sched_report_permit_wait(s, wp);
-    if (wp->deleted) {
+    if (is_deleted(wp)) {
         drop_deleted(s, wp);
         return;
     }
@@ -263,6 +278,8 @@ static void bind_plugins(ks_scheduler_t *s, ks_waiting_pod_t *wp, ks_code_t c,
         binding_wait(s, wp); /* ks_scheduler_bind_done answers */
     } else if (wp->bind_state == BIND_FAILED) {
         ks_sched_fail_assumed(s, wp, wp->message, 1);
+    } else if (is_deleted(wp)) {
+        drop_deleted(s, wp); /* deleted by a PreBind or Bind plugin */
     } else {
         binding_finish(s, wp);
     }
@@ -299,7 +316,7 @@ int ks_scheduler_bind_done(ks_scheduler_t *s, const char *uid, int ok,
         return KS_ENOTFOUND;
     binding_unlink(s, wp);
     s->env.sample_plugins = wp->sampled;
-    if (wp->deleted)
+    if (is_deleted(wp))
         drop_deleted(s, wp);
     else if (ok)
         binding_finish(s, wp);

@@ -1,5 +1,6 @@
 #include "plugin_loader.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -7,36 +8,178 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 static atomic_int live_count;
 static atomic_ullong load_counter;
-static pthread_once_t dir_once = PTHREAD_ONCE_INIT;
-static char copy_dir[4096];
 
-static void copy_dir_cleanup(void)
+/* --- the process's copy directory (plugin_loader.h) ------------------------ */
+
+static pthread_once_t dir_once = PTHREAD_ONCE_INIT;
+static char dir[4096];
+static char lock_path[4200];
+static int lock_fd = -1;
+
+static void dir_at_exit(void)
 {
-    if (copy_dir[0])
-        rmdir(copy_dir); /* succeeds only once every copy is gone */
+    if (lock_path[0])
+        unlink(lock_path);
+    if (lock_fd >= 0)
+        close(lock_fd);
+    if (dir[0])
+        rmdir(dir); /* succeeds only once every copy is gone */
 }
 
-static void copy_dir_init(void)
+/* "PID-XXXXXX" with a positive PID: the pid, else 0. */
+static long name_pid(const char *name)
+{
+    char *end;
+    long pid;
+    if (name[0] < '1' || name[0] > '9')
+        return 0;
+    pid = strtol(name, &end, 10);
+    if (*end != '-' || strlen(end + 1) != 6 || pid <= 0)
+        return 0;
+    return pid;
+}
+
+/* Is the process directory `name` (open as dfd) abandoned: its lock is
+ * free (or it has none) and its process is gone? */
+static int abandoned(int dfd, long pid)
+{
+    int fd, free_lock = 1;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        return 0;
+    fd = openat(dfd, ".lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        free_lock = flock(fd, LOCK_EX | LOCK_NB) == 0;
+        close(fd); /* releases the lock just taken */
+    }
+    return free_lock;
+}
+
+/* Remove the regular files and symlinks (never followed) in dfd, then the
+ * directory `name` itself under pfd. */
+static int remove_dir(int pfd, const char *name, int dfd)
+{
+    DIR *d = fdopendir(dfd);
+    struct dirent *de;
+    if (d == NULL) {
+        close(dfd);
+        return -1;
+    }
+    while ((de = readdir(d)) != NULL) {
+        struct stat sb;
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+            !S_ISDIR(sb.st_mode))
+            unlinkat(dirfd(d), de->d_name, 0);
+    }
+    closedir(d);
+    return unlinkat(pfd, name, AT_REMOVEDIR);
+}
+
+size_t ks_plugin_copies_sweep(const char *parent)
+{
+    int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    uid_t uid = getuid();
+    size_t removed = 0;
+    DIR *d;
+    struct dirent *de;
+    if (pfd < 0)
+        return 0;
+    d = fdopendir(pfd);
+    if (d == NULL) {
+        close(pfd);
+        return 0;
+    }
+    while ((de = readdir(d)) != NULL) {
+        long pid = name_pid(de->d_name);
+        struct stat sb;
+        int dfd;
+        if (pid == 0 || pid == (long)getpid())
+            continue;
+        dfd = openat(dirfd(d), de->d_name,
+                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+            continue; /* gone, a symlink, or not a directory */
+        if (fstat(dfd, &sb) != 0 || sb.st_uid != uid ||
+            !abandoned(dfd, pid)) {
+            close(dfd);
+            continue;
+        }
+        if (remove_dir(dirfd(d), de->d_name, dfd) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
+}
+
+/* BASE/ksched-UID when it is (or can be made) a real directory of ours. */
+static int user_parent(const char *base, char *out, size_t len)
+{
+    struct stat sb;
+    int n = snprintf(out, len, "%s/ksched-%lu", base,
+                     (unsigned long)getuid());
+    if (n < 0 || (size_t)n >= len)
+        return -1;
+    if (mkdir(out, 0700) != 0 && errno != EEXIST)
+        return -1;
+    if (lstat(out, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+        sb.st_uid != getuid() || (sb.st_mode & 022) != 0)
+        return -1;
+    return 0;
+}
+
+static void dir_init(void)
 {
     const char *base = getenv("XDG_RUNTIME_DIR");
+    char parent[3800];
     struct stat sb;
+    int n;
     if (base == NULL || stat(base, &sb) != 0 || !S_ISDIR(sb.st_mode))
         base = getenv("TMPDIR");
     if (base == NULL || base[0] == '\0')
         base = "/tmp";
-    snprintf(copy_dir, sizeof copy_dir, "%s/ksched-plugins-XXXXXX", base);
-    if (mkdtemp(copy_dir) == NULL)
-        copy_dir[0] = '\0';
-    else
-        atexit(copy_dir_cleanup);
+    if (user_parent(base, parent, sizeof parent) != 0) {
+        /* Not ours to sweep: a private directory as before. */
+        snprintf(dir, sizeof dir, "%s/ksched-plugins-XXXXXX", base);
+        if (mkdtemp(dir) == NULL)
+            dir[0] = '\0';
+        else
+            atexit(dir_at_exit);
+        return;
+    }
+    ks_plugin_copies_sweep(parent);
+    n = snprintf(dir, sizeof dir, "%s/%ld-XXXXXX", parent, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof dir || mkdtemp(dir) == NULL) {
+        dir[0] = '\0';
+        return;
+    }
+    snprintf(lock_path, sizeof lock_path, "%s/.lock", dir);
+    lock_fd = open(lock_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+                                  O_CLOEXEC, 0600);
+    if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        /* Unlocked, the directory is still safe while this process
+         * lives (the pid check); it is only swept sooner after a crash. */
+        if (lock_fd < 0)
+            lock_path[0] = '\0';
+    }
+    atexit(dir_at_exit);
 }
 
+const char *ks_plugin_copy_dir(void)
+{
+    pthread_once(&dir_once, dir_init);
+    return dir[0] ? dir : NULL;
+}
+
+/* --- loading ---------------------------------------------------------------- */
 const char *ks_plugin_file(const ks_loaded_plugin_t *p)
 {
     const char *s = strrchr(p->path, '/');
@@ -100,14 +243,15 @@ int ks_plugin_load(const char *path, ks_loaded_plugin_t **out, ks_error_t *err)
     ks_loaded_plugin_t *p;
     const ks_plugin_t *d;
     const char *file = base_name(path);
-    char copy[4200];
+    const char *copy_dir;
+    char copy[4300];
     uint32_t size;
     unsigned long long seq;
     int rc;
 
     *out = NULL;
-    pthread_once(&dir_once, copy_dir_init);
-    if (copy_dir[0] == '\0')
+    copy_dir = ks_plugin_copy_dir();
+    if (copy_dir == NULL)
         return ks_error_set(err, KS_EIO,
                             "%s: cannot create a private directory for plugin "
                             "copies (set TMPDIR to a writable directory)",

@@ -40,6 +40,7 @@ typedef struct ks_qpod {
     int64_t unsched_since_ms;
     int gated;
     int assumed; /* the pod belongs to the cache (assumed/binding) */
+    int deleted; /* deleted during its cycle: dropped, never bound */
     uint64_t cycle; /* scheduling cycle of the last attempt */
     uint64_t seq;   /* arrival order: ties in QueueSort keep it */
     const char *plugins[KS_QPOD_MAX_PLUGINS]; /* rejecting plugins */

@@ -73,24 +73,46 @@ void ks_scheduler_on_event(ks_scheduler_t *s, ks_cluster_event_t ev)
     ks_sched_on_event_except(s, ev, NULL);
 }
 
-/* A preemption victim: rejected when it waits at Permit, else deleted from
- * the cache (the writer deletes it from the cluster), which is a pod
- * deletion event for the others. */
+/* A pod a plugin deletes (a preemption victim, or any pod): one waiting
+ * at Permit is rejected, as upstream's preemption does; any other is gone
+ * at once for everyone, the observer and the writer told first. A bound
+ * pod leaves the cache; a queued one leaves the queue; one in flight (in
+ * its own scheduling cycle, ready to bind or binding) is marked deleted
+ * and its cycle drops it (unreserved and forgotten) instead of binding it.
+ * The deletion is a pod deletion event for the others. -1 when no pod of
+ * this uid is known. */
 int ks_sched_ops_delete_pod(ks_fw_env_t *e, const ks_pod_t *pod)
 {
     ks_scheduler_t *s = e->ud;
     ks_waiting_pod_t *wp = ks_sched_waiting_get(s, pod->uid);
     ks_cluster_event_t ev = {KS_RES_POD, KS_ACT_DELETE};
+    /* A lookup, not ks_intern_str (see ks_scheduler_remove_pod). */
+    const char *in = ks_intern_lookup(ks_intern_global(), pod->uid);
+    ks_qpod_t *qp = in ? ks_queue_get(s->q, in) : NULL;
     if (wp != NULL) {
         ks_sched_wp_reject(wp, "preemption", "preempted");
         return 0;
     }
+    if (qp != NULL && qp->deleted)
+        return 0; /* already deleted; its cycle drops it */
+    if (qp == NULL && ks_cache_get_pod(s->cache, pod->uid) == NULL)
+        return -1;
+    /* `pod` may be the queue's own: tell everyone before it is freed. */
     if (s->opts.obs.deleted)
         s->opts.obs.deleted(s->opts.obs.ud, pod);
     if (s->opts.writer.delete_pod)
         s->opts.writer.delete_pod(s->opts.writer.ud, pod);
-    if (ks_cache_remove_pod(s->cache, pod->uid, NULL) != 0)
-        return -1;
+    if (qp == NULL) {
+        if (ks_cache_remove_pod(s->cache, pod->uid, NULL) != 0)
+            return -1;
+    } else if (qp->where != KS_Q_INFLIGHT) {
+        ks_sched_nominate(s, qp->pod, ""); /* clearing never fails */
+        ks_pod_free(ks_queue_remove(s->q, qp));
+    } else {
+        qp->deleted = 1;
+        if (qp->assumed && !ks_sched_waiting_drop(s, qp))
+            (void)ks_sched_binding_drop(s, qp);
+    }
     ks_scheduler_on_event(s, ev);
     return 0;
 }
@@ -132,6 +154,11 @@ void ks_sched_requeue_failed(ks_scheduler_t *s, ks_qpod_t *qp, int64_t now,
                              const char *msg, const char *const *plugins,
                              unsigned n_plugins, int error)
 {
+    if (qp->deleted) { /* deleted during its cycle: dropped, not requeued */
+        ks_sched_nominate(s, qp->pod, ""); /* clearing never fails */
+        ks_pod_free(ks_queue_remove(s->q, qp));
+        return;
+    }
     ks_sched_record_failure(s, qp, msg, plugins, n_plugins, error);
     ks_queue_requeue_failed(s->q, qp, now, error);
 }

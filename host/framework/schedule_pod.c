@@ -557,6 +557,8 @@ int ks_sched_ext_start_body(ks_scheduler_t *s, const ks_extender_config_t *e,
         c->error = strdup(body ? err.msg : "out of memory");
         return -1;
     }
+    c->call.report = s->opts.obs.extender_call;
+    c->call.report_ud = s->opts.obs.ud;
     p->outstanding++;
     return 0;
 }

@@ -84,6 +84,10 @@ typedef struct ks_sched_observer {
      * as the loop thread, several at once: must be thread-safe. */
     void (*plugin_duration)(void *ud, const char *plugin, int ext_point,
                             ks_code_t code, double seconds);
+    /* Optional: every finished scheduler extender call (extender.h's
+     * ks_ext_report_fn: urlPrefix, verb, result, seconds). Loop thread. */
+    void (*extender_call)(void *ud, const char *url_prefix, const char *verb,
+                          const char *result, double seconds);
     void *ud;
 } ks_sched_observer_t;
 

@@ -30,6 +30,14 @@ void ks_sched_wp_wait(ks_scheduler_t *s, ks_waiting_pod_t *wp,
                       uint64_t wait_mask, uint64_t timeout_ms,
                       const char *timeout_plugin, int64_t now)
 {
+    if (wp->qp->deleted) {
+        /* Deleted by a plugin during its own Reserve or Permit: no wait,
+         * its binding cycle drops it. */
+        wp->deleted = 1;
+        wp->state = WP_REJECTED;
+        ks_sched_ready_push(s, wp);
+        return;
+    }
     wp->pending = wait_mask;
     wp->timeout_ms = timeout_ms;
     wp->timeout_plugin = timeout_plugin;

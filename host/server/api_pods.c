@@ -183,6 +183,15 @@ static void create_pod(ks_server_t *srv, ks_http_conn_t *c,
         ks_pod_free(pod);
         return;
     }
+    /* The same uid still in the cache: a pod deleted while its binding
+     * was under way, dropped when the binding answers. */
+    if (ks_cache_get_pod(srv->cache, pod->uid) != NULL) {
+        ks_api_status(c, 409, "AlreadyExists", "pods", pod->name,
+                      "object is being deleted: pods \"%s\" already exists",
+                      pod->name);
+        ks_pod_free(pod);
+        return;
+    }
     if (pod->node_name[0] != '\0') {
         /* Already bound: it only occupies its node. */
         if (ks_cache_add_pod(srv->cache, pod, &err) != 0) {

@@ -2,7 +2,8 @@
  * Signals and shutdown: SIGTERM or SIGINT stops accepting connections,
  * lets pods waiting at Permit and their binding cycles finish until the
  * drain deadline, then closes every handle so the loop ends. A second
- * signal stops at once.
+ * signal exits at once with status 128+signo (signals.c: it does not wait
+ * for the loop, which a hung plugin may block).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #endif
 
 #include "server.h"
+#include "signals.h"
 
 void ks_server_stop(ks_server_t *srv)
 {
@@ -20,8 +22,7 @@ void ks_server_stop(ks_server_t *srv)
     ks_server_reload_close(srv);
     if (srv->handles_inited & 2) {
         srv->handles_inited &= ~2;
-        uv_close((uv_handle_t *)&srv->sigterm, NULL);
-        uv_close((uv_handle_t *)&srv->sigint, NULL);
+        ks_signals_detach();
         uv_close((uv_handle_t *)&srv->drain_timer, NULL);
         uv_close((uv_handle_t *)&srv->trim_timer, NULL);
     }
@@ -102,18 +103,17 @@ static void on_trim(uv_timer_t *t)
 #endif
 }
 
-static void on_signal(uv_signal_t *h, int signum)
+static void on_signal(void *ud, int signum)
 {
-    ks_server_begin_drain(h->data, signum == SIGINT ? "SIGINT" : "SIGTERM");
+    if (signum == SIGHUP)
+        ks_server_on_sighup(ud);
+    else
+        ks_server_begin_drain(ud, signum == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
 int ks_server_start(ks_server_t *srv, ks_error_t *err)
 {
-    uv_signal_init(srv->loop, &srv->sigterm);
-    uv_signal_init(srv->loop, &srv->sigint);
     uv_timer_init(srv->loop, &srv->drain_timer);
-    srv->sigterm.data = srv;
-    srv->sigint.data = srv;
     srv->drain_timer.data = srv;
     uv_timer_init(srv->loop, &srv->trim_timer);
     srv->handles_inited |= 2;
@@ -122,8 +122,8 @@ int ks_server_start(ks_server_t *srv, ks_error_t *err)
      * the middle of its heap otherwise). */
     uv_timer_start(&srv->trim_timer, on_trim, 5000, 5000);
     uv_unref((uv_handle_t *)&srv->trim_timer);
-    uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
-    uv_signal_start(&srv->sigint, on_signal, SIGINT);
+    if (ks_signals_attach(srv->loop, on_signal, srv, err) != 0)
+        return err->code;
     if (ks_scheduler_attach_loop(srv->sched, srv->loop) != 0)
         return ks_error_set(err, KS_EIO, "cannot attach the scheduler");
     return ks_server_reload_start(srv, err);

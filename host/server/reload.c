@@ -94,10 +94,9 @@ static void on_debounce(uv_timer_t *t)
     reload_now(srv, what);
 }
 
-static void on_sighup(uv_signal_t *h, int signum)
+void ks_server_on_sighup(ks_server_t *srv)
 {
-    (void)signum;
-    reload_now(h->data, "SIGHUP");
+    reload_now(srv, "SIGHUP");
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -158,9 +157,6 @@ int ks_server_reload_start(ks_server_t *srv, ks_error_t *err)
 {
     const ks_generation_opts_t *o = &srv->gen_opts;
     size_t n = o->n_plugin_dirs + (o->config_path ? 1 : 0), i;
-    uv_signal_init(srv->loop, &srv->sighup);
-    srv->sighup.data = srv;
-    uv_signal_start(&srv->sighup, on_sighup, SIGHUP);
     uv_timer_init(srv->loop, &srv->debounce);
     srv->debounce.data = srv;
     srv->fs_events = calloc(n ? n : 1, sizeof *srv->fs_events);
@@ -195,7 +191,6 @@ void ks_server_reload_close(ks_server_t *srv)
     if (!(srv->handles_inited & 1))
         return;
     srv->handles_inited &= ~1;
-    uv_close((uv_handle_t *)&srv->sighup, NULL);
     uv_close((uv_handle_t *)&srv->debounce, NULL);
     for (i = 0; i < srv->n_fs; i++)
         uv_close((uv_handle_t *)&srv->fs_events[i], NULL);

@@ -172,6 +172,14 @@ static void obs_plugin(void *ud, const char *plugin, int ep, ks_code_t code,
                              seconds);
 }
 
+static void obs_extender(void *ud, const char *url_prefix, const char *verb,
+                         const char *result, double seconds)
+{
+    ks_server_t *srv = ud;
+    ks_metric_add(srv->m_ext_requests, 1, url_prefix, verb, result);
+    ks_metric_observe(srv->m_ext_latency, seconds, url_prefix, verb);
+}
+
 static void obs_permit(void *ud, const ks_pod_t *pod, int allowed,
                        double seconds)
 {
@@ -195,6 +203,9 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
                                            "status", NULL};
     static const char *const l_result[] = {"result", NULL};
     static const char *const l_plugin_only[] = {"plugin", NULL};
+    static const char *const l_ext[] = {"extender", "verb", "result", NULL};
+    static const char *const l_ext_verb[] = {"extender", "verb", NULL};
+    double b_ext[15];
     double b_attempt[15], b_ep[12], b_plugin[20], b_permit[15];
     ks_metrics_t *r = ks_metrics_new();
     size_t i;
@@ -232,6 +243,19 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
         "Score: on one node), timed for every plugin call in 10% of "
         "scheduling cycles and in their binding cycles.",
         l_plugin, b_plugin, 20);
+    ks_metrics_exponential_buckets(0.001, 2, 15, b_ext);
+    srv->m_ext_requests = ks_metrics_add(
+        r, KS_METRIC_COUNTER, "ksched_extender_requests_total",
+        "Scheduler extender calls by extender (its urlPrefix), verb and "
+        "result: the HTTP status code, timeout (no answer within "
+        "httpTimeout), error (no HTTP answer) or cancelled (the pod went "
+        "away first).",
+        l_ext, NULL, 0);
+    srv->m_ext_latency = ks_metrics_add(
+        r, KS_METRIC_HISTOGRAM, "ksched_extender_request_duration_seconds",
+        "Seconds from the start of a scheduler extender call to its answer "
+        "(or its failure), by extender and verb.",
+        l_ext_verb, b_ext, 15);
     srv->m_permit_wait = ks_metrics_add(
         r, KS_METRIC_HISTOGRAM, "scheduler_permit_wait_duration_seconds",
         "Seconds pods spent waiting at Permit, by result.", l_result,
@@ -260,7 +284,8 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
     if (!srv->m_attempts || !srv->m_pending || !srv->m_attempt_dur ||
         !srv->m_ep_dur || !srv->m_plugin_dur || !srv->m_permit_wait ||
         !srv->m_preempt || !srv->m_reloads || !srv->m_plugin_gen ||
-        !srv->m_generation || !srv->m_images)
+        !srv->m_generation || !srv->m_images || !srv->m_ext_requests ||
+        !srv->m_ext_latency)
         return -1;
     srv->plugin_samples = ks_plugin_samples_new(srv->m_plugin_dur);
     if (srv->plugin_samples == NULL)
@@ -421,6 +446,7 @@ int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
     so.obs.failed = obs_failed;
     so.obs.deleted = obs_deleted;
     so.obs.ep_duration = obs_ep;
+    so.obs.extender_call = obs_extender;
     so.obs.permit_wait = obs_permit;
     so.obs.plugin_duration = obs_plugin;
     so.obs.ud = srv;

@@ -99,7 +99,6 @@ typedef struct ks_server {
     ks_plugin_samples_t *plugin_samples; /* into m_plugin_dur, any thread */
 
     /* reload */
-    uv_signal_t sighup;
     uv_fs_event_t *fs_events;
     char **fs_names; /* the file a watch filters on, NULL: any .so */
     size_t n_fs;
@@ -120,6 +119,7 @@ typedef struct ks_server {
     ks_kube_client_t *kclient, *kevents;
     ks_kube_source_t *ksrc;
     ks_metric_t *m_rest_requests, *m_rest_latency, *m_leader;
+    ks_metric_t *m_ext_requests, *m_ext_latency; /* scheduler extenders */
     ks_leader_t *leader; /* NULL: no leader election */
     int lost_lease;      /* exit status 4 */
     int releasing;       /* the lease is being released (drain) */
@@ -127,8 +127,7 @@ typedef struct ks_server {
     /* memory: hand freed heap back to the system every few seconds */
     uv_timer_t trim_timer;
 
-    /* shutdown */
-    uv_signal_t sigterm, sigint;
+    /* shutdown (signals: signals.h, attached by ks_server_start) */
     uv_timer_t drain_timer;
     double drain_timeout_s;
     double drain_deadline;
@@ -152,7 +151,10 @@ int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
                    const ks_generation_opts_t *opts, ks_generation_t *gen,
                    const ks_server_cluster_t *cluster, ks_error_t *err);
 /* Start the reload triggers (SIGHUP, file watches) and the shutdown
- * signals. */
+ * signals: attaches the process's signals (signals.h; the caller must
+ * have called ks_signals_block first) to the loop. SIGHUP reloads, the
+ * first SIGTERM/SIGINT begins the drain, a second one exits at once with
+ * status 128+signo even while the loop is blocked. */
 int ks_server_start(ks_server_t *srv, ks_error_t *err);
 /* Free everything (after the loop has stopped running handles). */
 void ks_server_free(ks_server_t *srv);
@@ -170,6 +172,8 @@ int ks_server_reload(ks_server_t *srv, const char *trigger, uint64_t *gen_id,
 /* Record the current generation in the history (after init or a swap). */
 void ks_server_record_generation(ks_server_t *srv, const char *trigger);
 void ks_server_reload_close(ks_server_t *srv);
+/* SIGHUP: reload now (the signal thread hands it to the loop). */
+void ks_server_on_sighup(ks_server_t *srv);
 int ks_server_reload_start(ks_server_t *srv, ks_error_t *err);
 
 /* Shutdown: stop accepting, drain Permit waits and binding cycles until

@@ -410,7 +410,27 @@ def serve_case(port):
         except OSError:
             pass
         time.sleep(2)
-        http("GET", a + "/metrics")
+        _, metrics = http("GET", a + "/metrics")
+        # Per-extender metrics: web-0's filter call answered 200, web-1's
+        # was cancelled when the pod was deleted, one binding; the latency
+        # histogram counts the same calls.
+        ext = "http://127.0.0.1:%d/" % port
+        want = [
+            'ksched_extender_requests_total{extender="%s",verb="filter",'
+            'result="200"} 1' % ext,
+            'ksched_extender_requests_total{extender="%s",verb="filter",'
+            'result="cancelled"} 1' % ext,
+            'ksched_extender_requests_total{extender="%s",verb="bind",'
+            'result="200"} 1' % ext,
+            'ksched_extender_request_duration_seconds_count{extender="%s",'
+            'verb="filter"} 2' % ext,
+        ]
+        lines = metrics.decode().splitlines()
+        for w in want:
+            if w not in lines:
+                ok = False
+                print("FAIL serve metrics: no line %r in:\n%s" % (w, "\n".join(
+                    l for l in lines if "extender" in l)))
         print("%s serve: the API answered while a 1.5s extender call was "
               "in flight, web-0 on %s, a pod deleted mid-call dropped" %
               ("ok  " if ok else "FAIL", node))

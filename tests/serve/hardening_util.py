@@ -1,0 +1,132 @@
+"""Shared helpers of the serve hardening tests: start `ksched serve`, talk
+to it over HTTP (or HTTPS), check and report. Standard library only."""
+import http.client
+import json
+import re
+import subprocess
+import threading
+import time
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what, flush=True)
+    else:
+        print("ok: " + what.split("\n")[0][:120], flush=True)
+    return cond
+
+
+def fatal(what):
+    print("FATAL: " + what, flush=True)
+    raise SystemExit(1)
+
+
+def finish():
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+class Server:
+    """`ksched serve ARGS`, its stderr collected; addr is what it printed
+    after "listening on" (http://HOST:PORT, https://HOST:PORT)."""
+
+    def __init__(self, ksched, args, env, wait=True):
+        self.proc = subprocess.Popen([ksched, "serve"] + args,
+                                     stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, env=env)
+        self.lines = []
+        self.addr = None
+        self.ready = threading.Event()
+
+        def pump():
+            for raw in self.proc.stderr:
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                self.lines.append(line)
+                m = re.search(r"listening on (\S+)", line)
+                if m and self.addr is None:
+                    self.addr = m.group(1)
+                    self.ready.set()
+            self.ready.set()
+
+        self.thread = threading.Thread(target=pump, daemon=True)
+        self.thread.start()
+        if not wait:
+            return
+        if not self.ready.wait(60) or self.addr is None:
+            self.kill()
+            fatal("serve did not start: " + "\n".join(self.lines))
+        scheme, rest = self.addr.split("://", 1)
+        host, port = rest.rsplit(":", 1)
+        self.scheme, self.host, self.port = scheme, host, int(port)
+
+    def conn(self, timeout=60, context=None):
+        if self.scheme == "https":
+            return http.client.HTTPSConnection(self.host, self.port,
+                                               timeout=timeout,
+                                               context=context)
+        return http.client.HTTPConnection(self.host, self.port,
+                                          timeout=timeout)
+
+    def wait_exit(self, timeout=60):
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.thread.join(10)
+
+    def log(self):
+        return "\n".join(self.lines[-40:])
+
+
+def request(conn, method, path, body=None, headers=None):
+    h = dict(headers or {})
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        h["Content-Type"] = "application/json"
+    conn.request(method, path, body=data, headers=h)
+    r = conn.getresponse()
+    raw = r.read()
+    try:
+        doc = json.loads(raw) if raw else None
+    except ValueError:
+        doc = None
+    return r.status, doc, r
+
+
+def node_obj(name, cpu="1", pods="110"):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "status": {"allocatable": {"cpu": cpu, "memory": "16Gi",
+                                       "pods": pods}}}
+
+
+def pod_obj(name, cpu="100m", labels=None):
+    md = {"name": name}
+    if labels:
+        md["labels"] = labels
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": md,
+            "spec": {"containers": [{"name": "c", "image": "x",
+                                     "resources": {"requests":
+                                                   {"cpu": cpu}}}]}}
+
+
+def wait_for(fn, timeout=30, step=0.05):
+    """Poll fn() until it returns something true (then return it), or
+    give up after `timeout` seconds (then return the last value)."""
+    deadline = time.time() + timeout
+    v = fn()
+    while not v and time.time() < deadline:
+        time.sleep(step)
+        v = fn()
+    return v
