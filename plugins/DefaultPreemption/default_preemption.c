@@ -206,28 +206,20 @@ static char *dp_reasons_join(const dp_reasons_t *rs)
     return s;
 }
 
-/* 1 when the host table has the per-reason accessors (added after v1.0). */
+/* 1 when the host table has the per-reason accessors (members of ABI 1.0,
+ * so only their presence is checked). */
 static int dp_api_has_reason_at(const ks_host_api_t *api)
 {
-    return api->size >= offsetof(ks_host_api_t, status_reason_at) +
-                            sizeof(api->status_reason_at) &&
-           api->status_reason_count != NULL && api->status_reason_at != NULL;
+    return KS_API_HAS(api, status_reason_count) &&
+           KS_API_HAS(api, status_reason_at);
 }
 
 /* 1 when the host table has the extenders' preemptVerb calls (since ABI
  * 1.1); an older host has no extenders to ask. */
 static int dp_api_has_extenders(const ks_host_api_t *api)
 {
-#ifdef KS_API_HAS
-    return KS_API_HAS(api, extenders_preempt_result) &&
-           api->extenders_preempt != NULL &&
-           api->extenders_preempt_result != NULL;
-#else
-    return api->size >= offsetof(ks_host_api_t, extenders_preempt_result) +
-                            sizeof(api->extenders_preempt_result) &&
-           api->extenders_preempt != NULL &&
-           api->extenders_preempt_result != NULL;
-#endif
+    return KS_API_HAS(api, extenders_preempt) &&
+           KS_API_HAS(api, extenders_preempt_result);
 }
 
 /* Copy every reason of st into rs (empty reasons are skipped). Hosts

@@ -1,5 +1,8 @@
 /*
- * ksched plugin SDK, ABI v1.
+ * ksched plugin SDK, ABI v1.1 (backward compatible with v1.0: a plugin built
+ * against the 1.0 headers loads and behaves the same). Members added after
+ * 1.0 say "(since ABI 1.1)"; check them with KS_API_HAS / KS_PLUGIN_HAS
+ * (below) before use, never with a hand-written offsetof.
  *
  * A plugin is a shared object that exports exactly one symbol, the
  * descriptor, written with KS_PLUGIN_DEFINE. The host dlopen()s the file,
@@ -48,7 +51,7 @@ extern "C" {
 /* The plugin ABI version: defined here only (sdk/meson.build reads these
  * two lines for ksched-plugin.pc's abi_major and abi_minor). */
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 0
+#define KS_ABI_MINOR 1
 #define KS_PLUGIN_MAGIC 0x4b53504cu /* "KSPL" */
 
 /* The one symbol a plugin exports. */
@@ -189,8 +192,8 @@ typedef void (*ks_waiting_pod_fn)(ks_waiting_pod_t *wp, void *ud);
 
 /*
  * The host API table, handed to `create`. Valid until `destroy` returns.
- * New functions are only ever appended; check `size` before calling one
- * added after v1.0.
+ * New functions are only ever appended; check one added after v1.0 (marked
+ * "since ABI 1.x") with KS_API_HAS(api, member) before calling it.
  */
 typedef struct ks_host_api {
     uint32_t abi_major;
@@ -332,8 +335,8 @@ typedef struct ks_host_api {
      * range). Valid while the status is. */
     uint32_t (*status_reason_count)(const ks_status_t *st);
     const char *(*status_reason_at)(const ks_status_t *st, uint32_t i);
-    /* The snapshot as arrays, for plugins that walk nodes in PreFilter or
-     * PreScore: every node (the order of snapshot_node_at), the nodes that
+    /* (since ABI 1.1) The snapshot as arrays, for plugins that walk nodes
+     * in PreFilter or PreScore: every node (the order of snapshot_node_at), the nodes that
      * run a pod with pod (anti-)affinity, and those that run a pod with
      * required anti-affinity (upstream's HavePodsWith...List). Valid for
      * the current cycle; *n receives the length. */
@@ -459,6 +462,26 @@ typedef struct ks_plugin {
     uint32_t (*events_to_register)(void *self, ks_cluster_event_t *out,
                                    uint32_t cap);
 } ks_plugin_t;
+
+/*
+ * Is `member` of the host API table there, and set? True only when the
+ * host's table (api->size bytes) reaches past the member, so a member added
+ * after the ABI the host was built with is never read. Use it for every
+ * member marked "(since ABI 1.x)"; members of 1.0 are always there.
+ */
+#define KS_API_HAS(api, member)                                               \
+    ((api)->size >= offsetof(ks_host_api_t, member) + sizeof((api)->member) && \
+     (api)->member != NULL)
+
+/*
+ * The same for a plugin's descriptor, as the host reads it: a descriptor
+ * built against older headers is shorter (desc->size), and members past its
+ * end do not exist. Every member of 1.0 is in every accepted descriptor
+ * (KS_PLUGIN_V1_SIZE); members added later are checked with this.
+ */
+#define KS_PLUGIN_HAS(desc, member)                                           \
+    ((desc)->size >= offsetof(ks_plugin_t, member) + sizeof((desc)->member) && \
+     (desc)->member != NULL)
 
 /* Bytes of ks_plugin_t the v1.0 host reads; a smaller descriptor is refused. */
 #define KS_PLUGIN_V1_SIZE                                                     \

@@ -1,0 +1,415 @@
+/*
+ * ksched plugin SDK, ABI v1.
+ *
+ * A plugin is a shared object that exports exactly one symbol, the
+ * descriptor, written with KS_PLUGIN_DEFINE. The host dlopen()s the file,
+ * checks the descriptor (magic, ABI major/minor, struct size, name, and a
+ * function for every extension point the profile enables the plugin at),
+ * then calls `create` once per profile that uses the plugin.
+ *
+ * Build an out-of-tree plugin with:
+ *     cc -shared -fPIC $(pkg-config --cflags ksched-plugin) x.c -o x.so
+ *
+ * Lifetimes: the host owns every object it hands to a plugin. The `self`
+ * pointer returned by `create` belongs to the plugin and is released by its
+ * `destroy`. A plugin must not keep pointers to pods, nodes or statuses past
+ * the call that received them unless the function's comment allows it.
+ *
+ * Threads: every callback runs on the host's loop thread, except Filter,
+ * Score and PreFilter's AddPod/RemovePod, which may run on several worker
+ * threads at once for different nodes (as upstream's contract says: Filter
+ * and Score must be thread-safe). The cycle state may be read concurrently
+ * from those callbacks but written only from the others.
+ */
+#ifndef KSCHED_PLUGIN_H
+#define KSCHED_PLUGIN_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ksched/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KS_ABI_MAJOR 1
+#define KS_ABI_MINOR 0
+#define KS_PLUGIN_MAGIC 0x4b53504cu /* "KSPL" */
+
+/* The one symbol a plugin exports. */
+#define KS_PLUGIN_SYMBOL "ks_plugin_descriptor"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KS_EXPORT __attribute__((visibility("default")))
+#else
+#define KS_EXPORT
+#endif
+
+#ifdef __cplusplus
+#define KS_EXTERN_C extern "C"
+#else
+#define KS_EXTERN_C
+#endif
+
+/* --- statuses ------------------------------------------------------------ */
+
+/* Status codes, with upstream's meanings. */
+typedef enum ks_code {
+    KS_SUCCESS = 0,
+    KS_ERROR = 1,
+    KS_UNSCHEDULABLE = 2,
+    KS_UNSCHEDULABLE_AND_UNRESOLVABLE = 3,
+    KS_WAIT = 4,
+    KS_SKIP = 5,
+    KS_PENDING = 6
+} ks_code_t;
+
+/*
+ * A status under construction, owned by the host. A callback returns its
+ * code and, only when it fails, attaches reasons with
+ * ks_host_api_t.status_reason. Nothing is allocated on the success path.
+ */
+typedef struct ks_status ks_status_t;
+
+/* --- opaque host objects ------------------------------------------------- */
+
+typedef struct ks_handle ks_handle_t;           /* one per plugin instance */
+typedef struct ks_cycle_state ks_cycle_state_t; /* per scheduling cycle */
+typedef struct ks_waiting_pod ks_waiting_pod_t; /* a pod held at Permit */
+typedef struct ks_prefilter_result ks_prefilter_result_t;
+typedef struct ks_node_status_map ks_node_status_map_t; /* Filter verdicts */
+
+/* --- plugin arguments ---------------------------------------------------- */
+
+typedef enum ks_args_kind {
+    KS_ARGS_SCALAR = 0,
+    KS_ARGS_MAP,
+    KS_ARGS_SEQ
+} ks_args_kind_t;
+
+/*
+ * A YAML node of `pluginConfig[].args`, as parsed by the host. For a map,
+ * `children[i]` is the value of key `keys[i]`. Owned by the host, valid until
+ * `create` returns (copy what you keep). `args` is NULL when the profile has
+ * no pluginConfig entry for the plugin.
+ */
+typedef struct ks_args ks_args_t;
+struct ks_args {
+    ks_args_kind_t kind;
+    const char *scalar; /* KS_ARGS_SCALAR: the text; NULL otherwise */
+    const char *const *keys; /* KS_ARGS_MAP */
+    const ks_args_t *const *children; /* KS_ARGS_MAP and KS_ARGS_SEQ */
+    uint32_t n;
+    uint32_t line, column; /* 1-based position in the profile file */
+};
+
+/* --- scoring ------------------------------------------------------------- */
+
+#define KS_MIN_NODE_SCORE 0
+#define KS_MAX_NODE_SCORE 100
+
+typedef struct ks_node_score {
+    const char *node_name; /* interned */
+    int64_t score;
+} ks_node_score_t;
+
+/* --- queue --------------------------------------------------------------- */
+
+typedef struct ks_queued_pod {
+    const ks_pod_t *pod;
+    int64_t timestamp_ms;         /* when the pod was last added to the queue */
+    int64_t initial_attempt_ms;   /* first time it was popped, 0 if never */
+    uint32_t attempts;
+} ks_queued_pod_t;
+
+/* --- cluster events (EnqueueExtensions) ---------------------------------- */
+
+typedef enum ks_resource_kind {
+    KS_RES_POD = 1 << 0,
+    KS_RES_NODE = 1 << 1,
+    KS_RES_SERVICE = 1 << 2,
+    KS_RES_NAMESPACE = 1 << 3,
+    KS_RES_ALL = 0xff
+} ks_resource_kind_t;
+
+typedef enum ks_action {
+    KS_ACT_ADD = 1 << 0,
+    KS_ACT_DELETE = 1 << 1,
+    KS_ACT_UPDATE_NODE_ALLOCATABLE = 1 << 2,
+    KS_ACT_UPDATE_NODE_LABEL = 1 << 3,
+    KS_ACT_UPDATE_NODE_TAINT = 1 << 4,
+    KS_ACT_UPDATE_NODE_CONDITION = 1 << 5,
+    KS_ACT_UPDATE = 1 << 6, /* any other update */
+    KS_ACT_ALL = 0xff
+} ks_action_t;
+
+typedef struct ks_cluster_event {
+    uint32_t resource; /* ks_resource_kind_t bits */
+    uint32_t action;   /* ks_action_t bits */
+} ks_cluster_event_t;
+
+/* --- logging, events ----------------------------------------------------- */
+
+typedef enum ks_log_level {
+    KS_LOG_ERROR = 0,
+    KS_LOG_WARN,
+    KS_LOG_INFO,
+    KS_LOG_DEBUG
+} ks_log_level_t;
+
+typedef void (*ks_state_free_fn)(void *data);
+typedef void *(*ks_state_clone_fn)(const void *data);
+typedef void (*ks_waiting_pod_fn)(ks_waiting_pod_t *wp, void *ud);
+
+/*
+ * The host API table, handed to `create`. Valid until `destroy` returns.
+ * New functions are only ever appended; check `size` before calling one
+ * added after v1.0.
+ */
+typedef struct ks_host_api {
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    size_t size; /* sizeof(ks_host_api_t) in the host */
+
+    /* Attach a reason to a failing status. The text is copied. Thread-safe
+     * for distinct statuses. */
+    void (*status_reason)(ks_status_t *st, const char *reason);
+    void (*status_reasonf)(ks_status_t *st, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+        __attribute__((format(printf, 2, 3)))
+#endif
+        ;
+
+    /* Log a line prefixed with the plugin's name. Thread-safe. */
+    void (*log)(ks_handle_t *h, ks_log_level_t level, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+        __attribute__((format(printf, 3, 4)))
+#endif
+        ;
+
+    /* Return the interned copy of `s` (see types.h); lives as long as the
+     * host. Thread-safe. */
+    const char *(*intern)(ks_handle_t *h, const char *s);
+
+    /* Cycle state. `key` is copied. write() takes ownership of `data`: it is
+     * released with `free_fn` (may be NULL) when overwritten, deleted or when
+     * the state is freed, and copied with `clone_fn` (NULL: shared pointer,
+     * never freed by the clone) when the host clones the state (preemption).
+     * read() returns NULL when absent. read() is thread-safe; write() and
+     * delete() must not race with anything on the same state. */
+    int (*cycle_state_write)(ks_cycle_state_t *cs, const char *key, void *data,
+                             ks_state_clone_fn clone_fn,
+                             ks_state_free_fn free_fn);
+    void *(*cycle_state_read)(const ks_cycle_state_t *cs, const char *key);
+    void (*cycle_state_delete)(ks_cycle_state_t *cs, const char *key);
+
+    /* PreFilter: restrict the nodes Filter will see. Calling it once with any
+     * name makes the result a set (an empty set is allowed by leaving it with
+     * no names after ks_prefilter_result_set_none). */
+    void (*prefilter_result_add_node)(ks_prefilter_result_t *r,
+                                      const char *node_name);
+    void (*prefilter_result_set_none)(ks_prefilter_result_t *r);
+
+    /* Snapshot of the current cycle. Loop thread or inside Filter/Score. */
+    uint32_t (*snapshot_num_nodes)(ks_handle_t *h);
+    const ks_node_info_t *(*snapshot_node_at)(ks_handle_t *h, uint32_t i);
+    const ks_node_info_t *(*snapshot_get)(ks_handle_t *h, const char *name);
+    uint32_t (*image_num_nodes)(ks_handle_t *h, const char *image_name);
+    /* Labels of a namespace (empty when it is not in the cluster). */
+    ks_labels_t (*namespace_labels)(ks_handle_t *h, const char *ns);
+    /* Selectors of the Services (and ReplicaSets/StatefulSets) in the pod's
+     * namespace whose selector matches the pod; upstream's DefaultSelector.
+     * Writes at most `cap` pointers, returns how many exist. */
+    uint32_t (*owner_selectors)(ks_handle_t *h, const ks_pod_t *pod,
+                                const ks_label_selector_t **out, uint32_t cap);
+
+    /* Filter verdicts handed to PostFilter. */
+    ks_code_t (*node_status_code)(const ks_node_status_map_t *m,
+                                  const char *node_name);
+
+    /* Waiting pods (Permit). Loop thread only. A returned ks_waiting_pod_t
+     * is valid until the loop thread returns to the host. */
+    ks_waiting_pod_t *(*waiting_pod_get)(ks_handle_t *h, const char *uid);
+    const ks_pod_t *(*waiting_pod_pod)(ks_waiting_pod_t *wp);
+    void (*waiting_pod_allow)(ks_waiting_pod_t *wp, const char *plugin_name);
+    void (*waiting_pod_reject)(ks_waiting_pod_t *wp, const char *plugin_name,
+                               const char *message);
+    void (*waiting_pods_iterate)(ks_handle_t *h, ks_waiting_pod_fn fn,
+                                 void *ud);
+
+    /* Binding and cluster mutation. Loop thread only. */
+    int (*bind)(ks_handle_t *h, const ks_pod_t *pod, const char *node_name);
+    int (*delete_pod)(ks_handle_t *h, const ks_pod_t *pod);
+    int (*set_nominated_node)(ks_handle_t *h, const ks_pod_t *pod,
+                              const char *node_name);
+    void (*event)(ks_handle_t *h, const ks_pod_t *pod, const char *type,
+                  const char *reason, const char *message);
+
+    /* Framework access for PostFilter plugins (preemption). Loop thread.
+     * nodeinfo_clone() returns a private copy the caller frees with
+     * nodeinfo_free(); add/remove change only that copy. */
+    ks_node_info_t *(*nodeinfo_clone)(ks_handle_t *h, const ks_node_info_t *ni);
+    void (*nodeinfo_free)(ks_handle_t *h, ks_node_info_t *ni);
+    void (*nodeinfo_add_pod)(ks_handle_t *h, ks_node_info_t *ni,
+                             const ks_pod_t *pod);
+    void (*nodeinfo_remove_pod)(ks_handle_t *h, ks_node_info_t *ni,
+                                const ks_pod_t *pod);
+    ks_cycle_state_t *(*cycle_state_clone)(ks_handle_t *h,
+                                           const ks_cycle_state_t *cs);
+    void (*cycle_state_free)(ks_handle_t *h, ks_cycle_state_t *cs);
+    /* Runs the profile's Filter plugins (with nominated pods, as upstream's
+     * RunFilterPluginsWithNominatedPods); reasons go to `st`. */
+    ks_code_t (*run_filters)(ks_handle_t *h, ks_cycle_state_t *cs,
+                             const ks_pod_t *pod, const ks_node_info_t *ni,
+                             ks_status_t *st);
+    ks_code_t (*run_prefilter_add_pod)(ks_handle_t *h, ks_cycle_state_t *cs,
+                                       const ks_pod_t *pod,
+                                       const ks_pod_t *to_add,
+                                       const ks_node_info_t *ni,
+                                       ks_status_t *st);
+    ks_code_t (*run_prefilter_remove_pod)(ks_handle_t *h, ks_cycle_state_t *cs,
+                                          const ks_pod_t *pod,
+                                          const ks_pod_t *to_remove,
+                                          const ks_node_info_t *ni,
+                                          ks_status_t *st);
+    /* A scratch status for run_* calls; free with status_free. */
+    ks_status_t *(*status_new)(ks_handle_t *h);
+    void (*status_free)(ks_status_t *st);
+    /* The first reason of a status, "" when none. */
+    const char *(*status_message)(const ks_status_t *st);
+    /* Pods nominated to a node (by earlier preemptions), loop thread. */
+    uint32_t (*nominated_pods)(ks_handle_t *h, const char *node_name,
+                               const ks_pod_t **out, uint32_t cap);
+    /* Monotonic time in milliseconds (the host's clock, injectable in
+     * tests). */
+    int64_t (*now_ms)(ks_handle_t *h);
+    /* A pseudo-random integer in [0, n) (n > 0). Returns 0 when the host
+     * runs deterministically (tests, conformance). Thread-safe. */
+    uint32_t (*rand_below)(ks_handle_t *h, uint32_t n);
+    /* Every reason of a status: count, and the i-th (NULL when out of
+     * range). Valid while the status is. */
+    uint32_t (*status_reason_count)(const ks_status_t *st);
+    const char *(*status_reason_at)(const ks_status_t *st, uint32_t i);
+} ks_host_api_t;
+
+/* --- the descriptor ------------------------------------------------------ */
+
+/*
+ * Every function pointer may be NULL; NULL means "not implemented". The host
+ * refuses a profile that enables a plugin at an extension point whose
+ * function is NULL. `self` is what `create` returned.
+ */
+typedef struct ks_plugin {
+    uint32_t magic;     /* KS_PLUGIN_MAGIC */
+    uint16_t abi_major; /* KS_ABI_MAJOR */
+    uint16_t abi_minor; /* KS_ABI_MINOR */
+    uint32_t size;      /* sizeof(ks_plugin_t) when built */
+    const char *name;   /* unique plugin name, e.g. "NodeResourcesFit" */
+    const char *version;
+
+    /* Create an instance with the profile's args (NULL when none). Return 0
+     * and set *self, or non-zero with a message in err (NUL-terminated,
+     * at most errlen bytes). Loop thread. */
+    int (*create)(const ks_host_api_t *api, ks_handle_t *h,
+                  const ks_args_t *args, void **self, char *err,
+                  size_t errlen);
+    void (*destroy)(void *self);
+
+    /* PreEnqueue: SUCCESS lets the pod into activeQ. */
+    ks_code_t (*pre_enqueue)(void *self, const ks_pod_t *pod, ks_status_t *st);
+
+    /* QueueSort: non-zero when a sorts before b. */
+    int (*less)(void *self, const ks_queued_pod_t *a, const ks_queued_pod_t *b);
+
+    ks_code_t (*pre_filter)(void *self, ks_cycle_state_t *cs,
+                            const ks_pod_t *pod, ks_prefilter_result_t *result,
+                            ks_status_t *st);
+    /* PreFilterExtensions; may run on worker threads. */
+    ks_code_t (*pre_filter_add_pod)(void *self, ks_cycle_state_t *cs,
+                                    const ks_pod_t *pod,
+                                    const ks_pod_t *to_add,
+                                    const ks_node_info_t *ni, ks_status_t *st);
+    ks_code_t (*pre_filter_remove_pod)(void *self, ks_cycle_state_t *cs,
+                                       const ks_pod_t *pod,
+                                       const ks_pod_t *to_remove,
+                                       const ks_node_info_t *ni,
+                                       ks_status_t *st);
+
+    /* Filter: thread-safe. */
+    ks_code_t (*filter)(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                        const ks_node_info_t *ni, ks_status_t *st);
+
+    /* PostFilter: on SUCCESS, write the nominated node name (interned) to
+     * *nominated_node (may stay NULL). */
+    ks_code_t (*post_filter)(void *self, ks_cycle_state_t *cs,
+                             const ks_pod_t *pod,
+                             const ks_node_status_map_t *statuses,
+                             const char **nominated_node, ks_status_t *st);
+
+    ks_code_t (*pre_score)(void *self, ks_cycle_state_t *cs,
+                           const ks_pod_t *pod,
+                           const ks_node_info_t *const *nodes, uint32_t n,
+                           ks_status_t *st);
+    /* Score: thread-safe. Write a score in [0, 100] to *score. */
+    ks_code_t (*score)(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                       const ks_node_info_t *ni, int64_t *score,
+                       ks_status_t *st);
+    ks_code_t (*normalize_score)(void *self, ks_cycle_state_t *cs,
+                                 const ks_pod_t *pod, ks_node_score_t *scores,
+                                 uint32_t n, ks_status_t *st);
+
+    ks_code_t (*reserve)(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                         const char *node_name, ks_status_t *st);
+    void (*unreserve)(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                      const char *node_name);
+
+    /* Permit: KS_WAIT with *timeout_ms set holds the pod until a plugin
+     * allows or rejects it through the waiting-pods API. */
+    ks_code_t (*permit)(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                        const char *node_name, uint64_t *timeout_ms,
+                        ks_status_t *st);
+
+    ks_code_t (*pre_bind)(void *self, ks_cycle_state_t *cs,
+                          const ks_pod_t *pod, const char *node_name,
+                          ks_status_t *st);
+    /* Bind: KS_SKIP passes the pod to the next Bind plugin. */
+    ks_code_t (*bind)(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                      const char *node_name, ks_status_t *st);
+    void (*post_bind)(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                      const char *node_name);
+
+    /* EnqueueExtensions: write up to `cap` events that may make a pod this
+     * plugin rejected schedulable; return how many there are. NULL: every
+     * event. */
+    uint32_t (*events_to_register)(void *self, ks_cluster_event_t *out,
+                                   uint32_t cap);
+} ks_plugin_t;
+
+/* Bytes of ks_plugin_t the v1.0 host reads; a smaller descriptor is refused. */
+#define KS_PLUGIN_V1_SIZE                                                     \
+    ((uint32_t)(offsetof(ks_plugin_t, events_to_register) +                   \
+                sizeof(void *)))
+
+/*
+ * Define the plugin's descriptor. Use once per .so, at file scope:
+ *
+ *     KS_PLUGIN_DEFINE("MyPlugin", "0.1.0",
+ *         .create = my_create, .destroy = my_destroy, .filter = my_filter);
+ */
+#define KS_PLUGIN_DEFINE(NAME, VERSION, ...)                                  \
+    KS_EXTERN_C KS_EXPORT const ks_plugin_t ks_plugin_descriptor = {          \
+        .magic = KS_PLUGIN_MAGIC,                                             \
+        .abi_major = KS_ABI_MAJOR,                                            \
+        .abi_minor = KS_ABI_MINOR,                                            \
+        .size = (uint32_t)sizeof(ks_plugin_t),                                \
+        .name = (NAME),                                                       \
+        .version = (VERSION),                                                 \
+        __VA_ARGS__}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KSCHED_PLUGIN_H */
