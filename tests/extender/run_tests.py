@@ -6,6 +6,7 @@ Usage: run_tests.py KSCHED PLUGIN_DIR
 """
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -510,13 +511,18 @@ def main():
                 fails += 1
                 print("   got (%d): %s" % (r.returncode, outp))
         fails += serve_case(port)
-        # configurations from real extenders' documentation, unchanged
+        # configurations from real extenders' documentation, with only the
+        # urlPrefix pointed at the test extender
         for f in sorted(os.listdir(os.path.join(HERE, "configs"))):
-            path = os.path.join(HERE, "configs", f)
+            text = open(os.path.join(HERE, "configs", f)).read()
+            text = re.sub(r'urlPrefix: "[^"]*"',
+                          'urlPrefix: "http://127.0.0.1:%d"' % port, text)
+            path = os.path.join(TMP, f)
+            open(path, "w").write(text)
             r = subprocess.run([KSCHED, "validate", "-c", path, "-p", PLUGINS,
                                 "--no-default-plugin-path"],
                                capture_output=True, text=True)
-            ok = r.returncode == 0 and "extender " in r.stdout
+            ok = r.returncode == 0 and ("extender http://127.0.0.1:%d" % port) in r.stdout
             print("%s shipped configuration %s loads" % ("ok  " if ok else "FAIL", f))
             if not ok:
                 fails += 1
