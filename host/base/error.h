@@ -41,7 +41,8 @@
     X(EFORBIDDEN, "forbidden")                                                 \
     X(ECONFLICT, "conflict")                                                   \
     X(EGONE, "resource version too old")                                       \
-    X(ETIMEDOUT, "timed out")
+    X(ETIMEDOUT, "timed out")                                                  \
+    X(EQUARANTINED, "plugin version quarantined")
 
 /* The codes: KS_OK, then KS_EINVAL = -999, KS_ENOMEM = -998, ... in the
  * map's order (append new codes at the end: the values are stable). Functions

@@ -1,5 +1,6 @@
 /* ksched serve: options, listening, and the loop. */
 #include "cli.h"
+#include "cli_faults.h"
 
 #include <arpa/inet.h>
 #include <signal.h>
@@ -9,7 +10,10 @@
 
 #include "base/go_duration.h"
 #include "base/log.h"
+#include "framework/call_board.h"
+#include "server/faults.h"
 #include "server/server.h"
+#include "supervisor/supervisor.h"
 #include "server/signals.h"
 
 static const char usage[] =
@@ -171,6 +175,7 @@ int ks_cli_serve(int argc, char **argv)
         {"max-unread-output", required_argument, NULL, 1106},
         {"watch-buffer", required_argument, NULL, 1107},
         {"max-request-body", required_argument, NULL, 1108},
+        KS_CLI_FAULT_OPTS,
         KS_CLI_OPT_HELP};
     /* The HTTP server's limits (0: its default; see http.h). */
     long long lim[8] = {0};
@@ -190,11 +195,14 @@ int ks_cli_serve(int argc, char **argv)
     ks_server_t *srv;
     uv_loop_t loop;
     char bound[128] = "";
+    ks_cli_faults_t fo;
+    char relisten[160];
 
     /* Unset (0 / NULL) until a flag says; the configuration's
      * leaderElection fills the rest. */
     memset(&cl, 0, sizeof cl);
     ks_cli_opts_init(&o, "serve", usage);
+    ks_cli_faults_init(&fo);
     while ((c = getopt_long(argc, argv, "+c:p:l:j:vh", opts, NULL)) != -1) {
         switch (c) {
         case 'l': listen_arg = optarg; break;
@@ -252,6 +260,11 @@ int ks_cli_serve(int argc, char **argv)
             }
             break;
         }
+        case 1201: case 1202: case 1203: case 1204: case 1205:
+            if ((rc = ks_cli_faults_opt(&fo, "serve", c, optarg)) !=
+                KS_CLI_CONTINUE)
+                return rc;
+            break;
         case 1004: cl.le.lease_name = optarg; break;
         case 1005: cl.le.lease_namespace = optarg; break;
         case 1006: cl.le.identity = optarg; break;
@@ -292,6 +305,26 @@ int ks_cli_serve(int argc, char **argv)
                                       listen_arg);
     }
     ks_log_set_level(KS_LOGL_WARN + o.verbose);
+    if ((rc = ks_cli_faults_apply(&fo, "serve")) != KS_CLI_CONTINUE)
+        return rc;
+    if (!fo.no_supervise) {
+        /* From here on this is the worker (supervisor/supervisor.h). */
+        char smsg[600];
+        if (ks_supervisor_run(NULL, smsg, sizeof smsg) != 0) {
+            fprintf(stderr, "ksched serve: %s (or pass --no-supervise)\n",
+                    smsg);
+            return KS_EXIT_INVALID;
+        }
+        /* A replacement worker listens where the first one did (the port
+         * it picked, when the flag said 0). */
+        snprintf(relisten, sizeof relisten, "%s",
+                 ks_call_board()->listen_addr);
+        if (relisten[0] && socket_path == NULL &&
+            parse_listen(relisten, &ss, &loopback) == 0)
+            listen_arg = relisten;
+    }
+    /* A crash inside a plugin call names the plugin (call_board.h). */
+    ks_call_board_crash_handlers(0);
     signal(SIGPIPE, SIG_IGN);
     /* Before any thread starts (plugins' worker pool, libuv's): the
      * signals then reach only the signal thread, which acts on them even
@@ -403,6 +436,18 @@ int ks_cli_serve(int argc, char **argv)
     if (ks_server_start(srv, &err) != 0)
         goto fail;
     snprintf(srv->listen_addr, sizeof srv->listen_addr, "%s", bound);
+    {
+        ks_faults_opts_t fopts = {fo.probation_s, fo.probation_cycles};
+        ks_call_board_t *board = ks_call_board();
+        if (ks_faults_start(srv, &fopts) != 0) {
+            ks_error_set(&err, KS_ENOMEM, "out of memory");
+            goto fail;
+        }
+        if (socket_path == NULL)
+            snprintf(board->listen_addr, sizeof board->listen_addr, "%s",
+                     bound + strlen("http://"));
+        atomic_store(&board->ready, 1);
+    }
     fprintf(stderr, "ksched serve: listening on %s (generation %llu, %zu "
                     "plugins)\n",
             bound,

@@ -147,6 +147,10 @@ typedef struct ks_plugin_inst {
     struct ks_handle handle;
     const char *name;
     int created;
+    /* The call board (call_board.h): this instance's registration, and
+     * the deadline of each of its calls in ms (0: none). */
+    uint32_t call_id;
+    uint32_t deadline_ms;
     /* EnqueueExtensions, asked once after create: every_event when the
      * plugin has no events_to_register or lists more than fit. */
     int every_event;

@@ -8,6 +8,9 @@
  */
 #include "framework.h"
 
+#include "call_board.h"
+#include "quarantine.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,11 +384,15 @@ static void cache_events(ks_plugin_inst_t *in)
 {
     uint32_t cap = (uint32_t)(sizeof in->events / sizeof in->events[0]);
     uint32_t n;
+    ks_board_slot_t *slot;
     if (in->d->events_to_register == NULL) {
         in->every_event = 1;
         return;
     }
+    slot = ks_call_enter(in->call_id, KS_CALL_EVENTS, in->deadline_ms, NULL,
+                         NULL, NULL);
     n = in->d->events_to_register(in->self, in->events, cap);
+    ks_call_leave(slot);
     if (n > cap)
         in->every_event = 1; /* more than fit: requeue on every event */
     else
@@ -401,13 +408,24 @@ static int create_all(ks_framework_t *fw, const ks_profile_config_t *prof,
         ks_plugin_inst_t *in = fw->insts[i];
         char msg[1024] = "";
         const ks_args_t *args = ks_profile_plugin_args(prof, in->name);
+        ks_board_slot_t *slot;
+        int rc;
+        int own = ks_plugin_in_tree(in->name);
+        in->call_id = ks_call_board_register(
+            in->name, in->d->version, in->lp->path, in->lp->hash,
+            ks_call_board_building(), own);
+        in->deadline_ms = ks_deadline_for(in->name, own);
         if (in->d->create == NULL) {
             in->created = 1;
             cache_events(in);
             continue;
         }
-        if (in->d->create(ks_host_api(), (ks_handle_t *)&in->handle, args,
-                          &in->self, msg, sizeof msg) != 0) {
+        slot = ks_call_enter(in->call_id, KS_CALL_CREATE, in->deadline_ms,
+                             NULL, NULL, NULL);
+        rc = in->d->create(ks_host_api(), (ks_handle_t *)&in->handle, args,
+                           &in->self, msg, sizeof msg);
+        ks_call_leave(slot);
+        if (rc != 0) {
             msg[sizeof msg - 1] = '\0';
             ks_error_append(err, KS_ECREATE,
                             "%s: profile \"%s\": plugin \"%s\" (%s) refused "
@@ -482,8 +500,13 @@ void ks_framework_free(ks_framework_t *fw)
         ks_pool_free(fw->pool);
     for (i = 0; i < fw->n_insts; i++) {
         ks_plugin_inst_t *in = fw->insts[i];
-        if (in->created && in->d->destroy)
+        if (in->created && in->d->destroy) {
+            ks_board_slot_t *slot = ks_call_enter(
+                in->call_id, KS_CALL_DESTROY, in->deadline_ms, NULL, NULL,
+                NULL);
             in->d->destroy(in->self);
+            ks_call_leave(slot);
+        }
         ks_plugin_unref(in->lp);
         free(in);
     }

@@ -5,6 +5,9 @@
  */
 #include "generation.h"
 
+#include "call_board.h"
+#include "quarantine.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,12 +51,17 @@ int ks_generation_build(const ks_generation_opts_t *o, ks_generation_t **out,
             return ks_error_set(err, KS_ENOMEM, "out of memory");
         }
     }
+    ks_quarantine_begin();
+    ks_call_board_set_building(g_next_id);
     rc = ks_registry_load(o->plugin_dirs, o->n_plugin_dirs, o->no_default_path,
                           &g->reg, err);
     if (rc != 0) {
         gen_free(g);
         return rc;
     }
+    /* Plugins quarantined with nowhere to roll back to, under
+     * --quarantine=disable: every profile runs without them. */
+    ks_quarantine_apply(g->cfg);
     par = o->parallelism > 0 ? o->parallelism : g->cfg->parallelism;
     g->fws = calloc(g->cfg->n_profiles ? g->cfg->n_profiles : 1,
                     sizeof *g->fws);

@@ -32,6 +32,8 @@ typedef struct ks_loaded_plugin {
     void *dl;          /* dlopen handle */
     ks_plugin_t desc;  /* validated copy of the descriptor */
     uint64_t load_seq; /* increases with every load in this process */
+    uint64_t hash;     /* content hash of the file (call_board.h), set by
+                          the registry */
 } ks_loaded_plugin_t;
 
 int ks_plugin_load(const char *path, ks_loaded_plugin_t **out, ks_error_t *err);

@@ -5,6 +5,9 @@
  */
 #include "registry.h"
 
+#include "call_board.h"
+#include "quarantine.h"
+
 #include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -163,10 +166,20 @@ static void scan_dir(scan_t *s, const char *dir, size_t entry, int depth)
         } else if (S_ISREG(sb.st_mode) && ends_with_so(names[i])) {
             ks_loaded_plugin_t *p;
             ks_error_t e = {0};
-            if (ks_plugin_load(path, &p, &e) != 0) {
+            const char *load = path;
+            uint64_t hash = 0;
+            int v = ks_quarantine_vet(path, &load, &hash, s->err);
+            if (v != 0) {
+                if (v < 0)
+                    s->failed = 1;
+            } else if (ks_plugin_load(load, &p, &e) != 0) {
                 ks_error_append(s->err, e.code, "%s", e.msg);
                 s->failed = 1;
-            } else if (scan_push(s, p, entry) != 0) {
+            } else if ((p->hash = hash ? hash
+                                  : ks_call_board_shared()
+                                        ? ks_file_hash(p->copy_path)
+                                        : 0),
+                       scan_push(s, p, entry) != 0) {
                 ks_plugin_unref(p);
                 scan_nomem(s, path);
             }

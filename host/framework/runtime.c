@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "call_board.h"
 #include "cycle_state.h"
 #include "base/intern.h"
 #include "config/ext_points.h"
@@ -62,10 +63,14 @@ static void timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
     fw->env->plugin_duration(fw->env, in->name, ep, code, dt);
 }
 
-/* `c = call`, and when `on`, the call timed and reported as plugin `in`'s
+/* `c = call`, recorded on the call board (call_board.h) as plugin `in`'s
+ * call at `ep` for `pod`, and when `on`, the call timed and reported as plugin `in`'s
  * at `ep` with the code it returned. Off, it costs one branch. */
-#define TIMED(on, fw, in, ep, c, call)                                         \
+#define TIMED(on, fw, in, pod, ep, c, call)                                    \
     do {                                                                       \
+        ks_board_slot_t *slot_ = ks_call_enter(                                \
+            (in)->call_id, (ep), (in)->deadline_ms, (pod), (pod)->ns,          \
+            (pod)->name);                                                      \
         if (on) {                                                              \
             double t0_ = ks_fw_mono_seconds();                                 \
             (c) = (call);                                                      \
@@ -73,11 +78,15 @@ static void timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
         } else {                                                               \
             (c) = (call);                                                      \
         }                                                                      \
+        ks_call_leave(slot_);                                                  \
     } while (0)
 
 /* The same for plugin functions that return nothing (reported Success). */
-#define TIMED_VOID(on, fw, in, ep, call)                                       \
+#define TIMED_VOID(on, fw, in, pod, ep, call)                                  \
     do {                                                                       \
+        ks_board_slot_t *slot_ = ks_call_enter(                                \
+            (in)->call_id, (ep), (in)->deadline_ms, (pod), (pod)->ns,          \
+            (pod)->name);                                                      \
         if (on) {                                                              \
             double t0_ = ks_fw_mono_seconds();                                 \
             call;                                                              \
@@ -85,6 +94,7 @@ static void timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
         } else {                                                               \
             call;                                                              \
         }                                                                      \
+        ks_call_leave(slot_);                                                  \
     } while (0)
 
 /* --- statuses ---------------------------------------------------------------- */
@@ -168,7 +178,11 @@ ks_code_t ks_fw_run_pre_enqueue(ks_framework_t *fw, const ks_pod_t *pod,
     ks_status_reset(st);
     for (i = 0; i < fw->n_points[KS_EP_PRE_ENQUEUE]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_PRE_ENQUEUE][i].inst;
+        ks_board_slot_t *slot = ks_call_enter(in->call_id, KS_EP_PRE_ENQUEUE,
+                                              in->deadline_ms, pod, pod->ns,
+                                              pod->name);
         ks_code_t c = in->d->pre_enqueue(in->self, pod, st);
+        ks_call_leave(slot);
         if (c == KS_SUCCESS)
             continue;
         if (!valid_code((int)c))
@@ -184,7 +198,11 @@ int ks_fw_less(ks_framework_t *fw, const ks_queued_pod_t *a,
                const ks_queued_pod_t *b)
 {
     ks_plugin_inst_t *in = fw->points[KS_EP_QUEUE_SORT][0].inst;
-    return in->d->less(in->self, a, b);
+    ks_board_slot_t *slot = ks_call_enter(in->call_id, KS_EP_QUEUE_SORT,
+                                          in->deadline_ms, NULL, NULL, NULL);
+    int r = in->d->less(in->self, a, b);
+    ks_call_leave(slot);
+    return r;
 }
 
 void ks_prefilter_result_free(struct ks_prefilter_result *r)
@@ -254,7 +272,7 @@ ks_code_t ks_fw_run_pre_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
         one.all = 1;
         one.n = 0;
         one.oom = 0;
-        TIMED(on, fw, in, KS_EP_PRE_FILTER, c,
+        TIMED(on, fw, in, pod, KS_EP_PRE_FILTER, c,
               in->d->pre_filter(in->self, cs, pod, &one, st));
         if (one.oom) {
             /* The host could not record the plugin's node set. */
@@ -335,7 +353,7 @@ ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
         one.code = KS_SUCCESS;
         one.plugin = NULL;
         one.n_reasons = 0;
-        TIMED(on, fw, in, KS_EP_FILTER, c,
+        TIMED(on, fw, in, pod, KS_EP_FILTER, c,
               in->d->filter(in->self, cs, pod, ni, &one));
         if (c == KS_SUCCESS)
             continue;
@@ -383,11 +401,11 @@ static ks_code_t run_prefilter_ext(ks_framework_t *fw, ks_cycle_state_t *cs,
         if (skipped)
             continue;
         if (add) {
-            TIMED(on, fw, in, KS_FW_EP_PREFILTER_ADD_POD, c,
+            TIMED(on, fw, in, pod, KS_FW_EP_PREFILTER_ADD_POD, c,
                   in->d->pre_filter_add_pod(in->self, cs, pod, other, ni,
                                             st));
         } else {
-            TIMED(on, fw, in, KS_FW_EP_PREFILTER_REMOVE_POD, c,
+            TIMED(on, fw, in, pod, KS_FW_EP_PREFILTER_REMOVE_POD, c,
                   in->d->pre_filter_remove_pod(in->self, cs, pod, other, ni,
                                                st));
         }
@@ -530,7 +548,7 @@ ks_code_t ks_fw_run_post_filter_at(ks_framework_t *fw, size_t *at,
         ks_code_t c;
         const char *nn = NULL;
         ks_status_reset(&one);
-        TIMED(on, fw, in, KS_EP_POST_FILTER, c,
+        TIMED(on, fw, in, pod, KS_EP_POST_FILTER, c,
               in->d->post_filter(in->self, cs, pod, m, &nn, &one));
         if (c == KS_SUCCESS) {
             *nominated = nn ? ks_intern_str(ks_intern_global(), nn) : NULL;
@@ -571,7 +589,7 @@ ks_code_t ks_fw_run_pre_score(ks_framework_t *fw, ks_cycle_state_t *cs,
         ks_plugin_inst_t *in = fw->points[KS_EP_PRE_SCORE][i].inst;
         ks_code_t c;
         size_t s;
-        TIMED(on, fw, in, KS_EP_PRE_SCORE, c,
+        TIMED(on, fw, in, pod, KS_EP_PRE_SCORE, c,
               in->d->pre_score(in->self, cs, pod, nodes, n, st));
         if (c == KS_SKIP) {
             for (s = 0; s < fw->n_points[KS_EP_SCORE]; s++)
@@ -621,7 +639,7 @@ static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             ks_code_t c;
             st.n_reasons = 0;
             st.code = KS_SUCCESS;
-            TIMED(on, j->fw, in, KS_EP_SCORE, c,
+            TIMED(on, j->fw, in, j->pod, KS_EP_SCORE, c,
                   in->d->score(in->self, j->cs, j->pod, j->nodes[k], &s,
                                &st));
             if (c != KS_SUCCESS) {
@@ -698,7 +716,7 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                 ns[k].node_name = nodes[k]->node->name;
                 ns[k].score = row[k];
             }
-            TIMED(on, fw, in, KS_FW_EP_NORMALIZE_SCORE, c,
+            TIMED(on, fw, in, pod, KS_FW_EP_NORMALIZE_SCORE, c,
                   in->d->normalize_score(in->self, cs, pod, ns, n, st));
             if (c != KS_SUCCESS) {
                 if (ns != stack_ns)
@@ -744,7 +762,7 @@ ks_code_t ks_fw_run_reserve(ks_framework_t *fw, ks_cycle_state_t *cs,
     for (i = 0; i < fw->n_points[KS_EP_RESERVE]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_RESERVE][i].inst;
         ks_code_t c;
-        TIMED(on, fw, in, KS_EP_RESERVE, c,
+        TIMED(on, fw, in, pod, KS_EP_RESERVE, c,
               in->d->reserve(in->self, cs, pod, node, st));
         if (c != KS_SUCCESS) {
             if (!valid_code((int)c))
@@ -762,7 +780,7 @@ void ks_fw_run_unreserve(ks_framework_t *fw, ks_cycle_state_t *cs,
     int on = timing_on(fw);
     while (i-- > 0) {
         ks_plugin_inst_t *in = fw->points[KS_EP_RESERVE][i].inst;
-        TIMED_VOID(on, fw, in, KS_FW_EP_UNRESERVE,
+        TIMED_VOID(on, fw, in, pod, KS_FW_EP_UNRESERVE,
                    in->d->unreserve(in->self, cs, pod, node));
     }
 }
@@ -783,7 +801,7 @@ ks_code_t ks_fw_run_permit(ks_framework_t *fw, ks_cycle_state_t *cs,
         ks_plugin_inst_t *in = fw->points[KS_EP_PERMIT][i].inst;
         uint64_t t = 0;
         ks_code_t c;
-        TIMED(on, fw, in, KS_EP_PERMIT, c,
+        TIMED(on, fw, in, pod, KS_EP_PERMIT, c,
               in->d->permit(in->self, cs, pod, node, &t, st));
         if (c == KS_SUCCESS)
             continue;
@@ -826,7 +844,7 @@ ks_code_t ks_fw_run_pre_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
     for (i = 0; i < fw->n_points[KS_EP_PRE_BIND]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_PRE_BIND][i].inst;
         ks_code_t c;
-        TIMED(on, fw, in, KS_EP_PRE_BIND, c,
+        TIMED(on, fw, in, pod, KS_EP_PRE_BIND, c,
               in->d->pre_bind(in->self, cs, pod, node, st));
         if (c != KS_SUCCESS) {
             if (!valid_code((int)c))
@@ -847,7 +865,7 @@ ks_code_t ks_fw_run_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
     for (i = 0; i < fw->n_points[KS_EP_BIND]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_BIND][i].inst;
         ks_code_t c;
-        TIMED(on, fw, in, KS_EP_BIND, c,
+        TIMED(on, fw, in, pod, KS_EP_BIND, c,
               in->d->bind(in->self, cs, pod, node, st));
         if (c == KS_SKIP) {
             st->n_reasons = 0;
@@ -872,7 +890,7 @@ void ks_fw_run_post_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
     int on = timing_on(fw);
     for (i = 0; i < fw->n_points[KS_EP_POST_BIND]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_POST_BIND][i].inst;
-        TIMED_VOID(on, fw, in, KS_EP_POST_BIND,
+        TIMED_VOID(on, fw, in, pod, KS_EP_POST_BIND,
                    in->d->post_bind(in->self, cs, pod, node));
     }
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "faults.h"
 #include "framework/plugin_loader.h"
 
 void ks_api_health(ks_server_t *srv, ks_http_conn_t *c,
@@ -91,10 +92,11 @@ void ks_api_debug_plugins(ks_server_t *srv, ks_http_conn_t *c,
         last = json_pack("{s:s, s:s, s:s, s:f}", "result", "failure", "error",
                          srv->last_error ? srv->last_error : "", "trigger",
                          srv->last_trigger, "time", srv->last_time);
-    doc = json_pack("{s:I, s:I, s:i, s:o, s:o, s:o}", "generation",
+    doc = json_pack("{s:I, s:I, s:i, s:o, s:o, s:o, s:o}", "generation",
                     (json_int_t)g->id, "generationRefs", (json_int_t)g->refs,
                     "liveImages", ks_plugin_live_count(), "plugins", plugins,
-                    "lastReload", last, "history", hist);
+                    "lastReload", last, "history", hist, "faults",
+                    ks_faults_json());
     ks_api_json(c, 200, doc);
 }
 

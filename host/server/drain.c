@@ -11,6 +11,7 @@
 #include <malloc.h>
 #endif
 
+#include "faults.h"
 #include "server.h"
 #include "signals.h"
 
@@ -19,6 +20,7 @@ void ks_server_stop(ks_server_t *srv)
     if (srv->stopped)
         return;
     srv->stopped = 1;
+    ks_faults_stop();
     ks_server_reload_close(srv);
     if (srv->handles_inited & 2) {
         srv->handles_inited &= ~2;

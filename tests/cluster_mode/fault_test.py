@@ -148,7 +148,9 @@ def scenario_leader_pause(ksched, base, api, leader):
     standby = ct.Serve(ksched, base + LE_FLAGS)
     ct.wait_for("standby ready", lambda: standby.get("/readyz")[0] == 200,
                 30)
-    leader.proc.send_signal(signal.SIGSTOP)
+    # The worker is what schedules (the supervisor only watches it).
+    worker = leader.worker_pid()
+    os.kill(worker, signal.SIGSTOP)
     t0 = time.time()
     took = ct.wait_for("the standby leads", lambda: leader_of([standby]), 60)
     ct.check(took is not None, "the standby takes over while the leader "
@@ -156,7 +158,7 @@ def scenario_leader_pause(ksched, base, api, leader):
     n = 100
     create_pods(api, "ps", n)
     ct.wait_for("all bound", lambda: bound_count(api, "ps") >= n, 60)
-    leader.proc.send_signal(signal.SIGCONT)
+    os.kill(worker, signal.SIGCONT)
     try:
         rc = leader.proc.wait(20)
     except subprocess.TimeoutExpired:
@@ -233,14 +235,15 @@ def scenario_watch_gone(ksched, base, api, env, holder, s):
     """Pause ksched, restart the API server and change objects meanwhile:
     its watches resume from a resourceVersion the new watch cache does not
     have (410 Gone), and it re-lists."""
-    s.proc.send_signal(signal.SIGSTOP)
+    worker = s.worker_pid()
+    os.kill(worker, signal.SIGSTOP)
     cmd, cwd = restart_apiserver(env, holder)
     p = start_apiserver(cmd, cwd, env, holder)
     n = 100
     create_pods(api, "wg", n)
     for i in range(3):
         api.must("POST", "/api/v1/nodes", ct.node_obj("g%d" % i))
-    s.proc.send_signal(signal.SIGCONT)
+    os.kill(worker, signal.SIGCONT)
     ct.wait_for("all bound", lambda: bound_count(api, "wg") >= n, 90)
     check_once(api, "wg", n, "watch expired", servers=[s])
     check_once(api, "ak", 600, "earlier pods after the re-list", servers=[s])

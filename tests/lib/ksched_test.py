@@ -51,6 +51,18 @@ def skip(why):
     raise SystemExit(77)
 
 
+def worker_pid(pid):
+    """The scheduling process of a `ksched serve` started as `pid`: its
+    only child (the supervisor's worker), or `pid` itself when it has no
+    child (--no-supervise)."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = f.read().split()
+    except OSError:
+        kids = []
+    return int(kids[0]) if kids else pid
+
+
 def wait_for(what, fn, timeout=60, every=0.2):
     """Call fn until it returns something true or `timeout` seconds pass;
     return its last answer (printing what timed out)."""
@@ -172,9 +184,14 @@ class Serve:
                         lambda: any(rx.search(l) for l in self.lines),
                         timeout)
 
+    def worker_pid(self):
+        """The process that runs the scheduler: the supervisor's worker
+        (its child), or the process itself under --no-supervise."""
+        return worker_pid(self.proc.pid)
+
     def rss(self):
-        """The process's resident set size in bytes (0 when unknown)."""
-        with open("/proc/%d/status" % self.proc.pid) as f:
+        """The worker's resident set size in bytes (0 when unknown)."""
+        with open("/proc/%d/status" % self.worker_pid()) as f:
             for line in f:
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1]) * 1024

@@ -36,8 +36,9 @@ def main():
     env.pop("XDG_RUNTIME_DIR", None)
     env["TMPDIR"] = tmp
     parent = os.path.join(tmp, "ksched-%d" % os.getuid())
+    # One process each (no supervisor): the copies are this process's.
     args = ["--plugin-dir", plugin_dir, "--no-default-plugin-path",
-            "--listen", "127.0.0.1:0"]
+            "--listen", "127.0.0.1:0", "--no-supervise"]
     servers = []
     try:
         a = Server(ksched, args, env)

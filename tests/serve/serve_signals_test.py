@@ -144,7 +144,10 @@ def main():
     env.pop("KSCHED_PLUGIN_PATH", None)
     env["TMPDIR"] = tmp
     base = ["--plugin-dir", plugin_dir, "--plugin-dir", fixture_dir,
-            "--no-default-plugin-path", "--listen", "127.0.0.1:0"]
+            "--no-default-plugin-path", "--listen", "127.0.0.1:0",
+            # The hung Filter must stay hung: no call deadline (the
+            # supervisor would otherwise replace the worker).
+            "--plugin-deadline", "0"]
     try:
         hung_server(ksched, ["--config", cfg] + base, env, signal.SIGTERM)
         hung_server(ksched, ["--config", cfg] + base, env, signal.SIGINT)

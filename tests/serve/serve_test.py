@@ -479,7 +479,7 @@ def run(srv, swap_dir, versions):
     print("bindings per generation: %s" % sorted(per_gen.items()), flush=True)
 
     # Retired generations are unmapped once drained.
-    with open("/proc/%d/maps" % srv.proc.pid) as f:
+    with open("/proc/%d/maps" % srv.worker_pid()) as f:
         maps = f.read()
     cur = doc["generation"]
     retired = [p["copyPath"] for h in doc["history"] if h["generation"] != cur
@@ -765,7 +765,7 @@ def permit_checks(ksched, plugin_build_dir, fixture_dir):
         d = debug_plugins(srv)
         old = [p["copyPath"] for h in d["history"] if h["generation"] == 1
                for p in h["plugins"]]
-        with open("/proc/%d/maps" % srv.proc.pid) as f:
+        with open("/proc/%d/maps" % srv.worker_pid()) as f:
             maps = f.read()
         check(old and all(p in maps for p in old),
               "generation 1 stays mapped while its pods wait at Permit")
@@ -791,7 +791,7 @@ def permit_checks(ksched, plugin_build_dir, fixture_dir):
         check(gens == {"default/b": 1, "default/c": 2, "default/c2": 2},
               "b binds with generation 1, c and c2 with 2: %r" % gens)
         d = debug_plugins(srv)
-        with open("/proc/%d/maps" % srv.proc.pid) as f:
+        with open("/proc/%d/maps" % srv.worker_pid()) as f:
             maps = f.read()
         check(not any(p in maps for p in old),
               "generation 1 unmapped once its pods are bound")

@@ -1,0 +1,42 @@
+/*
+ * The worker's side of fault isolation (supervisor/supervisor.h): what
+ * `ksched serve` shows of the call board, and the probation that makes a
+ * generation's plugin versions "known good".
+ *
+ * Probation: once the generation that schedules now has run for
+ * `probation_s` seconds or `probation_cycles` scheduling cycles without
+ * the worker dying, each of its plugin files is copied into the
+ * supervisor's keep directory and recorded on the board as a good version:
+ * what a later fault of a newer version rolls back to. Without a supervisor
+ * (no keep directory) nothing is copied.
+ *
+ * Threads: the loop thread.
+ */
+#ifndef KS_SERVER_FAULTS_H
+#define KS_SERVER_FAULTS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "server.h"
+
+typedef struct ks_faults_opts {
+    double probation_s;        /* 0: 60 */
+    uint64_t probation_cycles; /* 0: 1000 */
+} ks_faults_opts_t;
+
+/* Start the probation timer and publish the faults so far as the metric
+ * ksched_plugin_faults_total{plugin,version,kind}. 0, or -1 out of
+ * memory. */
+int ks_faults_start(ks_server_t *srv, const ks_faults_opts_t *o);
+/* Stop the timer (the loop then closes it). */
+void ks_faults_stop(void);
+
+/* The board's faults, known-good versions and worker starts as JSON (a
+ * new reference), for /debug/plugins. */
+json_t *ks_faults_json(void);
+
+/* Has the current generation passed its probation? */
+int ks_faults_generation_good(void);
+
+#endif

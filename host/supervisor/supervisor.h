@@ -1,0 +1,51 @@
+/*
+ * The supervisor of `ksched serve`, in the spirit of nginx's master and
+ * workers: the process a user starts maps the call board
+ * (framework/call_board.h), then forks a worker that does all the work
+ * (loop, API, plugins) and watches it. The supervisor itself never loads
+ * or runs plugin code.
+ *
+ *  - Deadlines: every 10 ms it scans the board; a plugin call running past
+ *    its deadline is a fault of that plugin version: the worker is killed
+ *    (SIGKILL) and replaced.
+ *  - Crashes: when the worker dies from a signal inside a plugin call (its
+ *    crash handler marks the thread's slot), that plugin version is the
+ *    culprit. Either fault is appended to the board's fault list, which
+ *    the next worker reads to quarantine the version (framework/
+ *    quarantine.h), and a new worker starts at once.
+ *  - Other deaths (a crash outside plugin code, an unexpected exit) restart
+ *    the worker with capped exponential backoff (100 ms doubling to 30 s,
+ *    reset after a worker ran 60 s).
+ *  - Exits the worker chose end the supervisor with the same status: 0
+ *    after a drain, 4 after a lost Lease, and 1 or 2 when the very first
+ *    worker refused its configuration.
+ *  - SIGTERM and SIGINT are passed to the worker (a second one too, which
+ *    makes it exit at once); SIGHUP is passed on (reload). A worker dies
+ *    with its supervisor (PR_SET_PDEATHSIG).
+ *
+ * Threads: the main thread of a process that has started no other thread.
+ */
+#ifndef KS_SUPERVISOR_H
+#define KS_SUPERVISOR_H
+
+#include <stddef.h>
+
+#include "framework/call_board.h"
+
+typedef struct ks_supervisor_opts {
+    /* Where known-good plugin copies are kept (a directory created under
+     * it and removed at exit); NULL: $TMPDIR or /tmp. */
+    const char *keep_parent;
+    unsigned backoff_max_ms; /* 0: 30000 */
+} ks_supervisor_opts_t;
+
+/*
+ * Become the supervisor. Returns 0 in each worker process, with the shared
+ * board in use (ks_call_board_use) and the signal mask restored; the
+ * worker then runs `serve` as usual. In the supervisor it never returns:
+ * it exits the process with the final status. Returns -1 with `msg` filled
+ * (nothing forked) when supervision cannot be set up.
+ */
+int ks_supervisor_run(const ks_supervisor_opts_t *o, char *msg, size_t len);
+
+#endif
