@@ -7,6 +7,13 @@
  *   2  usage error (unknown option, missing argument)
  *   3  `schedule` only: the run completed but some pods could not be placed
  *   4  `serve --leader-elect` only: the leader lost its Lease
+ *   5  `schedule` only: a plugin crashed (a signal or abort() inside a
+ *      plugin call); one line on stderr names the plugin, its version and
+ *      file, the signal, the extension point and the pod
+ *   6  `schedule` only: a plugin call overran its deadline
+ *      (--plugin-deadline); one line on stderr names the plugin, its
+ *      version and file, the deadline, the extension point and the pod
+ *   (`serve` never exits 5 or 6: its supervisor replaces the worker.)
  * Main thread only (getopt's state is global).
  */
 #ifndef KS_CLI_H
@@ -19,6 +26,8 @@
 #define KS_EXIT_USAGE 2
 #define KS_EXIT_UNPLACED 3
 #define KS_EXIT_LOST_LEASE 4
+#define KS_EXIT_PLUGIN_CRASH 5
+#define KS_EXIT_PLUGIN_DEADLINE 6
 
 int ks_cli_validate(int argc, char **argv);
 int ks_cli_plugins(int argc, char **argv);

@@ -32,13 +32,32 @@ typedef struct ks_cli_faults {
     unsigned n;
 } ks_cli_faults_t;
 
-/* Option codes 1201..1205. */
+/* Option codes 1201..1205. `schedule` takes --plugin-deadline only
+ * (KS_CLI_FAULT_OPT_DEADLINE); `serve` takes them all. */
+#define KS_CLI_FAULT_OPT_DEADLINE                                             \
+    {"plugin-deadline", required_argument, NULL, 1201}
 #define KS_CLI_FAULT_OPTS                                                     \
-    {"plugin-deadline", required_argument, NULL, 1201},                       \
+    KS_CLI_FAULT_OPT_DEADLINE,                                                \
     {"quarantine", required_argument, NULL, 1202},                            \
     {"probation", required_argument, NULL, 1203},                             \
     {"probation-cycles", required_argument, NULL, 1204},                      \
     {"no-supervise", no_argument, NULL, 1205}
+/* The --help lines of the options, for the commands' usage texts. */
+#define KS_CLI_FAULT_HELP_DEADLINE                                            \
+    "      --plugin-deadline [NAME=]D\n"                                      \
+    "                           a call deadline for plugin NAME, or without\n" \
+    "                           NAME for every plugin not shipped with\n"      \
+    "                           ksched (default 1s; 0: none); repeatable\n"
+#define KS_CLI_FAULT_HELP_SERVE                                               \
+    KS_CLI_FAULT_HELP_DEADLINE                                                \
+    "      --quarantine rollback|disable\n"                                   \
+    "                           a crashed or overrun plugin version that has\n"\
+    "                           no earlier good version: refuse to start\n"   \
+    "                           (rollback, the default) or leave it out\n"    \
+    "      --probation D        a generation's plugins become known-good\n"   \
+    "                           after D (default 60s) ...\n"                  \
+    "      --probation-cycles N ... or N scheduling cycles (default 1000)\n" \
+    "      --no-supervise       one process: no supervisor, no restarts\n"
 #define KS_CLI_FAULT_OPT_FIRST 1201
 #define KS_CLI_FAULT_OPT_LAST 1205
 

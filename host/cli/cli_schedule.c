@@ -1,5 +1,6 @@
 /* ksched schedule: schedule every pending pod of a cluster file. */
 #include "cli.h"
+#include "cli_faults.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "cluster/cache.h"
 #include "base/intern.h"
 #include "cluster/objects.h"
+#include "framework/call_board.h"
 #include "framework/generation.h"
 #include "base/log.h"
 #include "framework/scheduler.h"
@@ -42,11 +44,18 @@ static const char usage[] =
     "                           of stopping at the first failure\n"
     "  -j, --parallelism N      worker threads for Filter/Score (default:\n"
     "                           the config's parallelism)\n"
+    KS_CLI_FAULT_HELP_DEADLINE
     "  -v, --verbose            log more (repeat for debug)\n"
     "  -h, --help               show this help\n"
     "\n"
+    "A plugin that crashes (a signal or abort() in one of its calls) or\n"
+    "overruns its deadline ends the run with one line on stderr naming the\n"
+    "plugin, its version and file, the signal or deadline, the extension\n"
+    "point and the pod it was scheduling.\n"
+    "\n"
     "Exit status: 0 every pending pod was placed, 3 some could not be\n"
-    "placed, 1 invalid input, 2 usage.\n";
+    "placed, 1 invalid input, 2 usage, 5 a plugin crashed, 6 a plugin\n"
+    "overran its deadline.\n";
 
 typedef struct binding {
     const ks_pod_t *pod;
@@ -268,8 +277,10 @@ int ks_cli_schedule(int argc, char **argv)
         {"run-all-filters", no_argument, NULL, 'A'},
         KS_CLI_OPT_PARALLELISM,
         KS_CLI_OPT_VERBOSE,
+        KS_CLI_FAULT_OPT_DEADLINE,
         KS_CLI_OPT_HELP};
     ks_cli_opts_t o;
+    ks_cli_faults_t fo;
     const char *clusters[64];
     unsigned n_clusters = 0;
     const char *output = "table", *explain_arg = NULL;
@@ -289,6 +300,7 @@ int ks_cli_schedule(int argc, char **argv)
     int rc;
 
     ks_cli_opts_init(&o, "schedule", usage);
+    ks_cli_faults_init(&fo);
     while ((c = getopt_long(argc, argv, "+f:c:p:o:e:j:vh", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
@@ -301,6 +313,11 @@ int ks_cli_schedule(int argc, char **argv)
         case 'e': explain_arg = optarg; break;
         case 'D': deterministic = 1; break;
         case 'A': run_all = 1; break;
+        case 1201: /* --plugin-deadline */
+            if ((rc = ks_cli_faults_opt(&fo, "schedule", c, optarg)) !=
+                KS_CLI_CONTINUE)
+                return rc;
+            break;
         default:
             if ((rc = ks_cli_common_opt(&o, c, argv)) != KS_CLI_CONTINUE)
                 return rc;
@@ -330,6 +347,16 @@ int ks_cli_schedule(int argc, char **argv)
         run.explain_name = slash + 1;
     }
     ks_log_set_level(KS_LOGL_WARN + o.verbose);
+    if ((rc = ks_cli_faults_apply(&fo, "schedule")) != KS_CLI_CONTINUE)
+        return rc;
+    /* Before any plugin is loaded (create runs at the build): a crash in a
+     * plugin call ends the run with exit 5 and a line naming the plugin;
+     * a call past its deadline with exit 6 (framework/call_board.h). A
+     * crash outside plugin code still dies from its signal. */
+    if (ks_call_board_crash_handlers(KS_EXIT_PLUGIN_CRASH) != 0 ||
+        ks_call_board_watchdog_start(20, KS_EXIT_PLUGIN_DEADLINE) != 0)
+        fprintf(stderr, "ksched schedule: cannot watch plugin calls "
+                        "(crashes and deadlines are not reported)\n");
 
     ks_cli_generation_opts(&o, &go);
     if (ks_generation_build(&go, &gen, &err) != 0) {
