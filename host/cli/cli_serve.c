@@ -56,8 +56,10 @@ static const char usage[] =
     "                           search only the --plugin-dir directories\n"
     "  -l, --listen ADDR:PORT   TCP address (default 127.0.0.1:10259; port 0\n"
     "                           picks a free port; IPv6 as [::1]:PORT)\n"
-    "      --allow-remote       allow a non-loopback --listen address (the\n"
-    "                           API has no authentication)\n"
+    "      --allow-remote       allow a non-loopback --listen (needs one of:)\n"
+    "      --token-file FILE    bearer tokens (a line each, or token,user,uid\n"
+    "                           rows) needed but for /healthz /readyz /livez\n"
+    "      --tls-cert-file PEM --tls-private-key-file PEM   serve HTTPS\n"
     "      --socket PATH        listen on a Unix socket (mode 0600) instead\n"
     "      --drain-timeout SECONDS\n"
     "                           on SIGTERM/SIGINT, how long pods waiting at\n"
@@ -83,8 +85,9 @@ static const char usage[] =
     "every informer has synced.\n"
     "\n"
     "Exit status: 0 after a SIGTERM/SIGINT drain, 1 invalid configuration,\n"
-    "plugins or address, 2 usage, 4 the leader lost its lease (it stops at\n"
-    "once, as kube-scheduler does; restarted, it comes back as a standby).\n";
+    "plugins, address or credentials, 2 usage, 4 the leader lost its lease\n"
+    "(it stops at once, as kube-scheduler does), 130/143 a second\n"
+    "SIGINT/SIGTERM while stopping (even with the loop blocked).\n";
 
 /* Parse "HOST:PORT", "[V6]:PORT" or "localhost:PORT". */
 static int parse_listen(const char *arg, struct sockaddr_storage *ss,
@@ -176,12 +179,18 @@ int ks_cli_serve(int argc, char **argv)
         {"watch-buffer", required_argument, NULL, 1107},
         {"max-request-body", required_argument, NULL, 1108},
         KS_CLI_FAULT_OPTS,
+        {"token-file", required_argument, NULL, 1301},
+        {"tls-cert-file", required_argument, NULL, 1302},
+        {"tls-private-key-file", required_argument, NULL, 1303},
         KS_CLI_OPT_HELP};
     /* The HTTP server's limits (0: its default; see http.h). */
     long long lim[8] = {0};
     ks_cli_opts_t o;
     const char *listen_arg = NULL, *socket_path = NULL;
     const char *kubeconfig = NULL, *context = NULL;
+    const char *token_file = NULL, *tls_cert = NULL, *tls_key = NULL;
+    ks_auth_t *auth = NULL;
+    ks_tls_ctx_t *tls = NULL;
     int allow_remote = 0, c, rc, loopback = 1;
     int embedded = 0;
     ks_kube_conn_t *kconn = NULL;
@@ -265,6 +274,9 @@ int ks_cli_serve(int argc, char **argv)
                 KS_CLI_CONTINUE)
                 return rc;
             break;
+        case 1301: token_file = optarg; break;
+        case 1302: tls_cert = optarg; break;
+        case 1303: tls_key = optarg; break;
         case 1004: cl.le.lease_name = optarg; break;
         case 1005: cl.le.lease_namespace = optarg; break;
         case 1006: cl.le.identity = optarg; break;
@@ -286,6 +298,19 @@ int ks_cli_serve(int argc, char **argv)
     if (embedded && (kubeconfig || context))
         return ks_cli_usage_error("serve", "--embedded excludes --kubeconfig "
                                            "and --context");
+    if ((tls_cert == NULL) != (tls_key == NULL))
+        return ks_cli_usage_error("serve", "--tls-cert-file and "
+                                           "--tls-private-key-file go "
+                                           "together");
+    if (tls_cert && socket_path)
+        return ks_cli_usage_error("serve", "TLS is for --listen, not for "
+                                           "--socket (a 0600 Unix socket)");
+    if (allow_remote && token_file == NULL && tls_cert == NULL)
+        return ks_cli_usage_error("serve", "--allow-remote needs "
+                                           "authentication: --token-file "
+                                           "FILE, or --tls-cert-file and "
+                                           "--tls-private-key-file, or "
+                                           "both");
     if (listen_arg && socket_path)
         return ks_cli_usage_error("serve", "--listen and --socket exclude "
                                            "each other");
@@ -298,10 +323,9 @@ int ks_cli_serve(int argc, char **argv)
                                       listen_arg);
         if (!loopback && !allow_remote)
             return ks_cli_usage_error("serve", "--listen %s is not a loopback "
-                                               "address; the API has no "
-                                               "authentication: add "
-                                               "--allow-remote to listen "
-                                               "there anyway",
+                                               "address: add --allow-remote "
+                                               "(with --token-file and/or "
+                                               "TLS) to listen there",
                                       listen_arg);
     }
     ks_log_set_level(KS_LOGL_WARN + o.verbose);
@@ -334,9 +358,23 @@ int ks_cli_serve(int argc, char **argv)
         return KS_EXIT_INVALID;
     }
 
+    /* Credentials before the plugins: a bad file fails fast. */
+    if (token_file && (auth = ks_auth_load(token_file, &err)) == NULL) {
+        fprintf(stderr, "ksched serve: %s\n", err.msg);
+        return KS_EXIT_INVALID;
+    }
+    if (tls_cert &&
+        (tls = ks_tls_ctx_new(tls_cert, tls_key, &err)) == NULL) {
+        fprintf(stderr, "ksched serve: %s\n", err.msg);
+        ks_auth_free(auth);
+        return KS_EXIT_INVALID;
+    }
+
     ks_cli_generation_opts(&o, &go);
     if (ks_generation_build(&go, &gen, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
+        ks_auth_free(auth);
+        ks_tls_ctx_free(tls);
         return KS_EXIT_INVALID;
     }
     if (!embedded && kubeconfig == NULL)
@@ -359,6 +397,8 @@ int ks_cli_serve(int argc, char **argv)
             cl.le.lease_namespace = le->resource_namespace;
         if (cl.leader_elect && ks_leader_opts_check(&cl.le, &e) != 0) {
             ks_generation_unref(gen);
+            ks_auth_free(auth);
+            ks_tls_ctx_free(tls);
             return ks_cli_usage_error("serve", "%s", e.msg);
         }
     }
@@ -366,6 +406,8 @@ int ks_cli_serve(int argc, char **argv)
         if (ks_kubeconfig_load(kubeconfig, context, &kconn, &err) != 0) {
             fprintf(stderr, "ksched serve: %s\n", err.msg);
             ks_generation_unref(gen);
+            ks_auth_free(auth);
+            ks_tls_ctx_free(tls);
             return KS_EXIT_INVALID;
         }
     } else if (!embedded) {
@@ -378,6 +420,8 @@ int ks_cli_serve(int argc, char **argv)
                             "pass --kubeconfig FILE, or --embedded)\n",
                     err.msg);
             ks_generation_unref(gen);
+            ks_auth_free(auth);
+            ks_tls_ctx_free(tls);
             return KS_EXIT_INVALID;
         }
         err.code = 0;
@@ -388,6 +432,8 @@ int ks_cli_serve(int argc, char **argv)
         fprintf(stderr, "ksched serve: out of memory\n");
         free(srv);
         ks_generation_unref(gen);
+        ks_auth_free(auth);
+        ks_tls_ctx_free(tls);
         ks_kube_conn_free(kconn);
         return KS_EXIT_INVALID;
     }
@@ -397,11 +443,21 @@ int ks_cli_serve(int argc, char **argv)
         free(srv);
         uv_loop_close(&loop);
         ks_generation_unref(gen);
+        ks_auth_free(auth);
+        ks_tls_ctx_free(tls);
         return KS_EXIT_USAGE;
     }
     cl.conn = kconn;
-    if (ks_server_init(srv, &loop, &go, gen, kconn ? &cl : NULL, &err) != 0)
+    rc = ks_server_init(srv, &loop, &go, gen, kconn ? &cl : NULL, &err);
+    /* The server owns them from here on (ks_server_free). */
+    srv->auth = auth;
+    srv->tls = tls;
+    auth = NULL;
+    tls = NULL;
+    if (rc != 0)
         goto fail;
+    if (srv->tls)
+        ks_http_server_set_tls(srv->http, srv->tls);
     {
         /* Before listening: listening checks the open-file limit against
          * the connection slots. */
@@ -431,7 +487,8 @@ int ks_cli_serve(int argc, char **argv)
             ks_error_set(&err, KS_EIO, "%s: %s", listen_arg, msg);
             goto fail;
         }
-        snprintf(bound, sizeof bound, "http://%s", addr);
+        snprintf(bound, sizeof bound, "%s://%s", srv->tls ? "https" : "http",
+                 addr);
     }
     if (ks_server_start(srv, &err) != 0)
         goto fail;

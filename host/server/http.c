@@ -17,6 +17,7 @@
 
 #include "base/buf.h"
 #include "base/log.h"
+#include "tls.h"
 
 #define MAX_URL 8192
 #define LINGER_MS 2000
@@ -60,6 +61,8 @@ struct ks_http_conn {
     size_t pending;     /* bytes queued for writing */
     size_t stream_limit; /* 0: the server's stream_max_pending */
     ks_buf_t backlog;   /* input not parsed while out_paused */
+    ks_tls_conn_t *tls; /* TLS on this connection, or NULL */
+    char auth[1100];    /* the current request's Authorization value */
     void (*on_close)(void *ud, ks_http_conn_t *c);
     void *on_close_ud;
     struct ks_http_conn *prev, *next;
@@ -95,7 +98,9 @@ struct ks_http_server {
     int draining;
     int handles_open; /* listeners + connections not yet closed */
     http_parser_settings settings;
+    ks_tls_ctx_t *tls; /* TLS for TCP connections, or NULL; not owned */
     char rbuf[READ_BUF];
+    char pbuf[READ_BUF]; /* decrypted input of a TLS connection */
 };
 
 typedef struct wreq {
@@ -113,6 +118,7 @@ const char *ks_http_reason(int status)
     case 202: return "Accepted";
     case 204: return "No Content";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
@@ -233,6 +239,7 @@ static void conn_handle_closed(uv_handle_t *h)
     ks_buf_free(&c->hfield);
     ks_buf_free(&c->hvalue);
     ks_buf_free(&c->backlog);
+    ks_tls_conn_free(c->tls);
     free(c);
     s->handles_open--;
     server_maybe_free(s);
@@ -305,10 +312,21 @@ static void on_shutdown(uv_shutdown_t *req, int status)
     arm_timer(c, LINGER_MS);
 }
 
+static int raw_write(ks_http_conn_t *c, const char *a, size_t alen,
+                     const char *b, size_t blen);
+static void tls_flush(ks_http_conn_t *c);
+
 static void begin_shutdown(ks_http_conn_t *c)
 {
     if (c->closing || c->shutting)
         return;
+    if (c->tls) {
+        /* close_notify, then the TCP shutdown once it is written. */
+        ks_tls_close_notify(c->tls);
+        tls_flush(c);
+        if (c->closing)
+            return;
+    }
     c->shutting = 1;
     c->ignore_input = 1;
     c->shut.data = c;
@@ -353,9 +371,10 @@ static void on_write(uv_write_t *req, int status)
     }
 }
 
-/* Queue a + b as one write. -1 when the connection is closing. */
-static int conn_write(ks_http_conn_t *c, const char *a, size_t alen,
-                      const char *b, size_t blen)
+/* Queue a + b as one write to the socket. -1 when the connection is
+ * closing. */
+static int raw_write(ks_http_conn_t *c, const char *a, size_t alen,
+                     const char *b, size_t blen)
 {
     wreq_t *w;
     uv_buf_t buf;
@@ -383,6 +402,53 @@ static int conn_write(ks_http_conn_t *c, const char *a, size_t alen,
     if (!c->streaming && c->pending > c->srv->lim.max_output)
         stop_reading(c);
     return 0;
+}
+
+/* TLS records waiting in the connection's output BIO go to the socket. */
+static void tls_flush(ks_http_conn_t *c)
+{
+    size_t n = ks_tls_out_pending(c->tls);
+    wreq_t *w;
+    uv_buf_t buf;
+    if (n == 0 || c->closing || c->shutting)
+        return;
+    w = malloc(sizeof *w + n);
+    if (w == NULL) {
+        conn_close(c);
+        return;
+    }
+    w->c = c;
+    w->len = ks_tls_out_take(c->tls, w->data, n);
+    buf = uv_buf_init(w->data, (unsigned)w->len);
+    if (uv_write(&w->req, &c->h.stream, &buf, 1, on_write) != 0) {
+        free(w);
+        conn_close(c);
+        return;
+    }
+    c->pending += w->len;
+    c->srv->queued += w->len;
+    if (!c->streaming && c->pending > c->srv->lim.max_output)
+        stop_reading(c);
+}
+
+/* Queue a + b for the client (encrypted on a TLS connection). */
+static int conn_write(ks_http_conn_t *c, const char *a, size_t alen,
+                      const char *b, size_t blen)
+{
+    if (c->tls == NULL)
+        return raw_write(c, a, alen, b, blen);
+    if (c->closing || c->shutting)
+        return -1;
+    /* Nothing can be sent before the handshake is done (a deadline that
+     * passes during a handshake closes the connection). */
+    if (!ks_tls_established(c->tls) ||
+        (alen && ks_tls_write(c->tls, a, alen) != KS_TLS_OK) ||
+        (blen && ks_tls_write(c->tls, b, blen) != KS_TLS_OK)) {
+        conn_close(c);
+        return -1;
+    }
+    tls_flush(c);
+    return c->closing ? -1 : 0;
 }
 
 static void respond_raw(ks_http_conn_t *c, int status, const char *ctype,
@@ -547,6 +613,10 @@ static void finish_header(ks_http_conn_t *c)
         strncasecmp(c->hfield.data, "content-type", 12) == 0)
         snprintf(c->ctype, sizeof c->ctype, "%s",
                  c->hvalue.data ? c->hvalue.data : "");
+    else if (c->hfield.len == 13 &&
+             strncasecmp(c->hfield.data, "authorization", 13) == 0)
+        snprintf(c->auth, sizeof c->auth, "%.*s", (int)c->hvalue.len,
+                 c->hvalue.data ? c->hvalue.data : "");
     ks_buf_reset(&c->hfield);
     ks_buf_reset(&c->hvalue);
     c->last_was_value = 0;
@@ -560,6 +630,7 @@ static int cb_message_begin(http_parser *p)
     ks_buf_reset(&c->hfield);
     ks_buf_reset(&c->hvalue);
     c->ctype[0] = '\0';
+    c->auth[0] = '\0';
     c->last_was_value = 0;
     c->answered_early = 0;
     c->url_too_long = 0;
@@ -709,6 +780,7 @@ static int cb_message_complete(http_parser *p)
         ks_buf_append(&c->body, "", 0);
         split_url(c->url.data, &req.path, &req.query);
         req.content_type = c->ctype;
+        req.authorization = c->auth[0] ? c->auth : NULL;
         req.body = c->body.data;
         req.body_len = c->body.len;
         c->served++;
@@ -788,6 +860,70 @@ static void conn_resume(ks_http_conn_t *c)
         start_reading(c);
 }
 
+/* Request bytes (decrypted on a TLS connection). */
+static void plain_input(ks_http_conn_t *c, const char *data, size_t len)
+{
+    if (c->ignore_input)
+        return;
+    if (c->out_paused) {
+        /* Read before the pause took effect: keep it for later. */
+        ks_buf_append(&c->backlog, data, len);
+        if (c->backlog.oom)
+            conn_close(c);
+        return;
+    }
+    conn_feed(c, data, len);
+}
+
+/* Ciphertext from a TLS connection: the handshake goes on, records are
+ * decrypted into the parser, and what OpenSSL has to say goes out. */
+static void tls_input(ks_http_conn_t *c, const char *data, size_t len)
+{
+    static const char plain_answer[] =
+        "HTTP/1.0 400 Bad Request\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\n"
+        "Connection: close\r\n"
+        "\r\n"
+        "Client sent an HTTP request to an HTTPS server.\n";
+    ks_http_server_t *s = c->srv;
+    ssize_t n = 0;
+    int rc;
+    if (c->ignore_input)
+        return;
+    rc = ks_tls_feed(c->tls, data, len);
+    if (rc == KS_TLS_PLAINTEXT) {
+        /* Told in plain text, then closed once it is written. */
+        c->ignore_input = 1;
+        c->close_after = 1;
+        c->keep_alive = 0;
+        uv_timer_stop(&c->timer);
+        if (raw_write(c, plain_answer, sizeof plain_answer - 1, NULL, 0) ==
+            0)
+            arm_timer(c, LINGER_MS);
+        return;
+    }
+    if (rc != KS_TLS_OK) {
+        conn_close(c);
+        return;
+    }
+    while (!c->closing &&
+           (n = ks_tls_read(c->tls, s->pbuf, sizeof s->pbuf)) > 0)
+        plain_input(c, s->pbuf, (size_t)n);
+    if (c->closing)
+        return;
+    tls_flush(c); /* handshake messages, alerts */
+    if (n == KS_TLS_ERROR) {
+        ks_log(KS_LOGL_DEBUG, "TLS: %s", ks_tls_error(c->tls));
+        c->ignore_input = 1;
+        if (c->pending == 0)
+            conn_close(c);
+        else
+            c->close_after = 1; /* the alert goes first */
+    } else if (n == KS_TLS_CLOSED) {
+        conn_close(c); /* close_notify: as the end of input */
+    }
+}
+
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
     ks_http_conn_t *c = st->data;
@@ -799,16 +935,10 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     c->input_seen = 1;
-    if (c->ignore_input)
-        return;
-    if (c->out_paused) {
-        /* Read before the pause took effect: keep it for later. */
-        ks_buf_append(&c->backlog, buf->base, (size_t)nread);
-        if (c->backlog.oom)
-            conn_close(c);
-        return;
-    }
-    conn_feed(c, buf->base, (size_t)nread);
+    if (c->tls)
+        tls_input(c, buf->base, (size_t)nread);
+    else
+        plain_input(c, buf->base, (size_t)nread);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -954,6 +1084,10 @@ static void on_connection(uv_stream_t *ls, int status)
     s->n_conns++;
     if (!l->is_pipe)
         uv_tcp_nodelay(&c->h.tcp, 1);
+    if (!l->is_pipe && s->tls && (c->tls = ks_tls_conn_new(s->tls)) == NULL) {
+        conn_close(c);
+        return;
+    }
     http_parser_init(&c->parser, HTTP_REQUEST);
     c->parser.data = c;
     c->keep_alive = 1;
@@ -989,6 +1123,11 @@ ks_http_server_t *ks_http_server_new(uv_loop_t *loop, ks_http_handler_fn fn,
     s->settings.on_body = cb_body;
     s->settings.on_message_complete = cb_message_complete;
     return s;
+}
+
+void ks_http_server_set_tls(ks_http_server_t *s, ks_tls_ctx_t *ctx)
+{
+    s->tls = ctx;
 }
 
 static void listener_closed(uv_handle_t *h)

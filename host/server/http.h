@@ -33,6 +33,10 @@
  *   are not parsed (nor its socket read) until the queue drains to half
  *   of that; a stream whose queue exceeds its limit (`stream_max_pending`
  *   or ks_http_stream_set_limit) is dropped.
+ * - TLS (ks_http_server_set_tls): TCP connections speak TLS through
+ *   tls.h's memory BIOs, so every limit above applies to them as to plain
+ *   ones; the handshake counts against the request head's deadline. A
+ *   client that sends plain HTTP gets a plain 400 and is closed.
  * - The soft open-file limit is raised (within the hard limit) when it is
  *   below the connections allowed plus a margin.
  *
@@ -59,6 +63,7 @@ typedef struct ks_http_request {
     const char *path;         /* the path, without query */
     const char *query;        /* the query string without '?', "" if none */
     const char *content_type; /* "" if absent */
+    const char *authorization; /* the Authorization header, or NULL */
     const char *body;         /* NUL-terminated; "" if none */
     size_t body_len;
 } ks_http_request_t;
@@ -127,6 +132,10 @@ int ks_http_listen_tcp(ks_http_server_t *s, const struct sockaddr *addr,
  * ks_http_server_close(). */
 int ks_http_listen_unix(ks_http_server_t *s, const char *path,
                         ks_error_t *err);
+/* Serve TLS on TCP connections accepted from now on (NULL: plain). The
+ * context is the caller's and must outlive the server. */
+struct ks_tls_ctx;
+void ks_http_server_set_tls(ks_http_server_t *s, struct ks_tls_ctx *ctx);
 /* Stop accepting new connections; existing ones go on. */
 void ks_http_stop_accepting(ks_http_server_t *s);
 /* Close every connection (streams are ended cleanly) and listener; the

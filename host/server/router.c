@@ -98,6 +98,14 @@ void ks_server_handle(void *ud, ks_http_conn_t *c,
     ks_server_t *srv = ud;
     char caps[KS_ROUTE_MAX_CAPS][KS_ROUTE_CAP_MAX];
     size_t i;
+    /* With --token-file, everything but the health checks needs a bearer
+     * token (any path: an unknown one is 401 too, as upstream). */
+    if (srv->auth && !ks_auth_always_allowed(req->path) &&
+        !ks_auth_check(srv->auth, req->authorization)) {
+        ks_api_status_hdr(c, "WWW-Authenticate: Bearer realm=\"ksched\"\r\n",
+                          401, "Unauthorized", NULL, NULL, "Unauthorized");
+        return;
+    }
     for (i = 0; i < sizeof routes / sizeof routes[0]; i++) {
         const struct route *r = &routes[i];
         if (ks_route_match(r->pattern, req->path, caps, KS_ROUTE_MAX_CAPS) <

@@ -557,5 +557,7 @@ void ks_server_free(ks_server_t *srv)
     free(srv->fs_events);
     free(srv->last_error);
     ks_kube_conn_free(srv->kconn);
+    ks_auth_free(srv->auth);
+    ks_tls_ctx_free(srv->tls); /* after the HTTP server's connections */
     memset(srv, 0, sizeof *srv);
 }

@@ -28,7 +28,9 @@
 #include "kube/kubeconfig.h"
 #include "kube/leader.h"
 #include "kube/source.h"
+#include "auth.h"
 #include "http.h"
+#include "tls.h"
 #include "metrics.h"
 #include "plugin_samples.h"
 
@@ -80,6 +82,8 @@ typedef struct ks_server {
     ks_scheduler_t *sched;
     ks_http_server_t *http;
     char listen_addr[128];
+    ks_auth_t *auth;    /* --token-file, or NULL: no authentication */
+    ks_tls_ctx_t *tls;  /* --tls-*-file, or NULL: plain HTTP */
 
     /* objects */
     ks_strmap_t nodes;    /* interned node name -> (void *)1 */
