@@ -156,6 +156,8 @@ typedef struct ks_plugin_inst {
     int every_event;
     uint32_t n_events;
     ks_cluster_event_t events[32];
+    /* The QueueingHint of each of events[] (NULL: always queue). */
+    ks_queueing_hint_fn hints[32];
 } ks_plugin_inst_t;
 
 /* One entry of a runtime list. */

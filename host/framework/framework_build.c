@@ -379,24 +379,38 @@ static int check_counts(ks_framework_t *fw, const char *path, uint32_t line,
     return bad;
 }
 
-/* The events a plugin cares about do not change: ask once, after create. */
+/* The events a plugin cares about do not change: ask once, after create.
+ * A 1.1 descriptor's events_to_register_v2 (with QueueingHints) wins over
+ * the 1.0 events_to_register. */
 static void cache_events(ks_plugin_inst_t *in)
 {
-    uint32_t cap = (uint32_t)(sizeof in->events / sizeof in->events[0]);
-    uint32_t n;
+    enum { CAP = sizeof in->events / sizeof in->events[0] };
+    ks_cluster_event_hint_t v2[CAP];
+    uint32_t n, k;
     ks_board_slot_t *slot;
-    if (in->d->events_to_register == NULL) {
+    int has_v2 = KS_PLUGIN_HAS(in->d, events_to_register_v2);
+    if (!has_v2 && in->d->events_to_register == NULL) {
         in->every_event = 1;
         return;
     }
+    memset(v2, 0, sizeof v2);
     slot = ks_call_enter(in->call_id, KS_CALL_EVENTS, in->deadline_ms, NULL,
                          NULL, NULL);
-    n = in->d->events_to_register(in->self, in->events, cap);
-    ks_call_leave(slot);
-    if (n > cap)
-        in->every_event = 1; /* more than fit: requeue on every event */
+    if (has_v2)
+        n = in->d->events_to_register_v2(in->self, v2, CAP);
     else
-        in->n_events = n;
+        n = in->d->events_to_register(in->self, in->events, CAP);
+    ks_call_leave(slot);
+    if (n > CAP) {
+        in->every_event = 1; /* more than fit: requeue on every event */
+        return;
+    }
+    in->n_events = n;
+    for (k = 0; k < n; k++) {
+        if (has_v2)
+            in->events[k] = v2[k].event;
+        in->hints[k] = has_v2 ? v2[k].hint : NULL;
+    }
 }
 
 static int create_all(ks_framework_t *fw, const ks_profile_config_t *prof,

@@ -369,10 +369,16 @@ size_t ks_queue_move_on_event(ks_queue_t *q, int64_t now,
     ks_qpod_t *qp, *next;
     for (qp = q->unsched_head; qp; qp = next) {
         next = qp->unext;
-        if (!qp->gated && matters(ud, qp)) {
+        int how;
+        if (qp->gated || (how = matters(ud, qp)) == KS_QMOVE_SKIP)
+            continue;
+        if (how == KS_QMOVE_NOW) {
+            detach(q, qp);
+            to_active(q, qp);
+        } else {
             move_out(q, qp, now);
-            moved++;
         }
+        moved++;
     }
     return moved;
 }

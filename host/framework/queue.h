@@ -7,7 +7,8 @@
  * Backoff: initial * 2^(attempts-1), capped at max. Pods in the pool for
  * longer than ks_queue_flush()'s max_unsched_ms (5 minutes in the
  * scheduler) are flushed back. A cluster
- * event moves the pool's pods whose failing plugins registered for it.
+ * event moves the pool's pods whose failing plugins registered for it and
+ * whose QueueingHints say Queue (sched_queue_ops.c decides).
  *
  * The queue owns the ks_qpod_t records; a popped record is "in flight" and
  * still owned by the queue until ks_queue_requeue_failed() puts it back or
@@ -45,6 +46,9 @@ typedef struct ks_qpod {
     uint64_t seq;   /* arrival order: ties in QueueSort keep it */
     const char *plugins[KS_QPOD_MAX_PLUGINS]; /* rejecting plugins */
     unsigned n_plugins;
+    /* Bit i: plugins[i] returned Pending (upstream PendingPlugins), not
+     * Unschedulable (UnschedulablePlugins). */
+    uint32_t pending_mask;
     char *last_message; /* last failure, malloc'd */
     struct ks_qpod *hnext; /* uid hash chain */
     struct ks_qpod *uprev, *unext; /* unschedulable pool list */
@@ -77,8 +81,16 @@ ks_pod_t *ks_queue_remove(ks_queue_t *q, ks_qpod_t *qp);
 /* Move backoff pods whose backoff expired to activeQ; flush pool pods older
  * than max_unsched_ms. Returns how many moved. */
 size_t ks_queue_flush(ks_queue_t *q, int64_t now, int64_t max_unsched_ms);
-/* A cluster event: move pool pods for which `matters` says yes. Gated
- * pods never move here. */
+/* How a cluster event moves a pool pod (upstream queueingStrategy). */
+enum ks_qmove {
+    KS_QMOVE_SKIP = 0,          /* stays in the pool */
+    KS_QMOVE_AFTER_BACKOFF = 1, /* backoff while still backing off, else
+                                 * activeQ */
+    KS_QMOVE_NOW = 2            /* activeQ at once (a Pending plugin's
+                                 * Queue) */
+};
+/* A cluster event: move pool pods as `matters` says (a ks_qmove). Gated
+ * pods never move here. `matters` may not change the queue. */
 size_t ks_queue_move_on_event(ks_queue_t *q, int64_t now,
                               int (*matters)(void *ud, const ks_qpod_t *qp),
                               void *ud);

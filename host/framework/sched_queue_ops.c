@@ -16,32 +16,99 @@
 
 #include "base/intern.h"
 #include "base/log.h"
+#include "call_board.h"
+#include "cluster_event.h"
 #include "scheduler_impl.h"
 
 /* --- events ----------------------------------------------------------------- */
 
+/* One event of one kind (an update carries one property's bit), with its
+ * objects (upstream clusterEvent). */
 typedef struct ev_ctx {
     ks_scheduler_t *s;
     ks_cluster_event_t ev;
+    const char *label;
+    const void *old_obj, *new_obj;
+    int has_objs;          /* hints are asked only with objects */
     const ks_qpod_t *skip; /* a pod the event must not move */
 } ev_ctx_t;
 
-static int ev_matters(void *ud, const ks_qpod_t *qp)
+static ks_plugin_inst_t *inst_named(ks_framework_t *fw, const char *name)
 {
-    ev_ctx_t *c = ud;
-    ks_framework_t *fw =
-        ks_generation_profile(c->s->gen, qp->pod->scheduler_name);
-    unsigned i;
-    if (qp == c->skip)
-        return 0;
-    if (qp->n_plugins == 0)
-        return 1; /* no rejecting plugin known: any event may help */
-    if (fw == NULL)
-        return 0;
-    for (i = 0; i < qp->n_plugins; i++)
-        if (ks_fw_event_matters(fw, qp->plugins[i], c->ev))
+    size_t i;
+    for (i = 0; i < fw->n_insts; i++)
+        if (strcmp(fw->insts[i]->name, name) == 0)
+            return fw->insts[i];
+    return NULL;
+}
+
+/* The k-th registered hint of `in` for the pod: 1 for Queue (no hint, no
+ * objects, or any value but QueueSkip), 0 for QueueSkip. Timed for
+ * upstream's queueing_hint_execution_duration_seconds. */
+static int hint_queues(const ev_ctx_t *c, ks_plugin_inst_t *in, uint32_t k,
+                       const ks_pod_t *pod)
+{
+    ks_queueing_hint_fn fn = in->hints[k];
+    const ks_sched_observer_t *obs = &c->s->opts.obs;
+    ks_board_slot_t *slot;
+    double t0;
+    int h;
+    if (fn == NULL || !c->has_objs)
+        return 1;
+    t0 = obs->queueing_hint ? ks_fw_mono_seconds() : 0.0;
+    slot = ks_call_enter(in->call_id, KS_CALL_EVENTS, in->deadline_ms, pod,
+                         pod->ns, pod->name);
+    h = (int)fn(in->self, pod, c->old_obj, c->new_obj);
+    ks_call_leave(slot);
+    if (obs->queueing_hint)
+        obs->queueing_hint(obs->ud, in->name, c->label,
+                           h == KS_QUEUE_SKIP ? "QueueSkip"
+                           : h == KS_QUEUE    ? "Queue"
+                                              : "Error",
+                           ks_fw_mono_seconds() - t0);
+    return h != KS_QUEUE_SKIP;
+}
+
+/* Does plugin `in` (one that rejected the pod) queue it for this event? */
+static int plugin_queues(const ev_ctx_t *c, ks_plugin_inst_t *in,
+                         const ks_pod_t *pod)
+{
+    uint32_t k;
+    if (in == NULL || in->every_event)
+        return 1;
+    for (k = 0; k < in->n_events; k++)
+        if ((in->events[k].resource & c->ev.resource) &&
+            (in->events[k].action & c->ev.action) &&
+            hint_queues(c, in, k, pod))
             return 1;
     return 0;
+}
+
+/* upstream isPodWorthRequeuing over the pod's rejecting plugins
+ * (Unschedulable and Pending): a ks_qmove. */
+static int ev_worth(void *ud, const ks_qpod_t *qp)
+{
+    ev_ctx_t *c = ud;
+    ks_framework_t *fw;
+    int how = KS_QMOVE_SKIP;
+    unsigned i;
+    if (qp == c->skip)
+        return KS_QMOVE_SKIP;
+    if (qp->n_plugins == 0 || ks_cluster_event_is_wildcard(c->ev))
+        return KS_QMOVE_AFTER_BACKOFF; /* no rejector known: any event */
+    fw = ks_generation_profile(c->s->gen, qp->pod->scheduler_name);
+    if (fw == NULL)
+        return KS_QMOVE_SKIP;
+    for (i = 0; i < qp->n_plugins; i++) {
+        if (!plugin_queues(c, inst_named(fw, qp->plugins[i]), qp->pod))
+            continue;
+        if (qp->pending_mask & (1u << i))
+            return KS_QMOVE_NOW; /* a Pending plugin's Queue */
+        how = KS_QMOVE_AFTER_BACKOFF;
+        if (qp->pending_mask == 0)
+            break;
+    }
+    return how;
 }
 
 static void regate(void *ud, ks_qpod_t *qp)
@@ -56,21 +123,64 @@ static void regate(void *ud, ks_qpod_t *qp)
         ks_queue_activate(s->q, qp, ks_scheduler_now(s));
 }
 
-void ks_sched_on_event_except(ks_scheduler_t *s, ks_cluster_event_t ev,
-                              const ks_qpod_t *skip)
+/* One event of one kind through the pool, timed for upstream's
+ * event_handling_duration_seconds. */
+static void dispatch(ev_ctx_t *c)
 {
-    ev_ctx_t c = {s, ev, skip};
+    const ks_sched_observer_t *obs = &c->s->opts.obs;
+    double t0 = obs->event_handled ? ks_fw_mono_seconds() : 0.0;
+    c->label = ks_cluster_event_label(c->ev, c->old_obj, c->new_obj);
+    ks_queue_move_on_event(c->s->q, ks_scheduler_now(c->s), ev_worth, c);
+    if (obs->event_handled)
+        obs->event_handled(obs->ud, c->label, ks_fw_mono_seconds() - t0);
+}
+
+static void on_event(ks_scheduler_t *s, ks_cluster_event_t ev,
+                     const void *old_obj, const void *new_obj,
+                     const ks_qpod_t *skip)
+{
+    ev_ctx_t c = {s, ev, NULL, old_obj, new_obj,
+                  old_obj != NULL || new_obj != NULL, skip};
+    uint32_t whole = KS_ACT_ADD | KS_ACT_DELETE | KS_ACT_UPDATE;
+    uint32_t kinds = ev.action & ~whole, bit;
     ks_queue_note_move(s->q, s->cycle);
     /* Only a pod's own update can lift its scheduling gates. */
     if ((ev.resource & KS_RES_POD) && (ev.action & KS_ACT_UPDATE))
         ks_queue_foreach_unsched(s->q, regate, s);
-    ks_queue_move_on_event(s->q, ks_scheduler_now(s), ev_matters, &c);
+    if (ks_cluster_event_is_wildcard(ev) || kinds == 0) {
+        dispatch(&c);
+    } else {
+        /* As upstream, an update that changed several properties is one
+         * event per property. */
+        if (ev.action & (KS_ACT_ADD | KS_ACT_DELETE)) {
+            c.ev.action = ev.action & (KS_ACT_ADD | KS_ACT_DELETE);
+            dispatch(&c);
+        }
+        for (bit = 1; bit != 0 && bit <= kinds; bit <<= 1) {
+            if (!(kinds & bit))
+                continue;
+            c.ev.action = bit | KS_ACT_UPDATE;
+            dispatch(&c);
+        }
+    }
     ks_scheduler_kick(s);
+}
+
+void ks_sched_on_event_except(ks_scheduler_t *s, ks_cluster_event_t ev,
+                              const ks_qpod_t *skip)
+{
+    on_event(s, ev, NULL, NULL, skip);
 }
 
 void ks_scheduler_on_event(ks_scheduler_t *s, ks_cluster_event_t ev)
 {
-    ks_sched_on_event_except(s, ev, NULL);
+    on_event(s, ev, NULL, NULL, NULL);
+}
+
+void ks_scheduler_on_cluster_event(ks_scheduler_t *s, ks_cluster_event_t ev,
+                                   const void *old_obj, const void *new_obj)
+{
+    on_event(s, ev, old_obj, new_obj, NULL);
 }
 
 /* A pod a plugin deletes (a preemption victim, or any pod): one waiting
@@ -103,8 +213,9 @@ int ks_sched_ops_delete_pod(ks_fw_env_t *e, const ks_pod_t *pod)
     if (s->opts.writer.delete_pod)
         s->opts.writer.delete_pod(s->opts.writer.ud, pod);
     if (qp == NULL) {
-        if (ks_cache_remove_pod(s->cache, pod->uid, NULL) != 0)
-            return -1;
+        /* An assigned pod's deletion: the hints read it while it exists. */
+        ks_scheduler_on_cluster_event(s, ev, pod, NULL);
+        return ks_cache_remove_pod(s->cache, pod->uid, NULL) != 0 ? -1 : 0;
     } else if (qp->where != KS_Q_INFLIGHT) {
         ks_sched_nominate(s, qp->pod, ""); /* clearing never fails */
         ks_pod_free(ks_queue_remove(s->q, qp));

@@ -88,6 +88,15 @@ typedef struct ks_sched_observer {
      * ks_ext_report_fn: urlPrefix, verb, result, seconds). Loop thread. */
     void (*extender_call)(void *ud, const char *url_prefix, const char *verb,
                           const char *result, double seconds);
+    /* Optional: one QueueingHint call (upstream's
+     * queueing_hint_execution_duration_seconds): the plugin, the event's
+     * label (cluster_event.h), the hint ("Queue", "QueueSkip", or "Error"
+     * for a value that is neither). Loop thread. */
+    void (*queueing_hint)(void *ud, const char *plugin, const char *event,
+                          const char *hint, double seconds);
+    /* Optional: one event of one kind handled by the queue (upstream's
+     * event_handling_duration_seconds). Loop thread. */
+    void (*event_handled)(void *ud, const char *event, double seconds);
     void *ud;
 } ks_sched_observer_t;
 
@@ -162,8 +171,24 @@ int ks_scheduler_bind_done(ks_scheduler_t *s, const char *uid, int ok,
                            const char *message);
 
 /* Cluster changes that the cache already applied: re-check gated and
- * unschedulable pods. */
+ * unschedulable pods. Without the objects, no QueueingHint is asked: the
+ * pods whose rejecting plugins registered for the event move (Queue). */
 void ks_scheduler_on_event(ks_scheduler_t *s, ks_cluster_event_t ev);
+/* A cluster change with its objects (upstream's event handlers with
+ * QueueingHints): old_obj and new_obj are `const ks_pod_t *` for a
+ * KS_RES_POD event and `const ks_node_t *` for a KS_RES_NODE one, old_obj
+ * NULL for an add, new_obj NULL for a delete; read during the call only.
+ * An update's action carries its properties' bits
+ * (ks_cluster_event_pod_update / _node_update in cluster_event.h); each
+ * bit is handled as one event, as upstream. A pool pod moves when one of
+ * its rejecting plugins registered the event and its hint says Queue (a
+ * plugin without a hint: always); a Pending plugin's Queue moves it to
+ * activeQ at once, an Unschedulable one's to backoff or activeQ; the
+ * wildcard {KS_RES_ALL, KS_ACT_ALL} moves every pool pod. The hints only
+ * read the objects, so a caller may call this just before the cache
+ * applies the change (while the old object still exists). */
+void ks_scheduler_on_cluster_event(ks_scheduler_t *s, ks_cluster_event_t ev,
+                                   const void *old_obj, const void *new_obj);
 
 /* Run one scheduling cycle for the head of activeQ (after flushing expired
  * backoffs) and any ready binding cycles. Returns 1 if it did work. */

@@ -157,7 +157,22 @@ typedef enum ks_action {
     KS_ACT_UPDATE_NODE_LABEL = 1 << 3,
     KS_ACT_UPDATE_NODE_TAINT = 1 << 4,
     KS_ACT_UPDATE_NODE_CONDITION = 1 << 5,
-    KS_ACT_UPDATE = 1 << 6, /* any other update */
+    /* Any update. Since ABI 1.1 every update event the host sends carries
+     * this bit next to the specific ones below, so registering it means
+     * "any update" (a 1.0 plugin that meant "any other update" is asked
+     * more often, never less). */
+    KS_ACT_UPDATE = 1 << 6,
+    /* (since ABI 1.1) upstream v1.36's other update kinds. ksched's node
+     * model has no annotations or conditions: no event carries those two
+     * bits yet. */
+    KS_ACT_UPDATE_NODE_ANNOTATION = 1 << 7,
+    KS_ACT_UPDATE_POD_LABEL = 1 << 8,
+    KS_ACT_UPDATE_POD_TOLERATION = 1 << 9,
+    KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1 << 10,
+    KS_ACT_UPDATE_POD_SCALE_DOWN = 1 << 11, /* requests went down */
+    /* Every action: add, delete and any update (every update event has
+     * KS_ACT_UPDATE). {KS_RES_ALL, KS_ACT_ALL} sent by the host is the
+     * wildcard event: it moves every unschedulable pod, hints unasked. */
     KS_ACT_ALL = 0xff
 } ks_action_t;
 
@@ -165,6 +180,36 @@ typedef struct ks_cluster_event {
     uint32_t resource; /* ks_resource_kind_t bits */
     uint32_t action;   /* ks_action_t bits */
 } ks_cluster_event_t;
+
+/* (since ABI 1.1) QueueingHints (upstream QueueingHintFn, GA in v1.34). */
+typedef enum ks_queueing_hint {
+    KS_QUEUE_SKIP = 0, /* the event cannot make the pod schedulable */
+    KS_QUEUE = 1       /* it may: retry the pod */
+} ks_queueing_hint_t;
+
+/*
+ * (since ABI 1.1) Asked when an event the plugin registered arrives for a
+ * pod this plugin rejected (Unschedulable or Pending) in its last attempt.
+ * `old_obj` and `new_obj` are the object before and after the change:
+ * for a KS_RES_POD event a `const ks_pod_t *`, for a KS_RES_NODE event a
+ * `const ks_node_t *`; old_obj is NULL for an add, new_obj NULL for a
+ * delete. Both are valid during the call only. Any value other than
+ * KS_QUEUE_SKIP counts as KS_QUEUE (upstream: an error means Queue). The
+ * host calls a hint only with objects: an event it has none for (a
+ * caller without them, or another resource) queues the pod unasked.
+ * Loop thread; must not block.
+ */
+typedef ks_queueing_hint_t (*ks_queueing_hint_fn)(void *self,
+                                                  const ks_pod_t *pod,
+                                                  const void *old_obj,
+                                                  const void *new_obj);
+
+/* (since ABI 1.1) One registered event and its hint (NULL: always
+ * queue, as a 1.0 registration). */
+typedef struct ks_cluster_event_hint {
+    ks_cluster_event_t event;
+    ks_queueing_hint_fn hint;
+} ks_cluster_event_hint_t;
 
 /* --- logging, events ----------------------------------------------------- */
 
@@ -461,6 +506,14 @@ typedef struct ks_plugin {
      * event. */
     uint32_t (*events_to_register)(void *self, ks_cluster_event_t *out,
                                    uint32_t cap);
+
+    /* (since ABI 1.1) EnqueueExtensions with QueueingHints: as
+     * events_to_register, each event with an optional hint. When set, the
+     * host asks this instead of events_to_register (fill both to serve
+     * 1.0 hosts too). Called once after create, on the loop thread. */
+    uint32_t (*events_to_register_v2)(void *self,
+                                      ks_cluster_event_hint_t *out,
+                                      uint32_t cap);
 } ks_plugin_t;
 
 /*
