@@ -693,6 +693,50 @@ static uint32_t node_affinity_events(void *self, ks_cluster_event_t *out,
     return 1;
 }
 
+/* The pod's required node affinity (nodeSelector and required terms) and
+ * the args' addedAffinity against one node (upstream
+ * GetRequiredNodeAffinity(pod).Match). */
+static int required_match(const node_affinity_t *na, const ks_pod_t *pod,
+                          const ks_node_t *node)
+{
+    const ks_node_affinity_t *aff = pod->affinity.node_affinity;
+    if (na->added_required != NULL &&
+        !selector_matches(na->added_required, node))
+        return 0;
+    if (!ks_labels_subset(&pod->node_selector, &node->labels))
+        return 0;
+    return aff == NULL || aff->required == NULL ||
+           selector_matches(aff->required, node);
+}
+
+/* QueueingHint (upstream isSchedulableAfterNodeChange): a node added that
+ * matches, or a node whose labels now match and did not before. */
+static ks_queueing_hint_t node_affinity_after_node(void *self,
+                                                   const ks_pod_t *pod,
+                                                   const void *old_obj,
+                                                   const void *new_obj)
+{
+    const ks_node_t *old = old_obj, *n = new_obj;
+    if (n == NULL || !required_match(self, pod, n))
+        return KS_QUEUE_SKIP;
+    if (old == NULL || !required_match(self, pod, old))
+        return KS_QUEUE;
+    return KS_QUEUE_SKIP;
+}
+
+static uint32_t node_affinity_events_v2(void *self,
+                                        ks_cluster_event_hint_t *out,
+                                        uint32_t cap)
+{
+    (void)self;
+    if (cap >= 1) {
+        out[0].event.resource = KS_RES_NODE;
+        out[0].event.action = KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL;
+        out[0].hint = node_affinity_after_node;
+    }
+    return 1;
+}
+
 KS_PLUGIN_DEFINE("NodeAffinity", "1.24.1-ks1",
     .create = node_affinity_create,
     .destroy = node_affinity_destroy,
@@ -701,4 +745,5 @@ KS_PLUGIN_DEFINE("NodeAffinity", "1.24.1-ks1",
     .pre_score = node_affinity_pre_score,
     .score = node_affinity_score,
     .normalize_score = node_affinity_normalize,
-    .events_to_register = node_affinity_events);
+    .events_to_register = node_affinity_events,
+    .events_to_register_v2 = node_affinity_events_v2);

@@ -140,9 +140,54 @@ static uint32_t node_ports_events(void *self, ks_cluster_event_t *out,
     return 2;
 }
 
+/* QueueingHint (upstream isSchedulableAfterPodDeleted): an assigned pod
+ * deleted that held a host port this pod wants (same port and protocol,
+ * overlapping IPs). */
+static ks_queueing_hint_t node_ports_after_delete(void *self,
+                                                  const ks_pod_t *pod,
+                                                  const void *old_obj,
+                                                  const void *new_obj)
+{
+    const node_ports_t *np = self;
+    const ks_pod_t *del = old_obj;
+    uint32_t i, j;
+    (void)new_obj;
+    if (del == NULL || del->node_name[0] == '\0')
+        return KS_QUEUE_SKIP;
+    for (i = 0; i < pod->n_host_ports; i++) {
+        const ks_container_port_t *w = &pod->host_ports[i];
+        for (j = 0; j < del->n_host_ports; j++) {
+            const ks_container_port_t *u = &del->host_ports[j];
+            if (u->host_port != w->host_port || u->protocol != w->protocol)
+                continue;
+            if (ip_is_any(np, w->host_ip) || ip_is_any(np, u->host_ip) ||
+                same_ip(u->host_ip, w->host_ip))
+                return KS_QUEUE;
+        }
+    }
+    return KS_QUEUE_SKIP;
+}
+
+static uint32_t node_ports_events_v2(void *self, ks_cluster_event_hint_t *out,
+                                     uint32_t cap)
+{
+    /* Node add and update without a hint, as upstream: the pod is
+     * retried after backoff. */
+    const ks_cluster_event_hint_t ev[] = {
+        {{KS_RES_POD, KS_ACT_DELETE}, node_ports_after_delete},
+        {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE}, NULL},
+    };
+    uint32_t i;
+    (void)self;
+    for (i = 0; i < 2 && i < cap; i++)
+        out[i] = ev[i];
+    return 2;
+}
+
 KS_PLUGIN_DEFINE("NodePorts", "1.24.1-ks1",
     .create = node_ports_create,
     .destroy = node_ports_destroy,
     .pre_filter = node_ports_pre_filter,
     .filter = node_ports_filter,
-    .events_to_register = node_ports_events);
+    .events_to_register = node_ports_events,
+    .events_to_register_v2 = node_ports_events_v2);

@@ -484,11 +484,120 @@ static ks_code_t fit_score(void *self, ks_cycle_state_t *cs,
     return KS_SUCCESS;
 }
 
+/* --- QueueingHints (upstream v1.36) -------------------------------------- */
+
+/* One resource of a list: 0 cpu, 1 memory, 2 ephemeral-storage, else the
+ * extended resource `name`. */
+static int64_t res_get(const ks_resources_t *r, int which, const char *name)
+{
+    switch (which) {
+    case 0: return r->milli_cpu;
+    case 1: return r->memory;
+    case 2: return r->ephemeral_storage;
+    default: return ra_scalar(r, name, NULL);
+    }
+}
+
+/* upstream isFit: would the pod fit the node were it empty? */
+static int fit_empty_node(const fit_t *f, const ks_pod_t *pod,
+                          const ks_node_t *node)
+{
+    const ks_resources_t *rq = &pod->requests, *al = &node->allocatable;
+    uint32_t i;
+    int w;
+    if (al->allowed_pods < 1)
+        return 0;
+    for (w = 0; w < 3; w++)
+        if (res_get(rq, w, NULL) > res_get(al, w, NULL))
+            return 0;
+    for (i = 0; i < rq->n_scalar; i++) {
+        const ks_scalar_resource_t *r = &rq->scalar[i];
+        if (!ra_is_scalar(r->name) || fit_ignores(f, r->name))
+            continue;
+        if (r->value > ra_scalar(al, r->name, NULL))
+            return 0;
+    }
+    return 1;
+}
+
+/* Did a resource the pod requests go from more in `a` to less in `b`
+ * (up: b more than a)? */
+static int requested_moved(const ks_pod_t *pod, const ks_resources_t *a,
+                           const ks_resources_t *b)
+{
+    const ks_resources_t *rq = &pod->requests;
+    uint32_t i;
+    int w;
+    for (w = 0; w < 3; w++)
+        if (res_get(rq, w, NULL) > 0 &&
+            res_get(a, w, NULL) > res_get(b, w, NULL))
+            return 1;
+    for (i = 0; i < rq->n_scalar; i++)
+        if (rq->scalar[i].value > 0 && ra_is_scalar(rq->scalar[i].name) &&
+            ra_scalar(a, rq->scalar[i].name, NULL) >
+                ra_scalar(b, rq->scalar[i].name, NULL))
+            return 1;
+    return 0;
+}
+
+/* A node added or its allocatable changed: Queue when the pod fits the
+ * node (empty) and, for an update, something it requests grew. */
+static ks_queueing_hint_t fit_after_node(void *self, const ks_pod_t *pod,
+                                         const void *old_obj,
+                                         const void *new_obj)
+{
+    const ks_node_t *old = old_obj, *n = new_obj;
+    if (n == NULL || !fit_empty_node(self, pod, n))
+        return KS_QUEUE_SKIP;
+    if (old == NULL)
+        return KS_QUEUE;
+    return requested_moved(pod, &n->allocatable, &old->allocatable)
+               ? KS_QUEUE
+               : KS_QUEUE_SKIP;
+}
+
+/* An assigned pod deleted, or a pod's requests scaled down: Queue when
+ * that frees something (an unassigned pod's deletion frees nothing; a
+ * scale-down only when a resource this pod requests went down, or it is
+ * the pod itself). */
+static ks_queueing_hint_t fit_after_pod(void *self, const ks_pod_t *pod,
+                                        const void *old_obj,
+                                        const void *new_obj)
+{
+    const ks_pod_t *old = old_obj, *n = new_obj;
+    (void)self;
+    if (n == NULL)
+        return old != NULL && old->node_name[0] ? KS_QUEUE : KS_QUEUE_SKIP;
+    if (n->uid == pod->uid)
+        return KS_QUEUE;
+    if (old == NULL || n->node_name[0] == '\0')
+        return KS_QUEUE_SKIP;
+    return requested_moved(pod, &old->requests, &n->requests)
+               ? KS_QUEUE
+               : KS_QUEUE_SKIP;
+}
+
 static uint32_t fit_events(void *self, ks_cluster_event_t *out, uint32_t cap)
 {
     static const ks_cluster_event_t ev[] = {
         {KS_RES_POD, KS_ACT_DELETE},
         {KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE},
+    };
+    uint32_t i;
+    (void)self;
+    for (i = 0; i < 2 && i < cap; i++)
+        out[i] = ev[i];
+    return 2;
+}
+
+static uint32_t fit_events_v2(void *self, ks_cluster_event_hint_t *out,
+                              uint32_t cap)
+{
+    const ks_cluster_event_hint_t ev[] = {
+        {{KS_RES_POD, KS_ACT_DELETE | KS_ACT_UPDATE_POD_SCALE_DOWN},
+         fit_after_pod},
+        {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE},
+         fit_after_node},
     };
     uint32_t i;
     (void)self;
@@ -504,4 +613,5 @@ KS_PLUGIN_DEFINE("NodeResourcesFit", "1.24.1-ks1",
     .filter = fit_filter,
     .pre_score = fit_pre_score,
     .score = fit_score,
-    .events_to_register = fit_events);
+    .events_to_register = fit_events,
+    .events_to_register_v2 = fit_events_v2);

@@ -72,8 +72,56 @@ static uint32_t unsched_events(void *self, ks_cluster_event_t *out,
     return 1;
 }
 
+/* QueueingHint (upstream isSchedulableAfterNodeChange): a node added
+ * schedulable, or one that became schedulable. */
+static ks_queueing_hint_t unsched_after_node(void *self, const ks_pod_t *pod,
+                                             const void *old_obj,
+                                             const void *new_obj)
+{
+    const ks_node_t *old = old_obj, *n = new_obj;
+    int was = old != NULL && !old->unschedulable;
+    (void)self;
+    (void)pod;
+    if (n == NULL)
+        return KS_QUEUE_SKIP;
+    return !was && !n->unschedulable ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* QueueingHint (upstream isSchedulableAfterPodTolerationChange): the pod
+ * itself now tolerates the unschedulable taint. */
+static ks_queueing_hint_t unsched_after_pod(void *self, const ks_pod_t *pod,
+                                            const void *old_obj,
+                                            const void *new_obj)
+{
+    const unsched_t *u = self;
+    const ks_pod_t *n = new_obj;
+    (void)old_obj;
+    if (n == NULL || n->uid != pod->uid)
+        return KS_QUEUE_SKIP;
+    return ks_tolerations_tolerate(n->tolerations, n->n_tolerations,
+                                   &u->taint)
+               ? KS_QUEUE
+               : KS_QUEUE_SKIP;
+}
+
+static uint32_t unsched_events_v2(void *self, ks_cluster_event_hint_t *out,
+                                  uint32_t cap)
+{
+    const ks_cluster_event_hint_t ev[] = {
+        {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT},
+         unsched_after_node},
+        {{KS_RES_POD, KS_ACT_UPDATE_POD_TOLERATION}, unsched_after_pod},
+    };
+    uint32_t i;
+    (void)self;
+    for (i = 0; i < 2 && i < cap; i++)
+        out[i] = ev[i];
+    return 2;
+}
+
 KS_PLUGIN_DEFINE("NodeUnschedulable", "1.24.1-ks1",
     .create = unsched_create,
     .destroy = unsched_destroy,
     .filter = unsched_filter,
-    .events_to_register = unsched_events);
+    .events_to_register = unsched_events,
+    .events_to_register_v2 = unsched_events_v2);

@@ -82,8 +82,33 @@ static uint32_t gates_events(void *self, ks_cluster_event_t *out,
     return 1;
 }
 
+/* QueueingHint (upstream isSchedulableAfterUpdatePodSchedulingGatesEliminated):
+ * the pod's own gates are gone. */
+static ks_queueing_hint_t gates_after_update(void *self, const ks_pod_t *pod,
+                                             const void *old_obj,
+                                             const void *new_obj)
+{
+    const ks_pod_t *n = new_obj;
+    (void)self;
+    (void)old_obj;
+    return n != NULL && n->uid == pod->uid ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+static uint32_t gates_events_v2(void *self, ks_cluster_event_hint_t *out,
+                                uint32_t cap)
+{
+    (void)self;
+    if (cap >= 1) {
+        out[0].event.resource = KS_RES_POD;
+        out[0].event.action = KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED;
+        out[0].hint = gates_after_update;
+    }
+    return 1;
+}
+
 KS_PLUGIN_DEFINE("SchedulingGates", "1.24.1-ks1",
     .create = gates_create,
     .destroy = gates_destroy,
     .pre_enqueue = gates_pre_enqueue,
-    .events_to_register = gates_events);
+    .events_to_register = gates_events,
+    .events_to_register_v2 = gates_events_v2);

@@ -159,6 +159,65 @@ static uint32_t taint_tol_events(void *self, ks_cluster_event_t *out,
     return 1;
 }
 
+/* Has the node a NoSchedule/NoExecute taint the pod does not tolerate
+ * (what Filter rejects)? */
+static int has_untolerated(const ks_pod_t *pod, const ks_node_t *node)
+{
+    uint32_t i;
+    for (i = 0; i < node->n_taints; i++) {
+        const ks_taint_t *taint = &node->taints[i];
+        if ((taint->effect == KS_EFFECT_NO_SCHEDULE ||
+             taint->effect == KS_EFFECT_NO_EXECUTE) &&
+            !ks_tolerations_tolerate(pod->tolerations, pod->n_tolerations,
+                                     taint))
+            return 1;
+    }
+    return 0;
+}
+
+/* QueueingHint (upstream isSchedulableAfterNodeChange): Queue when the
+ * node (added, or updated) no longer has a taint the pod does not
+ * tolerate, while it had one before (an added node had none before). */
+static ks_queueing_hint_t taint_tol_after_node(void *self,
+                                               const ks_pod_t *pod,
+                                               const void *old_obj,
+                                               const void *new_obj)
+{
+    const ks_node_t *old = old_obj, *n = new_obj;
+    int was = old == NULL || has_untolerated(pod, old);
+    (void)self;
+    if (n == NULL)
+        return KS_QUEUE_SKIP;
+    return was && !has_untolerated(pod, n) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* QueueingHint (upstream isSchedulableAfterPodTolerationChange): the
+ * pod's own tolerations changed. */
+static ks_queueing_hint_t taint_tol_after_pod(void *self, const ks_pod_t *pod,
+                                              const void *old_obj,
+                                              const void *new_obj)
+{
+    const ks_pod_t *n = new_obj;
+    (void)self;
+    (void)old_obj;
+    return n != NULL && n->uid == pod->uid ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+static uint32_t taint_tol_events_v2(void *self, ks_cluster_event_hint_t *out,
+                                    uint32_t cap)
+{
+    const ks_cluster_event_hint_t ev[] = {
+        {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT},
+         taint_tol_after_node},
+        {{KS_RES_POD, KS_ACT_UPDATE_POD_TOLERATION}, taint_tol_after_pod},
+    };
+    uint32_t i;
+    (void)self;
+    for (i = 0; i < 2 && i < cap; i++)
+        out[i] = ev[i];
+    return 2;
+}
+
 KS_PLUGIN_DEFINE("TaintToleration", "1.24.1-ks1",
     .create = taint_tol_create,
     .destroy = taint_tol_destroy,
@@ -166,4 +225,5 @@ KS_PLUGIN_DEFINE("TaintToleration", "1.24.1-ks1",
     .pre_score = taint_tol_pre_score,
     .score = taint_tol_score,
     .normalize_score = taint_tol_normalize,
-    .events_to_register = taint_tol_events);
+    .events_to_register = taint_tol_events,
+    .events_to_register_v2 = taint_tol_events_v2);
