@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "base/strmap.h"
 #include "cluster/objects_json.h"
+#include "framework/cluster_event.h"
 #include "kube/events.h"
 #include "kube/informer.h"
 
@@ -552,6 +553,23 @@ static void emit(ks_kube_source_t *src, uint32_t res, uint32_t act)
         ks_scheduler_on_event(src->sched, ev);
 }
 
+/* An event with its objects, for the QueueingHints (old_obj NULL for an
+ * add, new_obj NULL for a delete; both alive during the call). */
+static void emit_objs(ks_kube_source_t *src, uint32_t res, uint32_t act,
+                      const void *old_obj, const void *new_obj)
+{
+    ks_cluster_event_t ev = {res, act};
+    if (src->synced)
+        ks_scheduler_on_cluster_event(src->sched, ev, old_obj, new_obj);
+}
+
+/* An assigned pod the cache now has: AssignedPodAdd with it. */
+static void emit_assigned_add(ks_kube_source_t *src, const char *uid)
+{
+    emit_objs(src, KS_RES_POD, KS_ACT_ADD, NULL,
+              ks_cache_get_pod(src->cache, uid));
+}
+
 static int serves(ks_kube_source_t *src, const ks_pod_t *pod)
 {
     return ks_generation_profile(ks_scheduler_generation(src->sched),
@@ -636,7 +654,7 @@ static void pod_upsert(ks_kube_source_t *src, json_t *obj)
             e->state = P_ASSIGNED;
             src->stats.pods_assigned++;
             cache_put_assigned(src, pod);
-            emit(src, KS_RES_POD, KS_ACT_ADD);
+            emit_assigned_add(src, uid);
         } else if (serves(src, pod)) {
             e->state = P_PENDING;
             src->stats.pods_pending++;
@@ -668,7 +686,7 @@ static void pod_upsert(ks_kube_source_t *src, json_t *obj)
             if (ks_cache_get_pod(src->cache, uid) == NULL)
                 ks_scheduler_remove_pod(src->sched, uid);
             cache_put_assigned(src, pod);
-            emit(src, KS_RES_POD, KS_ACT_ADD);
+            emit_assigned_add(src, uid);
             return;
         }
         if (e->held) {
@@ -690,15 +708,23 @@ static void pod_upsert(ks_kube_source_t *src, json_t *obj)
             ks_pod_free(pod);
             return;
         }
+        /* The hints read the old pod, so before the cache replaces it. */
+        {
+            const ks_pod_t *old = ks_cache_get_pod(src->cache, uid);
+            if (old != NULL)
+                emit_objs(src, KS_RES_POD,
+                          ks_cluster_event_pod_update(old, pod), old, pod);
+            else
+                emit(src, KS_RES_POD, KS_ACT_UPDATE);
+        }
         cache_put_assigned(src, pod);
-        emit(src, KS_RES_POD, KS_ACT_UPDATE);
         return;
     default: /* P_OTHER */
         if (assigned) {
             e->state = P_ASSIGNED;
             src->stats.pods_assigned++;
             cache_put_assigned(src, pod);
-            emit(src, KS_RES_POD, KS_ACT_ADD);
+            emit_assigned_add(src, uid);
             return;
         }
         ks_pod_free(pod);
@@ -723,10 +749,12 @@ static void pod_remove(ks_kube_source_t *src, json_t *obj)
     case P_ASSIGNED:
         /* A preemption victim may have left the cache already; its
          * deletion in the cluster is still the event that lets the
-         * preemptor (and others) try again. */
+         * preemptor (and others) try again (without the pod: unasked). The
+         * hints read the pod, so before it leaves the cache. */
+        emit_objs(src, KS_RES_POD, KS_ACT_DELETE,
+                  ks_cache_get_pod(src->cache, e->uid), NULL);
         if (ks_scheduler_remove_pod(src->sched, e->uid) != 0)
             ks_cache_remove_pod(src->cache, e->uid, NULL);
-        emit(src, KS_RES_POD, KS_ACT_DELETE);
         break;
     default:
         break;
@@ -807,7 +835,8 @@ static void node_upsert(ks_kube_source_t *src, json_t *obj)
             ks_node_free(node);
             return;
         }
-        emit(src, KS_RES_NODE, KS_ACT_ADD);
+        ni = ks_cache_node_info(src->cache, node->name);
+        emit_objs(src, KS_RES_NODE, KS_ACT_ADD, NULL, ni ? ni->node : NULL);
         return;
     }
     act = node_changes(ni->node, node);
@@ -818,16 +847,20 @@ static void node_upsert(ks_kube_source_t *src, json_t *obj)
     if (ks_cache_update_node(src->cache, node, &err) != 0) {
         ks_log(KS_LOGL_WARN, "%s", err.msg);
         ks_node_free(node);
-        return;
+    /* The hints read the old node, so before the cache replaces it. */
+    emit_objs(src, KS_RES_NODE, act, ni->node, node);
     }
-    emit(src, KS_RES_NODE, act);
 }
 
 static void node_remove(ks_kube_source_t *src, json_t *obj)
 {
     const char *name = md_str(obj, "name");
-    if (name && ks_cache_remove_node(src->cache, name, NULL) == 0)
-        emit(src, KS_RES_NODE, KS_ACT_DELETE);
+    const ks_node_info_t *ni =
+        name ? ks_cache_node_info(src->cache, name) : NULL;
+    if (ni == NULL || ni->node == NULL)
+        return;
+    emit_objs(src, KS_RES_NODE, KS_ACT_DELETE, ni->node, NULL);
+    ks_cache_remove_node(src->cache, name, NULL);
 }
 
 /* --- namespaces and selector owners ------------------------------------------------ */
