@@ -844,11 +844,11 @@ static void node_upsert(ks_kube_source_t *src, json_t *obj)
         ks_node_free(node); /* a heartbeat or a field ksched does not read */
         return;
     }
+    /* The hints read the old node, so before the cache replaces it. */
+    emit_objs(src, KS_RES_NODE, act, ni->node, node);
     if (ks_cache_update_node(src->cache, node, &err) != 0) {
         ks_log(KS_LOGL_WARN, "%s", err.msg);
         ks_node_free(node);
-    /* The hints read the old node, so before the cache replaces it. */
-    emit_objs(src, KS_RES_NODE, act, ni->node, node);
     }
 }
 
