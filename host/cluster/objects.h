@@ -102,6 +102,40 @@ int ks_namespace_from_yaml(const char *file, void *doc, void *node,
                            ks_intern_t *in, ks_namespace_t **out,
                            ks_error_t *err);
 
+/* The node object as read. Besides its parsed view, a node keeps the
+ * whole object it was read from (every field, including those ksched does
+ * not model: annotations, status.conditions, nodeInfo, addresses...) as
+ * one compact JSON text, which scheduler extenders that are not
+ * nodeCacheCapable receive in ExtenderArgs.Nodes (extender/extender.h).
+ * A manifest's YAML is written out as sigs.k8s.io/yaml would convert it
+ * (base/yaml_json.h); an object that came as JSON (API server, embedded
+ * API) comes back as the same JSON. The text is not part of the SDK's
+ * node view.
+ *
+ * The text costs about as much memory again as the parsed node (a node
+ * as kubelets report it: ~5 KB), so it is kept only while
+ * ks_node_keep_raw is on: off by default, turned on (process-wide, for
+ * nodes read afterwards) when a generation is built whose configuration
+ * has an extender that receives node objects (ks_extender_wants_nodes).
+ * Nodes read while it was off, and an object whose text would be larger
+ * than KS_NODE_RAW_MAX or nest deeper than 64 levels, have none (NULL).
+ * ks_node_keep_raw and ks_node_keeps_raw are thread-safe.
+ *
+ * ks_node_raw_json: the text (NUL-terminated, *len bytes), valid as long
+ * as the node and until ks_node_raw_move replaces it, or NULL.
+ * ks_node_raw_differs: 1 when the two nodes' texts differ.
+ * ks_node_raw_move: hand src's text over to dst (a node the cache keeps;
+ * dst's old text is freed, src has none afterwards), for an update that
+ * changes nothing ksched models, so extenders see the object as it is now.
+ * The text is read and moved on the loop thread only (the Filter and
+ * Score workers never read it), so dst may be shared with snapshots. */
+#define KS_NODE_RAW_MAX ((size_t)4 << 20)
+void ks_node_keep_raw(int on);
+int ks_node_keeps_raw(void);
+const char *ks_node_raw_json(const ks_node_t *node, size_t *len);
+int ks_node_raw_differs(const ks_node_t *a, const ks_node_t *b);
+void ks_node_raw_move(const ks_node_t *dst, ks_node_t *src);
+
 void ks_pod_free(ks_pod_t *pod);
 void ks_node_free(ks_node_t *node);
 void ks_service_free(ks_service_t *svc);

@@ -1,20 +1,92 @@
 /*
  * v1.Node from a libyaml tree: name, labels, taints, unschedulable,
  * allocatable (capacity when allocatable is absent) and images (one entry
- * per image name; a name listed twice on one node counts once).
+ * per image name; a name listed twice on one node counts once); and, when
+ * ks_node_keep_raw is on, the whole object as compact JSON (objects.h).
  */
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
+#include "base/yaml_json.h"
 #include "objects.h"
 #include "objects_yaml.h"
 
 typedef struct node_block {
     ks_arena_t *arena;
+    char *raw; /* malloc'd compact JSON of the object as read, or NULL */
+    size_t raw_len;
     ks_node_t node;
 } node_block_t;
+
+static atomic_int keep_raw = 0;
+
+static node_block_t *block_of(const ks_node_t *node)
+{
+    return (node_block_t *)(void *)((char *)node -
+                                    offsetof(node_block_t, node));
+}
+
+void ks_node_keep_raw(int on)
+{
+    atomic_store(&keep_raw, on != 0);
+}
+
+int ks_node_keeps_raw(void)
+{
+    return atomic_load(&keep_raw);
+}
+
+const char *ks_node_raw_json(const ks_node_t *node, size_t *len)
+{
+    const node_block_t *blk = block_of(node);
+    if (len)
+        *len = blk->raw_len;
+    return blk->raw;
+}
+
+int ks_node_raw_differs(const ks_node_t *a, const ks_node_t *b)
+{
+    const node_block_t *x = block_of(a), *y = block_of(b);
+    if (x->raw == NULL || y->raw == NULL)
+        return x->raw != y->raw;
+    return x->raw_len != y->raw_len || memcmp(x->raw, y->raw, x->raw_len) != 0;
+}
+
+void ks_node_raw_move(const ks_node_t *dst, ks_node_t *src)
+{
+    node_block_t *d = block_of(dst), *s = block_of(src);
+    free(d->raw);
+    d->raw = s->raw;
+    d->raw_len = s->raw_len;
+    s->raw = NULL;
+    s->raw_len = 0;
+}
+
+/* The object as compact JSON into blk->raw; nothing kept when it cannot
+ * be written (nested too deep, larger than KS_NODE_RAW_MAX, out of
+ * memory): the extenders then get ksched's view of the node. */
+static void keep_json(yaml_document_t *doc, const yaml_node_t *root,
+                      node_block_t *blk)
+{
+    ks_buf_t b = {0};
+    char *s;
+    size_t len;
+    if (ks_yaml_to_json(doc, root, &b, 64, KS_NODE_RAW_MAX) != 0) {
+        ks_buf_free(&b);
+        return;
+    }
+    s = ks_buf_steal(&b, &len);
+    if (s == NULL)
+        return;
+    blk->raw = realloc(s, len + 1); /* give back the buffer's slack */
+    if (blk->raw == NULL)
+        blk->raw = s;
+    blk->raw_len = len;
+}
 
 static _Thread_local size_t node_size_hint = 1024;
 
@@ -184,6 +256,8 @@ int ks_node_from_yaml(const char *file, void *doc, void *yn, ks_intern_t *in,
         goto fail;
     }
     blk->arena = arena;
+    blk->raw = NULL;
+    blk->raw_len = 0;
     node = &blk->node;
     if (root == NULL || !ky_is_map(root)) {
         rc = ky_fail(c, root, "expected a mapping");
@@ -226,6 +300,8 @@ int ks_node_from_yaml(const char *file, void *doc, void *yn, ks_intern_t *in,
         (rc = parse_status(c, st, node)) != 0)
         goto fail;
     node_size_hint = ks_arena_used(arena) + 64;
+    if (atomic_load(&keep_raw))
+        keep_json(doc, root, blk);
     *out = node;
     return 0;
 fail:
@@ -238,6 +314,7 @@ void ks_node_free(ks_node_t *node)
     node_block_t *blk;
     if (node == NULL)
         return;
-    blk = (node_block_t *)(void *)((char *)node - offsetof(node_block_t, node));
+    blk = block_of(node);
+    free(blk->raw);
     ks_arena_free(blk->arena);
 }

@@ -11,6 +11,9 @@
 
 #include <jansson.h>
 
+#include "base/buf.h"
+#include "cluster/objects.h"
+
 /* --- interest ----------------------------------------------------------------- */
 
 static int managed(const ks_extender_config_t *e, const char *name)
@@ -42,6 +45,17 @@ static int containers_managed(const ks_extender_config_t *e,
         if (resources_managed(e, &c[i].requests) ||
             resources_managed(e, &c[i].limits))
             return 1;
+    return 0;
+}
+
+int ks_extender_wants_nodes(const ks_config_t *cfg)
+{
+    size_t i;
+    for (i = 0; cfg && i < cfg->n_extenders; i++) {
+        const ks_extender_config_t *e = &cfg->extenders[i];
+        if (!e->node_cache_capable && (e->filter_verb || e->prioritize_verb))
+            return 1;
+    }
     return 0;
 }
 
@@ -219,30 +233,68 @@ static char *dump(json_t *root)
     return s;
 }
 
+/* One item of ExtenderArgs.Nodes: the object as read when the node kept
+ * it, else ksched's view. */
+static void put_node(ks_buf_t *b, const ks_node_t *node)
+{
+    size_t len;
+    const char *raw = ks_node_raw_json(node, &len);
+    char *s;
+    if (raw != NULL) {
+        ks_buf_append(b, raw, len);
+        return;
+    }
+    s = dump(node_json(node));
+    if (s == NULL) {
+        b->oom = 1;
+        return;
+    }
+    ks_buf_puts(b, s);
+    free(s);
+}
+
 char *ks_extender_args_json(const ks_extender_config_t *e, const ks_pod_t *pod,
                             const ks_node_info_t *const *nodes, uint32_t n)
 {
-    json_t *root = json_object(), *list;
+    ks_buf_t b = {0};
+    char *text = dump(pod_json(pod));
     uint32_t i;
-    if (root == NULL)
+    if (text == NULL)
         return NULL;
-    json_object_set_new(root, "Pod", pod_json(pod));
-    list = json_array();
-    for (i = 0; list && i < n; i++)
-        json_array_append_new(list, e->node_cache_capable
-                                        ? json_string(nodes[i]->node->name)
-                                        : node_json(nodes[i]->node));
+    /* Written as text: the node objects are spliced in as they were
+     * kept, no tree is built for them. */
+    ks_buf_puts(&b, "{\"Pod\":");
+    ks_buf_puts(&b, text);
+    free(text);
     if (e->node_cache_capable) {
-        json_object_set_new(root, "Nodes", json_null());
-        json_object_set_new(root, "NodeNames", list);
+        json_t *names = json_array();
+        for (i = 0; names && i < n; i++)
+            if (json_array_append_new(names,
+                                      json_string(nodes[i]->node->name)) != 0)
+                b.oom = 1;
+        text = dump(names);
+        if (text == NULL)
+            b.oom = 1;
+        ks_buf_puts(&b, ",\"Nodes\":null,\"NodeNames\":");
+        if (text)
+            ks_buf_puts(&b, text);
+        free(text);
+        ks_buf_puts(&b, "}");
     } else {
-        json_object_set_new(root, "Nodes",
-                            json_pack("{s:s, s:s, s:{}, s:o}", "apiVersion",
-                                      "v1", "kind", "NodeList", "metadata",
-                                      "items", list));
-        json_object_set_new(root, "NodeNames", json_null());
+        ks_buf_puts(&b, ",\"Nodes\":{\"apiVersion\":\"v1\",\"kind\":"
+                        "\"NodeList\",\"metadata\":{},\"items\":[");
+        for (i = 0; i < n; i++) {
+            if (i)
+                ks_buf_puts(&b, ",");
+            put_node(&b, nodes[i]->node);
+        }
+        ks_buf_puts(&b, "]},\"NodeNames\":null}");
     }
-    return dump(root);
+    if (b.oom) {
+        ks_buf_free(&b);
+        return NULL;
+    }
+    return ks_buf_steal(&b, NULL);
 }
 
 char *ks_extender_preempt_json(const ks_extender_config_t *e,

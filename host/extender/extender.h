@@ -3,15 +3,18 @@
  * the JSON of k8s.io/kube-scheduler/extender/v1 and the HTTP calls, made
  * asynchronously on a libuv loop through net/http_client.h.
  *
- * What is sent. ksched keeps only its parsed view of pods and nodes, so
- * the v1.Pod and v1.Node objects of ExtenderArgs are rebuilt from it:
- *  - Pod: apiVersion, kind, metadata {name, namespace, uid, labels,
- *    annotations}, spec {schedulerName, priority, priorityClassName,
- *    nodeSelector, tolerations, containers and initContainers {name,
- *    image, resources {requests, limits}}, overhead}, status {} (a
- *    nominatedNodeName when set);
- *  - Node: apiVersion, kind, metadata {name, labels}, spec {taints,
- *    unschedulable}, status {allocatable, capacity (= allocatable)}.
+ * What is sent. Nodes go as the objects were read (cluster/objects.h's
+ * ks_node_raw_json: the API server's JSON in cluster mode and from the
+ * embedded API, a manifest's YAML as JSON in snapshots), spliced into
+ * the body as text. A node without that text (kept off, see
+ * ks_node_keep_raw) is rebuilt from ksched's view: apiVersion, kind,
+ * metadata {name, labels}, spec {taints, unschedulable}, status
+ * {allocatable, capacity (= allocatable)}. ksched keeps only its parsed
+ * view of pods, so the v1.Pod objects are rebuilt from it: apiVersion,
+ * kind, metadata {name, namespace, uid, labels, annotations}, spec
+ * {schedulerName, priority, priorityClassName, nodeSelector, tolerations,
+ * containers and initContainers {name, image, resources {requests,
+ * limits}}, overhead}, status {} (a nominatedNodeName when set).
  * ExtenderArgs carries Nodes (a v1.NodeList) unless the extender is
  * nodeCacheCapable, then NodeNames; the other is null, as Go marshals a
  * nil pointer.
@@ -35,6 +38,12 @@
 
 #define KS_EXT_MAX_PRIORITY 10 /* extenderv1.MaxExtenderPriority */
 #define KS_EXT_MAX_NODE_SCORE 100 /* framework.MaxNodeScore */
+
+/* Does some extender of cfg receive node objects (a filterVerb or a
+ * prioritizeVerb, not nodeCacheCapable)? Then nodes must keep the object
+ * as read (cluster/objects.h, ks_node_keep_raw; the generation turns it
+ * on). */
+int ks_extender_wants_nodes(const ks_config_t *cfg);
 
 /* upstream IsInterested: managedResources empty, or a container or init
  * container requests or limits one of them. */

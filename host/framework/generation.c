@@ -6,6 +6,8 @@
 #include "generation.h"
 
 #include "call_board.h"
+#include "cluster/objects.h"
+#include "extender/extender.h"
 #include "quarantine.h"
 
 #include <stdlib.h>
@@ -94,6 +96,11 @@ int ks_generation_build(const ks_generation_opts_t *o, ks_generation_t **out,
         gen_free(g);
         return rc;
     }
+    /* Extenders that are sent node objects: nodes read from now on keep
+     * the object as read (never turned off again: a later reload may
+     * need them). */
+    if (ks_extender_wants_nodes(g->cfg))
+        ks_node_keep_raw(1);
     g->id = g_next_id++;
     *out = g;
     return 0;

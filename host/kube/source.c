@@ -841,7 +841,11 @@ static void node_upsert(ks_kube_source_t *src, json_t *obj)
     }
     act = node_changes(ni->node, node);
     if (act == 0) {
-        ks_node_free(node); /* a heartbeat or a field ksched does not read */
+        /* A heartbeat or a field ksched does not read: the cache keeps its
+         * node, with the object as it is now for the extenders. */
+        if (ks_node_raw_differs(ni->node, node))
+            ks_node_raw_move(ni->node, node);
+        ks_node_free(node);
         return;
     }
     /* The hints read the old node, so before the cache replaces it. */
