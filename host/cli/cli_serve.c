@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "framework/call_board.h"
 #include "server/faults.h"
+#include "server/journal.h"
 #include "server/server.h"
 #include "supervisor/supervisor.h"
 #include "server/signals.h"
@@ -65,6 +66,7 @@ static const char usage[] =
     "                           on SIGTERM/SIGINT, how long pods waiting at\n"
     "                           Permit may take to finish (default 10)\n"
     "  -j, --parallelism N      worker threads for Filter/Score\n"
+
     "HTTP limits (README, Limits): --max-connections N (1024),\n"
     "  --health-connections N (32), --request-header-timeout S (10),\n"
     "  --request-body-timeout S (60), --idle-timeout S (60),\n"
@@ -88,6 +90,26 @@ static const char usage[] =
     "plugins, address or credentials, 2 usage, 4 the leader lost its lease\n"
     "(it stops at once, as kube-scheduler does), 130/143 a second\n"
     "SIGINT/SIGTERM while stopping (even with the loop blocked).\n";
+
+/* The rest of --help (one literal may hold at most 4,095 bytes). */
+static const char usage_faults[] =
+    "\n"
+    "Fault isolation (README, Fault isolation): serve runs as a supervisor\n"
+    "and a worker; a plugin that crashes or overruns its deadline is\n"
+    "quarantined, the worker replaced, a bad hot swap rolled back.\n"
+    "      --plugin-deadline [PLUGIN=]DURATION\n"
+    "                           per-call deadline (1s for plugins not shipped\n"
+    "                           with ksched; none for ksched's own; 0: none)\n"
+    "      --quarantine rollback|disable\n"
+    "                           disable: run without a faulty plugin that has\n"
+    "                           no earlier good version (default: refuse)\n"
+    "      --probation DURATION, --probation-cycles N\n"
+    "                           when a generation's plugins count as good\n"
+    "                           (60s or 1000 cycles)\n"
+    "      --no-supervise       one process, no supervisor\n"
+    "      --state-file FILE    keep the embedded API's objects in FILE across\n"
+    "                           restarts of serve (a worker's survive its\n"
+    "                           crash anyway)\n";
 
 /* Parse "HOST:PORT", "[V6]:PORT" or "localhost:PORT". */
 static int parse_listen(const char *arg, struct sockaddr_storage *ss,
@@ -179,6 +201,7 @@ int ks_cli_serve(int argc, char **argv)
         {"watch-buffer", required_argument, NULL, 1107},
         {"max-request-body", required_argument, NULL, 1108},
         KS_CLI_FAULT_OPTS,
+        {"state-file", required_argument, NULL, 1206},
         {"token-file", required_argument, NULL, 1301},
         {"tls-cert-file", required_argument, NULL, 1302},
         {"tls-private-key-file", required_argument, NULL, 1303},
@@ -205,12 +228,15 @@ int ks_cli_serve(int argc, char **argv)
     uv_loop_t loop;
     char bound[128] = "";
     ks_cli_faults_t fo;
-    char relisten[160];
+    char relisten[160], journal[600];
+    static char help[sizeof usage + sizeof usage_faults];
+    const char *state_file = NULL;
 
     /* Unset (0 / NULL) until a flag says; the configuration's
      * leaderElection fills the rest. */
     memset(&cl, 0, sizeof cl);
-    ks_cli_opts_init(&o, "serve", usage);
+    snprintf(help, sizeof help, "%s%s", usage, usage_faults);
+    ks_cli_opts_init(&o, "serve", help);
     ks_cli_faults_init(&fo);
     while ((c = getopt_long(argc, argv, "+c:p:l:j:vh", opts, NULL)) != -1) {
         switch (c) {
@@ -277,6 +303,7 @@ int ks_cli_serve(int argc, char **argv)
         case 1301: token_file = optarg; break;
         case 1302: tls_cert = optarg; break;
         case 1303: tls_key = optarg; break;
+        case 1206: state_file = optarg; break;
         case 1004: cl.le.lease_name = optarg; break;
         case 1005: cl.le.lease_namespace = optarg; break;
         case 1006: cl.le.identity = optarg; break;
@@ -458,6 +485,16 @@ int ks_cli_serve(int argc, char **argv)
         goto fail;
     if (srv->tls)
         ks_http_server_set_tls(srv->http, srv->tls);
+    /* The embedded API's objects outlive a worker (the supervisor's
+     * directory) or the process (--state-file): journal.h. */
+    journal[0] = '\0';
+    if (kconn == NULL && state_file)
+        snprintf(journal, sizeof journal, "%s", state_file);
+    else if (kconn == NULL && ks_call_board()->keep_dir[0])
+        snprintf(journal, sizeof journal, "%s/embedded.journal",
+                 ks_call_board()->keep_dir);
+    if (journal[0] && ks_journal_open(srv, journal, &err) != 0)
+        goto fail;
     {
         /* Before listening: listening checks the open-file limit against
          * the connection slots. */

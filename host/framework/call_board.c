@@ -341,6 +341,9 @@ static void put(const char *s)
     }
 }
 
+static atomic_int crashing;
+static _Thread_local int crashing_here;
+
 static void on_crash(int signo, siginfo_t *si, void *uc)
 {
     ks_board_slot_t *s = my_slot;
@@ -349,6 +352,19 @@ static void on_crash(int signo, siginfo_t *si, void *uc)
     int in_call = s != NULL && (seq & 1) != 0;
     (void)si;
     (void)uc;
+    if (crashing_here) {
+        /* A fault inside this handler: die from it. */
+        signal(signo, SIG_DFL);
+        raise(signo);
+        return;
+    }
+    crashing_here = 1;
+    if (atomic_exchange(&crashing, 1)) {
+        /* Another thread crashed first (Filter runs on several threads at
+         * once): it reports and ends the process; wait for that. */
+        for (;;)
+            pause();
+    }
     atomic_store(&board->crash_signo, signo);
     atomic_store(&board->crash_in_call, (uint32_t)(in_call && idx >= 0));
     atomic_store(&board->crash_seq, seq);
@@ -393,7 +409,9 @@ int ks_call_board_crash_handlers(int report_exit)
         return -1;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_crash;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESETHAND;
+    /* Not SA_RESETHAND: a second thread faulting while the first reports
+     * must wait in the handler, not end the process unreported. */
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
     for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         if (sigaction(sigs[i], &sa, NULL) != 0)

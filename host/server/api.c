@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/intern.h"
+#include "base/log.h"
 #include "cluster/objects_json.h"
 #include "cluster/validate.h"
 
@@ -79,6 +80,11 @@ static void status_v(ks_http_conn_t *c, const char *extra, int code,
     /* Messages quote what the client sent (a path, a name), which need
      * not be UTF-8: JSON needs it, so other bytes are written \xNN. */
     vsnprintf(raw, sizeof raw, fmt, ap);
+    if (c == NULL) {
+        /* A request replayed from the journal: no one to answer. */
+        ks_log(KS_LOGL_WARN, "journal replay: %d %s: %s", code, reason, raw);
+        return;
+    }
     ks_api_utf8_escape(raw, msg, sizeof msg);
     st = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status",
                    "apiVersion", "v1", "metadata", "status", "Failure",
@@ -134,7 +140,12 @@ void ks_api_status_hdr(ks_http_conn_t *c, const char *extra_headers, int code,
 
 void ks_api_json(ks_http_conn_t *c, int code, json_t *doc)
 {
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    char *text;
+    if (c == NULL) { /* a replayed request (journal.h) */
+        json_decref(doc);
+        return;
+    }
+    text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     if (text == NULL) {
         ks_http_respond(c, 500, "text/plain", NULL, "out of memory\n", 14);

@@ -21,7 +21,9 @@
 /* Reply with a v1.Status failure: {"kind":"Status","apiVersion":"v1",
  * "metadata":{},"status":"Failure","message":...,"reason":...,
  * "details":{...},"code":N}. `details_kind`/`details_name` may be NULL.
- * Bytes of the message or name that are not UTF-8 are written \xNN. */
+ * Bytes of the message or name that are not UTF-8 are written \xNN.
+ * With c NULL (a request replayed from the journal, journal.h) nothing is
+ * sent: the message is logged. */
 void ks_api_status(ks_http_conn_t *c, int code, const char *reason,
                    const char *details_kind, const char *details_name,
                    const char *fmt, ...)
@@ -31,7 +33,7 @@ void ks_api_status_hdr(ks_http_conn_t *c, const char *extra_headers, int code,
                        const char *reason, const char *details_kind,
                        const char *details_name, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
-/* Reply with a JSON document (the reference is stolen). */
+/* Reply with a JSON document (the reference is stolen); c NULL: none. */
 void ks_api_json(ks_http_conn_t *c, int code, json_t *doc);
 
 /* Decode a request body that must hold one object of `kind` ("Pod" or

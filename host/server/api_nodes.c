@@ -3,14 +3,17 @@
 #include <string.h>
 
 #include "api.h"
+#include "journal.h"
 
-static const ks_cluster_event_t ev_add = {KS_RES_NODE, KS_ACT_ADD};
-static const ks_cluster_event_t ev_delete = {KS_RES_NODE, KS_ACT_DELETE};
-/* An update may change anything a plugin looks at. */
-static const ks_cluster_event_t ev_update = {
-    KS_RES_NODE, KS_ACT_UPDATE_NODE_ALLOCATABLE | KS_ACT_UPDATE_NODE_LABEL |
-                     KS_ACT_UPDATE_NODE_TAINT | KS_ACT_UPDATE_NODE_CONDITION |
-                     KS_ACT_UPDATE};
+#include "framework/cluster_event.h"
+
+/* Events carry their objects for the QueueingHints (old_obj, new_obj). */
+static void node_event(ks_server_t *srv, uint32_t act, const ks_node_t *old,
+                       const ks_node_t *n)
+{
+    ks_cluster_event_t ev = {KS_RES_NODE, act};
+    ks_scheduler_on_cluster_event(srv->sched, ev, old, n);
+}
 
 static const ks_node_t *node_get(ks_server_t *srv, const char *name)
 {
@@ -100,6 +103,8 @@ void ks_api_nodes(ks_server_t *srv, ks_http_conn_t *c,
             return;
         }
         out = ks_api_node_json(cur);
+        /* The hints read the node: before the cache frees it. */
+        node_event(srv, KS_ACT_DELETE, cur, NULL);
         ks_strmap_del(&srv->nodes, name);
         if (ks_cache_remove_node(srv->cache, name, &err) != 0) {
             json_decref(out);
@@ -107,7 +112,7 @@ void ks_api_nodes(ks_server_t *srv, ks_http_conn_t *c,
                           err.msg);
             return;
         }
-        ks_scheduler_on_event(srv->sched, ev_delete);
+        ks_journal_node_deleted(srv, name);
         ks_api_json(c, 200, out);
         return;
     }
@@ -133,7 +138,8 @@ void ks_api_nodes(ks_server_t *srv, ks_http_conn_t *c,
                           "out of memory");
             return;
         }
-        ks_scheduler_on_event(srv->sched, ev_add);
+        ks_journal_node_put(srv, req);
+        node_event(srv, KS_ACT_ADD, NULL, node);
         ks_api_json(c, 201, ks_api_node_json(node));
         return;
     }
@@ -152,11 +158,18 @@ void ks_api_nodes(ks_server_t *srv, ks_http_conn_t *c,
         ks_node_free(node);
         return;
     }
+    /* The kinds of change, as upstream classifies them; the hints read the
+     * old node, so before the cache replaces it. */
+    {
+        const ks_node_t *old = node_get(srv, name);
+        uint32_t act = ks_cluster_event_node_update(old, node);
+        node_event(srv, act ? act : KS_ACT_UPDATE, old, node);
+    }
     if (ks_cache_update_node(srv->cache, node, &err) != 0) {
         ks_api_status(c, 500, "InternalError", "nodes", name, "%s", err.msg);
         ks_node_free(node);
         return;
     }
-    ks_scheduler_on_event(srv->sched, ev_update);
+    ks_journal_node_put(srv, req);
     ks_api_json(c, 200, ks_api_node_json(node));
 }

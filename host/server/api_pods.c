@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "journal.h"
 #include "base/intern.h"
 
 static const ks_cluster_event_t ev_pod_add = {KS_RES_POD, KS_ACT_ADD};
@@ -201,8 +202,10 @@ static void create_pod(ks_server_t *srv, ks_http_conn_t *c,
             return;
         }
         e = ks_server_pod_add(srv, pod, KS_POD_BOUND);
-        if (e)
+        if (e) {
             e->node = pod->node_name;
+            ks_journal_pod_created(srv, req, ns, e->key);
+        }
         ks_scheduler_on_event(srv->sched, ev_pod_add);
         ks_api_json(c, 201, ks_api_pod_json(pod, pod->node_name, NULL));
         return;
@@ -214,6 +217,7 @@ static void create_pod(ks_server_t *srv, ks_http_conn_t *c,
         ks_pod_free(pod);
         return;
     }
+    ks_journal_pod_created(srv, req, ns, e->key);
     /* Render before the scheduler may take and bind it. */
     {
         json_t *out = ks_api_pod_json(pod, NULL, NULL);

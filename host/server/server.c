@@ -1,6 +1,8 @@
 /* Server state: scheduler observer, metrics, pod index, lifetime. */
 #include "server.h"
 
+#include "journal.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,7 @@ ks_pod_entry_t *ks_server_pod_add(ks_server_t *srv, const ks_pod_t *pod,
 
 void ks_server_pod_remove(ks_server_t *srv, ks_pod_entry_t *e)
 {
+    ks_journal_pod_deleted(srv, e->key);
     ks_strmap_del(&srv->pods, e->key);
     ks_strmap_del(&srv->pod_uids, e->uid);
     if (e->other)
@@ -120,6 +123,8 @@ static void obs_bound(void *ud, const ks_pod_t *pod, const char *node)
         return;
     e->state = KS_POD_BOUND;
     e->node = node;
+    e->bind_rv = ++srv->bind_rv;
+    ks_journal_pod_bound(srv, e->key, node, e->bind_rv);
     if (e->attempt_open)
         attempt_done(srv, e, "scheduled", ks_server_now() - e->attempt_t0);
     ks_server_emit_binding(srv, e);
@@ -527,6 +532,8 @@ void ks_server_record_generation(ks_server_t *srv, const char *trigger)
 void ks_server_free(ks_server_t *srv)
 {
     size_t i;
+    /* Teardown is not a deletion: the journal records no more. */
+    ks_journal_close(srv);
     /* The source first: it cancels its calls, so no answer reaches the
      * scheduler while it is torn down. */
     ks_kube_source_close(srv->ksrc);

@@ -47,6 +47,7 @@ typedef struct ks_pod_entry {
     const char *node;      /* KS_POD_BOUND: interned node name */
     uint64_t generation;   /* generation of the last scheduling cycle */
     const char *profile;   /* interned profile of the last cycle */
+    uint64_t bind_rv;      /* KS_POD_BOUND: the binding's resourceVersion */
     double attempt_t0;     /* start of the open attempt (monotonic s) */
     int attempt_open;      /* selected a node; binding not finished */
     int permit_rejected;   /* the open attempt was rejected at Permit */
@@ -90,6 +91,10 @@ typedef struct ks_server {
     ks_strmap_t pods;     /* entry->key -> entry */
     ks_strmap_t pod_uids; /* entry->uid -> entry */
     ks_watcher_t *watchers;
+    /* The embedded API's journal (journal.h), NULL when there is none,
+     * and the last binding's resourceVersion (1, 2, ...). */
+    struct ks_journal *journal;
+    uint64_t bind_rv;
     size_t n_watchers;
     /* Bytes a bindings watcher may have queued and unsent (beyond its
      * initial events) before it is disconnected; 0: 4 MiB. */
