@@ -206,7 +206,9 @@ static void create_pod(ks_server_t *srv, ks_http_conn_t *c,
             e->node = pod->node_name;
             ks_journal_pod_created(srv, req, ns, e->key);
         }
-        ks_scheduler_on_event(srv->sched, ev_pod_add);
+        /* With the pod (the cache's now) for the QueueingHints. */
+        ks_scheduler_on_cluster_event(srv->sched, ev_pod_add, NULL,
+                                      ks_cache_get_pod(srv->cache, pod->uid));
         ks_api_json(c, 201, ks_api_pod_json(pod, pod->node_name, NULL));
         return;
     }
@@ -253,6 +255,13 @@ static void delete_pod(ks_server_t *srv, ks_http_conn_t *c, const char *ns,
         return;
     case KS_POD_BOUND:
         out = entry_json(srv, e);
+        {
+            /* The hints read the pod: before the cache frees it. */
+            const ks_pod_t *old = ks_cache_get_pod(srv->cache, e->uid);
+            if (old != NULL)
+                ks_scheduler_on_cluster_event(srv->sched, ev_pod_delete, old,
+                                              NULL);
+        }
         if (ks_cache_remove_pod(srv->cache, e->uid, NULL) != 0) {
             json_decref(out);
             ks_api_status(c, 500, "InternalError", "pods", name,
@@ -260,7 +269,6 @@ static void delete_pod(ks_server_t *srv, ks_http_conn_t *c, const char *ns,
             return;
         }
         ks_server_pod_remove(srv, e);
-        ks_scheduler_on_event(srv->sched, ev_pod_delete);
         ks_api_json(c, 200, out);
         return;
     default:
