@@ -411,8 +411,8 @@ static ks_code_t run_prefilter_ext(ks_framework_t *fw, ks_cycle_state_t *cs,
         }
         if (c != KS_SUCCESS)
             return as_error(st,
-                            add ? "PreFilterExtension AddPod"
-                                : "PreFilterExtension RemovePod",
+                            add ? "AddPod on PreFilter"
+                                : "RemovePod on PreFilter",
                             in->name);
     }
     return KS_SUCCESS;
