@@ -12,6 +12,8 @@
 #include "framework/call_board.h"
 #include "framework/generation.h"
 #include "base/log.h"
+#include "extender/ext_trace.h"
+#include "extender/extender.h"
 #include "framework/scheduler.h"
 #include "framework/status.h"
 
@@ -81,41 +83,139 @@ static void on_bound(void *ud, const ks_pod_t *pod, const char *node)
     r->n_b++;
 }
 
+/* The extender that rejected node i (FailedNodes or
+ * FailedAndUnresolvableNodes; the last one asked when several did), or
+ * NULL. */
+static const ks_ext_trace_ext_t *ext_rejecter(const ks_ext_trace_t *t,
+                                             uint32_t i)
+{
+    size_t k;
+    for (k = t ? t->n_ext : 0; k-- > 0;)
+        if (i < t->n_nodes && (t->ext[k].verdict[i] == KS_EXT_FAILED ||
+                               t->ext[k].verdict[i] == KS_EXT_UNRESOLVABLE))
+            return &t->ext[k];
+    return NULL;
+}
+
+/* An extender's prioritize contribution to node i's total: score x weight
+ * x MaxNodeScore / MaxExtenderPriority (as schedule_pod.c adds it). */
+static int64_t ext_contribution(const ks_ext_trace_ext_t *e, uint32_t i)
+{
+    return e->score[i] * e->cfg->weight *
+           (KS_EXT_MAX_NODE_SCORE / KS_EXT_MAX_PRIORITY);
+}
+
+/* One line per extender asked about node i: its filter verdict and its
+ * prioritize score (or the calls' errors). */
+static void explain_extenders(const ks_ext_trace_t *t, uint32_t i)
+{
+    size_t k;
+    for (k = 0; t && i < t->n_nodes && k < t->n_ext; k++) {
+        const ks_ext_trace_ext_t *e = &t->ext[k];
+        const char *sep = "";
+        if (e->verdict[i] == KS_EXT_NOT_SENT && e->prio[i] == 0)
+            continue;
+        printf("    extender %s:", e->cfg->url_prefix);
+        switch (e->verdict[i]) {
+        case KS_EXT_SENT:
+            printf(" filter dropped the node without a reason");
+            break;
+        case KS_EXT_PASSED:
+            printf(" filter passed");
+            break;
+        case KS_EXT_FAILED:
+            printf(" filter failed: %s", e->reason[i] ? e->reason[i] : "");
+            break;
+        case KS_EXT_UNRESOLVABLE:
+            printf(" filter unresolvable: %s",
+                   e->reason[i] ? e->reason[i] : "");
+            break;
+        case KS_EXT_ERROR:
+            printf(" filter error%s: %s",
+                   e->cfg->ignorable ? " (ignorable, skipped)" : "",
+                   e->filter_error ? e->filter_error : "");
+            break;
+        default:
+            break;
+        }
+        if (e->verdict[i] != KS_EXT_NOT_SENT)
+            sep = ";";
+        if (e->prio[i] == 2)
+            printf("%s prioritize score %lld x weight %lld x %d = %lld", sep,
+                   (long long)e->score[i], (long long)e->cfg->weight,
+                   KS_EXT_MAX_NODE_SCORE / KS_EXT_MAX_PRIORITY,
+                   (long long)ext_contribution(e, i));
+        else if (e->prio[i] == 1)
+            printf("%s prioritize gave the node no score", sep);
+        else if (e->prio[i] == 3)
+            printf("%s prioritize error (ignored): %s", sep,
+                   e->prioritize_error ? e->prioritize_error : "");
+        printf("\n");
+    }
+}
+
 static void explain(run_t *run, const ks_cycle_result_t *r)
 {
     const struct ks_node_status_map *m = r->statuses;
-    size_t np = r->fw->n_points[KS_EP_SCORE], p;
+    const ks_ext_trace_t *t = r->ext_trace;
+    size_t np = r->fw->n_points[KS_EP_SCORE], p, k2;
     uint32_t i, k;
     run->explain_attempt++;
     printf("explain %s/%s (attempt %u, profile \"%s\")\n", r->pod->ns,
            r->pod->name, run->explain_attempt, r->fw->profile_name);
     for (i = 0; m && i < m->n; i++) {
         const ks_node_info_t *ni = ks_snapshot_node_at(m->snap, i);
-        int feasible = 0;
+        const ks_ext_trace_ext_t *rej;
+        int feasible = 0, ext_scored = 0;
         for (k = 0; k < r->n_feasible; k++)
             if (r->feasible[k] == ni)
                 feasible = 1;
+        for (k2 = 0; t && k2 < t->n_ext; k2++)
+            if (t->ext[k2].prio[i] == 2)
+                ext_scored = 1;
         if (feasible) {
             for (k = 0; k < r->n_feasible; k++)
                 if (r->feasible[k] == ni)
                     break;
             printf("  %-24s passes filters", ni->node->name);
-            if (r->scored) {
+            if ((r->scored || ext_scored) && r->totals) {
+                const char *plus = "";
                 printf("; score %lld =", (long long)r->totals[k]);
-                for (p = 0; p < np; p++)
-                    printf("%s %s %lld", p ? " +" : "",
+                for (p = 0; r->scored && p < np; p++, plus = " +")
+                    printf("%s %s %lld", plus,
                            r->fw->points[KS_EP_SCORE][p].inst->name,
                            (long long)r->scores[p * r->n_feasible + k]);
+                for (k2 = 0; t && k2 < t->n_ext; k2++, plus = " +")
+                    if (t->ext[k2].prio[i] == 2)
+                        printf("%s extender %s %lld", plus,
+                               t->ext[k2].cfg->url_prefix,
+                               (long long)ext_contribution(&t->ext[k2], i));
             }
             printf("\n");
+        } else if (m->set[i] && m->st[i].plugin == NULL &&
+                   (rej = ext_rejecter(t, i)) != NULL) {
+            char msg[2048];
+            printf("  %-24s rejected by extender %s: %s\n", ni->node->name,
+                   rej->cfg->url_prefix,
+                   ks_status_message(&m->st[i], msg, sizeof msg));
         } else if (m->set[i]) {
             char msg[2048];
             printf("  %-24s rejected by %s: %s\n", ni->node->name,
                    m->st[i].plugin ? m->st[i].plugin : "PreFilter",
                    ks_status_message(&m->st[i], msg, sizeof msg));
         } else {
-            printf("  %-24s not evaluated\n", ni->node->name);
+            size_t kk;
+            for (kk = 0; t && kk < t->n_ext; kk++)
+                if (t->ext[kk].verdict[i] == KS_EXT_SENT)
+                    break;
+            if (t && kk < t->n_ext)
+                printf("  %-24s rejected by extender %s: not in its "
+                       "answer\n",
+                       ni->node->name, t->ext[kk].cfg->url_prefix);
+            else
+                printf("  %-24s not evaluated\n", ni->node->name);
         }
+        explain_extenders(t, i);
     }
     if (r->selected)
         printf("  selected: %s\n", r->selected);

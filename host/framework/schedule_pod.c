@@ -514,6 +514,7 @@ void ks_sched_ext_detach(ks_scheduler_t *s)
 void ks_sched_ext_teardown(ks_scheduler_t *s)
 {
     ks_sched_suspended_t *p = s->susp;
+    ks_ext_trace_free(&s->ext_trace);
     ks_sched_xp_clear(s);
     if (p != NULL) {
         ks_sched_ext_calls_free(s);
@@ -620,6 +621,8 @@ static int ext_filter_apply(ks_scheduler_t *s, const ks_extender_config_t *e,
     const ks_node_info_t **keep;
     uint32_t n_keep = 0, i;
     size_t j, k;
+    ks_ext_trace_filter_sent(&s->ext_trace, c->ext, s->feasible,
+                             p->n_feasible);
     if (c->error) {
         snprintf(msg, sizeof msg, "%s", c->error);
         goto failed;
@@ -646,17 +649,26 @@ static int ext_filter_apply(ks_scheduler_t *s, const ks_extender_config_t *e,
             goto failed;
         }
         keep[n_keep++] = s->feasible[i];
+        ks_ext_trace_filter_passed(&s->ext_trace, c->ext, r.nodes[j]);
     }
-    for (j = 0; j < r.n_unresolvable; j++)
+    for (j = 0; j < r.n_unresolvable; j++) {
         set_status(s, r.unresolvable[j].node, KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
                    r.unresolvable[j].reason);
+        ks_ext_trace_filter_failed(&s->ext_trace, c->ext,
+                                   r.unresolvable[j].node, 1,
+                                   r.unresolvable[j].reason);
+    }
     for (j = 0; j < r.n_failed; j++) {
         for (k = 0; k < r.n_unresolvable; k++)
             if (strcmp(r.unresolvable[k].node, r.failed[j].node) == 0)
                 break;
-        if (k == r.n_unresolvable)
+        if (k == r.n_unresolvable) {
             set_status(s, r.failed[j].node, KS_UNSCHEDULABLE,
                        r.failed[j].reason);
+            ks_ext_trace_filter_failed(&s->ext_trace, c->ext,
+                                       r.failed[j].node, 0,
+                                       r.failed[j].reason);
+        }
     }
     memcpy(s->feasible, keep, n_keep * sizeof *keep);
     p->n_feasible = n_keep;
@@ -664,6 +676,8 @@ static int ext_filter_apply(ks_scheduler_t *s, const ks_extender_config_t *e,
     ks_extender_filter_result_free(&r);
     return 0;
 failed:
+    ks_ext_trace_filter_error(&s->ext_trace, c->ext, s->feasible,
+                              p->n_feasible, msg);
     if (e->ignorable) {
         ks_log(KS_LOGL_INFO, "skipping extender %s: it failed and is "
                              "ignorable: %s",
@@ -700,6 +714,7 @@ typedef struct prio_ctx {
     ks_scheduler_t *s;
     int64_t factor;
     uint32_t n;
+    size_t ext;
 } prio_ctx_t;
 
 static void add_priority(void *ud, const char *host, int64_t score)
@@ -709,6 +724,7 @@ static void add_priority(void *ud, const char *host, int64_t score)
     for (i = 0; i < c->n; i++)
         if (strcmp(c->s->feasible[i]->node->name, host) == 0) {
             c->s->totals[i] += score * c->factor;
+            ks_ext_trace_score(&c->s->ext_trace, c->ext, host, score);
             return;
         }
 }
@@ -725,13 +741,17 @@ static void ext_prioritize_apply(ks_scheduler_t *s, const ks_pod_t *pod)
         ks_sched_ext_call_t *c = &p->calls[k];
         prio_ctx_t pc = {s, ex[k].weight * (KS_EXT_MAX_NODE_SCORE /
                                             KS_EXT_MAX_PRIORITY),
-                         p->n_feasible};
+                         p->n_feasible, k};
         if (!c->done)
             continue;
+        ks_ext_trace_prioritize_sent(&s->ext_trace, k, s->feasible,
+                                     p->n_feasible);
         if (c->error == NULL && c->body &&
             ks_extender_parse_priorities(c->body, c->len, add_priority, &pc,
                                          msg, sizeof msg) == 0)
             continue;
+        ks_ext_trace_prioritize_error(&s->ext_trace, k,
+                                      c->error ? c->error : msg);
         ks_log(KS_LOGL_DEBUG, "extender %s gave no scores for %s/%s: %s",
                ex[k].url_prefix, pod->ns, pod->name,
                c->error ? c->error : msg);
@@ -848,6 +868,10 @@ int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
     o->r.n_nodes = n_all;
     o->r.statuses = &s->smap;
     o->r.feasible = s->feasible;
+    ks_ext_trace_stop(&s->ext_trace);
+    if (full_eval && n_ext > 0 &&
+        ks_ext_trace_begin(&s->ext_trace, s->snap, ex, n_ext) == 0)
+        o->r.ext_trace = &s->ext_trace;
     if (n_all == 0) {
         snprintf(o->message, sizeof o->message,
                  "no nodes available to schedule pods");

@@ -52,6 +52,10 @@ typedef struct ks_cycle_result {
     const int64_t *scores;
     const uint8_t *score_skipped;
     const int64_t *totals;
+    /* Scheduler extenders' answers per node, for the pod whose cycles
+     * evaluate every node (opts.full_eval_*; extender/ext_trace.h); NULL
+     * for other pods or without extenders */
+    const struct ks_ext_trace *ext_trace;
     /* Outcome */
     const char *selected;   /* NULL when unschedulable or on error */
     const char *message;    /* FitError or error message, NULL on success */

@@ -78,6 +78,7 @@
 #include <stdint.h>
 
 #include "cycle_state.h"
+#include "extender/ext_trace.h"
 #include "extender/extender.h"
 #include "queue.h"
 #include "scheduler.h"
@@ -230,6 +231,9 @@ struct ks_scheduler {
     size_t n_ext_binding;
     int ext_off; /* ks_scheduler_try on an attached scheduler */
     size_t ext_n_cycle; /* extenders of the cycle being scored */
+    /* the extenders' answers in the cycle of the --explain pod (the
+     * result points to it; freed by ks_sched_ext_teardown) */
+    ks_ext_trace_t ext_trace;
     ks_sched_xpreempt_t xp;
 };
 
