@@ -1,13 +1,13 @@
 /*
- * Mock host for plugin unit tests; see mock_host.h. What has ksched
- * semantics is the host's own code, linked in: statuses (framework/
- * status.c) and cycle states (framework/cycle_state.c) through the host
- * API table's own functions, interning (the global table), resource
- * arithmetic, NodeInfo AddPod/RemovePod/clone (cluster/node_info.c, also
- * through the host API's nodeinfo_* functions) and pluginConfig args (read
- * by the configuration reader). The snapshot, the scheduler's operations
- * (bind, delete, nominate, events, waiting and nominated pods) and
- * run_filters are still the mock's recorders.
+ * The plugin tests' host fixture; see mock_host.h. Everything a plugin
+ * reaches through its API table is the host's own code: the table
+ * (framework/host_api.c), a framework and env (framework.h), statuses and
+ * cycle states, a cache and snapshot (cluster/cache.c, snapshot.c) fed
+ * with nodes read back by the host's manifest reader and the test's pods
+ * assumed on them, NodeInfo arithmetic (cluster/node_info.c), interning
+ * and pluginConfig args (read by the configuration reader). The fixture's
+ * own parts are the env's operations, which record what plugins asked,
+ * and the builders.
  */
 #include "mock_host.h"
 
@@ -17,10 +17,6 @@
 #include "cluster/objects.h"
 #include "framework/cycle_state.h"
 #include "config/config.h"
-
-/* The real host API table (framework/framework.h, whose private struct
- * definitions the mock's own public ones would clash with). */
-const ks_host_api_t *ks_host_api(void);
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -218,13 +214,14 @@ uint32_t mock_cycle_state_count(const ks_cycle_state_t *cs)
     return ks_cycle_state_count(cs);
 }
 
-/* --- prefilter result, status map ------------------------------------------ */
+/* --- prefilter result, status map: the host's structs --------------------- */
 
 ks_prefilter_result_t *mock_prefilter_result_new(void)
 {
     ks_prefilter_result_t *r = calloc(1, sizeof *r);
     if (r == NULL)
         oom();
+    r->all = 1; /* as ks_fw_run_pre_filter hands it to each plugin */
     return r;
 }
 
@@ -232,8 +229,13 @@ void mock_prefilter_result_free(ks_prefilter_result_t *r)
 {
     if (r == NULL)
         return;
-    free(r->names);
+    ks_prefilter_result_free(r);
     free(r);
+}
+
+int mock_prefilter_result_is_set(const ks_prefilter_result_t *r)
+{
+    return !r->all;
 }
 
 int mock_prefilter_result_has(const ks_prefilter_result_t *r,
@@ -246,405 +248,590 @@ int mock_prefilter_result_has(const ks_prefilter_result_t *r,
     return 0;
 }
 
-static void api_pfr_add(ks_prefilter_result_t *r, const char *node_name)
-{
-    const char **nn;
-    r->is_set = 1;
-    if (mock_prefilter_result_has(r, node_name))
-        return;
-    nn = realloc(r->names, (r->n + 1) * sizeof *nn);
-    if (nn == NULL)
-        oom();
-    r->names = nn;
-    r->names[r->n++] = mock_intern(node_name);
-}
-
-static void api_pfr_none(ks_prefilter_result_t *r)
-{
-    r->is_set = 1;
-    r->n = 0;
-}
-
-struct ks_node_status_map {
+/* The host's map plus the codes the test set by name, laid out against a
+ * snapshot whenever a fixture syncs (live maps are listed). */
+typedef struct mock_status_map {
+    struct ks_node_status_map m; /* first: what plugins get */
     const char **names;
     ks_code_t *codes;
     uint32_t n;
-};
+    struct mock_status_map *next;
+} mock_status_map_t;
+
+static mock_status_map_t *live_maps;
+static mock_host_t *live_hosts; /* newest first */
+
+static void map_layout(mock_status_map_t *sm, const ks_snapshot_t *snap)
+{
+    uint32_t n = snap ? ks_snapshot_num_nodes(snap) : 0, i;
+    free(sm->m.st);
+    free(sm->m.set);
+    sm->m.st = calloc(n ? n : 1, sizeof *sm->m.st);
+    sm->m.set = calloc(n ? n : 1, 1);
+    if (sm->m.st == NULL || sm->m.set == NULL)
+        oom();
+    sm->m.n = n;
+    sm->m.snap = snap;
+    for (i = 0; i < sm->n; i++) {
+        uint32_t at = snap ? ks_snapshot_index(snap, sm->names[i]) : UINT32_MAX;
+        if (at >= n || sm->codes[i] == KS_SUCCESS)
+            continue;
+        sm->m.set[at] = 1;
+        sm->m.st[at].code = sm->codes[i];
+    }
+}
 
 ks_node_status_map_t *mock_node_status_map_new(void)
 {
-    ks_node_status_map_t *m = calloc(1, sizeof *m);
-    if (m == NULL)
+    mock_status_map_t *sm = calloc(1, sizeof *sm);
+    if (sm == NULL)
         oom();
-    return m;
+    sm->next = live_maps;
+    live_maps = sm;
+    map_layout(sm, live_hosts ? live_hosts->snap : NULL);
+    return &sm->m;
 }
 
 void mock_node_status_map_set(ks_node_status_map_t *m, const char *node_name,
                               ks_code_t code)
 {
+    mock_status_map_t *sm = (mock_status_map_t *)m;
     uint32_t i;
-    for (i = 0; i < m->n; i++)
-        if (strcmp(m->names[i], node_name) == 0) {
-            m->codes[i] = code;
-            return;
-        }
-    m->names = realloc(m->names, (m->n + 1) * sizeof *m->names);
-    m->codes = realloc(m->codes, (m->n + 1) * sizeof *m->codes);
-    if (m->names == NULL || m->codes == NULL)
-        oom();
-    m->names[m->n] = mock_intern(node_name);
-    m->codes[m->n] = code;
-    m->n++;
+    for (i = 0; i < sm->n && strcmp(sm->names[i], node_name) != 0; i++)
+        ;
+    if (i == sm->n) {
+        const char **nn = realloc(sm->names, (sm->n + 1) * sizeof *nn);
+        ks_code_t *cc;
+        if (nn == NULL)
+            oom();
+        sm->names = nn;
+        cc = realloc(sm->codes, (sm->n + 1) * sizeof *cc);
+        if (cc == NULL)
+            oom();
+        sm->codes = cc;
+        sm->names[sm->n++] = mock_intern(node_name);
+    }
+    sm->codes[i] = code;
+    map_layout(sm, live_hosts ? live_hosts->snap : sm->m.snap);
 }
 
 void mock_node_status_map_free(ks_node_status_map_t *m)
 {
-    if (m == NULL)
+    mock_status_map_t *sm = (mock_status_map_t *)m, **pp;
+    if (sm == NULL)
         return;
-    free(m->names);
-    free(m->codes);
-    free(m);
+    for (pp = &live_maps; *pp; pp = &(*pp)->next)
+        if (*pp == sm) {
+            *pp = sm->next;
+            break;
+        }
+    free(sm->m.st);
+    free(sm->m.set);
+    free(sm->names);
+    free(sm->codes);
+    free(sm);
 }
 
-static ks_code_t api_node_status_code(const ks_node_status_map_t *m,
-                                      const char *node_name)
+/* --- the scheduler's operations: recorders -------------------------------- */
+
+static mock_host_t *env_host(ks_fw_env_t *env)
 {
-    uint32_t i;
-    for (i = 0; i < m->n; i++)
-        if (strcmp(m->names[i], node_name) == 0)
-            return m->codes[i];
-    return KS_SUCCESS;
+    return env->ud;
 }
 
-/* --- the rest of the API -------------------------------------------------- */
-
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void api_log(ks_handle_t *h, ks_log_level_t level, const char *fmt, ...)
+static int op_bind(ks_fw_env_t *env, const ks_pod_t *pod, const char *node)
 {
-    va_list ap;
-    pthread_mutex_lock(&log_lock);
-    va_start(ap, fmt);
-    vsnprintf(h->last_log, sizeof h->last_log, fmt, ap);
-    va_end(ap);
-    h->last_log_level = level;
-    h->n_logs++;
-    if (h->log_to_stderr)
-        fprintf(stderr, "plugin log %d: %s\n", (int)level, h->last_log);
-    pthread_mutex_unlock(&log_lock);
+    mock_host_t *mh = env_host(env);
+    mh->n_binds++;
+    mh->bound_pod = pod;
+    mh->bound_node = mock_intern(node);
+    return mh->bind_rc;
 }
 
-static uint32_t api_snapshot_num_nodes(ks_handle_t *h)
+static int op_delete_pod(ks_fw_env_t *env, const ks_pod_t *pod)
 {
-    return h->n_nodes;
+    mock_host_t *mh = env_host(env);
+    if (mh->n_deleted < MOCK_MAX_ITEMS)
+        mh->deleted[mh->n_deleted++] = pod;
+    return mh->delete_rc;
 }
 
-static const ks_node_info_t *api_snapshot_node_at(ks_handle_t *h, uint32_t i)
+static int op_set_nominated_node(ks_fw_env_t *env, const ks_pod_t *pod,
+                                 const char *node)
 {
-    return i < h->n_nodes ? h->nodes[i] : NULL;
+    mock_host_t *mh = env_host(env);
+    mh->n_nominations++;
+    mh->nominated_pod = pod;
+    mh->nominated_node = mock_intern(node ? node : "");
+    return 0;
 }
 
-static const ks_node_info_t *const *api_snapshot_nodes(ks_handle_t *h,
-                                                       uint32_t *n)
+static void op_event(ks_fw_env_t *env, const ks_pod_t *pod, const char *type,
+                     const char *reason, const char *message)
 {
-    *n = h->n_nodes;
-    return h->nodes;
-}
-
-/* Nodes with pods that have affinity (which = 0) or required
- * anti-affinity (which = 1), computed now from the current NodeInfos. */
-static const ks_node_info_t *const *mock_filtered(ks_handle_t *h, int which,
-                                                  uint32_t *n)
-{
-    uint32_t i;
-    free(h->filtered);
-    h->filtered = calloc(h->n_nodes + 1, sizeof *h->filtered);
-    if (h->filtered == NULL)
-        oom();
-    *n = 0;
-    for (i = 0; i < h->n_nodes; i++)
-        if (which == 0 ? h->nodes[i]->n_pods_with_affinity > 0
-                       : h->nodes[i]->n_pods_with_required_anti_affinity > 0)
-            h->filtered[(*n)++] = h->nodes[i];
-    return h->filtered;
-}
-
-static const ks_node_info_t *const *api_snapshot_nodes_aff(ks_handle_t *h,
-                                                           uint32_t *n)
-{
-    return mock_filtered(h, 0, n);
-}
-
-static const ks_node_info_t *const *api_snapshot_nodes_anti(ks_handle_t *h,
-                                                            uint32_t *n)
-{
-    return mock_filtered(h, 1, n);
-}
-
-static const ks_node_info_t *api_snapshot_get(ks_handle_t *h,
-                                              const char *name)
-{
-    uint32_t i;
-    for (i = 0; i < h->n_nodes; i++)
-        if (strcmp(h->nodes[i]->node->name, name) == 0)
-            return h->nodes[i];
-    return NULL;
-}
-
-static uint32_t api_image_num_nodes(ks_handle_t *h, const char *image)
-{
-    uint32_t i, j, count = 0;
-    for (i = 0; i < h->n_image_counts; i++)
-        if (strcmp(h->image_counts[i].name, image) == 0)
-            return h->image_counts[i].count;
-    for (i = 0; i < h->n_nodes; i++) {
-        const ks_node_t *n = h->nodes[i]->node;
-        for (j = 0; j < n->n_images; j++)
-            if (strcmp(n->images[j].name, image) == 0) {
-                count++;
-                break;
-            }
-    }
-    return count;
-}
-
-static ks_labels_t api_namespace_labels(ks_handle_t *h, const char *ns)
-{
-    ks_labels_t none = {NULL, 0};
-    uint32_t i;
-    for (i = 0; i < h->n_namespaces; i++)
-        if (strcmp(h->namespaces[i].ns, ns) == 0)
-            return h->namespaces[i].labels;
-    return none;
-}
-
-static uint32_t api_owner_selectors(ks_handle_t *h, const ks_pod_t *pod,
-                                    const ks_label_selector_t **out,
-                                    uint32_t cap)
-{
-    uint32_t i;
+    mock_host_t *mh = env_host(env);
     (void)pod;
-    for (i = 0; i < h->n_owner_selectors && i < cap; i++)
-        out[i] = h->owner_selectors[i];
-    return h->n_owner_selectors;
+    mh->n_events++;
+    snprintf(mh->last_event_type, sizeof mh->last_event_type, "%s", type);
+    snprintf(mh->last_event_reason, sizeof mh->last_event_reason, "%s",
+             reason);
+    snprintf(mh->last_event_message, sizeof mh->last_event_message, "%s",
+             message);
 }
 
-static ks_waiting_pod_t *api_waiting_pod_get(ks_handle_t *h, const char *uid)
+static ks_waiting_pod_t *op_waiting_pod_get(ks_fw_env_t *env, const char *uid)
 {
+    mock_host_t *mh = env_host(env);
     uint32_t i;
-    for (i = 0; i < h->n_waiting; i++)
-        if (strcmp(h->waiting[i].pod->uid, uid) == 0)
-            return &h->waiting[i];
+    for (i = 0; i < mh->n_waiting; i++)
+        if (strcmp(mh->waiting[i].pod->uid, uid) == 0)
+            return &mh->waiting[i];
     return NULL;
 }
 
-static const ks_pod_t *api_waiting_pod_pod(ks_waiting_pod_t *wp)
+static void op_waiting_pods_iterate(ks_fw_env_t *env, ks_waiting_pod_fn fn,
+                                    void *ud)
+{
+    mock_host_t *mh = env_host(env);
+    uint32_t i;
+    for (i = 0; i < mh->n_waiting; i++)
+        fn(&mh->waiting[i], ud);
+}
+
+static const ks_pod_t *op_waiting_pod_pod(ks_waiting_pod_t *wp)
 {
     return wp->pod;
 }
 
-static void api_waiting_pod_allow(ks_waiting_pod_t *wp, const char *plugin)
+static void op_waiting_pod_allow(ks_waiting_pod_t *wp, const char *plugin)
 {
     wp->allowed++;
     snprintf(wp->last_plugin, sizeof wp->last_plugin, "%s", plugin);
 }
 
-static void api_waiting_pod_reject(ks_waiting_pod_t *wp, const char *plugin,
-                                   const char *message)
+static void op_waiting_pod_reject(ks_waiting_pod_t *wp, const char *plugin,
+                                  const char *message)
 {
     wp->rejected++;
     snprintf(wp->last_plugin, sizeof wp->last_plugin, "%s", plugin);
     snprintf(wp->reject_message, sizeof wp->reject_message, "%s", message);
 }
 
-static void api_waiting_pods_iterate(ks_handle_t *h, ks_waiting_pod_fn fn,
-                                     void *ud)
+static uint32_t op_nominated_pods(ks_fw_env_t *env, const char *node,
+                                  const ks_pod_t **out, uint32_t cap)
 {
-    uint32_t i;
-    for (i = 0; i < h->n_waiting; i++)
-        fn(&h->waiting[i], ud);
-}
-
-static int api_bind(ks_handle_t *h, const ks_pod_t *pod, const char *node)
-{
-    h->n_binds++;
-    h->bound_pod = pod;
-    h->bound_node = mock_intern(node);
-    return h->bind_rc;
-}
-
-static int api_delete_pod(ks_handle_t *h, const ks_pod_t *pod)
-{
-    if (h->n_deleted < MOCK_MAX_ITEMS)
-        h->deleted[h->n_deleted++] = pod;
-    return h->delete_rc;
-}
-
-static int api_set_nominated_node(ks_handle_t *h, const ks_pod_t *pod,
-                                  const char *node)
-{
-    h->n_nominations++;
-    h->nominated_pod = pod;
-    h->nominated_node = mock_intern(node ? node : "");
-    return 0;
-}
-
-static void api_event(ks_handle_t *h, const ks_pod_t *pod, const char *type,
-                      const char *reason, const char *message)
-{
-    (void)pod;
-    h->n_events++;
-    snprintf(h->last_event_type, sizeof h->last_event_type, "%s", type);
-    snprintf(h->last_event_reason, sizeof h->last_event_reason, "%s", reason);
-    snprintf(h->last_event_message, sizeof h->last_event_message, "%s",
-             message);
-}
-
-/* One pass of the registered filters, every plugin run (no early exit, as
- * v1.24); the worst code wins. Nominated pods are not considered. */
-static ks_code_t api_run_filters(ks_handle_t *h, ks_cycle_state_t *cs,
-                                 const ks_pod_t *pod, const ks_node_info_t *ni,
-                                 ks_status_t *st)
-{
-    ks_code_t worst = KS_SUCCESS;
-    uint32_t i;
-    for (i = 0; i < h->n_filters; i++) {
-        ks_code_t c;
-        if (h->filters[i]->filter == NULL)
-            continue;
-        c = h->filters[i]->filter(h->filter_selves[i], cs, pod, ni, st);
-        if (c == KS_ERROR)
-            return st->code = KS_ERROR;
-        if (c != KS_SUCCESS && (worst == KS_SUCCESS || c > worst))
-            worst = c;
-    }
-    return st->code = worst;
-}
-
-static ks_code_t run_ext(ks_handle_t *h, ks_cycle_state_t *cs,
-                         const ks_pod_t *pod, const ks_pod_t *other,
-                         const ks_node_info_t *ni, ks_status_t *st, int add)
-{
-    uint32_t i;
-    for (i = 0; i < h->n_filters; i++) {
-        const ks_plugin_t *p = h->filters[i];
-        ks_code_t c = KS_SUCCESS;
-        if (add && p->pre_filter_add_pod)
-            c = p->pre_filter_add_pod(h->filter_selves[i], cs, pod, other, ni,
-                                      st);
-        else if (!add && p->pre_filter_remove_pod)
-            c = p->pre_filter_remove_pod(h->filter_selves[i], cs, pod, other,
-                                         ni, st);
-        if (c != KS_SUCCESS)
-            return st->code = c;
-    }
-    return st->code = KS_SUCCESS;
-}
-
-static ks_code_t api_run_add(ks_handle_t *h, ks_cycle_state_t *cs,
-                             const ks_pod_t *pod, const ks_pod_t *to_add,
-                             const ks_node_info_t *ni, ks_status_t *st)
-{
-    return run_ext(h, cs, pod, to_add, ni, st, 1);
-}
-
-static ks_code_t api_run_remove(ks_handle_t *h, ks_cycle_state_t *cs,
-                                const ks_pod_t *pod, const ks_pod_t *to_remove,
-                                const ks_node_info_t *ni, ks_status_t *st)
-{
-    return run_ext(h, cs, pod, to_remove, ni, st, 0);
-}
-
-static uint32_t api_nominated_pods(ks_handle_t *h, const char *node,
-                                   const ks_pod_t **out, uint32_t cap)
-{
+    mock_host_t *mh = env_host(env);
     uint32_t i, n = 0;
-    for (i = 0; i < h->n_nominated; i++)
-        if (strcmp(h->nominated[i].node, node) == 0) {
+    for (i = 0; i < mh->n_nominated; i++)
+        if (strcmp(mh->nominated[i].node, node) == 0) {
             if (n < cap)
-                out[n] = h->nominated[i].pod;
+                out[n] = mh->nominated[i].pod;
             n++;
         }
     return n;
 }
 
-static int64_t api_now_ms(ks_handle_t *h)
+static const ks_fw_ops_t fixture_ops = {
+    .bind = op_bind,
+    .delete_pod = op_delete_pod,
+    .set_nominated_node = op_set_nominated_node,
+    .event = op_event,
+    .waiting_pod_get = op_waiting_pod_get,
+    .waiting_pods_iterate = op_waiting_pods_iterate,
+    .waiting_pod_pod = op_waiting_pod_pod,
+    .waiting_pod_allow = op_waiting_pod_allow,
+    .waiting_pod_reject = op_waiting_pod_reject,
+    .nominated_pods = op_nominated_pods,
+};
+
+static int64_t env_now_ms(ks_fw_env_t *env)
 {
-    return h->now_ms;
+    return env_host(env)->now_ms;
 }
 
-/* --- host ---------------------------------------------------------------- */
+/* image_num_nodes: the test's stand-in count, else the host's. */
+static uint32_t api_image_num_nodes(ks_handle_t *h, const char *image)
+{
+    mock_host_t *mh = ((struct ks_handle *)h)->fw->env->ud;
+    uint32_t i;
+    for (i = 0; i < mh->n_image_counts; i++)
+        if (strcmp(mh->image_counts[i].name, image) == 0)
+            return mh->image_counts[i].count;
+    return ks_host_api()->image_num_nodes(h, image);
+}
+
+/* --- the framework --------------------------------------------------------- */
+
+/* A new instance of `d` in the framework (not created by the framework:
+ * ks_framework_free frees it without destroying `self`). */
+static ks_plugin_inst_t *fw_inst_new(mock_host_t *mh, const ks_plugin_t *d,
+                                     const char *name, void *self)
+{
+    ks_framework_t *fw = mh->fw;
+    ks_plugin_inst_t *in = calloc(1, sizeof *in), **insts;
+    if (in == NULL)
+        oom();
+    insts = realloc(fw->insts, (fw->n_insts + 1) * sizeof *insts);
+    if (insts == NULL)
+        oom();
+    fw->insts = insts;
+    fw->insts[fw->n_insts++] = in;
+    in->d = d;
+    in->self = self;
+    in->name = mock_intern(name);
+    in->every_event = 1;
+    in->handle.fw = fw;
+    in->handle.inst = in;
+    return in;
+}
+
+static void fw_point_add(ks_framework_t *fw, ks_ext_point_t ep,
+                         ks_plugin_inst_t *in)
+{
+    ks_point_entry_t *pl = realloc(fw->points[ep],
+                                   (fw->n_points[ep] + 1) * sizeof *pl);
+    if (pl == NULL)
+        oom();
+    fw->points[ep] = pl;
+    pl[fw->n_points[ep]].inst = in;
+    pl[fw->n_points[ep]].weight = 1;
+    fw->n_points[ep]++;
+}
+
+void mock_host_add_filter(mock_host_t *mh, const ks_plugin_t *p, void *self)
+{
+    ks_framework_t *fw = mh->fw;
+    ks_plugin_inst_t *in = NULL;
+    size_t i;
+    for (i = 0; i < fw->n_insts; i++)
+        if (fw->insts[i]->d == p && fw->insts[i]->self == self)
+            in = fw->insts[i];
+    if (in == NULL)
+        in = fw_inst_new(mh, p, p->name, self);
+    if (fw->n_points[KS_EP_FILTER] == KS_FW_MAX_MASKED_PLUGINS)
+        abort();
+    if (p->filter)
+        fw_point_add(fw, KS_EP_FILTER, in);
+    if (p->pre_filter)
+        fw_point_add(fw, KS_EP_PRE_FILTER, in);
+}
+
+/* --- the cache and snapshot ----------------------------------------------- */
+
+/* One node the fixture put in its cache: the YAML it was read from, so a
+ * node changed by the test is read again. */
+typedef struct sync_node {
+    const char *name; /* interned */
+    char *yaml;
+} sync_node_t;
+
+/* One pod the fixture assumed, with the node name it had before. */
+typedef struct sync_pod {
+    ks_pod_t *pod;
+    const char *node_name;
+} sync_pod_t;
+
+struct mock_sync {
+    sync_node_t *nodes;
+    uint32_t n_nodes;
+    sync_pod_t *pods;
+    uint32_t n_pods, cap_pods;
+};
+
+static void yaml_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void yaml_labels(FILE *f, const ks_labels_t *ls)
+{
+    uint32_t i;
+    fputc('{', f);
+    for (i = 0; i < ls->n; i++) {
+        fputs(i ? ", " : "", f);
+        yaml_str(f, ls->items[i].key);
+        fputs(": ", f);
+        yaml_str(f, ls->items[i].value);
+    }
+    fputc('}', f);
+}
+
+static const char *effect_name(ks_taint_effect_t e)
+{
+    switch (e) {
+    case KS_EFFECT_NO_SCHEDULE: return "NoSchedule";
+    case KS_EFFECT_PREFER_NO_SCHEDULE: return "PreferNoSchedule";
+    case KS_EFFECT_NO_EXECUTE: return "NoExecute";
+    default: return "";
+    }
+}
+
+/* The node as a v1.Node manifest (what the host's reader turns back into
+ * an equal ks_node_t). malloc'ed. */
+static char *node_yaml(const ks_node_t *n)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    const ks_resources_t *a = &n->allocatable;
+    uint32_t i;
+    if (f == NULL)
+        oom();
+    fputs("apiVersion: v1\nkind: Node\nmetadata:\n  name: ", f);
+    yaml_str(f, n->name);
+    fputs("\n  labels: ", f);
+    yaml_labels(f, &n->labels);
+    fprintf(f, "\nspec:\n  unschedulable: %s\n  taints:\n",
+            n->unschedulable ? "true" : "false");
+    for (i = 0; i < n->n_taints; i++) {
+        fputs("  - key: ", f);
+        yaml_str(f, n->taints[i].key);
+        fputs("\n    value: ", f);
+        yaml_str(f, n->taints[i].value ? n->taints[i].value : "");
+        fprintf(f, "\n    effect: %s\n", effect_name(n->taints[i].effect));
+    }
+    fprintf(f,
+            "status:\n  allocatable:\n    cpu: %lldm\n    memory: \"%lld\"\n"
+            "    ephemeral-storage: \"%lld\"\n    pods: \"%lld\"\n",
+            (long long)a->milli_cpu, (long long)a->memory,
+            (long long)a->ephemeral_storage, (long long)a->allowed_pods);
+    for (i = 0; i < a->n_scalar; i++) {
+        fputs("    ", f);
+        yaml_str(f, a->scalar[i].name);
+        fprintf(f, ": \"%lld\"\n", (long long)a->scalar[i].value);
+    }
+    fputs("  images:\n", f);
+    for (i = 0; i < n->n_images; i++) {
+        fputs("  - names: [", f);
+        yaml_str(f, n->images[i].name);
+        fprintf(f, "]\n    sizeBytes: %lld\n",
+                (long long)n->images[i].size_bytes);
+    }
+    if (fclose(f) != 0)
+        oom();
+    return text;
+}
+
+/* Read one manifest text with the host's reader; fails the run when the
+ * reader refuses it (the fixture wrote it wrong). */
+static void read_manifest(const char *what, const char *yaml,
+                          ks_manifest_t *m)
+{
+    ks_error_t err;
+    memset(m, 0, sizeof *m);
+    memset(&err, 0, sizeof err);
+    if (ks_manifest_load_string(m, what, yaml, strlen(yaml),
+                                ks_intern_global(), NULL, &err) != 0) {
+        fprintf(stderr, "mock_host: the host refuses the %s:\n%s\n%s\n", what,
+                yaml, err.msg);
+        abort();
+    }
+}
+
+static void fail_at(const char *what, const ks_error_t *err)
+{
+    fprintf(stderr, "mock_host: %s: %s\n", what, err->msg);
+    abort();
+}
+
+static void sync_forget_pods(mock_host_t *mh)
+{
+    struct mock_sync *s = mh->sync;
+    uint32_t i;
+    for (i = 0; i < s->n_pods; i++) {
+        ks_pod_t *pod = ks_cache_forget_pod(mh->cache, s->pods[i].pod->uid);
+        if (pod != NULL)
+            pod->node_name = s->pods[i].node_name;
+    }
+    s->n_pods = 0;
+}
+
+static int node_wanted(const mock_host_t *mh, const char *name)
+{
+    uint32_t i;
+    for (i = 0; i < mh->n_nodes; i++)
+        if (mh->nodes[i]->node != NULL && mh->nodes[i]->node->name == name)
+            return 1;
+    return 0;
+}
+
+static void sync_nodes(mock_host_t *mh)
+{
+    struct mock_sync *s = mh->sync;
+    ks_error_t err;
+    uint32_t i, j;
+    memset(&err, 0, sizeof err);
+    /* Nodes no longer listed leave the cache. */
+    for (i = 0; i < s->n_nodes;) {
+        if (node_wanted(mh, s->nodes[i].name)) {
+            i++;
+            continue;
+        }
+        if (ks_cache_remove_node(mh->cache, s->nodes[i].name, &err) != 0)
+            fail_at("remove node", &err);
+        free(s->nodes[i].yaml);
+        s->nodes[i] = s->nodes[--s->n_nodes];
+    }
+    /* Listed nodes are (re)read when new or changed. */
+    for (i = 0; i < mh->n_nodes; i++) {
+        const ks_node_t *n = mh->nodes[i]->node;
+        char *yaml;
+        ks_manifest_t m;
+        int rc;
+        if (n == NULL)
+            continue;
+        yaml = node_yaml(n);
+        for (j = 0; j < s->n_nodes && s->nodes[j].name != n->name; j++)
+            ;
+        if (j < s->n_nodes && strcmp(s->nodes[j].yaml, yaml) == 0) {
+            free(yaml);
+            continue;
+        }
+        read_manifest("node", yaml, &m);
+        if (m.n_nodes != 1)
+            abort();
+        if (j < s->n_nodes) {
+            rc = ks_cache_update_node(mh->cache, m.nodes[0], &err);
+            free(s->nodes[j].yaml);
+            s->nodes[j].yaml = yaml;
+        } else {
+            sync_node_t *nn = realloc(s->nodes, (s->n_nodes + 1) * sizeof *nn);
+            if (nn == NULL)
+                oom();
+            s->nodes = nn;
+            s->nodes[s->n_nodes].name = n->name;
+            s->nodes[s->n_nodes++].yaml = yaml;
+            rc = ks_cache_add_node(mh->cache, m.nodes[0], &err);
+        }
+        if (rc != 0)
+            fail_at("add node", &err);
+        m.nodes[0] = NULL; /* the cache owns it */
+        ks_manifest_free(&m);
+    }
+}
+
+static void sync_assume_pods(mock_host_t *mh)
+{
+    struct mock_sync *s = mh->sync;
+    ks_error_t err;
+    uint32_t i, j;
+    memset(&err, 0, sizeof err);
+    for (i = 0; i < mh->n_nodes; i++) {
+        const ks_node_info_t *ni = mh->nodes[i];
+        if (ni->node == NULL)
+            continue;
+        for (j = 0; j < ni->n_pods; j++) {
+            ks_pod_t *pod = (ks_pod_t *)ni->pods[j];
+            const char *prev = pod->node_name;
+            if (s->n_pods == s->cap_pods) {
+                uint32_t cap = s->cap_pods ? s->cap_pods * 2 : 32;
+                sync_pod_t *sp = realloc(s->pods, cap * sizeof *sp);
+                if (sp == NULL)
+                    oom();
+                s->pods = sp;
+                s->cap_pods = cap;
+            }
+            if (ks_cache_assume_pod(mh->cache, pod, ni->node->name, &err) != 0)
+                fail_at("assume pod", &err);
+            s->pods[s->n_pods].pod = pod;
+            s->pods[s->n_pods++].node_name = prev;
+        }
+    }
+}
+
+void mock_host_sync(mock_host_t *mh)
+{
+    ks_error_t err;
+    mock_status_map_t *sm;
+    memset(&err, 0, sizeof err);
+    sync_forget_pods(mh);
+    sync_nodes(mh);
+    sync_assume_pods(mh);
+    if (ks_cache_update_snapshot(mh->cache, mh->snap, &err) != 0)
+        fail_at("update snapshot", &err);
+    if (mh == live_hosts)
+        for (sm = live_maps; sm; sm = sm->next)
+            map_layout(sm, mh->snap);
+}
+
+/* Sync every live fixture whose snapshot mirrors `ni` (any when NULL). */
+static void sync_holders(const ks_node_info_t *ni)
+{
+    mock_host_t *mh;
+    uint32_t i;
+    for (mh = live_hosts; mh; mh = mh->next_live)
+        for (i = 0; i < mh->n_nodes; i++)
+            if (ni == NULL || mh->nodes[i] == ni) {
+                mock_host_sync(mh);
+                break;
+            }
+}
+
+/* --- the fixture ---------------------------------------------------------- */
 
 mock_host_t *mock_host_new(void)
 {
     mock_host_t *mh = calloc(1, sizeof *mh);
-    const ks_host_api_t *real = ks_host_api();
-    ks_host_api_t *a;
+    ks_framework_t *fw;
     if (mh == NULL)
         oom();
-    /* The host's own functions for everything that needs no scheduler,
-     * snapshot or cache around the plugin (statuses, cycle states,
-     * NodeInfo copies, interning); the mock's recorders for the rest. The
-     * host's functions that take a handle read a scheduler's env from it,
-     * so they are taken one by one, not by copying the table. */
-    a = &mh->api;
-    a->abi_major = real->abi_major;
-    a->abi_minor = real->abi_minor;
-    a->size = sizeof *a;
-    a->status_reason = real->status_reason;
-    a->status_reasonf = real->status_reasonf;
-    a->status_new = real->status_new;
-    a->status_free = real->status_free;
-    a->status_message = real->status_message;
-    a->status_reason_count = real->status_reason_count;
-    a->status_reason_at = real->status_reason_at;
-    a->intern = real->intern;
-    a->cycle_state_write = real->cycle_state_write;
-    a->cycle_state_read = real->cycle_state_read;
-    a->cycle_state_delete = real->cycle_state_delete;
-    a->cycle_state_clone = real->cycle_state_clone;
-    a->cycle_state_free = real->cycle_state_free;
-    a->nodeinfo_clone = real->nodeinfo_clone;
-    a->nodeinfo_free = real->nodeinfo_free;
-    a->nodeinfo_add_pod = real->nodeinfo_add_pod;
-    a->nodeinfo_remove_pod = real->nodeinfo_remove_pod;
-    a->log = api_log;
-    a->prefilter_result_add_node = api_pfr_add;
-    a->prefilter_result_set_none = api_pfr_none;
-    a->snapshot_num_nodes = api_snapshot_num_nodes;
-    a->snapshot_node_at = api_snapshot_node_at;
-    a->snapshot_nodes = api_snapshot_nodes;
-    a->snapshot_nodes_with_affinity = api_snapshot_nodes_aff;
-    a->snapshot_nodes_with_required_anti_affinity = api_snapshot_nodes_anti;
-    a->snapshot_get = api_snapshot_get;
-    a->image_num_nodes = api_image_num_nodes;
-    a->namespace_labels = api_namespace_labels;
-    a->owner_selectors = api_owner_selectors;
-    a->node_status_code = api_node_status_code;
-    a->waiting_pod_get = api_waiting_pod_get;
-    a->waiting_pod_pod = api_waiting_pod_pod;
-    a->waiting_pod_allow = api_waiting_pod_allow;
-    a->waiting_pod_reject = api_waiting_pod_reject;
-    a->waiting_pods_iterate = api_waiting_pods_iterate;
-    a->bind = api_bind;
-    a->delete_pod = api_delete_pod;
-    a->set_nominated_node = api_set_nominated_node;
-    a->event = api_event;
-    a->run_filters = api_run_filters;
-    a->run_prefilter_add_pod = api_run_add;
-    a->run_prefilter_remove_pod = api_run_remove;
-    a->nominated_pods = api_nominated_pods;
-    a->now_ms = api_now_ms;
+    mh->api = *ks_host_api();
+    mh->api.image_num_nodes = api_image_num_nodes;
+    mh->cache = ks_cache_new(ks_intern_global());
+    mh->snap = ks_snapshot_new();
+    mh->sync = calloc(1, sizeof *mh->sync);
+    mh->fw = fw = calloc(1, sizeof *fw);
+    if (mh->cache == NULL || mh->snap == NULL || mh->sync == NULL ||
+        fw == NULL)
+        oom();
+    fw->profile_name = malloc(sizeof "mock-host");
+    if (fw->profile_name == NULL)
+        oom();
+    memcpy(fw->profile_name, "mock-host", sizeof "mock-host");
+    fw->percentage_of_nodes_to_score = -1;
+    fw->parallelism = 1;
+    mh->env.snapshot = mh->snap;
+    mh->env.cache = mh->cache;
+    mh->env.ops = &fixture_ops;
+    mh->env.now_ms = env_now_ms;
+    mh->env.ud = mh;
+    ks_framework_set_env(fw, &mh->env);
+    ks_host_api_set_ops(&fixture_ops);
+    mh->handle = &fw_inst_new(mh, NULL, "mock-host", NULL)->handle;
     mh->nominated_node = mock_intern("");
+    mh->next_live = live_hosts;
+    live_hosts = mh;
+    mock_host_sync(mh);
     return mh;
 }
 
 void mock_host_free(mock_host_t *mh)
 {
+    mock_host_t **pp;
+    uint32_t i;
     if (mh == NULL)
         return;
+    for (pp = &live_hosts; *pp; pp = &(*pp)->next_live)
+        if (*pp == mh) {
+            *pp = mh->next_live;
+            break;
+        }
+    sync_forget_pods(mh);
+    ks_framework_free(mh->fw);
+    ks_snapshot_free(mh->snap);
+    ks_cache_free(mh->cache);
+    for (i = 0; i < mh->sync->n_nodes; i++)
+        free(mh->sync->nodes[i].yaml);
+    free(mh->sync->nodes);
+    free(mh->sync->pods);
+    free(mh->sync);
     free(mh->nodes);
-    free(mh->filtered);
     free(mh);
 }
 
@@ -659,6 +846,7 @@ void mock_host_set_nodes(mock_host_t *mh, ks_node_info_t *const *nodes,
     for (i = 0; i < n; i++)
         mh->nodes[i] = nodes[i];
     mh->n_nodes = n;
+    mock_host_sync(mh);
 }
 
 void mock_host_set_image_count(mock_host_t *mh, const char *image,
@@ -679,10 +867,69 @@ void mock_host_set_image_count(mock_host_t *mh, const char *image,
 void mock_host_set_namespace(mock_host_t *mh, const char *ns,
                              ks_labels_t labels)
 {
-    if (mh->n_namespaces == MOCK_MAX_ITEMS)
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ks_manifest_t m;
+    if (f == NULL)
+        oom();
+    fputs("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ", f);
+    yaml_str(f, ns);
+    fputs("\n  labels: ", f);
+    yaml_labels(f, &labels);
+    fputc('\n', f);
+    if (fclose(f) != 0)
+        oom();
+    read_manifest("namespace", text, &m);
+    free(text);
+    if (m.n_namespaces != 1 ||
+        ks_cache_add_namespace(mh->cache, m.namespaces[0]) != 0)
         abort();
-    mh->namespaces[mh->n_namespaces].ns = mock_intern(ns);
-    mh->namespaces[mh->n_namespaces++].labels = labels;
+    m.namespaces[0] = NULL;
+    ks_manifest_free(&m);
+    mock_host_sync(mh);
+}
+
+void mock_host_set_owner_service(mock_host_t *mh, const char *ns,
+                                 const ks_label_selector_t *sel)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+    ks_manifest_t m;
+    uint32_t i;
+    (void)ks_cache_remove_service(mh->cache, mock_intern(ns),
+                                  mock_intern("owner"));
+    if (sel != NULL) {
+        if ((f = open_memstream(&text, &len)) == NULL)
+            oom();
+        fputs("apiVersion: v1\nkind: Service\nmetadata:\n  name: owner\n"
+              "  namespace: ", f);
+        yaml_str(f, ns);
+        fputs("\nspec:\n  selector: {", f);
+        for (i = 0; i < sel->n; i++) {
+            if (sel->reqs[i].op != KS_OP_IN || sel->reqs[i].n_values != 1) {
+                fprintf(stderr, "mock_host_set_owner_service: a Service "
+                                "selects by key=value only\n");
+                abort();
+            }
+            fputs(i ? ", " : "", f);
+            yaml_str(f, sel->reqs[i].key);
+            fputs(": ", f);
+            yaml_str(f, sel->reqs[i].values[0]);
+        }
+        fputs("}\n", f);
+        if (fclose(f) != 0)
+            oom();
+        read_manifest("service", text, &m);
+        free(text);
+        if (m.n_services != 1 ||
+            ks_cache_add_service(mh->cache, m.services[0]) != 0)
+            abort();
+        m.services[0] = NULL;
+        ks_manifest_free(&m);
+    }
+    mock_host_sync(mh);
 }
 
 void mock_host_add_nominated(mock_host_t *mh, const char *node,
@@ -692,6 +939,7 @@ void mock_host_add_nominated(mock_host_t *mh, const char *node,
         abort();
     mh->nominated[mh->n_nominated].node = mock_intern(node);
     mh->nominated[mh->n_nominated++].pod = pod;
+    mh->env.n_nominated = mh->n_nominated;
 }
 
 struct ks_waiting_pod *mock_host_add_waiting(mock_host_t *mh,
@@ -704,14 +952,6 @@ struct ks_waiting_pod *mock_host_add_waiting(mock_host_t *mh,
     memset(wp, 0, sizeof *wp);
     wp->pod = pod;
     return wp;
-}
-
-void mock_host_add_filter(mock_host_t *mh, const ks_plugin_t *p, void *self)
-{
-    if (mh->n_filters == 16)
-        abort();
-    mh->filters[mh->n_filters] = p;
-    mh->filter_selves[mh->n_filters++] = self;
 }
 
 /* --- plugin loading ------------------------------------------------------- */
@@ -758,6 +998,8 @@ static int plugin_create(mock_host_t *mh, const ks_plugin_t *p,
                          char *err, size_t errlen)
 {
     const ks_args_t *args = NULL;
+    ks_plugin_inst_t *in;
+    int rc;
     *self = NULL;
     if (errlen)
         err[0] = '\0';
@@ -768,7 +1010,10 @@ static int plugin_create(mock_host_t *mh, const ks_plugin_t *p,
             return -1;
         }
     }
-    return p->create(&mh->api, mh, args, self, err, errlen);
+    in = fw_inst_new(mh, p, p->name, NULL);
+    rc = p->create(&mh->api, &in->handle, args, self, err, errlen);
+    in->self = *self;
+    return rc;
 }
 
 int mock_plugin_create(mock_host_t *mh, const ks_plugin_t *p,
@@ -977,7 +1222,8 @@ ks_code_t mock_prefilter_filter(mock_host_t *mh, const ks_plugin_t *p,
 {
     ks_cycle_state_t *cs = mock_cycle_state_new();
     ks_code_t c = KS_SUCCESS;
-    (void)mh;
+    if (mh != NULL)
+        mock_host_sync(mh);
     mock_status_reset(st);
     if (p->pre_filter) {
         ks_prefilter_result_t *r = mock_prefilter_result_new();
@@ -1001,9 +1247,10 @@ ks_code_t mock_score_nodes(mock_host_t *mh, const ks_plugin_t *p, void *self,
     ks_node_score_t *sc = calloc(n ? n : 1, sizeof *sc);
     ks_code_t c = KS_SUCCESS;
     uint32_t i;
-    (void)mh;
     if (sc == NULL)
         oom();
+    if (mh != NULL)
+        mock_host_sync(mh);
     mock_status_reset(st);
     if (p->pre_score)
         c = p->pre_score(self, cs, pod,
@@ -1399,6 +1646,7 @@ ks_node_t *mock_node_new(const char *name, int64_t cpu_milli, int64_t mem,
 void mock_node_add_label(ks_node_t *node, const char *key, const char *value)
 {
     labels_set(&node->labels, key, value);
+    sync_holders(NULL);
 }
 
 void mock_node_add_taint(ks_node_t *node, const char *key, const char *value,
@@ -1409,6 +1657,7 @@ void mock_node_add_taint(ks_node_t *node, const char *key, const char *value,
     ts[node->n_taints - 1].value = mock_intern(value ? value : "");
     ts[node->n_taints - 1].effect = effect;
     node->taints = ts;
+    sync_holders(NULL);
 }
 
 void mock_node_add_image(ks_node_t *node, const char *name,
@@ -1418,6 +1667,7 @@ void mock_node_add_image(ks_node_t *node, const char *name,
     is[node->n_images - 1].name = mock_intern(name);
     is[node->n_images - 1].size_bytes = size_bytes;
     node->images = is;
+    sync_holders(NULL);
 }
 
 /* NodeInfos made by the builders: the host's own (ks_ni_t, cluster/
@@ -1470,11 +1720,13 @@ ks_node_info_t *mock_nodeinfo_new(const ks_node_t *node)
 void mock_nodeinfo_add_pod(ks_node_info_t *ni, const ks_pod_t *pod)
 {
     ks_node_info_add_pod(ni, pod);
+    sync_holders(ni);
 }
 
 void mock_nodeinfo_remove_pod(ks_node_info_t *ni, const ks_pod_t *pod)
 {
     (void)ks_node_info_remove_pod(ni, pod); /* a pod not there: no change */
+    sync_holders(ni);
 }
 
 ks_node_info_t *mock_nodeinfo_clone(const ks_node_info_t *ni)

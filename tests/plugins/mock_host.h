@@ -1,9 +1,14 @@
 /*
- * A mock host for unit-testing plugins without the real framework, in the
- * spirit of collectd's plugin_mock.c: a complete ks_host_api_t whose
- * functions record what the plugin did, plus builders for pods, nodes and
- * NodeInfo, a loader for built plugin .so files and a small YAML-to-ks_args_t
- * parser for argument tests.
+ * The plugin tests' host fixture: plugins run against the real host. A
+ * fixture (mock_host_t) is a real framework (framework/framework.h) with
+ * its env, a real scheduler cache and snapshot (cluster/cache.h), and the
+ * host API table's own functions (framework/host_api.c); every plugin
+ * instance made through it gets a real `struct ks_handle {fw, inst}`. What
+ * the fixture adds is the scheduler around the framework: the env's
+ * operations (bind, delete, nominate, events, waiting and nominated pods)
+ * record what plugins asked, so tests can assert on it. Builders for pods,
+ * nodes and NodeInfo, a loader for built plugin .so files and a
+ * YAML-to-ks_args_t reader for argument tests come with it.
  *
  * Typical use (Check test):
  *
@@ -21,17 +26,26 @@
  *     mock_host_free(mh);
  *     mock_free_all();
  *
+ * The snapshot: mock_host_set_nodes names the NodeInfos the test built;
+ * the fixture puts a copy of each node (read back by the host's manifest
+ * reader) into its cache and assumes every pod of those NodeInfos on its
+ * node (the cache keeps the test's pod objects, so plugins see the very
+ * pods the test made), then updates the snapshot. A pod added to or
+ * removed from one of those NodeInfos (mock_nodeinfo_add_pod / _remove_pod)
+ * and a node changed through mock_node_* are synced at once; a field
+ * changed by hand is seen at the next sync (mock_host_sync, set_nodes, the
+ * runners). The snapshot's NodeInfos are the host's own, not the test's.
+ *
  * Ownership: every object made by a mock_*_new builder (pods, nodes, NodeInfo,
  * selectors, args trees) is allocated from one process-wide arena and lives
- * until mock_free_all(); nothing needs freeing one by one. Hosts, statuses,
- * cycle states, prefilter results and status maps have their own _free.
- * Strings are interned in a process-wide table (mock_intern) that lives until
- * exit, so pointers compare equal exactly when texts do, as types.h promises.
+ * until mock_free_all(); nothing needs freeing one by one. Free fixtures
+ * (mock_host_free) before mock_free_all. Fixtures, statuses, cycle states,
+ * prefilter results and status maps have their own _free. Strings are
+ * interned in the host's global table (mock_intern), so pointers compare
+ * equal exactly when texts do, as types.h promises.
  *
- * Threads: the builders and mock_host_* setters are for the test's main
- * thread. The API functions a plugin may call from Filter/Score (status
- * reasons on distinct statuses, intern, cycle_state_read, snapshot_*,
- * image_num_nodes, log) are safe from several threads at once.
+ * Threads: the test's main thread (the host API's loop-thread rules
+ * apply; Filter and Score calls may come from other threads).
  */
 #ifndef KS_TEST_MOCK_HOST_H
 #define KS_TEST_MOCK_HOST_H
@@ -41,6 +55,7 @@
 
 #include <ksched/plugin.h>
 
+#include "framework/framework.h"
 #include "framework/status.h"
 
 /* --- statuses ------------------------------------------------------------ */
@@ -70,17 +85,19 @@ void mock_cycle_state_free(ks_cycle_state_t *cs);
 /* Number of keys stored. */
 uint32_t mock_cycle_state_count(const ks_cycle_state_t *cs);
 
-struct ks_prefilter_result {
-    int is_set;         /* a set was reported (add_node or set_none called) */
-    const char **names; /* n interned names, in the order added */
-    uint32_t n;
-};
+/* The host's PreFilter result (framework.h struct ks_prefilter_result),
+ * empty and unrestricted (all = 1) as the runtime hands it to a plugin. */
 ks_prefilter_result_t *mock_prefilter_result_new(void);
 void mock_prefilter_result_free(ks_prefilter_result_t *r);
+/* 1 once the plugin restricted the node set (add_node or set_none). */
+int mock_prefilter_result_is_set(const ks_prefilter_result_t *r);
 int mock_prefilter_result_has(const ks_prefilter_result_t *r,
                               const char *node_name);
 
-/* Per-node Filter codes for PostFilter; absent nodes read as KS_SUCCESS. */
+/* The host's node-status map (framework.h struct ks_node_status_map):
+ * per-node Filter codes for PostFilter, indexed like the snapshot of the
+ * newest live fixture; absent nodes read as KS_SUCCESS. Codes set for a
+ * node the snapshot does not have yet apply once it does. */
 ks_node_status_map_t *mock_node_status_map_new(void);
 void mock_node_status_map_set(ks_node_status_map_t *m, const char *node_name,
                               ks_code_t code);
@@ -90,7 +107,8 @@ void mock_node_status_map_free(ks_node_status_map_t *m);
 
 #define MOCK_MAX_ITEMS 64
 
-/* A waiting pod at Permit; allow/reject calls are recorded. */
+/* A waiting pod at Permit, as the fixture's scheduler operations keep it;
+ * allow/reject calls are recorded. */
 struct ks_waiting_pod {
     const ks_pod_t *pod;
     int allowed;  /* number of waiting_pod_allow calls */
@@ -99,47 +117,38 @@ struct ks_waiting_pod {
     char reject_message[256];
 };
 
-/*
- * The mock host is also the plugin's ks_handle_t: pass `mh` wherever a
- * handle is wanted (mock_plugin_create does). Fields are public: tests set
- * the inputs and read the recordings directly.
- */
-typedef struct ks_handle mock_host_t;
-struct ks_handle {
-    ks_host_api_t api; /* handed to create() */
+typedef struct mock_host mock_host_t;
+struct mock_host {
+    /* A copy of the host's API table (ks_host_api()), handed to create():
+     * a test may clear a member to stand in for an older host, or wrap
+     * one to count calls. */
+    ks_host_api_t api;
+    /* A handle of the fixture's framework for calling `api` directly. */
+    ks_handle_t *handle;
+    /* The real parts: framework (its env is `env`), cache and snapshot. */
+    ks_framework_t *fw;
+    ks_fw_env_t env;
+    ks_cache_t *cache;
+    ks_snapshot_t *snap;
 
     /* Inputs ---------------------------------------------------------- */
-    /* The snapshot (set with mock_host_set_nodes). */
+    /* The test's NodeInfos the snapshot mirrors (mock_host_set_nodes). */
     const ks_node_info_t **nodes;
     uint32_t n_nodes;
-    /* Scratch for snapshot_nodes_with_(required_anti_)affinity, filled from
-     * `nodes` on each call. */
-    const ks_node_info_t **filtered;
-    /* image_num_nodes: a name in this table returns its count; any other
-     * name is counted over the snapshot's nodes. */
+    /* image_num_nodes: a name in this table returns its count (a stand-in
+     * for nodes the test did not build); any other name is the
+     * snapshot's own count. */
     struct { const char *name; uint32_t count; } image_counts[MOCK_MAX_ITEMS];
     uint32_t n_image_counts;
-    /* namespace_labels. */
-    struct { const char *ns; ks_labels_t labels; } namespaces[MOCK_MAX_ITEMS];
-    uint32_t n_namespaces;
-    /* owner_selectors: returned for every pod. */
-    const ks_label_selector_t *owner_selectors[MOCK_MAX_ITEMS];
-    uint32_t n_owner_selectors;
     /* nominated_pods: (node, pod) pairs. */
     struct { const char *node; const ks_pod_t *pod; } nominated[MOCK_MAX_ITEMS];
     uint32_t n_nominated;
     /* Waiting pods (waiting_pod_get looks them up by uid). */
     struct ks_waiting_pod waiting[MOCK_MAX_ITEMS];
     uint32_t n_waiting;
-    /* Filter plugins run by api.run_filters / run_prefilter_add_pod /
-     * run_prefilter_remove_pod, in order (set with mock_host_add_filter). */
-    const ks_plugin_t *filters[16];
-    void *filter_selves[16];
-    uint32_t n_filters;
-    int bind_rc;       /* what api.bind returns (default 0) */
-    int delete_rc;     /* what api.delete_pod returns (default 0) */
-    int64_t now_ms;    /* what api.now_ms returns */
-    int log_to_stderr; /* echo api.log lines (default: off) */
+    int bind_rc;    /* what the bind operation returns (default 0) */
+    int delete_rc;  /* what the delete operation returns (default 0) */
+    int64_t now_ms; /* the env's clock */
 
     /* Recordings ------------------------------------------------------- */
     uint32_t n_binds;
@@ -154,26 +163,39 @@ struct ks_handle {
     char last_event_type[64];
     char last_event_reason[128];
     char last_event_message[512];
-    uint32_t n_logs;
-    ks_log_level_t last_log_level;
-    char last_log[512];
+
+    /* Private bookkeeping of the sync. */
+    struct mock_sync *sync;
+    mock_host_t *next_live;
 };
 
 mock_host_t *mock_host_new(void);
 void mock_host_free(mock_host_t *mh);
-/* Replace the snapshot with `n` NodeInfos (the array is copied, the NodeInfos
- * are not: keep them alive). */
+/* The snapshot mirrors these `n` NodeInfos (the array is copied, the
+ * NodeInfos are not: keep them alive). */
 void mock_host_set_nodes(mock_host_t *mh, ks_node_info_t *const *nodes,
                          uint32_t n);
+/* Bring the cache and snapshot up to date with the NodeInfos (after
+ * changing a node's or pod's fields by hand). */
+void mock_host_sync(mock_host_t *mh);
 void mock_host_set_image_count(mock_host_t *mh, const char *image,
                                uint32_t count);
+/* A Namespace with these labels in the cache (replaces one of that name). */
 void mock_host_set_namespace(mock_host_t *mh, const char *ns,
                              ks_labels_t labels);
+/* A Service "owner" in `ns` whose selector is `sel` (only In requirements
+ * with one value, as a Service's map selector), replacing the previous
+ * one; NULL removes it. The cache's owner_selectors answer from it. */
+void mock_host_set_owner_service(mock_host_t *mh, const char *ns,
+                                 const ks_label_selector_t *sel);
 void mock_host_add_nominated(mock_host_t *mh, const char *node,
                              const ks_pod_t *pod);
 struct ks_waiting_pod *mock_host_add_waiting(mock_host_t *mh,
                                              const ks_pod_t *pod);
-/* Register a created plugin instance for api.run_filters. */
+/* Put a plugin instance (one made by mock_plugin_create, or a test's own
+ * descriptor with its self) in the framework's Filter list, and in its
+ * PreFilter list when it has pre_filter: the host's run_filters and
+ * run_prefilter_add_pod / _remove_pod run it. */
 void mock_host_add_filter(mock_host_t *mh, const ks_plugin_t *p, void *self);
 
 /* --- interning and the arena --------------------------------------------- */
@@ -195,7 +217,9 @@ const ks_plugin_t *mock_plugin_load(const char *name);
 /* The path mock_plugin_load would open (static per-thread buffer). */
 const char *mock_plugin_path(const char *name);
 /* Parse `args_yaml` (NULL: no args, as the host passes for a plugin
- * without pluginConfig) with mock_args_parse and call create.
+ * without pluginConfig) with mock_args_parse and call create with mh->api
+ * and the handle of a new instance of the fixture's framework (which
+ * lives until mock_host_free; the test destroys `self`).
  * Returns create's result; a YAML syntax error returns -1 with the message in
  * err. */
 int mock_plugin_create(mock_host_t *mh, const ks_plugin_t *p,

@@ -1,4 +1,5 @@
-/* Tests of the mock host itself, so plugin tests can trust it. */
+/* Tests of the plugin tests' host fixture itself, so plugin tests can
+ * trust it. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,7 @@ START_TEST(cycle_state_clone_and_free)
     *v = 7;
     n_freed = 0;
     mh->api.cycle_state_write(cs, "k", v, dup_int, count_free);
-    c = mh->api.cycle_state_clone(mh, cs);
+    c = mh->api.cycle_state_clone(mh->handle, cs);
     w = mh->api.cycle_state_read(c, "k");
     ck_assert_ptr_ne(w, v);
     ck_assert_int_eq(*w, 7);
@@ -69,7 +70,7 @@ START_TEST(cycle_state_clone_and_free)
     *v = 8;
     mh->api.cycle_state_write(cs, "k", v, dup_int, count_free);
     ck_assert_int_eq(n_freed, 1);
-    mh->api.cycle_state_free(mh, c);
+    mh->api.cycle_state_free(mh->handle, c);
     ck_assert_int_eq(n_freed, 2);
     mh->api.cycle_state_delete(cs, "k");
     ck_assert_int_eq(n_freed, 3);
@@ -130,11 +131,107 @@ START_TEST(status_and_snapshot)
     ck_assert_uint_eq(st->n_reasons, 2);
     ck_assert(mock_status_has(st, "b 2"));
     ck_assert_str_eq(mock_status_text(st), "a; b 2");
-    ck_assert_uint_eq(mh->api.snapshot_num_nodes(mh), 2);
-    ck_assert_ptr_eq(mh->api.snapshot_get(mh, "n2"), nis[1]);
-    ck_assert_uint_eq(mh->api.image_num_nodes(mh, "nginx:1.0"), 1);
+    ck_assert_uint_eq(mh->api.snapshot_num_nodes(mh->handle), 2);
+    /* The snapshot's NodeInfos are the host's copies of the test's. */
+    ck_assert_ptr_eq(mh->api.snapshot_get(mh->handle, "n2")->node->name,
+                     nis[1]->node->name);
+    ck_assert_uint_eq(mh->api.image_num_nodes(mh->handle, "nginx:1.0"), 1);
     mock_host_set_image_count(mh, "nginx:1.0", 5);
-    ck_assert_uint_eq(mh->api.image_num_nodes(mh, "nginx:1.0"), 5);
+    ck_assert_uint_eq(mh->api.image_num_nodes(mh->handle, "nginx:1.0"), 5);
+    mock_status_free(st);
+    mock_host_free(mh);
+    mock_free_all();
+}
+END_TEST
+
+
+/* The snapshot is the host's, kept in step with the test's NodeInfos: a
+ * pod added after set_nodes is on the snapshot's node (the very object),
+ * its affinity puts the node in the host's affinity list, and a removed
+ * node leaves. */
+START_TEST(snapshot_follows_nodeinfos)
+{
+    mock_host_t *mh = mock_host_new();
+    ks_node_t *n1 = mock_node_new("n1", 1000, 1000, 10);
+    ks_node_t *n2 = mock_node_new("n2", 1000, 1000, 10);
+    ks_node_info_t *nis[2];
+    ks_pod_t *p = mock_pod_new("default", "p", 100, 0);
+    ks_requirement_t r = mock_req("app", KS_OP_IN, "web");
+    const ks_node_info_t *got;
+    uint32_t n;
+    nis[0] = mock_nodeinfo_new(n1);
+    nis[1] = mock_nodeinfo_new(n2);
+    mock_host_set_nodes(mh, nis, 2);
+    mock_pod_add_affinity_term(p, 0, 0, mock_selector_new(&r, 1),
+                               "kubernetes.io/hostname", "", NULL);
+    mock_pod_set_node(p, "n2");
+    mock_nodeinfo_add_pod(nis[1], p);
+    got = mh->api.snapshot_get(mh->handle, "n2");
+    ck_assert_ptr_ne(got, nis[1]);
+    ck_assert_uint_eq(got->n_pods, 1);
+    ck_assert_ptr_eq(got->pods[0], p);
+    ck_assert_int_eq(got->requested.milli_cpu, 100);
+    ck_assert_ptr_eq(mh->api.snapshot_nodes_with_affinity(mh->handle, &n)[0],
+                     got);
+    ck_assert_uint_eq(n, 1);
+    /* A label set by hand reaches the host's copy at the next sync. */
+    mock_node_add_label(n1, "zone", "a");
+    ck_assert_uint_eq(mh->api.snapshot_get(mh->handle, "n1")->node->labels.n,
+                      1);
+    mock_nodeinfo_remove_pod(nis[1], p);
+    ck_assert_uint_eq(mh->api.snapshot_get(mh->handle, "n2")->n_pods, 0);
+    mock_host_set_nodes(mh, nis, 1);
+    ck_assert_uint_eq(mh->api.snapshot_num_nodes(mh->handle), 1);
+    ck_assert_ptr_null(mh->api.snapshot_get(mh->handle, "n2"));
+    mock_host_free(mh);
+    /* The test's pod is its own again. */
+    ck_assert_str_eq(p->node_name, "n2");
+    mock_free_all();
+}
+END_TEST
+
+static ks_code_t deny_filter(void *self, ks_cycle_state_t *cs,
+                             const ks_pod_t *pod, const ks_node_info_t *ni,
+                             ks_status_t *st)
+{
+    (void)self, (void)cs, (void)pod;
+    ks_host_api()->status_reasonf(st, "no to %s", ni->node->name);
+    return KS_UNSCHEDULABLE;
+}
+
+/* run_filters is the host's: every Filter plugin of the framework runs
+ * (v1.24's run-all), the reasons are merged, the worst code wins; the
+ * scheduler operations are recorded. */
+START_TEST(framework_filters_and_operations)
+{
+    static const ks_plugin_t deny = {.magic = KS_PLUGIN_MAGIC,
+                                     .abi_major = KS_ABI_MAJOR,
+                                     .abi_minor = KS_ABI_MINOR,
+                                     .size = sizeof(ks_plugin_t),
+                                     .name = "Deny",
+                                     .version = "test",
+                                     .filter = deny_filter};
+    mock_host_t *mh = mock_host_new();
+    ks_status_t *st = mock_status_new();
+    ks_cycle_state_t *cs = mock_cycle_state_new();
+    ks_node_info_t *ni = mock_nodeinfo_new(mock_node_new("n1", 1, 1, 1));
+    ks_pod_t *p = mock_pod_new("default", "p", 100, 0);
+    ck_assert_int_eq(mh->api.run_filters(mh->handle, cs, p, ni, st),
+                     KS_SUCCESS);
+    mock_host_add_filter(mh, &deny, NULL);
+    mock_host_add_filter(mh, &deny, (void *)1);
+    ck_assert_int_eq(mh->api.run_filters(mh->handle, cs, p, ni, st),
+                     KS_UNSCHEDULABLE);
+    /* Each plugin's reasons, merged as upstream's PluginToStatus.Merge. */
+    ck_assert_str_eq(mock_status_text(st), "no to n1; no to n1");
+    ck_assert_int_eq(mh->api.bind(mh->handle, p, "n1"), 0);
+    ck_assert_ptr_eq(mh->bound_pod, p);
+    ck_assert_ptr_eq(mh->bound_node, mock_intern("n1"));
+    mh->now_ms = 42;
+    ck_assert_int_eq(mh->api.now_ms(mh->handle), 42);
+    mock_host_add_nominated(mh, "n1", p);
+    ck_assert_uint_eq(mh->env.n_nominated, 1);
+    mock_cycle_state_free(cs);
     mock_status_free(st);
     mock_host_free(mh);
     mock_free_all();
@@ -152,6 +249,8 @@ int main(void)
     tcase_add_test(tc, cycle_state_clone_and_free);
     tcase_add_test(tc, pod_requests_and_nodeinfo);
     tcase_add_test(tc, status_and_snapshot);
+    tcase_add_test(tc, snapshot_follows_nodeinfos);
+    tcase_add_test(tc, framework_filters_and_operations);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

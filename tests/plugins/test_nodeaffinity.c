@@ -167,14 +167,14 @@ START_TEST(prefilter_result_node_names)
     /* No selector, no required affinity: nothing to filter (Skip). */
     r = run_prefilter(mh, p, self, mock_pod_new("default", "plain", 0, 0),
                       KS_SKIP);
-    ck_assert_int_eq(r->is_set, 0);
+    ck_assert_int_eq(mock_prefilter_result_is_set(r), 0);
     mock_prefilter_result_free(r);
     /* Union over terms of each term's intersection. */
     t[0] = mock_term(NULL, 0, &ab, 1);
     t[1] = mock_term(NULL, 0, bc, 2);
     r = run_prefilter(mh, p, self, required_pod("names", t, 2),
                       KS_SUCCESS);
-    ck_assert_int_eq(r->is_set, 1);
+    ck_assert_int_eq(mock_prefilter_result_is_set(r), 1);
     ck_assert_uint_eq(r->n, 3);
     ck_assert(mock_prefilter_result_has(r, "a"));
     ck_assert(mock_prefilter_result_has(r, "b"));
@@ -185,14 +185,14 @@ START_TEST(prefilter_result_node_names)
     t[1] = mock_term(&label, 1, NULL, 0);
     r = run_prefilter(mh, p, self, required_pod("mixed", t, 2),
                       KS_SUCCESS);
-    ck_assert_int_eq(r->is_set, 0);
+    ck_assert_int_eq(mock_prefilter_result_is_set(r), 0);
     mock_prefilter_result_free(r);
     /* Disjoint names within one term: an empty set. */
     bc[1] = x;
     t[0] = mock_term(NULL, 0, bc, 2);
     r = run_prefilter(mh, p, self, required_pod("disjoint", t, 1),
                       KS_SUCCESS);
-    ck_assert_int_eq(r->is_set, 1);
+    ck_assert_int_eq(mock_prefilter_result_is_set(r), 1);
     ck_assert_uint_eq(r->n, 0);
     mock_prefilter_result_free(r);
     p->destroy(self);

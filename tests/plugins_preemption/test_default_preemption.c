@@ -1,6 +1,6 @@
 /*
- * DefaultPreemption, loaded from its built .so and driven through the mock
- * host with a resource-only Filter (preemption_mock.h). Every expected value
+ * DefaultPreemption, loaded from its built .so and driven through the host
+ * fixture with a resource-only Filter plugin (preemption_mock.h). Every expected value
  * below was worked out by hand from kube-scheduler v1.24.1's rules; the
  * comment above each test shows the arithmetic.
  */
@@ -605,13 +605,17 @@ START_TEST(prefilter_extension_error)
     run_on(n1, "low", 10, 4000, MAY1);
     pm.fail_remove = 1;
     ck_assert_int_eq(preempt(new_pod("p", 100, 1000), &nom), KS_ERROR);
-    assert_message("preemption: injected remove failure");
+    /* The framework names the extension and plugin as upstream's
+     * RunPreFilterExtensionRemovePod does. */
+    assert_message("preemption: running RemovePod on PreFilter plugin "
+                   "\"PreemptionFit\": injected remove failure");
 
     /* An error with two reasons reads as both, joined with ", ". */
     pm.fail_remove = 2;
     ck_assert_int_eq(preempt(new_pod("q", 100, 1000), &nom), KS_ERROR);
-    assert_message("preemption: injected remove failure, second injected "
-                   "reason");
+    assert_message("preemption: running RemovePod on PreFilter plugin "
+                   "\"PreemptionFit\": injected remove failure, second "
+                   "injected reason");
 }
 END_TEST
 

@@ -390,7 +390,7 @@ START_TEST(test_add_remove_incoming_anti)
     ck_assert_str_eq(topo_feasible(&c, &v), "n2");
 
     /* preemption works on a copy: removing web-a there frees n1 */
-    copy = mh->api.cycle_state_clone(mh, cs);
+    copy = mh->api.cycle_state_clone(mh->handle, cs);
     ck_assert_ptr_nonnull(copy);
     ck_assert_int_eq(remove_pod(copy, p, web_a, c.nodes[0]), KS_SUCCESS);
     topo_filter_with(mh, pl, self, copy, p, &c, &v);
@@ -405,7 +405,7 @@ START_TEST(test_add_remove_incoming_anti)
     topo_filter_with(mh, pl, self, copy, p, &c, &v);
     ck_assert_str_eq(topo_feasible(&c, &v), "n1");
     check_node(&c, &v, "n2", KS_UNSCHEDULABLE, R_ANTI);
-    mh->api.cycle_state_free(mh, copy);
+    mh->api.cycle_state_free(mh->handle, copy);
     mock_cycle_state_free(cs);
 }
 END_TEST

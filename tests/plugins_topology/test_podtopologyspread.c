@@ -69,10 +69,11 @@ static void check_filter(const ks_pod_t *pod, const topo_cluster_t *c,
     mock_cycle_state_free(cs);
 }
 
+/* The pods' owner: a Service in "default" selecting by `sel` (NULL: none),
+ * whose selector the host's cache hands the plugin. */
 static void set_owner(const ks_label_selector_t *sel)
 {
-    mh->owner_selectors[0] = sel;
-    mh->n_owner_selectors = sel ? 1 : 0;
+    mock_host_set_owner_service(mh, "default", sel);
 }
 
 /* --- descriptor ---------------------------------------------------------- */
@@ -297,7 +298,7 @@ START_TEST(test_add_remove)
     cs = topo_filter_all(mh, pl, self, pod, &c, &v);
     ck_assert_str_eq(topo_feasible(&c, &v), "s-c1");
 
-    copy = mh->api.cycle_state_clone(mh, cs);
+    copy = mh->api.cycle_state_clone(mh->handle, cs);
     ck_assert_ptr_nonnull(copy);
     /* a nominated spread pod on s-c1: (2,1,1), minimum 1 */
     nominated = topo_pod("default", "nominated", "spread");
@@ -319,7 +320,7 @@ START_TEST(test_add_remove)
     /* the original state is untouched */
     topo_filter_with(mh, pl, self, cs, pod, &c, &v);
     ck_assert_str_eq(topo_feasible(&c, &v), "s-c1");
-    mh->api.cycle_state_free(mh, copy);
+    mh->api.cycle_state_free(mh->handle, copy);
     mock_cycle_state_free(cs);
 }
 END_TEST
