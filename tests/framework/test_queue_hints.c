@@ -1,0 +1,259 @@
+/*
+ * QueueingHints through the scheduler's queue (upstream v1.36's
+ * isPodWorthRequeuing with the in-tree plugins' hints): for each case, a
+ * pod rejected by one plugin must stay in the unschedulable pool on an
+ * event that cannot help it and must move on one that can. Expectations
+ * are worked out by hand from the plugins' rules (see each test).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/intern.h"
+#include "framework/queue.h"
+#include "framework/scheduler.h"
+#include "fw_testlib.h"
+
+#define NODE(name, extra)                                                      \
+    "---\napiVersion: v1\nkind: Node\nmetadata: {name: " name "}\n" extra      \
+    "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
+
+static tl_world_t W;
+static ks_generation_t *G;
+static ks_scheduler_t *S;
+static int64_t now_ms;
+static char hints_seen[4096];
+
+static int64_t fake_clock(void *ud)
+{
+    (void)ud;
+    return now_ms;
+}
+
+static void on_hint(void *ud, const char *plugin, const char *event,
+                    const char *hint, double seconds)
+{
+    size_t l = strlen(hints_seen);
+    (void)ud;
+    ck_assert(seconds >= 0);
+    snprintf(hints_seen + l, sizeof hints_seen - l, "%s/%s/%s;", plugin,
+             event, hint);
+}
+
+/* The default profile over `cluster`; `pod` is queued, tried once and
+ * must land in the unschedulable pool. */
+static void start(const char *cluster, const char *pod)
+{
+    ks_sched_opts_t so;
+    memset(&so, 0, sizeof so);
+    so.deterministic = 1;
+    so.obs.queueing_hint = on_hint;
+    hints_seen[0] = '\0';
+    G = tl_generation(NULL);
+    tl_world_init(&W, cluster);
+    S = ks_scheduler_new(G, W.cache, &so);
+    now_ms = 1000;
+    ks_scheduler_set_clock(S, fake_clock, NULL);
+    ck_assert_int_eq(ks_scheduler_add_pod(S, tl_world_take_pod(&W, pod)), 0);
+    ck_assert_int_eq(ks_scheduler_step(S), 1);
+    ck_assert_uint_eq(ks_scheduler_pending(S, KS_Q_UNSCHED), 1);
+    now_ms += 60000; /* past any backoff: a moved pod goes to activeQ */
+}
+
+static void teardown(void)
+{
+    ks_scheduler_free(S);
+    ks_generation_unref(G);
+    tl_world_free(&W);
+    S = NULL;
+    G = NULL;
+}
+
+static size_t in_pool(void)
+{
+    return ks_scheduler_pending(S, KS_Q_UNSCHED);
+}
+
+static void event(uint32_t res, uint32_t act, const void *old_obj,
+                  const void *new_obj)
+{
+    ks_cluster_event_t ev = {res, act};
+    ks_scheduler_on_cluster_event(S, ev, old_obj, new_obj);
+}
+
+static ks_node_t node_with_cpu(const char *name, int64_t milli)
+{
+    ks_node_t n;
+    memset(&n, 0, sizeof n);
+    n.name = ks_intern_str(ks_intern_global(), name);
+    n.allocatable.milli_cpu = milli;
+    n.allocatable.memory = 8ll << 30;
+    n.allocatable.allowed_pods = 110;
+    return n;
+}
+
+#define BIG_CLUSTER                                                            \
+    NODE("n1", "")                                                             \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: "       \
+    "default}\nspec: {containers: [{name: c, image: x, resources: "           \
+    "{requests: {cpu: '6'}}}]}\n"
+
+/* NodeResourcesFit rejected a 6-cpu pod on a 4-cpu node. A node added
+ * with 2 cpus cannot hold it (QueueSkip); a node label change is not an
+ * event Fit registered (its hint is not even asked); a node added with
+ * 8 cpus can (Queue). */
+START_TEST(test_fit_node_add)
+{
+    ks_node_t small = node_with_cpu("n2", 2000), large = node_with_cpu("n3", 8000);
+    ks_node_t n1 = node_with_cpu("n1", 4000), n1b = n1;
+    start(BIG_CLUSTER, "big");
+    event(KS_RES_NODE, KS_ACT_ADD, NULL, &small);
+    ck_assert_uint_eq(in_pool(), 1);
+    ck_assert_str_eq(hints_seen, "NodeResourcesFit/NodeAdd/QueueSkip;");
+    event(KS_RES_NODE, KS_ACT_UPDATE | KS_ACT_UPDATE_NODE_LABEL, &n1, &n1b);
+    ck_assert_uint_eq(in_pool(), 1);
+    ck_assert_str_eq(hints_seen, "NodeResourcesFit/NodeAdd/QueueSkip;");
+    event(KS_RES_NODE, KS_ACT_ADD, NULL, &large);
+    ck_assert_uint_eq(in_pool(), 0);
+    ck_assert_uint_eq(ks_scheduler_pending(S, KS_Q_ACTIVE), 1);
+    ck_assert_str_eq(hints_seen, "NodeResourcesFit/NodeAdd/QueueSkip;"
+                                 "NodeResourcesFit/NodeAdd/Queue;");
+}
+END_TEST
+
+/* Allocatable growth: n1 from 4 to 5 cpus still cannot hold 6 (skip);
+ * from 4 to 8 can (queue). */
+START_TEST(test_fit_allocatable_growth)
+{
+    ks_node_t n1 = node_with_cpu("n1", 4000), n5 = node_with_cpu("n1", 5000),
+              n8 = node_with_cpu("n1", 8000);
+    start(BIG_CLUSTER, "big");
+    event(KS_RES_NODE, KS_ACT_UPDATE | KS_ACT_UPDATE_NODE_ALLOCATABLE, &n1,
+          &n5);
+    ck_assert_uint_eq(in_pool(), 1);
+    event(KS_RES_NODE, KS_ACT_UPDATE | KS_ACT_UPDATE_NODE_ALLOCATABLE, &n5,
+          &n8);
+    ck_assert_uint_eq(in_pool(), 0);
+}
+END_TEST
+
+/* Pod deletion: an unassigned pod's deletion frees nothing (skip); an
+ * assigned pod's does (queue). */
+START_TEST(test_fit_pod_delete)
+{
+    ks_pod_t gone;
+    memset(&gone, 0, sizeof gone);
+    gone.ns = gone.name = gone.uid = ks_intern_str(ks_intern_global(), "x");
+    gone.node_name = ks_intern_empty(ks_intern_global());
+    start(BIG_CLUSTER, "big");
+    event(KS_RES_POD, KS_ACT_DELETE, &gone, NULL);
+    ck_assert_uint_eq(in_pool(), 1);
+    gone.node_name = ks_intern_str(ks_intern_global(), "n1");
+    event(KS_RES_POD, KS_ACT_DELETE, &gone, NULL);
+    ck_assert_uint_eq(in_pool(), 0);
+}
+END_TEST
+
+/* Callers without objects keep the 1.0 behaviour: any registered event
+ * moves the pod, the hint unasked; the wildcard moves it too. */
+START_TEST(test_no_objects_and_wildcard)
+{
+    ks_cluster_event_t add = {KS_RES_NODE, KS_ACT_ADD};
+    ks_cluster_event_t all = {KS_RES_ALL, KS_ACT_ALL};
+    ks_cluster_event_t lbl = {KS_RES_NODE, KS_ACT_UPDATE_NODE_LABEL};
+    start(BIG_CLUSTER, "big");
+    ks_scheduler_on_event(S, lbl);
+    ck_assert_uint_eq(in_pool(), 1);
+    ks_scheduler_on_event(S, add);
+    ck_assert_uint_eq(in_pool(), 0);
+    ck_assert_str_eq(hints_seen, "");
+    teardown();
+    start(BIG_CLUSTER, "big");
+    ks_scheduler_on_event(S, all);
+    ck_assert_uint_eq(in_pool(), 0);
+}
+END_TEST
+
+#define TAINT_CLUSTER                                                          \
+    NODE("n1", "spec: {taints: [{key: dedicated, value: gpu, effect: "        \
+               "NoSchedule}]}\n")                                              \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: "         \
+    "default}\nspec: {containers: [{name: c, image: x}]}\n"
+
+/* TaintToleration rejected p on n1 (dedicated=gpu:NoSchedule). A taint
+ * update that keeps an untolerated taint (now dedicated=tpu) is skipped;
+ * one that removes every taint queues. */
+START_TEST(test_taint_removed)
+{
+    ks_intern_t *in = ks_intern_global();
+    ks_taint_t t1 = {ks_intern_str(in, "dedicated"), ks_intern_str(in, "gpu"),
+                     KS_EFFECT_NO_SCHEDULE};
+    ks_taint_t t2 = {ks_intern_str(in, "dedicated"), ks_intern_str(in, "tpu"),
+                     KS_EFFECT_NO_SCHEDULE};
+    ks_node_t a = node_with_cpu("n1", 4000), b = a, c = a;
+    a.taints = &t1;
+    a.n_taints = 1;
+    b.taints = &t2;
+    b.n_taints = 1;
+    start(TAINT_CLUSTER, "p");
+    event(KS_RES_NODE, KS_ACT_UPDATE | KS_ACT_UPDATE_NODE_TAINT, &a, &b);
+    ck_assert_uint_eq(in_pool(), 1);
+    ck_assert_str_eq(hints_seen, "TaintToleration/NodeTaintChange/QueueSkip;");
+    event(KS_RES_NODE, KS_ACT_UPDATE | KS_ACT_UPDATE_NODE_TAINT, &b, &c);
+    ck_assert_uint_eq(in_pool(), 0);
+}
+END_TEST
+
+#define SELECTOR_CLUSTER                                                       \
+    NODE("n1", "")                                                             \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: "         \
+    "default}\nspec: {nodeSelector: {disk: ssd}, containers: [{name: c, "     \
+    "image: x}]}\n"
+
+/* NodeAffinity rejected p (nodeSelector disk=ssd). A label change to
+ * disk=hdd does not match (skip); to disk=ssd matches (queue). An
+ * allocatable change is no NodeAffinity event. */
+START_TEST(test_node_affinity_label)
+{
+    ks_intern_t *in = ks_intern_global();
+    ks_label_t hdd = {ks_intern_str(in, "disk"), ks_intern_str(in, "hdd")};
+    ks_label_t ssd = {ks_intern_str(in, "disk"), ks_intern_str(in, "ssd")};
+    ks_node_t a = node_with_cpu("n1", 4000), b = a, c = a;
+    b.labels.items = &hdd;
+    b.labels.n = 1;
+    c.labels.items = &ssd;
+    c.labels.n = 1;
+    start(SELECTOR_CLUSTER, "p");
+    event(KS_RES_NODE, KS_ACT_UPDATE | KS_ACT_UPDATE_NODE_ALLOCATABLE, &a, &c);
+    ck_assert_uint_eq(in_pool(), 1);
+    event(KS_RES_NODE, KS_ACT_UPDATE | KS_ACT_UPDATE_NODE_LABEL, &a, &b);
+    ck_assert_uint_eq(in_pool(), 1);
+    event(KS_RES_NODE, KS_ACT_UPDATE | KS_ACT_UPDATE_NODE_LABEL, &b, &c);
+    ck_assert_uint_eq(in_pool(), 0);
+    ck_assert_str_eq(hints_seen, "NodeAffinity/NodeLabelChange/QueueSkip;"
+                                 "NodeAffinity/NodeLabelChange/Queue;");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("queue-hints");
+    TCase *tc = tcase_create("hints");
+    SRunner *sr;
+    int failed;
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_fit_node_add);
+    tcase_add_test(tc, test_fit_allocatable_growth);
+    tcase_add_test(tc, test_fit_pod_delete);
+    tcase_add_test(tc, test_no_objects_and_wildcard);
+    tcase_add_test(tc, test_taint_removed);
+    tcase_add_test(tc, test_node_affinity_label);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
