@@ -185,6 +185,19 @@ static void obs_extender(void *ud, const char *url_prefix, const char *verb,
     ks_metric_observe(srv->m_ext_latency, seconds, url_prefix, verb);
 }
 
+static void obs_hint(void *ud, const char *plugin, const char *event,
+                     const char *hint, double seconds)
+{
+    ks_server_t *srv = ud;
+    ks_metric_observe(srv->m_hint_dur, seconds, plugin, event, hint);
+}
+
+static void obs_event(void *ud, const char *event, double seconds)
+{
+    ks_server_t *srv = ud;
+    ks_metric_observe(srv->m_event_dur, seconds, event);
+}
+
 static void obs_permit(void *ud, const ks_pod_t *pod, int allowed,
                        double seconds)
 {
@@ -210,6 +223,9 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
     static const char *const l_plugin_only[] = {"plugin", NULL};
     static const char *const l_ext[] = {"extender", "verb", "result", NULL};
     static const char *const l_ext_verb[] = {"extender", "verb", NULL};
+    static const char *const l_hint[] = {"plugin", "event", "hint", NULL};
+    static const char *const l_event[] = {"event", NULL};
+    double b_hint[12], b_event[12];
     double b_ext[15];
     double b_attempt[15], b_ep[12], b_plugin[20], b_permit[15];
     ks_metrics_t *r = ks_metrics_new();
@@ -261,6 +277,19 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
         "Seconds from the start of a scheduler extender call to its answer "
         "(or its failure), by extender and verb.",
         l_ext_verb, b_ext, 15);
+    /* upstream's buckets: 1us * 2^k for hints, 0.1ms * 2^k for events */
+    ks_metrics_exponential_buckets(0.000001, 2, 12, b_hint);
+    ks_metrics_exponential_buckets(0.0001, 2, 12, b_event);
+    srv->m_hint_dur = ks_metrics_add(
+        r, KS_METRIC_HISTOGRAM, "scheduler_queueing_hint_execution_duration_seconds",
+        "Seconds one QueueingHint call took, by plugin, event and result "
+        "(Queue, QueueSkip, or Error for a value that is neither).",
+        l_hint, b_hint, 12);
+    srv->m_event_dur = ks_metrics_add(
+        r, KS_METRIC_HISTOGRAM, "scheduler_event_handling_duration_seconds",
+        "Seconds the scheduling queue took to handle one cluster event, by "
+        "event.",
+        l_event, b_event, 12);
     srv->m_permit_wait = ks_metrics_add(
         r, KS_METRIC_HISTOGRAM, "scheduler_permit_wait_duration_seconds",
         "Seconds pods spent waiting at Permit, by result.", l_result,
@@ -290,7 +319,7 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
         !srv->m_ep_dur || !srv->m_plugin_dur || !srv->m_permit_wait ||
         !srv->m_preempt || !srv->m_reloads || !srv->m_plugin_gen ||
         !srv->m_generation || !srv->m_images || !srv->m_ext_requests ||
-        !srv->m_ext_latency)
+        !srv->m_ext_latency || !srv->m_hint_dur || !srv->m_event_dur)
         return -1;
     srv->plugin_samples = ks_plugin_samples_new(srv->m_plugin_dur);
     if (srv->plugin_samples == NULL)
@@ -452,6 +481,8 @@ int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
     so.obs.deleted = obs_deleted;
     so.obs.ep_duration = obs_ep;
     so.obs.extender_call = obs_extender;
+    so.obs.queueing_hint = obs_hint;
+    so.obs.event_handled = obs_event;
     so.obs.permit_wait = obs_permit;
     so.obs.plugin_duration = obs_plugin;
     so.obs.ud = srv;

@@ -129,6 +129,7 @@ typedef struct ks_server {
     ks_kube_source_t *ksrc;
     ks_metric_t *m_rest_requests, *m_rest_latency, *m_leader;
     ks_metric_t *m_ext_requests, *m_ext_latency; /* scheduler extenders */
+    ks_metric_t *m_hint_dur, *m_event_dur; /* QueueingHints, queue events */
     ks_leader_t *leader; /* NULL: no leader election */
     int lost_lease;      /* exit status 4 */
     int releasing;       /* the lease is being released (drain) */
