@@ -228,7 +228,7 @@ int ks_cli_serve(int argc, char **argv)
     uv_loop_t loop;
     char bound[128] = "";
     ks_cli_faults_t fo;
-    char relisten[160], journal[600];
+    char relisten[160], journal[600], leader_id[256];
     static char help[sizeof usage + sizeof usage_faults];
     const char *state_file = NULL;
 
@@ -370,6 +370,10 @@ int ks_cli_serve(int argc, char **argv)
          * it picked, when the flag said 0). */
         snprintf(relisten, sizeof relisten, "%s",
                  ks_call_board()->listen_addr);
+        snprintf(leader_id, sizeof leader_id, "%s",
+                 ks_call_board()->leader_identity);
+        if (cl.le.identity == NULL && leader_id[0])
+            cl.le.identity = leader_id;
         if (relisten[0] && socket_path == NULL &&
             parse_listen(relisten, &ss, &loopback) == 0)
             listen_arg = relisten;
@@ -552,6 +556,10 @@ int ks_cli_serve(int argc, char **argv)
         fprintf(stderr, "ksched serve: cluster mode: %s\n",
                 ks_kube_conn_describe(srv->kconn, d, sizeof d));
     }
+    if (srv->leader && ks_call_board_shared())
+        snprintf(ks_call_board()->leader_identity,
+                 sizeof ks_call_board()->leader_identity, "%s",
+                 ks_leader_identity(srv->leader));
     if (srv->leader)
         fprintf(stderr, "ksched serve: leader election: lease %s/%s as %s; "
                         "standing by until it is ours\n",

@@ -118,6 +118,10 @@ typedef struct ks_call_board {
     ks_board_good_t good[KS_BOARD_GOOD];
 
     char listen_addr[160];         /* the address the worker bound */
+    /* The first worker's leader-election identity: a replacement keeps it,
+     * so it renews the Lease its dead predecessor held at once instead of
+     * waiting for it to expire (no split brain: the predecessor is dead). */
+    char leader_identity[256];
 
     /* written by the supervisor between workers */
     char keep_dir[256];            /* where good versions are kept; "" */
