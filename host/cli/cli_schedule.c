@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "cli_faults.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,14 +205,23 @@ static void explain(run_t *run, const ks_cycle_result_t *r)
                    m->st[i].plugin ? m->st[i].plugin : "PreFilter",
                    ks_status_message(&m->st[i], msg, sizeof msg));
         } else {
-            size_t kk;
-            for (kk = 0; t && kk < t->n_ext; kk++)
-                if (t->ext[kk].verdict[i] == KS_EXT_SENT)
-                    break;
-            if (t && kk < t->n_ext)
+            /* Sent to an extender: it passed the Filter plugins; then
+             * dropped from an answer, or the cycle ended on an
+             * extender's error. */
+            size_t kk, sent = SIZE_MAX;
+            int asked = 0;
+            for (kk = 0; t && kk < t->n_ext; kk++) {
+                if (t->ext[kk].verdict[i] == KS_EXT_SENT && sent == SIZE_MAX)
+                    sent = kk;
+                if (t->ext[kk].verdict[i] != KS_EXT_NOT_SENT)
+                    asked = 1;
+            }
+            if (sent != SIZE_MAX)
                 printf("  %-24s rejected by extender %s: not in its "
                        "answer\n",
-                       ni->node->name, t->ext[kk].cfg->url_prefix);
+                       ni->node->name, t->ext[sent].cfg->url_prefix);
+            else if (asked)
+                printf("  %-24s passes the Filter plugins\n", ni->node->name);
             else
                 printf("  %-24s not evaluated\n", ni->node->name);
         }

@@ -110,6 +110,66 @@ metadata: {name: hi, namespace: default, uid: hi}
 spec: {priority: 100, containers: [{name: c, image: i, resources: {requests: {cpu: "1"}}}]}
 """
 
+# A node as kubelets report it: fields ksched does not model must reach
+# an extender that is sent node objects exactly as written (YAML typed as
+# the API server reads it: quoted strings stay strings, numbers, booleans
+# and null keep their type).
+RICH_NODE = r"""
+apiVersion: v1
+kind: Node
+metadata:
+  name: rich
+  uid: 0b8f6a1e-1111-4222-8333-444455556666
+  labels: {kubernetes.io/hostname: rich}
+  annotations:
+    node.alpha.kubernetes.io/ttl: "0"
+    example.com/note: "line one\nline \"two\""
+spec:
+  podCIDR: 10.0.0.0/24
+  unschedulable: false
+  taints: [{key: k, value: v, effect: PreferNoSchedule}]
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+  addresses: [{type: InternalIP, address: 10.1.2.3}]
+  conditions:
+  - {type: Ready, status: "True", reason: KubeletReady,
+     lastHeartbeatTime: "2024-05-02T10:00:00Z"}
+  daemonEndpoints: {kubeletEndpoint: {Port: 10250}}
+  nodeInfo: {kubeletVersion: v1.30.1, architecture: amd64}
+  config: null
+"""
+RICH_OBJECT = {
+    "apiVersion": "v1", "kind": "Node",
+    "metadata": {"name": "rich",
+                 "uid": "0b8f6a1e-1111-4222-8333-444455556666",
+                 "labels": {"kubernetes.io/hostname": "rich"},
+                 "annotations": {"node.alpha.kubernetes.io/ttl": "0",
+                                 "example.com/note": 'line one\nline "two"'}},
+    "spec": {"podCIDR": "10.0.0.0/24", "unschedulable": False,
+             "taints": [{"key": "k", "value": "v",
+                         "effect": "PreferNoSchedule"}]},
+    "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+               "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+               "addresses": [{"type": "InternalIP", "address": "10.1.2.3"}],
+               "conditions": [{"type": "Ready", "status": "True",
+                               "reason": "KubeletReady",
+                               "lastHeartbeatTime": "2024-05-02T10:00:00Z"}],
+               "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+               "nodeInfo": {"kubeletVersion": "v1.30.1",
+                            "architecture": "amd64"},
+               "config": None},
+}
+
+def sent_nodes(log, verb="filter"):
+    """The node objects of every `verb` request, by name."""
+    out = {}
+    for e in log:
+        if e["verb"] == verb and e["body"].get("Nodes"):
+            for n in e["body"]["Nodes"]["items"]:
+                out[n["metadata"]["name"]] = n
+    return out
+
 PREEMPT_TAIL = (" preemption: 0/3 nodes are available: 1 Preemption is not "
                 "helpful for scheduling, 2 No preemption victims found for "
                 "incoming pod.")
@@ -197,6 +257,14 @@ def cases(port, dead):
          F + "  nodeCacheCapable: true\n", CLUSTER, {"p1": "@n2"},
          lambda log: log[0]["body"]["Nodes"] is None and
          sorted(log[0]["body"]["NodeNames"]) == ["n1", "n2", "n3"]),
+        ("node objects are sent as read: fields ksched does not model "
+         "arrive intact", {}, F, CLUSTER + "---" + RICH_NODE,
+         {"p1": "@n1"},
+         lambda log: sent_nodes(log).get("rich") == RICH_OBJECT),
+        ("nodeCacheCapable, the answer a NodeList of objects: accepted",
+         {"filter": {"reject": {"n1": "x"}, "answer": "nodes"}},
+         F + "  nodeCacheCapable: true\n", CLUSTER, {"p1": "@n2"},
+         lambda log: log[0]["body"]["Nodes"] is None),
         ("Error in the answer fails the cycle",
          {"filter": {"mode": "error", "message": "boom"}}, F, CLUSTER,
          {"p1": "boom"}, None),
@@ -351,6 +419,108 @@ def preempt_table(port):
                                    json.dumps(requests_log())[:1500]))
     return fails
 
+def node_line(node, text):
+    return "  %-24s %s" % (node, text)
+
+def explain_cases(port):
+    """--explain: (name, control, config extra, cluster, the lines of the
+    first attempt's explanation). "..." in a line matches anything."""
+    u = "http://127.0.0.1:%d/" % port
+    ext = "    extender %s: " % u
+    e500 = "failed %%s with extender at URL %s%%s, code 500" % u
+    return [
+        ("explain: a filter rejection and an unresolvable node name the "
+         "extender",
+         {"filter": {"reject": {"n1": "n1 is busy"},
+                     "unresolvable": {"n2": "n2 lacks disk"}}}, F, CLUSTER,
+         [node_line("n1", "rejected by extender %s: n1 is busy" % u),
+          ext + "filter failed: n1 is busy",
+          node_line("n2", "rejected by extender %s: n2 lacks disk" % u),
+          ext + "filter unresolvable: n2 lacks disk",
+          node_line("n3", "passes filters; score ..."),
+          ext + "filter passed",
+          "  selected: n3"]),
+        ("explain: an ignorable extender's error",
+         {"filter": {"mode": "http500"}}, F + "  ignorable: true\n", CLUSTER,
+         [l for n in ("n1", "n2", "n3") for l in (
+             node_line(n, "passes filters; score ..."),
+             ext + "filter error (ignorable, skipped): " +
+             e500 % ("filter", "filter"))] + ["  selected: n1"]),
+        ("explain: an extender's error ends the cycle",
+         {"filter": {"mode": "http500"}}, F, CLUSTER,
+         [l for n in ("n1", "n2", "n3") for l in (
+             node_line(n, "passes the Filter plugins"),
+             ext + "filter error: " + e500 % ("filter", "filter"))] +
+         ["  " + e500 % ("filter", "filter")]),
+        ("explain: prioritize scores times the weight",
+         {"prioritize": {"scores": {"n3": 10, "n2": 5}}}, P % 2, CLUSTER,
+         [node_line("n1", "passes filters; score ... + extender %s 0" % u),
+          ext + "prioritize score 0 x weight 2 x 10 = 0",
+          node_line("n2", "passes filters; score ... + extender %s 100" % u),
+          ext + "prioritize score 5 x weight 2 x 10 = 100",
+          node_line("n3", "passes filters; score ... + extender %s 200" % u),
+          ext + "prioritize score 10 x weight 2 x 10 = 200",
+          "  selected: n3"]),
+        ("explain: filter verdicts and a prioritize error",
+         {"filter": {"reject": {"n1": "no"}}, "prioritize": {"mode": "http500"}},
+         F + P % 1, CLUSTER,
+         [node_line("n1", "rejected by extender %s: no" % u),
+          ext + "filter failed: no"] +
+         [l for n in ("n2", "n3") for l in (
+             node_line(n, "passes filters; score ..."),
+             ext + "filter passed; prioritize error (ignored): " +
+             e500 % ("prioritize", "prioritize"))] + ["  selected: n2"]),
+    ]
+
+def line_matches(want, got):
+    if "..." not in want:
+        return want == got
+    pre, post = want.split("...", 1)
+    return got.startswith(pre) and got.endswith(post) and \
+        len(got) >= len(pre) + len(post)
+
+def score_sums_add_up(lines):
+    """Every "score T = A a + B b ..." line: T is the sum of the terms."""
+    for l in lines:
+        if "; score " not in l:
+            continue
+        total, terms = l.split("; score ", 1)[1].split(" = ", 1)
+        if int(total) != sum(int(t.rsplit(" ", 1)[1])
+                             for t in terms.split(" + ")):
+            return False
+    return True
+
+def explain_table(port):
+    fails = 0
+    for name, ctl, extra, cluster, want in explain_cases(port):
+        open(CTL, "w").write(json.dumps(ctl))
+        cfg = os.path.join(TMP, "cfg.yaml")
+        cl = os.path.join(TMP, "cluster.yaml")
+        open(cfg, "w").write(config(port, extra))
+        open(cl, "w").write(cluster)
+        r = subprocess.run([KSCHED, "schedule", "-c", cfg, "-p", PLUGINS,
+                            "--no-default-plugin-path", "-f", cl,
+                            "--deterministic", "--explain", "default/p1"],
+                           capture_output=True, text=True, timeout=60)
+        out = r.stdout.splitlines()
+        head = 'explain default/p1 (attempt 1, profile "default-scheduler")'
+        got = []
+        if head in out:
+            for l in out[out.index(head) + 1:]:
+                if not l.startswith("  "):
+                    break
+                got.append(l)
+        ok = len(got) == len(want) and all(
+            line_matches(w, g) for w, g in zip(want, got)) and \
+            score_sums_add_up(got) and r.returncode in (0, 3) and \
+            "Sanitizer" not in r.stderr and "runtime error" not in r.stderr
+        print("%s %s" % ("ok  " if ok else "FAIL", name))
+        if not ok:
+            fails += 1
+            print("   got:\n%s\n  want:\n%s\n   err: %s" % (
+                "\n".join(got), "\n".join(want), r.stderr[-2000:]))
+    return fails
+
 def http(method, url, body=None):
     import urllib.request
     req = urllib.request.Request(url, method=method,
@@ -443,6 +613,65 @@ def serve_case(port):
         ok = False
     return 0 if ok else 1
 
+def serve_nodes_case(port):
+    """serve (embedded API): the extender gets each node object as it was
+    posted, and as it was last replaced."""
+    open(CTL, "w").write("{}")
+    if os.path.exists(CTL + ".log"):
+        os.unlink(CTL + ".log")
+    cfg = os.path.join(TMP, "serve-nodes.yaml")
+    open(cfg, "w").write(config(port, F))
+    lp = free_port()
+    a = "http://127.0.0.1:%d" % lp
+    p = subprocess.Popen([KSCHED, "serve", "--config", cfg, "--plugin-dir",
+                          PLUGINS, "--no-default-plugin-path", "--listen",
+                          "127.0.0.1:%d" % lp], stderr=subprocess.PIPE, text=True)
+    ok = True
+    try:
+        for _ in range(100):
+            try:
+                http("GET", a + "/healthz")
+                break
+            except OSError:
+                time.sleep(0.05)
+        http("POST", a + "/api/v1/nodes", RICH_OBJECT)
+        pod = lambda n: {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": n},
+                         "spec": {"containers": [{"name": "c", "image": "i"}]}}
+
+        def bound(name):
+            deadline = time.time() + 10
+            while time.time() < deadline:
+                _, body = http("GET", a + "/api/v1/pods")
+                for it in json.loads(body)["items"]:
+                    if it["metadata"]["name"] == name and it["spec"].get("nodeName"):
+                        return it["spec"]["nodeName"]
+                time.sleep(0.1)
+            return None
+        http("POST", a + "/api/v1/namespaces/default/pods", pod("a"))
+        first = bound("a") == "rich" and \
+            sent_nodes(requests_log()).get("rich") == RICH_OBJECT
+        # A change ksched does not model (an annotation, the kubelet's
+        # version) still reaches the extender.
+        newer = json.loads(json.dumps(RICH_OBJECT))
+        newer["metadata"]["annotations"]["example.com/note"] = "updated"
+        newer["status"]["nodeInfo"]["kubeletVersion"] = "v1.31.0"
+        http("PUT", a + "/api/v1/nodes/rich", newer)
+        http("POST", a + "/api/v1/namespaces/default/pods", pod("b"))
+        second = bound("b") == "rich" and \
+            sent_nodes(requests_log()).get("rich") == newer
+        ok = first and second
+        print("%s serve: the extender gets node objects as posted (%s) and "
+              "as replaced (%s)" % ("ok  " if ok else "FAIL", first, second))
+        if not ok:
+            print("   sent: %s" % json.dumps(sent_nodes(requests_log()))[:2000])
+    finally:
+        p.terminate()
+        _, err = p.communicate(timeout=20)
+    if p.returncode != 0 or "ERROR" in err or "runtime error" in err:
+        print("FAIL serve exit %d: %s" % (p.returncode, err))
+        ok = False
+    return 0 if ok else 1
+
 def main():
     ext, port = start_extender()
     dead = free_port()
@@ -482,6 +711,7 @@ def main():
                 print("   got: %r\n  want: %r\n   log: %s" %
                       (got, want, json.dumps(requests_log())[:2000]))
         fails += preempt_table(port)
+        fails += explain_table(port)
         # validation and listing
         for name, extra, code, text in [
             ("validate lists the extender",
@@ -511,6 +741,7 @@ def main():
                 fails += 1
                 print("   got (%d): %s" % (r.returncode, outp))
         fails += serve_case(port)
+        fails += serve_nodes_case(port)
         # configurations from real extenders' documentation, with only the
         # urlPrefix pointed at the test extender
         for f in sorted(os.listdir(os.path.join(HERE, "configs"))):

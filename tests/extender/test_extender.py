@@ -8,6 +8,8 @@ test can change the behaviour per case:
   {"filter":     {"reject": {"node": "reason"}, "unresolvable": {...},
                   "mode": "ok|error|garbage|http500|slow|hang",
                   "delay": seconds, "message": "Error text"},
+                  "answer": "nodes|names" (default: NodeNames when they
+                  were sent, else Nodes),
    "prioritize": {"scores": {"node": 0..10}, "mode": ..., "delay": ...},
    "bind":       {"mode": ..., "message": ...},
    "preempt":    {"drop": [node], "victims": {"node": [uid]}, "mode": ...}}
@@ -103,12 +105,18 @@ class H(BaseHTTPRequestHandler):
         res = {"FailedNodes": {n: r for n, r in rej.items() if n in names},
                "FailedAndUnresolvableNodes": {n: r for n, r in unr.items() if n in names},
                "Error": ""}
-        if body.get("NodeNames") is not None:
+        answer = c.get("answer",
+                       "names" if body.get("NodeNames") is not None else "nodes")
+        if answer == "names":
             res["NodeNames"] = keep
             res["Nodes"] = None
-        else:
+        elif body.get("Nodes") is not None:
             res["Nodes"] = {"items": [n for n in body["Nodes"]["items"]
                                       if n["metadata"]["name"] in keep]}
+            res["NodeNames"] = None
+        else:  # a NodeList of objects the extender builds from the names
+            res["Nodes"] = {"apiVersion": "v1", "kind": "NodeList",
+                            "items": [{"metadata": {"name": n}} for n in keep]}
             res["NodeNames"] = None
         return self.reply(200, json.dumps(res))
 
