@@ -14,6 +14,9 @@
  *      (--plugin-deadline); one line on stderr names the plugin, its
  *      version and file, the deadline, the extension point and the pod
  *   (`serve` never exits 5 or 6: its supervisor replaces the worker.)
+ *   7  `serve`'s worker only: a plugin version is quarantined and has no
+ *      earlier good version to roll back to; its supervisor retries with
+ *      backoff (and answers 503 with the reason meanwhile)
  * Main thread only (getopt's state is global).
  */
 #ifndef KS_CLI_H
@@ -28,6 +31,7 @@
 #define KS_EXIT_LOST_LEASE 4
 #define KS_EXIT_PLUGIN_CRASH 5
 #define KS_EXIT_PLUGIN_DEADLINE 6
+#define KS_EXIT_QUARANTINED 7
 
 int ks_cli_validate(int argc, char **argv);
 int ks_cli_plugins(int argc, char **argv);

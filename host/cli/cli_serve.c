@@ -406,7 +406,9 @@ int ks_cli_serve(int argc, char **argv)
         fprintf(stderr, "%s\n", err.msg);
         ks_auth_free(auth);
         ks_tls_ctx_free(tls);
-        return KS_EXIT_INVALID;
+        /* The supervisor retries this one (the file may be replaced). */
+        return err.code == KS_EQUARANTINED ? KS_EXIT_QUARANTINED
+                                           : KS_EXIT_INVALID;
     }
     if (!embedded && kubeconfig == NULL)
         kubeconfig = gen->cfg->client_connection.kubeconfig;

@@ -43,7 +43,8 @@
 enum {
     KS_CALL_CREATE = 64,
     KS_CALL_DESTROY,
-    KS_CALL_EVENTS /* EventsToRegister */
+    KS_CALL_EVENTS, /* EventsToRegister */
+    KS_CALL_LOAD    /* dlopen of the file (its constructors) */
 };
 
 /* Fault kinds (ks_board_fault_t.kind). */

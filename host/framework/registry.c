@@ -168,11 +168,30 @@ static void scan_dir(scan_t *s, const char *dir, size_t entry, int depth)
             ks_error_t e = {0};
             const char *load = path;
             uint64_t hash = 0;
-            int v = ks_quarantine_vet(path, &load, &hash, s->err);
+            int v = ks_quarantine_vet(path, &load, &hash, s->err), rc = 0;
+            if (v == 0) {
+                /* dlopen runs the file's constructors: plugin code. Under
+                 * a supervisor a crash there quarantines the file (by its
+                 * hash; the plugin's name is not known yet). */
+                ks_board_slot_t *slot = NULL;
+                if (ks_call_board_shared()) {
+                    const char *base = strrchr(load, '/');
+                    if (hash == 0)
+                        hash = ks_file_hash(load);
+                    slot = ks_call_enter(
+                        ks_call_board_register(base ? base + 1 : load, "",
+                                               path, hash,
+                                               ks_call_board_building(), 0),
+                        KS_CALL_LOAD, 0, NULL, NULL, NULL);
+                }
+                rc = ks_plugin_load(load, &p, &e);
+                if (slot)
+                    ks_call_leave(slot);
+            }
             if (v != 0) {
                 if (v < 0)
                     s->failed = 1;
-            } else if (ks_plugin_load(load, &p, &e) != 0) {
+            } else if (rc != 0) {
                 ks_error_append(s->err, e.code, "%s", e.msg);
                 s->failed = 1;
             } else if ((p->hash = hash ? hash

@@ -9,7 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -24,6 +28,7 @@
 #define EXIT_INVALID 1
 #define EXIT_USAGE 2
 #define EXIT_LOST_LEASE 4
+#define EXIT_QUARANTINED 7 /* the worker refused a quarantined version */
 
 static uint64_t mono_ms(void)
 {
@@ -60,6 +65,86 @@ static void remove_keep_dir(const char *dir)
     }
     closedir(d);
     rmdir(dir);
+}
+
+/*
+ * While no worker runs (a restart backoff), the supervisor itself answers
+ * on the worker's TCP address: 503 to every request, saying why, so that
+ * /readyz and clients learn the reason instead of a refused connection.
+ */
+static int stand_in_listen(const char *addr)
+{
+    char host[160];
+    const char *colon = strrchr(addr, ':');
+    struct sockaddr_storage ss;
+    socklen_t len;
+    int fd, one = 1;
+    size_t hl;
+    if (colon == NULL || addr[0] == '\0')
+        return -1;
+    memset(&ss, 0, sizeof ss);
+    if (addr[0] == '[') {
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+        hl = (size_t)(colon - addr) - 2;
+        if (hl >= sizeof host)
+            return -1;
+        memcpy(host, addr + 1, hl);
+        host[hl] = '\0';
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)atoi(colon + 1));
+        if (inet_pton(AF_INET6, host, &a6->sin6_addr) != 1)
+            return -1;
+        len = sizeof *a6;
+    } else {
+        struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+        hl = (size_t)(colon - addr);
+        if (hl >= sizeof host)
+            return -1;
+        memcpy(host, addr, hl);
+        host[hl] = '\0';
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)atoi(colon + 1));
+        if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+            return -1;
+        len = sizeof *a4;
+    }
+    fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 64) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Answer every pending connection 503 with `why`. */
+static void stand_in_answer(int lfd, const char *why)
+{
+    for (;;) {
+        char req[4096], resp[2048];
+        int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), n;
+        struct pollfd p;
+        if (c < 0)
+            return;
+        /* Read what the request sent (briefly): closing on unread bytes
+         * would reset the connection before the answer arrives. */
+        p.fd = c;
+        p.events = POLLIN;
+        if (poll(&p, 1, 200) > 0)
+            (void)!read(c, req, sizeof req);
+        n = snprintf(resp, sizeof resp,
+                     "HTTP/1.1 503 Service Unavailable\r\n"
+                     "Content-Type: text/plain; charset=utf-8\r\n"
+                     "Retry-After: 1\r\nConnection: close\r\n"
+                     "Content-Length: %zu\r\n\r\n%s\n",
+                     strlen(why) + 1, why);
+        if (n > 0)
+            (void)!write(c, resp, (size_t)n < sizeof resp ? (size_t)n
+                                                            : sizeof resp - 1);
+        close(c);
+    }
 }
 
 /* A fresh board for the next worker: clear what the dead one left. */
@@ -105,7 +190,8 @@ int ks_supervisor_run(const ks_supervisor_opts_t *o, char *msg, size_t len)
     char keep[256];
     unsigned backoff_max = o && o->backoff_max_ms ? o->backoff_max_ms : 30000;
     unsigned backoff = 0;
-    int stopping = 0, ever_ready = 0;
+    int stopping = 0, ever_ready = 0, stand_in = -1;
+    char why[1400] = "";
     uint64_t started_ms = 0;
     pid_t pid = -1;
     ks_deadline_scan_t *scan = calloc(1, sizeof *scan);
@@ -142,16 +228,27 @@ int ks_supervisor_run(const ks_supervisor_opts_t *o, char *msg, size_t len)
         int killed_for_deadline = 0, st = 0;
         char how[128];
 
-        /* Wait out the backoff, still answering signals. */
+        /* Wait out the backoff, still answering signals, and requests
+         * with 503 and why. */
+        if (backoff >= 2 * TICK_MS && b->listen_addr[0])
+            stand_in = stand_in_listen(b->listen_addr);
         while (!stopping && mono_ms() < restart_at) {
             struct timespec d = {0, TICK_MS * 1000000L};
             int sig = sigtimedwait(&set, NULL, &d);
             if (sig == SIGTERM || sig == SIGINT) {
                 say("%s while no worker runs; exiting",
                     sig == SIGTERM ? "SIGTERM" : "SIGINT");
+                if (stand_in >= 0)
+                    close(stand_in);
                 remove_keep_dir(keep);
                 exit(0);
             }
+            if (stand_in >= 0)
+                stand_in_answer(stand_in, why);
+        }
+        if (stand_in >= 0) {
+            close(stand_in);
+            stand_in = -1;
         }
         board_reset_worker(b);
         atomic_fetch_add(&b->worker_starts, 1);
@@ -252,7 +349,33 @@ int ks_supervisor_run(const ks_supervisor_opts_t *o, char *msg, size_t len)
         backoff = backoff ? backoff * 2 : BACKOFF_MIN_MS;
         if (backoff > backoff_max)
             backoff = backoff_max;
-        say("worker %ld %s outside plugin code; restarting in %u ms",
-            (long)pid, how, backoff);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == EXIT_QUARANTINED)
+            say("worker %ld refused to start: a quarantined plugin version "
+                "has no earlier good version (replace the file or pass "
+                "--quarantine=disable); retrying in %u ms",
+                (long)pid, backoff);
+        else
+            say("worker %ld %s outside plugin code; restarting in %u ms",
+                (long)pid, how, backoff);
+        {
+            /* What the stand-in answers meanwhile: the newest fault when
+             * there is one (a quarantined version with nothing to roll
+             * back to makes the worker exit), else the status. */
+            uint32_t nf = atomic_load(&b->n_faults);
+            char line[1200] = "";
+            if (nf)
+                ks_board_fault_describe(
+                    &b->faults[(nf - 1) % KS_BOARD_FAULTS], line,
+                    sizeof line);
+            snprintf(why, sizeof why,
+                     "not ready: the worker %s and restarts in %u ms%s%s%s",
+                     WIFEXITED(st) && WEXITSTATUS(st) == EXIT_QUARANTINED
+                         ? "refused a quarantined plugin version"
+                         : how,
+                     backoff, nf ? "; last plugin fault: " : "", line,
+                     nf ? " (quarantined; replace the plugin file or pass "
+                          "--quarantine=disable)"
+                        : "");
+        }
     }
 }
