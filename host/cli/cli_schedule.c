@@ -171,7 +171,7 @@ static void explain(run_t *run, const ks_cycle_result_t *r)
         for (k = 0; k < r->n_feasible; k++)
             if (r->feasible[k] == ni)
                 feasible = 1;
-        for (k2 = 0; t && k2 < t->n_ext; k2++)
+        for (k2 = 0; t && i < t->n_nodes && k2 < t->n_ext; k2++)
             if (t->ext[k2].prio[i] == 2)
                 ext_scored = 1;
         if (feasible) {
@@ -186,11 +186,13 @@ static void explain(run_t *run, const ks_cycle_result_t *r)
                     printf("%s %s %lld", plus,
                            r->fw->points[KS_EP_SCORE][p].inst->name,
                            (long long)r->scores[p * r->n_feasible + k]);
-                for (k2 = 0; t && k2 < t->n_ext; k2++, plus = " +")
-                    if (t->ext[k2].prio[i] == 2)
+                for (k2 = 0; ext_scored && k2 < t->n_ext; k2++)
+                    if (t->ext[k2].prio[i] == 2) {
                         printf("%s extender %s %lld", plus,
                                t->ext[k2].cfg->url_prefix,
                                (long long)ext_contribution(&t->ext[k2], i));
+                        plus = " +";
+                    }
             }
             printf("\n");
         } else if (m->set[i] && m->st[i].plugin == NULL &&

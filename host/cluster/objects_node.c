@@ -82,9 +82,14 @@ static void keep_json(yaml_document_t *doc, const yaml_node_t *root,
     s = ks_buf_steal(&b, &len);
     if (s == NULL)
         return;
-    blk->raw = realloc(s, len + 1); /* give back the buffer's slack */
-    if (blk->raw == NULL)
+    /* An exact-size copy gives back the buffer's slack (up to half). */
+    blk->raw = malloc(len + 1);
+    if (blk->raw != NULL) {
+        memcpy(blk->raw, s, len + 1);
+        free(s);
+    } else {
         blk->raw = s;
+    }
     blk->raw_len = len;
 }
 

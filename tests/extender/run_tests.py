@@ -461,6 +461,15 @@ def explain_cases(port):
           node_line("n3", "passes filters; score ... + extender %s 200" % u),
           ext + "prioritize score 10 x weight 2 x 10 = 200",
           "  selected: n3"]),
+        ("explain: two extenders' scores, each with its weight",
+         {"prioritize": {"scores": {"n3": 10, "n2": 5}}},
+         P % 2 + "- urlPrefix: %sb/\n" % u + P % 1, CLUSTER,
+         [l for n, sc in (("n1", 0), ("n2", 5), ("n3", 10)) for l in (
+             node_line(n, "passes filters; score ... + extender %s %d + "
+                          "extender %sb/ %d" % (u, sc * 20, u, sc * 10)),
+             ext + "prioritize score %d x weight 2 x 10 = %d" % (sc, sc * 20),
+             "    extender %sb/: prioritize score %d x weight 1 x 10 = %d"
+             % (u, sc, sc * 10))] + ["  selected: n3"]),
         ("explain: filter verdicts and a prioritize error",
          {"filter": {"reject": {"n1": "no"}}, "prioritize": {"mode": "http500"}},
          F + P % 1, CLUSTER,
