@@ -19,6 +19,10 @@ struct ks_kube_call {
     ks_kube_data_cb on_data;
     ks_kube_done_cb on_done;
     void *ud;
+    const void *owner;
+    void (*on_cancel)(void *ud);
+    uv_timer_t delay; /* armed until a delayed call is sent */
+    int delay_inited;
     struct ks_kube_call *prev, *next;
 };
 
@@ -46,7 +50,7 @@ static void call_unlink(ks_kube_call_t *k)
     c->n_calls--;
 }
 
-static void call_free(ks_kube_call_t *k)
+static void call_free_now(ks_kube_call_t *k)
 {
     free(k->method);
     free(k->path);
@@ -54,6 +58,20 @@ static void call_free(ks_kube_call_t *k)
     free(k->content_type);
     free(k->verb);
     free(k);
+}
+
+static void delay_closed(uv_handle_t *h)
+{
+    call_free_now(h->data);
+}
+
+/* Unlinked already; frees once its delay timer (if any) is closed. */
+static void call_free(ks_kube_call_t *k)
+{
+    if (k->delay_inited)
+        uv_close((uv_handle_t *)&k->delay, delay_closed);
+    else
+        call_free_now(k);
 }
 
 const char *ks_kube_status_message(const char *body, size_t n, char *buf,
@@ -226,6 +244,25 @@ static int start(ks_kube_call_t *k, ks_error_t *err)
     return k->req ? 0 : (err ? err->code : KS_EHTTP);
 }
 
+/* A delayed call's time has come: send it, or report why it cannot be. */
+static void delay_fire(uv_timer_t *t)
+{
+    ks_kube_call_t *k = t->data;
+    ks_error_t err = {0};
+    ks_kube_result_t res;
+    char msg[sizeof err.msg + 600];
+    if (start(k, &err) == 0)
+        return;
+    snprintf(msg, sizeof msg, "%s %s: %s", k->method, k->path, err.msg);
+    memset(&res, 0, sizeof res);
+    res.body = "";
+    res.message = msg;
+    call_unlink(k);
+    if (k->on_done)
+        k->on_done(k->ud, &res);
+    call_free(k);
+}
+
 ks_kube_call_t *ks_kube_call(ks_kube_client_t *c, const ks_kube_call_opts_t *o,
                              ks_error_t *err)
 {
@@ -252,11 +289,27 @@ ks_kube_call_t *ks_kube_call(ks_kube_client_t *c, const ks_kube_call_opts_t *o,
     k->on_data = o->on_data;
     k->on_done = o->on_done;
     k->ud = o->ud;
+    k->owner = o->owner;
+    k->on_cancel = o->on_cancel;
+    if (o->delay_ms > 0) {
+        if (uv_timer_init(c->loop, &k->delay) != 0) {
+            call_free(k);
+            ks_error_set(err, KS_EINVAL, "%s %s: cannot arm a timer",
+                         o->method, o->path);
+            return NULL;
+        }
+        k->delay.data = k;
+        k->delay_inited = 1;
+    }
     k->next = c->calls;
     if (c->calls)
         c->calls->prev = k;
     c->calls = k;
     c->n_calls++;
+    if (k->delay_inited) {
+        uv_timer_start(&k->delay, delay_fire, o->delay_ms, 0);
+        return k;
+    }
     if (start(k, err) != 0) {
         char m[sizeof err->msg];
         if (err) {
@@ -278,6 +331,33 @@ void ks_kube_call_cancel(ks_kube_call_t *k)
         ks_hc_cancel(k->req);
     call_unlink(k);
     call_free(k);
+}
+
+/* Unlink and free `k` (its request already gone or cancelled), letting
+ * its owner free what ud holds. */
+static void call_drop(ks_kube_call_t *k)
+{
+    void (*on_cancel)(void *) = k->on_cancel;
+    void *ud = k->ud;
+    call_unlink(k);
+    call_free(k);
+    if (on_cancel)
+        on_cancel(ud);
+}
+
+void ks_kube_client_cancel_owner(ks_kube_client_t *c, const void *owner)
+{
+    ks_kube_call_t *k = c->calls;
+    while (k) {
+        ks_kube_call_t *next = k->next;
+        if (owner != NULL && k->owner == owner) {
+            if (k->req)
+                ks_hc_cancel(k->req);
+            call_drop(k);
+            next = c->calls; /* on_cancel may have changed the list */
+        }
+        k = next;
+    }
 }
 
 ks_kube_client_t *ks_kube_client_new(uv_loop_t *loop, ks_kube_conn_t *conn,
@@ -348,8 +428,7 @@ void ks_kube_client_close(ks_kube_client_t *c, void (*closed)(void *ud),
     while (c->calls) {
         ks_kube_call_t *k = c->calls;
         k->req = NULL;
-        call_unlink(k);
-        call_free(k);
+        call_drop(k);
     }
     c->closed = closed;
     c->closed_ud = ud;

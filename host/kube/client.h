@@ -58,8 +58,8 @@ typedef int (*ks_kube_data_cb)(void *ud, const char *p, size_t n);
 ks_kube_client_t *ks_kube_client_new(uv_loop_t *loop, ks_kube_conn_t *conn,
                                      const ks_kube_client_opts_t *o,
                                      ks_error_t *err);
-/* Cancels every call (no callback runs) and frees the client once its
- * handles are closed; `closed` (may be NULL) runs then. */
+/* Cancels every call (only on_cancel callbacks run) and frees the client
+ * once its handles are closed; `closed` (may be NULL) runs then. */
 void ks_kube_client_close(ks_kube_client_t *c, void (*closed)(void *ud),
                           void *ud);
 
@@ -75,15 +75,28 @@ typedef struct ks_kube_call_opts {
     ks_kube_data_cb on_data;  /* with watch */
     ks_kube_done_cb on_done;  /* exactly once unless cancelled */
     void *ud;
+    /* Optional: the object the call works for. ks_kube_client_cancel_owner
+     * cancels every call of one owner (so an owner keeps no list of its
+     * own), and on_cancel(ud) then runs instead of on_done, as it does for
+     * the calls ks_kube_client_close drops, to free what ud holds. */
+    const void *owner;
+    void (*on_cancel)(void *ud);
+    /* Send after this many ms (a retry's backoff; 0: now). Until then the
+     * call counts as in flight and is cancelled like any other; when it
+     * cannot be sent then, on_done runs with status 0 and the reason. */
+    uint64_t delay_ms;
 } ks_kube_call_opts_t;
 
 /* Start a call. NULL with err when it cannot start (no callback runs).
- * The returned handle is valid until on_done runs or ks_kube_call_cancel.
- */
+ * The returned handle is valid until on_done runs or the call is
+ * cancelled. */
 ks_kube_call_t *ks_kube_call(ks_kube_client_t *c, const ks_kube_call_opts_t *o,
                              ks_error_t *err);
-/* No callback of the call runs after this. */
+/* No callback of the call runs after this (not on_cancel either). */
 void ks_kube_call_cancel(ks_kube_call_t *call);
+/* Cancel every call started with this owner: each one's on_cancel runs
+ * (when set), never its on_done. */
+void ks_kube_client_cancel_owner(ks_kube_client_t *c, const void *owner);
 
 /* `s` percent-encoded for a query parameter (malloc'd; NULL on ENOMEM). */
 char *ks_kube_query_escape(const char *s);

@@ -34,8 +34,8 @@ struct ks_event_recorder {
     uint64_t seq;
     ks_event_stats_t stats;
     int closed;
-    unsigned pending;    /* requests in flight */
-    struct req *reqs;    /* their list, to cancel at close */
+    unsigned pending;    /* requests in flight (the client's calls owned
+                            by this recorder, cancelled at close) */
 };
 
 static int64_t now_us(void)
@@ -72,48 +72,29 @@ static void series_free(series_t *s)
 #define MAX_TRIES 12
 #define RETRY_MAX_MS 10000
 
+/* One write; while it lives, exactly one client call (maybe waiting out
+ * a retry's backoff) is in flight for it, owned by the recorder. */
 typedef struct req {
     ks_event_recorder_t *r;
-    ks_kube_call_t *call;
-    uv_timer_t retry; /* armed between tries */
-    int timer_inited, tries;
+    int tries;
     const char *method, *ctype; /* static strings */
     char *path, *text;
     ks_kube_done_cb done;
-    struct req *prev, *next; /* the recorder's requests in flight */
     char key[];
 } req_t;
 
-static void req_unlink(req_t *q)
+/* The write is over (answered, given up or cancelled). */
+static void req_free(req_t *q)
 {
-    if (q->prev)
-        q->prev->next = q->next;
-    else
-        q->r->reqs = q->next;
-    if (q->next)
-        q->next->prev = q->prev;
     q->r->pending--;
-}
-
-static void req_free_now(req_t *q)
-{
     free(q->path);
     free(q->text);
     free(q);
 }
 
-static void req_timer_closed(uv_handle_t *h)
+static void req_cancelled(void *ud)
 {
-    req_free_now(h->data);
-}
-
-/* Unlinked already; frees once its timer (if any) is closed. */
-static void req_free(req_t *q)
-{
-    if (q->timer_inited)
-        uv_close((uv_handle_t *)&q->retry, req_timer_closed);
-    else
-        req_free_now(q);
+    req_free(ud);
 }
 
 static series_t *req_series(req_t *q)
@@ -121,17 +102,7 @@ static series_t *req_series(req_t *q)
     return q->r->closed ? NULL : ks_strmap_get(&q->r->series, q->key);
 }
 
-static int req_start(req_t *q);
-
-static void retry_fire(uv_timer_t *t)
-{
-    req_t *q = t->data;
-    if (req_start(q) != 0) {
-        q->r->stats.failed++;
-        req_unlink(q);
-        req_free(q);
-    }
-}
+static int req_start(req_t *q, uint64_t delay_ms);
 
 /* A failure worth another try: schedule it and return 1. */
 static int retry_later(req_t *q, const ks_kube_result_t *res)
@@ -145,15 +116,7 @@ static int retry_later(req_t *q, const ks_kube_result_t *res)
         wait *= 2;
     if (wait > RETRY_MAX_MS)
         wait = RETRY_MAX_MS;
-    if (!q->timer_inited) {
-        if (uv_timer_init(q->r->loop, &q->retry) != 0)
-            return 0;
-        q->retry.data = q;
-        q->timer_inited = 1;
-    }
-    q->call = NULL;
-    uv_timer_start(&q->retry, retry_fire, wait, 0);
-    return 1;
+    return req_start(q, wait) == 0;
 }
 
 static void create_done(void *ud, const ks_kube_result_t *res)
@@ -172,7 +135,6 @@ static void create_done(void *ud, const ks_kube_result_t *res)
         if (s) /* let the next occurrence POST again */
             series_free(ks_strmap_del(&q->r->series, s->key));
     }
-    req_unlink(q);
     req_free(q);
 }
 
@@ -190,11 +152,10 @@ static void patch_done(void *ud, const ks_kube_result_t *res)
         if (s && res->status == 404) /* gone: start a new event next time */
             series_free(ks_strmap_del(&q->r->series, s->key));
     }
-    req_unlink(q);
     req_free(q);
 }
 
-static int req_start(req_t *q)
+static int req_start(req_t *q, uint64_t delay_ms)
 {
     ks_kube_call_opts_t o;
     ks_error_t err = {0};
@@ -206,8 +167,11 @@ static int req_start(req_t *q)
     o.timeout_ms = 30000;
     o.on_done = q->done;
     o.ud = q;
+    o.owner = q->r;
+    o.on_cancel = req_cancelled;
+    o.delay_ms = delay_ms;
     q->tries++;
-    if ((q->call = ks_kube_call(q->r->client, &o, &err)) == NULL) {
+    if (ks_kube_call(q->r->client, &o, &err) == NULL) {
         ks_log(KS_LOGL_DEBUG, "event: %s", err.msg);
         return -1;
     }
@@ -234,14 +198,8 @@ static void event_send(ks_event_recorder_t *r, const char *method,
     q->ctype = ctype;
     q->done = done;
     memcpy(q->key, key, kl);
-    q->prev = NULL;
-    q->next = r->reqs;
-    if (r->reqs)
-        r->reqs->prev = q;
-    r->reqs = q;
     r->pending++;
-    if (req_start(q) != 0) {
-        req_unlink(q);
+    if (req_start(q, 0) != 0) {
         r->stats.failed++;
         req_free(q);
     }
@@ -322,13 +280,7 @@ void ks_event_recorder_close(ks_event_recorder_t *r)
     ks_strmap_destroy(&r->series);
     free(r->hostname);
     r->hostname = NULL;
-    while (r->reqs) {
-        req_t *q = r->reqs;
-        if (q->call)
-            ks_kube_call_cancel(q->call);
-        req_unlink(q);
-        req_free(q);
-    }
+    ks_kube_client_cancel_owner(r->client, r);
     uv_close((uv_handle_t *)&r->flush, flush_closed);
 }
 

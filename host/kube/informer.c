@@ -273,26 +273,44 @@ static void list_done(void *ud, const ks_kube_result_t *r)
         do_watch(inf);
 }
 
+/* The path of a list or watch request: the informer's path, `params`,
+ * then its field selector and `cont` (a list's continue token; may be
+ * NULL), escaped. 0, or -1 with the reason in *why (the request would be
+ * too long, or out of memory). */
+static int request_path(const ks_informer_t *inf, const char *params,
+                        const char *cont, char *buf, size_t len,
+                        const char **why)
+{
+    char *sel = NULL, *c = NULL;
+    int n = -1;
+    *why = "out of memory";
+    if ((inf->field_selector == NULL ||
+         (sel = ks_kube_query_escape(inf->field_selector)) != NULL) &&
+        (cont == NULL || (c = ks_kube_query_escape(cont)) != NULL)) {
+        n = snprintf(buf, len, "%s?%s%s%s%s%s", inf->path, params,
+                     sel ? "&fieldSelector=" : "", sel ? sel : "",
+                     c ? "&continue=" : "", c ? c : "");
+        if (n < 0 || (size_t)n >= len) {
+            *why = "request path too long";
+            n = -1;
+        }
+    }
+    free(sel);
+    free(c);
+    return n < 0 ? -1 : 0;
+}
+
 static void do_list(ks_informer_t *inf)
 {
-    char path[2048];
+    char path[2048], params[32];
     ks_error_t err = {0};
     ks_kube_call_opts_t o;
-    char *sel = NULL, *cont = NULL;
-    int n;
+    const char *why;
     if (inf->cont == NULL)
         inf->list_gen++; /* a new list, from the first page */
-    if (inf->field_selector)
-        sel = ks_kube_query_escape(inf->field_selector);
-    if (inf->cont)
-        cont = ks_kube_query_escape(inf->cont);
-    n = snprintf(path, sizeof path, "%s?limit=%u%s%s%s%s", inf->path,
-                 inf->page_size, sel ? "&fieldSelector=" : "", sel ? sel : "",
-                 cont ? "&continue=" : "", cont ? cont : "");
-    free(sel);
-    free(cont);
-    if (n < 0 || (size_t)n >= sizeof path) {
-        failed(inf, 0, "list path too long", 1);
+    snprintf(params, sizeof params, "limit=%u", inf->page_size);
+    if (request_path(inf, params, inf->cont, path, sizeof path, &why) != 0) {
+        failed(inf, 0, why, 1);
         return;
     }
     memset(&o, 0, sizeof o);
@@ -436,21 +454,16 @@ static void watch_done(void *ud, const ks_kube_result_t *r)
 
 static void do_watch(ks_informer_t *inf)
 {
-    char path[2048];
+    char path[2048], params[sizeof inf->rv + 100];
     ks_error_t err = {0};
     ks_kube_call_opts_t o;
-    char *sel = NULL;
-    int n;
-    if (inf->field_selector)
-        sel = ks_kube_query_escape(inf->field_selector);
-    n = snprintf(path, sizeof path,
-                 "%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s"
-                 "&timeoutSeconds=%u%s%s",
-                 inf->path, inf->rv, 300 + rnd(inf) % 300,
-                 sel ? "&fieldSelector=" : "", sel ? sel : "");
-    free(sel);
-    if (n < 0 || (size_t)n >= sizeof path) {
-        failed(inf, 0, "watch path too long", 1);
+    const char *why;
+    snprintf(params, sizeof params,
+             "watch=1&allowWatchBookmarks=true&resourceVersion=%s"
+             "&timeoutSeconds=%u",
+             inf->rv, 300 + rnd(inf) % 300);
+    if (request_path(inf, params, NULL, path, sizeof path, &why) != 0) {
+        failed(inf, 0, why, 1);
         return;
     }
     memset(&o, 0, sizeof o);

@@ -72,7 +72,6 @@ struct ks_kube_source {
     int synced, inactive;
     int (*may_write)(void *ud);
     void *may_write_ud;
-    struct write *writes; /* in flight, cancelled at close */
     ks_kube_source_stats_t stats;
     uint64_t write_fail[4];
 };
@@ -163,26 +162,16 @@ static void what_of(const char *kind, const json_t *obj, char *buf,
 
 enum { W_BIND = 0, W_STATUS, W_DELETE, W_EVENT };
 
+/* One write; while it lives, one client call owned by the source is in
+ * flight for it (cancelled at close: write_cancelled frees it). */
 typedef struct write {
     ks_kube_source_t *src;
     int kind;
-    ks_kube_call_t *call;
-    struct write *prev, *next;
     /* W_BIND */
     char *uid, *ns, *name, *node, *controller;
     /* W_DELETE: the DELETE to send once the condition patch is done */
     char *delete_path, *delete_body;
 } write_t;
-
-static void write_unlink(write_t *w)
-{
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        w->src->writes = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
-}
 
 static void write_free(write_t *w)
 {
@@ -203,11 +192,12 @@ static write_t *write_new(ks_kube_source_t *src, int kind)
         return NULL;
     w->src = src;
     w->kind = kind;
-    w->next = src->writes;
-    if (src->writes)
-        src->writes->prev = w;
-    src->writes = w;
     return w;
+}
+
+static void write_cancelled(void *ud)
+{
+    write_free(ud);
 }
 
 /* Start `w`'s call; on failure the write is dropped (returns -1). */
@@ -225,11 +215,11 @@ static int write_send(write_t *w, const char *method, const char *path,
     o.timeout_ms = timeout_ms;
     o.on_done = done;
     o.ud = w;
-    w->call = ks_kube_call(w->src->client, &o, &err);
-    if (w->call == NULL) {
+    o.owner = w->src;
+    o.on_cancel = write_cancelled;
+    if (ks_kube_call(w->src->client, &o, &err) == NULL) {
         ks_log(KS_LOGL_WARN, "%s %s: %s", method, path, err.msg);
         w->src->write_fail[w->kind]++;
-        write_unlink(w);
         write_free(w);
         return -1;
     }
@@ -249,7 +239,6 @@ static void bind_answer(void *ud, const ks_kube_result_t *r)
 {
     write_t *w = ud;
     ks_kube_source_t *src = w->src;
-    write_unlink(w);
     if (r->status == 201 || r->status == 200) {
         char note[1200];
         ks_event_ref_t ref = {w->ns, w->name, w->uid};
@@ -295,7 +284,6 @@ static int w_bind(void *ud, const ks_pod_t *pod, const char *node)
         (w->name = strdup(pod->name)) == NULL ||
         (w->node = strdup(node)) == NULL ||
         (w->controller = strdup(pod->scheduler_name)) == NULL) {
-        write_unlink(w);
         write_free(w);
         return -1;
     }
@@ -311,7 +299,7 @@ static int w_bind(void *ud, const ks_pod_t *pod, const char *node)
              pod->ns, pod->name);
     rc = body ? write_send(w, "POST", path, body, NULL, BIND_TIMEOUT_MS,
                            bind_answer)
-              : (write_unlink(w), write_free(w), -1);
+              : (write_free(w), -1);
     free(body);
     return rc;
 }
@@ -319,7 +307,6 @@ static int w_bind(void *ud, const ks_pod_t *pod, const char *node)
 static void status_answer(void *ud, const ks_kube_result_t *r)
 {
     write_t *w = ud;
-    write_unlink(w);
     if (r->status == 200)
         w->src->stats.status_patches++;
     else if (r->status != 404) { /* a pod deleted meanwhile is no news */
@@ -429,7 +416,6 @@ static void w_nominate(void *ud, const ks_pod_t *pod, const char *node)
 static void delete_answer(void *ud, const ks_kube_result_t *r)
 {
     write_t *w = ud;
-    write_unlink(w);
     if (r->status == 200 || r->status == 202)
         w->src->stats.deletes++;
     else if (r->status != 404 && r->status != 409) {
@@ -450,13 +436,11 @@ static void victim_condition_answer(void *ud, const ks_kube_result_t *r)
         ks_log(KS_LOGL_INFO, "preemption victim %s/%s: condition: %s", w->ns,
                w->name, r->message);
     if (r->status == 404) {
-        write_unlink(w);
         write_free(w);
         return;
     }
     w->delete_path = w->delete_body = NULL;
-    w->call = NULL;
-    /* Same record, second request: it stays linked. */
+    /* Same record, second request (the source's call again). */
     write_send(w, "DELETE", path, body, NULL, WRITE_TIMEOUT_MS, delete_answer);
     free(path);
     free(body);
@@ -496,7 +480,6 @@ static void w_delete(void *ud, const ks_pod_t *victim)
     if (pbody == NULL || dbody == NULL || w->delete_path == NULL ||
         w->ns == NULL || w->name == NULL) {
         free(pbody);
-        write_unlink(w);
         write_free(w);
         return;
     }
@@ -764,58 +747,6 @@ static void pod_remove(ks_kube_source_t *src, json_t *obj)
 
 /* --- nodes --------------------------------------------------------------------- */
 
-static int labels_equal(ks_labels_t a, ks_labels_t b)
-{
-    uint32_t i;
-    if (a.n != b.n)
-        return 0;
-    for (i = 0; i < a.n; i++)
-        if (a.items[i].key != b.items[i].key ||
-            a.items[i].value != b.items[i].value)
-            return 0;
-    return 1;
-}
-
-static int taints_equal(const ks_node_t *a, const ks_node_t *b)
-{
-    uint32_t i;
-    if (a->n_taints != b->n_taints)
-        return 0;
-    for (i = 0; i < a->n_taints; i++)
-        if (a->taints[i].key != b->taints[i].key ||
-            a->taints[i].value != b->taints[i].value ||
-            a->taints[i].effect != b->taints[i].effect)
-            return 0;
-    return 1;
-}
-
-static int images_equal(const ks_node_t *a, const ks_node_t *b)
-{
-    uint32_t i;
-    if (a->n_images != b->n_images)
-        return 0;
-    for (i = 0; i < a->n_images; i++)
-        if (a->images[i].name != b->images[i].name ||
-            a->images[i].size_bytes != b->images[i].size_bytes)
-            return 0;
-    return 1;
-}
-
-/* upstream nodeSchedulingPropertiesChange: which kinds of update. */
-static uint32_t node_changes(const ks_node_t *old, const ks_node_t *n)
-{
-    uint32_t act = 0;
-    if (memcmp(&old->allocatable, &n->allocatable, sizeof n->allocatable))
-        act |= KS_ACT_UPDATE_NODE_ALLOCATABLE;
-    if (!labels_equal(old->labels, n->labels))
-        act |= KS_ACT_UPDATE_NODE_LABEL;
-    if (!taints_equal(old, n) || old->unschedulable != n->unschedulable)
-        act |= KS_ACT_UPDATE_NODE_TAINT;
-    if (!images_equal(old, n))
-        act |= KS_ACT_UPDATE;
-    return act;
-}
-
 static void node_upsert(ks_kube_source_t *src, json_t *obj)
 {
     ks_node_t *node;
@@ -839,7 +770,7 @@ static void node_upsert(ks_kube_source_t *src, json_t *obj)
         emit_objs(src, KS_RES_NODE, KS_ACT_ADD, NULL, ni ? ni->node : NULL);
         return;
     }
-    act = node_changes(ni->node, node);
+    act = ks_cluster_event_node_update(ni->node, node);
     if (act == 0) {
         /* A heartbeat or a field ksched does not read: the cache keeps its
          * node, with the object as it is now for the extenders. */
@@ -1078,13 +1009,7 @@ void ks_kube_source_close(ks_kube_source_t *src)
         return;
     for (i = 0; i < INF_COUNT; i++)
         ks_informer_close(src->infs[i].inf);
-    while (src->writes) {
-        write_t *w = src->writes;
-        if (w->call)
-            ks_kube_call_cancel(w->call);
-        write_unlink(w);
-        write_free(w);
-    }
+    ks_kube_client_cancel_owner(src->client, src);
     ks_event_recorder_close(src->events);
     for (i = 0; i < src->pods.cap; i++)
         if (src->pods.slots[i].key)
