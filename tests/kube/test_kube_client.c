@@ -79,7 +79,7 @@ static void setup(void)
             "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
             "    server: http://127.0.0.1:%d\ncontexts:\n- name: x\n"
             "  context: {cluster: c, user: u}\ncurrent-context: x\n"
-            "users:\n- name: u\n  user: {token: abc}\n",
+            "users:\n- name: u\n  user: {}\n",
             closed_port());
     fclose(f);
     unsetenv("KUBECONFIG");
