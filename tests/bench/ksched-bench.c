@@ -69,8 +69,12 @@ typedef struct bench_workload {
 
 static const bench_workload_t bench_workloads[] = {
     {"SchedulingBasic/500Nodes", BK_BASIC, 500, 1000},
+    {"SchedulingBasic/1000Nodes", BK_BASIC, 1000, 2000},
     {"SchedulingBasic/5000Nodes", BK_BASIC, 5000, 10000},
     {"SchedulingBasic/15000Nodes", BK_BASIC, 15000, 30000},
+    /* The cost curve's last point (pods = 2 x nodes); not in the default
+     * selection: name it with --workload. */
+    {"SchedulingBasic/50000Nodes", BK_BASIC, 50000, 100000},
     {"TopologySpreading/5000Nodes", BK_SPREAD, 5000, 10000},
     {"SchedulingPodAntiAffinity/5000Nodes", BK_ANTI, 5000, 2000},
     {"SchedulingNodeAffinity/5000Nodes", BK_NODE_AFF, 5000, 10000},
@@ -433,7 +437,10 @@ typedef struct bench_result {
     double load_seconds;  /* generating and reading the manifest */
     double pods_per_s;
     double p50_us, p99_us, max_us;
+    double cpu_us_per_pod; /* user + system CPU of the scheduling phase
+                            * (every thread) per pod bound */
     double rss_mb;        /* filled by the parent */
+    double rss_kb_per_node; /* peak RSS / nodes, filled by the parent */
 } bench_result_t;
 
 typedef struct bench_run {
@@ -494,6 +501,11 @@ static uint64_t percentile(const uint64_t *v, size_t n, double p)
     return v[rank - 1];
 }
 
+static double tv_us(const struct timeval *tv)
+{
+    return (double)tv->tv_sec * 1e6 + (double)tv->tv_usec;
+}
+
 /* Give up when backoffs keep cycling for an hour of virtual time. */
 #define VCLOCK_LIMIT_MS (3600 * 1000)
 
@@ -513,6 +525,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     char text[512];
     const char *dirs[1];
     struct timespec t0, t1, t_start;
+    struct rusage ru0, ru1;
     uint64_t *lat = NULL;
     size_t n_lat = 0, cap_lat, i;
 
@@ -595,6 +608,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
         goto out;
     }
 
+    getrusage(RUSAGE_SELF, &ru0);
     clock_gettime(CLOCK_MONOTONIC, &t_start);
     b.last_bound = t_start;
     for (i = 0; i < m.n_pods; i++) {
@@ -639,8 +653,13 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
         break;
     }
 
+    getrusage(RUSAGE_SELF, &ru1);
     r->bound = b.bound;
     r->victims = b.victims;
+    if (b.bound > 0)
+        r->cpu_us_per_pod = (tv_us(&ru1.ru_utime) - tv_us(&ru0.ru_utime) +
+                             tv_us(&ru1.ru_stime) - tv_us(&ru0.ru_stime)) /
+                            (double)b.bound;
     r->attempts = ks_scheduler_stats(s).attempts;
     r->seconds = ts_diff(&t_start, &b.last_bound);
     r->pods_per_s = r->seconds > 0 ? (double)b.bound / r->seconds : 0;
@@ -724,6 +743,7 @@ static void run_forked(const bench_workload_t *w, int pct, int par,
                                      : WEXITSTATUS(status));
     }
     r->rss_mb = (double)ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB */
+    r->rss_kb_per_node = w->nodes ? (double)ru.ru_maxrss / w->nodes : 0;
 }
 
 /* --- reporting ------------------------------------------------------------ */
@@ -746,9 +766,11 @@ static double median_of(bench_result_t *rs, int n, size_t off)
 
 static void print_header(void)
 {
-    printf("%-36s %6s %6s %4s %3s %10s %9s %9s %9s %7s %7s %15s\n",
+    printf("%-36s %6s %6s %4s %3s %10s %9s %9s %9s %7s %7s %15s %10s "
+           "%11s\n",
            "WORKLOAD", "NODES", "PODS", "PCT", "PAR", "PODS/S", "P50_US",
-           "P99_US", "MAX_US", "RSS_MB", "ATTEMPT", "BOUND/EXPECTED");
+           "P99_US", "MAX_US", "RSS_MB", "ATTEMPT", "BOUND/EXPECTED",
+           "CPU_US/POD", "RSS_KB/NODE");
     fflush(stdout);
 }
 
@@ -906,9 +928,10 @@ int main(int argc, char **argv)
     for (i = 0; i < N_WORKLOADS; i++) {
         const bench_workload_t *w = &bench_workloads[i];
         size_t j;
-        int take = n_wanted == 0;
+        int take = n_wanted == 0 && w->nodes < 50000;
         for (j = 0; j < n_wanted; j++)
-            take |= name_matches(wanted[j], w->name);
+            take |= w->nodes < 50000 ? name_matches(wanted[j], w->name)
+                                     : strcmp(wanted[j], w->name) == 0;
         if (quick && !(w->nodes == 500 && w->pods == 1000))
             take = 0;
         if (take) {
@@ -961,7 +984,7 @@ int main(int argc, char **argv)
                     continue;
                 }
                 printf("%-36s %6u %6u %4d %3d %10.0f %9.1f %9.1f %9.1f "
-                       "%7.1f %7llu %7llu/%-7llu%s\n",
+                       "%7.1f %7llu %7llu/%-7llu %10.1f %11.2f%s\n",
                        sel[i]->name, sel[i]->nodes, sel[i]->pods, pcts[a],
                        pars[b2],
                        median_of(rs, runs,
@@ -973,6 +996,10 @@ int main(int argc, char **argv)
                        (unsigned long long)r0->attempts,
                        (unsigned long long)min_bound,
                        (unsigned long long)r0->expected,
+                       median_of(rs, runs,
+                                 offsetof(bench_result_t, cpu_us_per_pod)),
+                       median_of(rs, runs,
+                                 offsetof(bench_result_t, rss_kb_per_node)),
                        bad ? "  MISMATCH" : "");
                 fflush(stdout);
                 if (bad) {
