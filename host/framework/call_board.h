@@ -5,7 +5,8 @@
  * Every plugin call the host makes (the extension points, create, destroy,
  * EventsToRegister) is bracketed by ks_call_enter()/ks_call_leave(): a few
  * plain stores into the calling thread's slot and one release store of a
- * sequence number that is odd while the call runs. No system call, no lock.
+ * sequence number that is odd while the call runs. No system call, no lock,
+ * no locked instruction.
  *
  * The board lives either in memory private to the process (the default:
  * `ksched schedule`, tests) or in a shared mapping the supervisor of
@@ -188,13 +189,19 @@ static inline ks_board_slot_t *ks_call_enter(uint32_t plugin, uint32_t point,
     atomic_store_explicit(&s->plugin, plugin, memory_order_relaxed);
     atomic_store_explicit(&s->point, point, memory_order_relaxed);
     atomic_store_explicit(&s->deadline_ms, deadline_ms, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
+    /* Only this thread writes its seq: a load and a release store (a
+     * plain move on x86), no locked read-modify-write. */
+    atomic_store_explicit(
+        &s->seq, atomic_load_explicit(&s->seq, memory_order_relaxed) + 1,
+        memory_order_release);
     return s;
 }
 
 static inline void ks_call_leave(ks_board_slot_t *s)
 {
-    atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
+    atomic_store_explicit(
+        &s->seq, atomic_load_explicit(&s->seq, memory_order_relaxed) + 1,
+        memory_order_release);
 }
 
 /* The label of a call kind ("Filter", "create", ...). */

@@ -176,6 +176,7 @@ ks_code_t ks_fw_run_pre_enqueue(ks_framework_t *fw, const ks_pod_t *pod,
 {
     size_t i;
     ks_status_reset(st);
+    ks_call_board_pod_changed(); /* a pod's first plugin calls */
     for (i = 0; i < fw->n_points[KS_EP_PRE_ENQUEUE]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_PRE_ENQUEUE][i].inst;
         ks_board_slot_t *slot = ks_call_enter(in->call_id, KS_EP_PRE_ENQUEUE,
@@ -262,6 +263,9 @@ ks_code_t ks_fw_run_pre_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
     uint64_t *skip = ks_cycle_state_skip_filter(cs);
     int on = timing_on(fw);
 
+    /* A scheduling cycle begins: every thread's slot re-reads the pod
+     * name at its next call (call_board.h). */
+    ks_call_board_pod_changed();
     ks_status_reset(st);
     res->all = 1;
     res->n = 0;
