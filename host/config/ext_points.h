@@ -32,12 +32,14 @@
     X(QUEUE_SORT, "queueSort", "QueueSort", NULL, "less", d->less != NULL)    \
     X(PRE_FILTER, "preFilter", "PreFilter", "PreFilter", "pre_filter",        \
       d->pre_filter != NULL)                                                   \
-    X(FILTER, "filter", "Filter", "Filter", "filter", d->filter != NULL)      \
+    X(FILTER, "filter", "Filter", "Filter", "filter",                        \
+      d->filter != NULL || d->filter_with_state != NULL)                       \
     X(POST_FILTER, "postFilter", "PostFilter", "PostFilter", "post_filter",   \
       d->post_filter != NULL)                                                  \
     X(PRE_SCORE, "preScore", "PreScore", "PreScore", "pre_score",             \
       d->pre_score != NULL)                                                    \
-    X(SCORE, "score", "Score", "Score", "score", d->score != NULL)            \
+    X(SCORE, "score", "Score", "Score", "score",                              \
+      d->score != NULL || d->score_with_state != NULL)                         \
     X(RESERVE, "reserve", "Reserve", "Reserve", "reserve and unreserve",      \
       d->reserve != NULL && d->unreserve != NULL)                              \
     X(PERMIT, "permit", "Permit", "Permit", "permit", d->permit != NULL)      \

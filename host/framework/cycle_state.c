@@ -1,7 +1,9 @@
 /*
  * The per-cycle state store (cycle_state.h): a small array of entries with
- * an index by key address. Keys have no length limit: a key shorter than
- * KEY_INLINE bytes is kept in its entry, a longer one in a malloc'd copy.
+ * an index by key address, and the plugins' private slots. Keys are
+ * compared by their whole text and have no length limit: a key shorter
+ * than KEY_INLINE bytes is kept in its entry, a longer one in a malloc'd
+ * copy. The address index only finds the candidate entry faster.
  * Out of memory: write returns -1 and clone returns NULL, the state
  * unchanged (a plugin's clone_fn returning NULL is
  * stored as is: the SDK does not say it means failure). Threads: see
@@ -28,6 +30,19 @@ typedef struct entry {
 
 #define SLOTS 64 /* power of two, > the entries a cycle has */
 
+/* One plugin's private state (plugin.h plugin_state_set): per owner (the
+ * plugin's handle), KS_CS_N_SLOTS slots. */
+typedef struct pslot {
+    void *data;
+    ks_state_clone_fn clone_fn;
+    ks_state_free_fn free_fn;
+} pslot_t;
+
+typedef struct powner {
+    const void *owner;
+    pslot_t slot[KS_CS_N_SLOTS];
+} powner_t;
+
 struct ks_cycle_state {
     entry_t *items;
     unsigned n;
@@ -37,6 +52,9 @@ struct ks_cycle_state {
     uint8_t slot[SLOTS];
     uint64_t skip_filter; /* bit i: Filter plugin i skipped by PreFilter */
     uint64_t skip_score;  /* bit i: Score plugin i skipped by PreScore */
+    powner_t *owners;     /* the plugins with private state */
+    unsigned n_owners;
+    size_t cap_owners;
 };
 
 uint64_t *ks_cycle_state_skip_filter(ks_cycle_state_t *cs)
@@ -79,11 +97,24 @@ static void entry_drop(entry_t *e)
     e->long_key = NULL;
 }
 
+static void pslot_release(pslot_t *p)
+{
+    if (p->free_fn && p->data)
+        p->free_fn(p->data);
+    p->data = NULL;
+    p->free_fn = NULL;
+    p->clone_fn = NULL;
+}
+
 void ks_cycle_state_clear(ks_cycle_state_t *cs)
 {
-    unsigned i;
+    unsigned i, k;
     for (i = 0; i < cs->n; i++)
         entry_drop(&cs->items[i]);
+    for (i = 0; i < cs->n_owners; i++)
+        for (k = 0; k < KS_CS_N_SLOTS; k++)
+            pslot_release(&cs->owners[i].slot[k]);
+    cs->n_owners = 0;
     cs->n = 0;
     cs->skip_filter = cs->skip_score = 0;
     memset(cs->slot, 0, sizeof cs->slot);
@@ -95,6 +126,7 @@ void ks_cycle_state_free(ks_cycle_state_t *cs)
         return;
     ks_cycle_state_clear(cs);
     free(cs->items);
+    free(cs->owners);
     free(cs);
 }
 
@@ -124,10 +156,16 @@ static entry_t *find(const ks_cycle_state_t *cs, const char *key)
 {
     unsigned i, h;
     /* Plugins pass the same static key string on every call, so the key's
-     * address finds the entry without comparing text in the hot path. */
-    for (h = slot_of(key); cs->slot[h]; h = (h + 1) & (SLOTS - 1))
-        if (cs->items[cs->slot[h] - 1].key_ptr == key)
-            return &cs->items[cs->slot[h] - 1];
+     * address finds the candidate entry at once; its text must still be
+     * the key's (a reused buffer may hold another key now). */
+    for (h = slot_of(key); cs->slot[h]; h = (h + 1) & (SLOTS - 1)) {
+        entry_t *e = &cs->items[cs->slot[h] - 1];
+        if (e->key_ptr == key) {
+            if (strcmp(entry_key(e), key) == 0)
+                return e;
+            break;
+        }
+    }
     for (i = 0; i < cs->n; i++)
         if (strcmp(entry_key(&cs->items[i]), key) == 0)
             return &cs->items[i];
@@ -190,12 +228,94 @@ void ks_cycle_state_delete(ks_cycle_state_t *cs, const char *key)
     reindex(cs);
 }
 
+static powner_t *owner_find(const ks_cycle_state_t *cs, const void *owner)
+{
+    unsigned i;
+    for (i = 0; i < cs->n_owners; i++)
+        if (cs->owners[i].owner == owner)
+            return &cs->owners[i];
+    return NULL;
+}
+
+/* The owner's record, added when absent; NULL when out of memory. */
+static powner_t *owner_get(ks_cycle_state_t *cs, const void *owner)
+{
+    powner_t *o = owner_find(cs, owner), *owners;
+    if (o != NULL)
+        return o;
+    owners = ks_fw_grow(cs->owners, &cs->cap_owners, (size_t)cs->n_owners + 1,
+                        sizeof *owners, 8);
+    if (owners == NULL)
+        return NULL;
+    cs->owners = owners;
+    o = &cs->owners[cs->n_owners++];
+    memset(o, 0, sizeof *o);
+    o->owner = owner;
+    return o;
+}
+
+int ks_cycle_state_slot_set(ks_cycle_state_t *cs, const void *owner,
+                            unsigned slot, void *data,
+                            ks_state_clone_fn clone_fn,
+                            ks_state_free_fn free_fn)
+{
+    powner_t *o;
+    pslot_t *p;
+    if (slot >= KS_CS_N_SLOTS || (o = owner_get(cs, owner)) == NULL)
+        return -1;
+    p = &o->slot[slot];
+    if (p->data != data)
+        pslot_release(p);
+    p->data = data;
+    p->clone_fn = clone_fn;
+    p->free_fn = free_fn;
+    return 0;
+}
+
+void *ks_cycle_state_slot_get(const ks_cycle_state_t *cs, const void *owner,
+                              unsigned slot)
+{
+    const powner_t *o;
+    if (slot >= KS_CS_N_SLOTS || (o = owner_find(cs, owner)) == NULL)
+        return NULL;
+    return o->slot[slot].data;
+}
+
+/* Copy the plugins' slots of cs into c (empty); -1 when out of memory or
+ * a clone_fn returned NULL for data that was not (c then holds what was
+ * copied so far, freed by the caller). */
+static int clone_slots(ks_cycle_state_t *c, const ks_cycle_state_t *cs)
+{
+    unsigned i, k;
+    for (i = 0; i < cs->n_owners; i++) {
+        const powner_t *from = &cs->owners[i];
+        powner_t *to = owner_get(c, from->owner);
+        if (to == NULL)
+            return -1;
+        for (k = 0; k < KS_CS_N_SLOTS; k++) {
+            const pslot_t *p = &from->slot[k];
+            if (p->data == NULL)
+                continue;
+            to->slot[k].data = p->clone_fn ? p->clone_fn(p->data) : p->data;
+            if (p->clone_fn && to->slot[k].data == NULL)
+                return -1;
+            to->slot[k].clone_fn = p->clone_fn;
+            to->slot[k].free_fn = p->clone_fn ? p->free_fn : NULL;
+        }
+    }
+    return 0;
+}
+
 ks_cycle_state_t *ks_cycle_state_clone(const ks_cycle_state_t *cs)
 {
     ks_cycle_state_t *c = ks_cycle_state_new();
     unsigned i;
     if (c == NULL)
         return NULL;
+    if (clone_slots(c, cs) != 0) {
+        ks_cycle_state_free(c);
+        return NULL;
+    }
     c->skip_filter = cs->skip_filter;
     c->skip_score = cs->skip_score;
     for (i = 0; i < cs->n; i++) {

@@ -2,7 +2,9 @@
  * The per-cycle state store behind the SDK's ks_cycle_state_t.
  *
  * A small array of (key, data, clone, free) entries; keys (of any length)
- * are copied.
+ * are copied and compared by their whole text. Besides, each plugin
+ * (identified by an owner pointer, its handle) has KS_CS_N_SLOTS private
+ * slots found without a key (plugin.h plugin_state_set).
  * Owned by the scheduling cycle (or the binding cycle that inherits it).
  * read() may run concurrently with other read()s; write()/delete() need
  * exclusive access.
@@ -24,6 +26,20 @@ int ks_cycle_state_write(ks_cycle_state_t *cs, const char *key, void *data,
                          ks_state_clone_fn clone_fn, ks_state_free_fn free_fn);
 void *ks_cycle_state_read(const ks_cycle_state_t *cs, const char *key);
 void ks_cycle_state_delete(ks_cycle_state_t *cs, const char *key);
+/* The plugins' private slots (ks_state_slot_t values). */
+#define KS_CS_N_SLOTS 2
+/* Store `data` in `owner`'s slot (ownership, clone_fn and free_fn as
+ * ks_cycle_state_write; the data the slot held is released). 0, or -1
+ * when `slot` is out of range or out of memory (the state unchanged,
+ * `data` not taken). Exclusive access, as write(). */
+int ks_cycle_state_slot_set(ks_cycle_state_t *cs, const void *owner,
+                            unsigned slot, void *data,
+                            ks_state_clone_fn clone_fn,
+                            ks_state_free_fn free_fn);
+/* What `owner` stored in `slot`, NULL when nothing. Concurrent with other
+ * reads, as read(). */
+void *ks_cycle_state_slot_get(const ks_cycle_state_t *cs, const void *owner,
+                              unsigned slot);
 /* Number of entries (for tests and diagnostics). */
 unsigned ks_cycle_state_count(const ks_cycle_state_t *cs);
 /* Deep copy using each entry's clone fn (NULL clone: the pointer is shared

@@ -62,6 +62,10 @@ typedef struct ks_fw_ops {
     void (*waiting_pod_allow)(ks_waiting_pod_t *wp, const char *plugin);
     void (*waiting_pod_reject)(ks_waiting_pod_t *wp, const char *plugin,
                                const char *msg);
+    /* Is `plugin` one of the Permit plugins of wp's profile? The host
+     * API's name-based allow/reject refuse other names. May be NULL:
+     * every name is accepted. */
+    int (*waiting_pod_permit_has)(ks_waiting_pod_t *wp, const char *plugin);
     /* Pods nominated to `node` (any priority); `node` is interned. Writes
      * at most `cap` pods to `out` and returns how many there are. */
     uint32_t (*nominated_pods)(ks_fw_env_t *env, const char *node,

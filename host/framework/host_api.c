@@ -171,10 +171,36 @@ static const ks_pod_t *api_wp_pod(ks_waiting_pod_t *wp)
     return g_ops && wp ? g_ops->waiting_pod_pod(wp) : NULL;
 }
 
+/* The name-based calls act only for a Permit plugin of the waiting pod's
+ * profile: a misspelt or borrowed name is refused with a log line. */
+static int wp_name_ok(ks_waiting_pod_t *wp, const char *plugin,
+                      const char *call)
+{
+    const ks_pod_t *pod;
+    if (g_ops->waiting_pod_permit_has == NULL ||
+        g_ops->waiting_pod_permit_has(wp, plugin))
+        return 1;
+    pod = g_ops->waiting_pod_pod(wp);
+    ks_log(KS_LOGL_WARN,
+           "%s(\"%s\") for pod %s/%s refused: no Permit plugin of the "
+           "pod's profile has that name (%s_as acts as the calling plugin)",
+           call, plugin ? plugin : "(null)", pod ? pod->ns : "",
+           pod ? pod->name : "", call);
+    return 0;
+}
+
+/* A name the waiting pod keeps (as its rejecting plugin): interned, so it
+ * outlives the caller's buffer and the plugin's file. */
+static const char *wp_keep_name(const char *plugin)
+{
+    const char *in = ks_intern_str(ks_intern_global(), plugin);
+    return in ? in : "out of memory";
+}
+
 static void api_wp_allow(ks_waiting_pod_t *wp, const char *plugin)
 {
     LOOP_ONLY("waiting_pod_allow", );
-    if (g_ops && wp)
+    if (g_ops && wp && wp_name_ok(wp, plugin, "waiting_pod_allow"))
         g_ops->waiting_pod_allow(wp, plugin);
 }
 
@@ -182,8 +208,23 @@ static void api_wp_reject(ks_waiting_pod_t *wp, const char *plugin,
                           const char *msg)
 {
     LOOP_ONLY("waiting_pod_reject", );
-    if (g_ops && wp)
-        g_ops->waiting_pod_reject(wp, plugin, msg);
+    if (g_ops && wp && wp_name_ok(wp, plugin, "waiting_pod_reject"))
+        g_ops->waiting_pod_reject(wp, wp_keep_name(plugin), msg);
+}
+
+static void api_wp_allow_as(ks_handle_t *h, ks_waiting_pod_t *wp)
+{
+    LOOP_ONLY("waiting_pod_allow_as", );
+    if (g_ops && wp && h)
+        g_ops->waiting_pod_allow(wp, H(h)->inst->name);
+}
+
+static void api_wp_reject_as(ks_handle_t *h, ks_waiting_pod_t *wp,
+                             const char *msg)
+{
+    LOOP_ONLY("waiting_pod_reject_as", );
+    if (g_ops && wp && h)
+        g_ops->waiting_pod_reject(wp, wp_keep_name(H(h)->inst->name), msg);
 }
 
 static void api_wp_iterate(ks_handle_t *h, ks_waiting_pod_fn fn, void *ud)
@@ -327,7 +368,7 @@ static void api_status_free(ks_status_t *st)
 
 static const char *api_status_message(const ks_status_t *st)
 {
-    return st && st->n_reasons ? st->reasons[0] : "";
+    return ks_status_message_joined(st);
 }
 
 static uint32_t api_nominated_pods(ks_handle_t *h, const char *node,
@@ -437,6 +478,26 @@ static ks_code_t api_ext_preempt_result(ks_handle_t *h, const ks_pod_t *pod,
     return e->ops->extenders_preempt_result(e, pod, out, n, st);
 }
 
+static int api_plugin_state_set(ks_handle_t *h, ks_cycle_state_t *cs,
+                                ks_state_slot_t slot, void *data,
+                                ks_state_clone_fn clone_fn,
+                                ks_state_free_fn free_fn)
+{
+    LOOP_ONLY("plugin_state_set", -1);
+    if (h == NULL || cs == NULL)
+        return -1;
+    return ks_cycle_state_slot_set(cs, h, (unsigned)slot, data, clone_fn,
+                                   free_fn);
+}
+
+static void *api_plugin_state_get(ks_handle_t *h, const ks_cycle_state_t *cs,
+                                  ks_state_slot_t slot)
+{
+    if (h == NULL || cs == NULL)
+        return NULL;
+    return ks_cycle_state_slot_get(cs, h, (unsigned)slot);
+}
+
 static const ks_host_api_t api = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -488,6 +549,10 @@ static const ks_host_api_t api = {
     .snapshot_nodes_with_required_anti_affinity = api_nodes_anti,
     .extenders_preempt = api_ext_preempt,
     .extenders_preempt_result = api_ext_preempt_result,
+    .waiting_pod_allow_as = api_wp_allow_as,
+    .waiting_pod_reject_as = api_wp_reject_as,
+    .plugin_state_set = api_plugin_state_set,
+    .plugin_state_get = api_plugin_state_get,
 };
 
 const ks_host_api_t *ks_host_api(void)

@@ -328,6 +328,20 @@ ks_code_t ks_fw_run_pre_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
     return KS_SUCCESS;
 }
 
+/* A plugin's Filter: filter_with_state (since ABI 1.1) with the state the
+ * plugin set at PreFilter, else filter. */
+static ks_code_t call_filter(const ks_plugin_inst_t *in, ks_cycle_state_t *cs,
+                             const ks_pod_t *pod, const ks_node_info_t *ni,
+                             ks_status_t *st)
+{
+    if (in->d->filter_with_state != NULL)
+        return in->d->filter_with_state(
+            in->self, cs,
+            ks_cycle_state_slot_get(cs, &in->handle, KS_STATE_FILTER), pod,
+            ni, st);
+    return in->d->filter(in->self, cs, pod, ni, st);
+}
+
 static int code_rank(ks_code_t c)
 {
     switch (c) {
@@ -358,7 +372,7 @@ ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
         one.plugin = NULL;
         one.n_reasons = 0;
         TIMED(on, fw, in, pod, KS_EP_FILTER, c,
-              in->d->filter(in->self, cs, pod, ni, &one));
+              call_filter(in, cs, pod, ni, &one));
         if (c == KS_SUCCESS)
             continue;
         if (!is_unsched(c)) {
@@ -636,6 +650,12 @@ static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     for (p = 0; p < np; p++) {
         ks_plugin_inst_t *in = pl[p].inst;
         int64_t *row = j->scores + p * j->n;
+        /* score_with_state (since ABI 1.1): the state the plugin set at
+         * PreScore, looked up once for the whole chunk. */
+        void *state = in->d->score_with_state
+                          ? ks_cycle_state_slot_get(j->cs, &in->handle,
+                                                    KS_STATE_SCORE)
+                          : NULL;
         if (j->skip & (1ull << p))
             continue;
         for (k = b; k < e; k++) {
@@ -644,8 +664,11 @@ static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             st.n_reasons = 0;
             st.code = KS_SUCCESS;
             TIMED(on, j->fw, in, j->pod, KS_EP_SCORE, c,
-                  in->d->score(in->self, j->cs, j->pod, j->nodes[k], &s,
-                               &st));
+                  in->d->score_with_state
+                      ? in->d->score_with_state(in->self, j->cs, state,
+                                                j->pod, j->nodes[k], &s, &st)
+                      : in->d->score(in->self, j->cs, j->pod, j->nodes[k],
+                                     &s, &st));
             if (c != KS_SUCCESS) {
                 pthread_mutex_lock(&j->mu);
                 if (!j->failed) {

@@ -387,6 +387,7 @@ ks_waiting_pod_t *ks_sched_ops_wp_get(ks_fw_env_t *e, const char *uid);
 void ks_sched_ops_wp_iterate(ks_fw_env_t *e, ks_waiting_pod_fn fn, void *ud);
 const ks_pod_t *ks_sched_ops_wp_pod(ks_waiting_pod_t *wp);
 void ks_sched_ops_wp_allow(ks_waiting_pod_t *wp, const char *plugin);
+int ks_sched_ops_wp_permit_has(ks_waiting_pod_t *wp, const char *plugin);
 
 /* --- binding_cycle.c ------------------------------------------------------------ */
 

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/intern.h"
@@ -74,6 +75,35 @@ const char *ks_status_message(const ks_status_t *st, char *buf, size_t len)
         off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "",
                                 st->reasons[i]);
     return buf;
+}
+
+const char *ks_status_message_joined(const ks_status_t *st)
+{
+    size_t len = 0, off = 0;
+    unsigned i;
+    char *buf;
+    const char *in;
+    if (st == NULL || st->n_reasons == 0)
+        return "";
+    if (st->n_reasons == 1)
+        return st->reasons[0];
+    for (i = 0; i < st->n_reasons; i++)
+        len += strlen(st->reasons[i]) + 2;
+    if ((buf = malloc(len + 1)) == NULL)
+        return reason_oom;
+    for (i = 0; i < st->n_reasons; i++) {
+        size_t n = strlen(st->reasons[i]);
+        if (i) {
+            memcpy(buf + off, ", ", 2);
+            off += 2;
+        }
+        memcpy(buf + off, st->reasons[i], n);
+        off += n;
+    }
+    buf[off] = '\0';
+    in = ks_intern_str(ks_intern_global(), buf);
+    free(buf);
+    return in ? in : reason_oom;
 }
 
 const char *ks_code_name(ks_code_t c)

@@ -31,6 +31,10 @@ void ks_status_add_reasonf(ks_status_t *st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Reasons joined with ", " into buf; returns buf. */
 const char *ks_status_message(const ks_status_t *st, char *buf, size_t len);
+/* Every reason joined with ", " (upstream Status.Message()), interned:
+ * valid as long as the process; "" when none, "out of memory" when the
+ * text cannot be made. Any thread. */
+const char *ks_status_message_joined(const ks_status_t *st);
 /* "Success", "Error", "Unschedulable", ... */
 const char *ks_code_name(ks_code_t c);
 /* Append src's reasons to dst (dst keeps its code). */

@@ -8,7 +8,8 @@
  * cycle state and a reference on the generation its cycle started with.
  * A record is in at most one of the waiting list, the ready list and the
  * bindings in flight (binding_cycle.c). Plugins reach waiting pods through
- * the host API (get, iterate, allow, reject).
+ * the host API (get, iterate, allow, reject; the name-based allow and
+ * reject only with a name ks_sched_ops_wp_permit_has accepts).
  * Loop thread only. Allocates nothing.
  */
 #include <stdio.h>
@@ -88,6 +89,17 @@ static void wp_unregister(ks_waiting_pod_t *wp)
         wp->wnext->wprev = wp->wprev;
     wp->registered = 0;
     s->n_waiting--;
+}
+
+int ks_sched_ops_wp_permit_has(ks_waiting_pod_t *wp, const char *plugin)
+{
+    size_t i;
+    if (plugin == NULL)
+        return 0;
+    for (i = 0; i < wp->fw->n_points[KS_EP_PERMIT]; i++)
+        if (strcmp(wp->fw->points[KS_EP_PERMIT][i].inst->name, plugin) == 0)
+            return 1;
+    return 0;
 }
 
 void ks_sched_ops_wp_allow(ks_waiting_pod_t *wp, const char *plugin)

@@ -3,8 +3,17 @@
  * messages kube-scheduler prints (the host uses the same ones).
  *
  * All functions allocate nothing and are thread-safe; all are pure except
- * ks_fit_error_write, which sorts the array it is given. They rely on the
- * interning guarantee of types.h: strings from views compare by address.
+ * ks_fit_error_write, which sorts the array it is given.
+ *
+ * Label and selector lookups compare strings by content (since ABI 1.1), so
+ * a key or value the plugin wrote itself ("app", a string from its args)
+ * works as well as one from a view. Each has a ..._interned variant, the
+ * fast path, that compares by address only: use it only when every string
+ * involved comes from a view or from ks_host_api_t.intern (types.h,
+ * "Interning"); with any other string it silently matches nothing. (In the
+ * 1.0 headers ks_labels_get, ks_requirement_matches*, ks_selector_matches,
+ * ks_labels_subset and ks_node_selector*_matches compared by address; a
+ * plugin built against them keeps its own compiled copies.)
  */
 #ifndef KSCHED_HELPERS_H
 #define KSCHED_HELPERS_H
@@ -20,23 +29,39 @@
 extern "C" {
 #endif
 
-/* The value of label `key` (interned) in `ls`, or NULL. */
+/* Equal strings? By address first, then by content. */
+static inline int ks_str_eq(const char *a, const char *b)
+{
+    return a == b || (a != NULL && b != NULL && a[0] == b[0] &&
+                      strcmp(a, b) == 0);
+}
+
+/* The value of label `key` in `ls`, or NULL; keys compared by content. */
 static inline const char *ks_labels_get(const ks_labels_t *ls, const char *key)
 {
     uint32_t i;
     for (i = 0; i < ls->n; i++)
-        if (ls->items[i].key == key)
+        if (ks_str_eq(ls->items[i].key, key))
             return ls->items[i].value;
     return NULL;
 }
 
-/* The value of label `key` compared by content (for keys not interned). */
+/* The same as ks_labels_get (its name before ABI 1.1 made content the
+ * default). */
 static inline const char *ks_labels_get_str(const ks_labels_t *ls,
                                             const char *key)
 {
+    return ks_labels_get(ls, key);
+}
+
+/* (since ABI 1.1) The value of label `key` compared by address: `key` must
+ * be interned (see the top of this file), else the answer is NULL. */
+static inline const char *ks_labels_get_interned(const ks_labels_t *ls,
+                                                 const char *key)
+{
     uint32_t i;
     for (i = 0; i < ls->n; i++)
-        if (strcmp(ls->items[i].key, key) == 0)
+        if (ls->items[i].key == key)
             return ls->items[i].value;
     return NULL;
 }
@@ -56,28 +81,23 @@ static inline int ks_parse_int64(const char *s, int64_t *out)
     return 0;
 }
 
-/* Does `value` (may be NULL: label absent) satisfy requirement `r`?
- * Upstream labels.Requirement.Matches. */
-static inline int ks_requirement_matches_value(const ks_requirement_t *r,
-                                               const char *value)
+/* Requirement match with the string equality `by_address` selects. */
+static inline int ks_requirement_matches_value_(const ks_requirement_t *r,
+                                                const char *value,
+                                                int by_address)
 {
     uint32_t i;
     int64_t lhs, rhs;
     switch (r->op) {
     case KS_OP_IN:
-        if (value == NULL)
-            return 0;
-        for (i = 0; i < r->n_values; i++)
-            if (r->values[i] == value)
-                return 1;
-        return 0;
     case KS_OP_NOT_IN:
         if (value == NULL)
-            return 1;
+            return r->op == KS_OP_NOT_IN;
         for (i = 0; i < r->n_values; i++)
-            if (r->values[i] == value)
-                return 0;
-        return 1;
+            if (by_address ? r->values[i] == value
+                           : ks_str_eq(r->values[i], value))
+                return r->op == KS_OP_IN;
+        return r->op == KS_OP_NOT_IN;
     case KS_OP_EXISTS:
         return value != NULL;
     case KS_OP_DOES_NOT_EXIST:
@@ -94,14 +114,39 @@ static inline int ks_requirement_matches_value(const ks_requirement_t *r,
     return 0;
 }
 
-/* Does label set `ls` satisfy requirement `r`? */
+/* Does `value` (may be NULL: label absent) satisfy requirement `r`?
+ * Upstream labels.Requirement.Matches; values compared by content. */
+static inline int ks_requirement_matches_value(const ks_requirement_t *r,
+                                               const char *value)
+{
+    return ks_requirement_matches_value_(r, value, 0);
+}
+
+/* (since ABI 1.1) The same, values compared by address (all interned). */
+static inline int
+ks_requirement_matches_value_interned(const ks_requirement_t *r,
+                                      const char *value)
+{
+    return ks_requirement_matches_value_(r, value, 1);
+}
+
+/* Does label set `ls` satisfy requirement `r`? By content. */
 static inline int ks_requirement_matches(const ks_requirement_t *r,
                                          const ks_labels_t *ls)
 {
     return ks_requirement_matches_value(r, ks_labels_get(ls, r->key));
 }
 
-/* Label selector match: NULL selects nothing, an empty one everything. */
+/* (since ABI 1.1) The same by address (r's strings interned). */
+static inline int ks_requirement_matches_interned(const ks_requirement_t *r,
+                                                  const ks_labels_t *ls)
+{
+    return ks_requirement_matches_value_interned(
+        r, ks_labels_get_interned(ls, r->key));
+}
+
+/* Label selector match: NULL selects nothing, an empty one everything.
+ * By content. */
 static inline int ks_selector_matches(const ks_label_selector_t *sel,
                                       const ks_labels_t *ls)
 {
@@ -114,39 +159,86 @@ static inline int ks_selector_matches(const ks_label_selector_t *sel,
     return 1;
 }
 
-/* Does every key=value of `want` appear in `ls` (a nodeSelector)? */
-static inline int ks_labels_subset(const ks_labels_t *want,
-                                   const ks_labels_t *ls)
+/* (since ABI 1.1) The same by address (sel's strings interned). */
+static inline int ks_selector_matches_interned(const ks_label_selector_t *sel,
+                                               const ks_labels_t *ls)
 {
     uint32_t i;
-    for (i = 0; i < want->n; i++)
-        if (ks_labels_get(ls, want->items[i].key) != want->items[i].value)
+    if (sel == NULL)
+        return 0;
+    for (i = 0; i < sel->n; i++)
+        if (!ks_requirement_matches_interned(&sel->reqs[i], ls))
             return 0;
     return 1;
 }
 
-/* One NodeSelectorTerm against a node. A term with no expressions and no
- * fields matches nothing (upstream nodeaffinity semantics). */
-static inline int ks_node_selector_term_matches(const ks_node_selector_term_t *t,
-                                                const ks_node_t *node)
+/* Does every key=value of `want` appear in `ls` (a nodeSelector)? By
+ * content. */
+static inline int ks_labels_subset(const ks_labels_t *want,
+                                   const ks_labels_t *ls)
 {
     uint32_t i;
-    if (t->n_match_expressions == 0 && t->n_match_fields == 0)
-        return 0;
-    for (i = 0; i < t->n_match_expressions; i++)
-        if (!ks_requirement_matches(&t->match_expressions[i], &node->labels))
-            return 0;
-    for (i = 0; i < t->n_match_fields; i++) {
-        const ks_requirement_t *r = &t->match_fields[i];
-        if (strcmp(r->key, "metadata.name") != 0)
-            return 0;
-        if (!ks_requirement_matches_value(r, node->name))
+    for (i = 0; i < want->n; i++) {
+        const char *v = ks_labels_get(ls, want->items[i].key);
+        if (v == NULL || !ks_str_eq(v, want->items[i].value))
             return 0;
     }
     return 1;
 }
 
-/* A NodeSelector (terms ORed). */
+/* (since ABI 1.1) The same by address (want's strings interned). */
+static inline int ks_labels_subset_interned(const ks_labels_t *want,
+                                            const ks_labels_t *ls)
+{
+    uint32_t i;
+    for (i = 0; i < want->n; i++)
+        if (ks_labels_get_interned(ls, want->items[i].key) !=
+            want->items[i].value)
+            return 0;
+    return 1;
+}
+
+/* NodeSelectorTerm match with the equality `by_address` selects. */
+static inline int ks_node_selector_term_matches_(const ks_node_selector_term_t *t,
+                                                 const ks_node_t *node,
+                                                 int by_address)
+{
+    uint32_t i;
+    if (t->n_match_expressions == 0 && t->n_match_fields == 0)
+        return 0;
+    for (i = 0; i < t->n_match_expressions; i++)
+        if (!(by_address ? ks_requirement_matches_interned(
+                               &t->match_expressions[i], &node->labels)
+                         : ks_requirement_matches(&t->match_expressions[i],
+                                                  &node->labels)))
+            return 0;
+    for (i = 0; i < t->n_match_fields; i++) {
+        const ks_requirement_t *r = &t->match_fields[i];
+        if (strcmp(r->key, "metadata.name") != 0)
+            return 0;
+        if (!ks_requirement_matches_value_(r, node->name, by_address))
+            return 0;
+    }
+    return 1;
+}
+
+/* One NodeSelectorTerm against a node. A term with no expressions and no
+ * fields matches nothing (upstream nodeaffinity semantics). By content. */
+static inline int ks_node_selector_term_matches(const ks_node_selector_term_t *t,
+                                                const ks_node_t *node)
+{
+    return ks_node_selector_term_matches_(t, node, 0);
+}
+
+/* (since ABI 1.1) The same by address (t's strings interned). */
+static inline int
+ks_node_selector_term_matches_interned(const ks_node_selector_term_t *t,
+                                       const ks_node_t *node)
+{
+    return ks_node_selector_term_matches_(t, node, 1);
+}
+
+/* A NodeSelector (terms ORed). By content. */
 static inline int ks_node_selector_matches(const ks_node_selector_t *s,
                                            const ks_node_t *node)
 {
@@ -157,6 +249,18 @@ static inline int ks_node_selector_matches(const ks_node_selector_t *s,
     return 0;
 }
 
+/* (since ABI 1.1) The same by address (s's strings interned). */
+static inline int ks_node_selector_matches_interned(const ks_node_selector_t *s,
+                                                    const ks_node_t *node)
+{
+    uint32_t i;
+    for (i = 0; i < s->n_terms; i++)
+        if (ks_node_selector_term_matches_interned(&s->terms[i], node))
+            return 1;
+    return 0;
+}
+
+/* Tolerations and taints come only from views: compared by address. */
 /* Upstream v1.Toleration.ToleratesTaint. */
 static inline int ks_toleration_tolerates(const ks_toleration_t *tol,
                                           const ks_taint_t *taint)

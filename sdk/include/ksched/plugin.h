@@ -235,6 +235,14 @@ typedef void (*ks_state_free_fn)(void *data);
 typedef void *(*ks_state_clone_fn)(const void *data);
 typedef void (*ks_waiting_pod_fn)(ks_waiting_pod_t *wp, void *ud);
 
+/* (since ABI 1.1) The two per-plugin state slots of a cycle state: the one
+ * handed to filter_with_state (and read by the PreFilter extensions), set
+ * at PreFilter, and the one handed to score_with_state, set at PreScore. */
+typedef enum ks_state_slot {
+    KS_STATE_FILTER = 0,
+    KS_STATE_SCORE = 1
+} ks_state_slot_t;
+
 /*
  * The host API table, handed to `create`. Valid until `destroy` returns.
  * New functions are only ever appended; check one added after v1.0 (marked
@@ -266,23 +274,25 @@ typedef struct ks_host_api {
     const char *(*intern)(ks_handle_t *h, const char *s);
 
     /* Cycle state. `key` (a NUL-terminated string of any length) is
-     * copied. write() returns 0 and takes ownership of `data`: it is
+     * copied; keys are compared by their whole text, so two keys match
+     * exactly when strcmp says they are equal (a buffer reused for another
+     * key finds that key's entry). write() takes ownership of `data`: it is
      * released with `free_fn` (may be NULL) when overwritten, deleted or when
      * the state is freed, and copied with `clone_fn` (NULL: shared pointer,
      * never freed by the clone) when the host clones the state (preemption).
-     * write() returns non-zero (-1) when the host is out of memory: the
-     * state is unchanged and `data` stays the caller's.
+     * write() returns 0 when stored; -1 when the host is out of memory or
+     * the call was refused: the state is unchanged and `data` stays the
+     * caller's.
      * read() returns NULL when absent. read() is thread-safe; write() and
      * delete() must not race with anything on the same state, and are
      * loop thread only (refused: write returns -1 and leaves `data` the
-     * caller's, delete does nothing). */
+     * caller's, delete does nothing). For state only the plugin's own
+     * Filter or Score reads, plugin_state_set (since ABI 1.1) skips the
+     * lookup in the hot path. */
     int (*cycle_state_write)(ks_cycle_state_t *cs, const char *key, void *data,
                              ks_state_clone_fn clone_fn,
                              ks_state_free_fn free_fn);
     void *(*cycle_state_read)(const ks_cycle_state_t *cs, const char *key);
-    /* Keys are matched by address first, then by text: pass the same key
-     * pointer every time (a string literal) for the fast path, and never
-     * reuse one buffer for different keys. */
     void (*cycle_state_delete)(ks_cycle_state_t *cs, const char *key);
 
     /* PreFilter: restrict the nodes Filter will see. Calling it once with any
@@ -292,7 +302,11 @@ typedef struct ks_host_api {
                                       const char *node_name);
     void (*prefilter_result_set_none)(ks_prefilter_result_t *r);
 
-    /* Snapshot of the current cycle. Loop thread or inside Filter/Score. */
+    /* Snapshot of the current cycle. Loop thread or inside Filter/Score.
+     * snapshot_num_nodes: the number of nodes (0 outside a cycle);
+     * snapshot_node_at: NULL when i >= that; snapshot_get: NULL when no
+     * node has that name; image_num_nodes: how many nodes have the image
+     * (upstream's ImageStateSummary.NumNodes), 0 when none. */
     uint32_t (*snapshot_num_nodes)(ks_handle_t *h);
     const ks_node_info_t *(*snapshot_node_at)(ks_handle_t *h, uint32_t i);
     const ks_node_info_t *(*snapshot_get)(ks_handle_t *h, const char *name);
@@ -305,13 +319,20 @@ typedef struct ks_host_api {
     uint32_t (*owner_selectors)(ks_handle_t *h, const ks_pod_t *pod,
                                 const ks_label_selector_t **out, uint32_t cap);
 
-    /* Filter verdicts handed to PostFilter. */
+    /* Filter verdicts handed to PostFilter: the code Filter gave the node,
+     * KS_SUCCESS when it passed or is not in the map. */
     ks_code_t (*node_status_code)(const ks_node_status_map_t *m,
                                   const char *node_name);
 
     /* Waiting pods (Permit). Loop thread only (refused: get and pod
      * return NULL, the others do nothing). A returned ks_waiting_pod_t
-     * is valid until the loop thread returns to the host. */
+     * is valid until the loop thread returns to the host.
+     * allow() and reject() act as the plugin `plugin_name`; since ABI 1.1
+     * they do nothing (and log why) unless that name is one of the Permit
+     * plugins of the waiting pod's profile, so a misspelt name cannot go
+     * unnoticed nor speak for another plugin. Use waiting_pod_allow_as and
+     * waiting_pod_reject_as (since ABI 1.1), which act as the caller's own
+     * handle, when the host has them. */
     ks_waiting_pod_t *(*waiting_pod_get)(ks_handle_t *h, const char *uid);
     const ks_pod_t *(*waiting_pod_pod)(ks_waiting_pod_t *wp);
     void (*waiting_pod_allow)(ks_waiting_pod_t *wp, const char *plugin_name);
@@ -321,7 +342,16 @@ typedef struct ks_host_api {
                                  void *ud);
 
     /* Binding and cluster mutation. Loop thread only (refused: -1; event
-     * does nothing). */
+     * does nothing).
+     * bind(): 0 when the pod was bound (or handed to the cluster writer,
+     * which reports the outcome as any binding); -1 when `pod` is not the
+     * pod of the binding cycle running now, is already being bound, the
+     * writer refused it, or (with no writer) `node_name` is not a node.
+     * delete_pod(): 0 when the pod is gone, or is marked so that its cycle
+     * drops it, or (waiting at Permit) was rejected; -1 when no pod of that
+     * uid is known or the cache could not remove it.
+     * set_nominated_node(): 0 when recorded (node_name NULL or "" clears
+     * the nomination); -1 when out of memory (nothing changed). */
     int (*bind)(ks_handle_t *h, const ks_pod_t *pod, const char *node_name);
     int (*delete_pod)(ks_handle_t *h, const ks_pod_t *pod);
     int (*set_nominated_node)(ks_handle_t *h, const ks_pod_t *pod,
@@ -363,10 +393,14 @@ typedef struct ks_host_api {
      * Thread-safe (status_new, status_free, status_message). */
     ks_status_t *(*status_new)(ks_handle_t *h);
     void (*status_free)(ks_status_t *st);
-    /* The first reason of a status, "" when none. */
+    /* Every reason of a status joined with ", " (upstream's
+     * Status.Message()), "" when none. Valid as long as the host (the
+     * joined text is interned). Before ABI 1.1 the host returned the first
+     * reason only. */
     const char *(*status_message)(const ks_status_t *st);
-    /* Pods nominated to a node (by earlier preemptions). Loop thread only
-     * (refused: 0). */
+    /* Pods nominated to a node (by earlier preemptions): writes at most
+     * `cap` to `out` and returns how many there are (0 when none). Loop
+     * thread only (refused: 0). */
     uint32_t (*nominated_pods)(ks_handle_t *h, const char *node_name,
                                const ks_pod_t **out, uint32_t cap);
     /* Monotonic time in milliseconds (the host's clock, injectable in
@@ -413,6 +447,35 @@ typedef struct ks_host_api {
     ks_code_t (*extenders_preempt_result)(ks_handle_t *h, const ks_pod_t *pod,
                                           const ks_preempt_candidate_t **out,
                                           uint32_t *n, ks_status_t *st);
+
+    /* (since ABI 1.1) Waiting pods, acting as the caller (`h`, its own
+     * handle) rather than as a name. allow_as: the plugin's Permit wait
+     * ends (nothing happens when the plugin is not one the pod waits
+     * for); once every waiting plugin allowed, the pod binds. reject_as:
+     * the pod's wait ends rejected by this plugin with `message`
+     * (copied), whatever the plugin's extension points (preemption
+     * rejects its victims so). Loop thread only (refused: nothing done). */
+    void (*waiting_pod_allow_as)(ks_handle_t *h, ks_waiting_pod_t *wp);
+    void (*waiting_pod_reject_as)(ks_handle_t *h, ks_waiting_pod_t *wp,
+                                  const char *message);
+
+    /* (since ABI 1.1) The plugin's private state of this cycle, without a
+     * key lookup: set at PreFilter (slot KS_STATE_FILTER) or PreScore
+     * (KS_STATE_SCORE), the host passes it to filter_with_state or
+     * score_with_state as `state`. Ownership, clone_fn and free_fn are
+     * those of cycle_state_write; setting a slot again releases the data
+     * it held. plugin_state_set returns 0 when stored, -1 when out of
+     * memory, when `slot` is not a ks_state_slot_t, or refused (loop
+     * thread only): the state unchanged and `data` the caller's.
+     * plugin_state_get returns what the plugin (h) set in `cs`, NULL when
+     * nothing; thread-safe (the PreFilter extensions read their state
+     * with it, from the copy of a cloned state too). */
+    int (*plugin_state_set)(ks_handle_t *h, ks_cycle_state_t *cs,
+                            ks_state_slot_t slot, void *data,
+                            ks_state_clone_fn clone_fn,
+                            ks_state_free_fn free_fn);
+    void *(*plugin_state_get)(ks_handle_t *h, const ks_cycle_state_t *cs,
+                              ks_state_slot_t slot);
 } ks_host_api_t;
 
 /* --- the descriptor ------------------------------------------------------ */
@@ -441,7 +504,7 @@ typedef struct ks_plugin {
     /* PreEnqueue: SUCCESS lets the pod into activeQ. */
     ks_code_t (*pre_enqueue)(void *self, const ks_pod_t *pod, ks_status_t *st);
 
-    /* QueueSort: non-zero when a sorts before b. */
+    /* QueueSort: non-zero when a sorts before b, 0 otherwise. */
     int (*less)(void *self, const ks_queued_pod_t *a, const ks_queued_pod_t *b);
 
     ks_code_t (*pre_filter)(void *self, ks_cycle_state_t *cs,
@@ -458,7 +521,8 @@ typedef struct ks_plugin {
                                        const ks_node_info_t *ni,
                                        ks_status_t *st);
 
-    /* Filter: thread-safe. */
+    /* Filter: thread-safe. A plugin with filter_with_state (since ABI 1.1)
+     * may leave it NULL. */
     ks_code_t (*filter)(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                         const ks_node_info_t *ni, ks_status_t *st);
 
@@ -473,7 +537,8 @@ typedef struct ks_plugin {
                            const ks_pod_t *pod,
                            const ks_node_info_t *const *nodes, uint32_t n,
                            ks_status_t *st);
-    /* Score: thread-safe. Write a score in [0, 100] to *score. */
+    /* Score: thread-safe. Write a score in [0, 100] to *score. A plugin
+     * with score_with_state (since ABI 1.1) may leave it NULL. */
     ks_code_t (*score)(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                        const ks_node_info_t *ni, int64_t *score,
                        ks_status_t *st);
@@ -514,6 +579,21 @@ typedef struct ks_plugin {
     uint32_t (*events_to_register_v2)(void *self,
                                       ks_cluster_event_hint_t *out,
                                       uint32_t cap);
+
+    /* (since ABI 1.1) Filter and Score with the plugin's private state:
+     * `state` is what the plugin set with plugin_state_set in this cycle
+     * (KS_STATE_FILTER for Filter, KS_STATE_SCORE for Score), NULL when
+     * nothing. When set, the host calls these instead of filter and score
+     * (and accepts a plugin enabled at Filter or Score with only these);
+     * fill filter/score too to serve 1.0 hosts. Thread-safe, as filter
+     * and score. */
+    ks_code_t (*filter_with_state)(void *self, ks_cycle_state_t *cs,
+                                   void *state, const ks_pod_t *pod,
+                                   const ks_node_info_t *ni, ks_status_t *st);
+    ks_code_t (*score_with_state)(void *self, ks_cycle_state_t *cs,
+                                  void *state, const ks_pod_t *pod,
+                                  const ks_node_info_t *ni, int64_t *score,
+                                  ks_status_t *st);
 } ks_plugin_t;
 
 /*
