@@ -147,6 +147,35 @@ static void stand_in_answer(int lfd, const char *why)
     }
 }
 
+/* Remove keep directories under `parent` left by supervisors that are
+ * gone (killed: they could not clean up): ksched-keep-PID-XXXXXX, a real
+ * directory of this user, whose PID no longer exists. */
+static void remove_stale_keep_dirs(const char *parent)
+{
+    DIR *d = opendir(parent);
+    struct dirent *de;
+    if (d == NULL)
+        return;
+    while ((de = readdir(d)) != NULL) {
+        char path[1024], *end;
+        struct stat st;
+        long pid;
+        if (strncmp(de->d_name, "ksched-keep-", 12) != 0)
+            continue;
+        pid = strtol(de->d_name + 12, &end, 10);
+        if (pid <= 0 || *end != '-')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", parent, de->d_name);
+        if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != getuid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        remove_keep_dir(path);
+    }
+    closedir(d);
+}
+
 /* A fresh board for the next worker: clear what the dead one left. */
 static void board_reset_worker(ks_call_board_t *b)
 {
@@ -203,12 +232,15 @@ int ks_supervisor_run(const ks_supervisor_opts_t *o, char *msg, size_t len)
         return -1;
     }
     tmp = o && o->keep_parent ? o->keep_parent : getenv("TMPDIR");
-    snprintf(keep, sizeof keep, "%s/ksched-keep-XXXXXX",
-             tmp && tmp[0] ? tmp : "/tmp");
+    if (tmp == NULL || tmp[0] == '\0')
+        tmp = "/tmp";
+    remove_stale_keep_dirs(tmp);
+    snprintf(keep, sizeof keep, "%s/ksched-keep-%ld-XXXXXX", tmp,
+             (long)getpid());
     if (mkdtemp(keep) == NULL) {
         snprintf(msg, len, "cannot create a directory for known-good plugin "
                            "copies under %s: %s",
-                 tmp && tmp[0] ? tmp : "/tmp", strerror(errno));
+                 tmp, strerror(errno));
         ks_call_board_unmap(b);
         free(scan);
         return -1;

@@ -19,6 +19,9 @@
  *  - Exits the worker chose end the supervisor with the same status: 0
  *    after a drain, 4 after a lost Lease, and 1 or 2 when the very first
  *    worker refused its configuration.
+ *  - Its private directory ($TMPDIR/ksched-keep-PID-XXXXXX: known-good
+ *    plugin copies, the embedded journal) is removed at exit; one left by
+ *    a supervisor that was killed is removed by the next one to start.
  *  - SIGTERM and SIGINT are passed to the worker (a second one too, which
  *    makes it exit at once); SIGHUP is passed on (reload). A worker dies
  *    with its supervisor (PR_SET_PDEATHSIG).
