@@ -102,6 +102,19 @@ void pm_install(mock_host_t *mh)
     mock_host_add_filter(mh, &pm_fit, NULL);
 }
 
+/* ABI 1.0's status_message: the first reason, "" when none. */
+static const char *pm_status_message_1_0(const ks_status_t *st)
+{
+    return st->n_reasons ? st->reasons[0] : "";
+}
+
+void pm_act_as_abi_1_0(mock_host_t *mh)
+{
+    mh->api.status_reason_count = NULL;
+    mh->api.status_reason_at = NULL;
+    mh->api.status_message = pm_status_message_1_0;
+}
+
 int pm_was_filtered(const char *node)
 {
     uint32_t i;

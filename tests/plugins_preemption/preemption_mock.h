@@ -46,6 +46,10 @@ extern pm_state_t pm;
  * changes are seen too). */
 void pm_install(mock_host_t *mh);
 
+/* Make mh->api what an ABI 1.0 host hands out: no status_reason_count /
+ * status_reason_at, and status_message answers the first reason only. */
+void pm_act_as_abi_1_0(mock_host_t *mh);
+
 /* Number of distinct nodes Filter was asked about. */
 uint32_t pm_distinct_filtered(void);
 /* 1 when Filter was ever asked about `node`. */

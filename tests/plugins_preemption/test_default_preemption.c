@@ -568,8 +568,7 @@ START_TEST(every_reason_of_a_node_is_counted)
     ck_assert_uint_eq(pm.n_reason_count_calls, 2); /* n1 and n3 failed */
     ck_assert_uint_eq(mh->n_deleted, 0);
 
-    mh->api.status_reason_count = NULL;
-    mh->api.status_reason_at = NULL;
+    pm_act_as_abi_1_0(mh);
     ck_assert_int_eq(preempt(p, &nom), KS_UNSCHEDULABLE);
     assert_message("preemption: 0/3 nodes are available: 1 No preemption "
                    "victims found for incoming pod, 2 Insufficient cpu.");
