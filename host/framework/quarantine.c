@@ -83,7 +83,7 @@ static void remove_from_set(ks_plugin_ref_t *refs, size_t *n,
     size_t i = 0;
     while (i < *n) {
         if (refs[i].name && strcmp(refs[i].name, name) == 0) {
-            free(refs[i].name);
+            /* The name belongs to the configuration's arena. */
             memmove(&refs[i], &refs[i + 1], (*n - i - 1) * sizeof refs[0]);
             (*n)--;
         } else {

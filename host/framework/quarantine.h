@@ -42,7 +42,7 @@ int ks_quarantine_vet(const char *path, const char **load_path,
                       uint64_t *hash, ks_error_t *err);
 
 /* Remove every plugin skipped since ks_quarantine_begin() from every
- * profile of cfg (with one log line each). 0, or -1 out of memory. */
+ * profile of cfg (names stay in the configuration's arena). 0. */
 int ks_quarantine_apply(ks_config_t *cfg);
 
 /* Deadlines: `default_ms` for plugins that are not ksched's own (0: none),
