@@ -254,6 +254,15 @@ static powner_t *owner_get(ks_cycle_state_t *cs, const void *owner)
     return o;
 }
 
+unsigned ks_cycle_state_slot_count(const ks_cycle_state_t *cs)
+{
+    unsigned i, k, n = 0;
+    for (i = 0; i < cs->n_owners; i++)
+        for (k = 0; k < KS_CS_N_SLOTS; k++)
+            n += cs->owners[i].slot[k].data != NULL;
+    return n;
+}
+
 int ks_cycle_state_slot_set(ks_cycle_state_t *cs, const void *owner,
                             unsigned slot, void *data,
                             ks_state_clone_fn clone_fn,

@@ -40,6 +40,8 @@ int ks_cycle_state_slot_set(ks_cycle_state_t *cs, const void *owner,
  * reads, as read(). */
 void *ks_cycle_state_slot_get(const ks_cycle_state_t *cs, const void *owner,
                               unsigned slot);
+/* Number of private slots holding data (for tests and diagnostics). */
+unsigned ks_cycle_state_slot_count(const ks_cycle_state_t *cs);
 /* Number of entries (for tests and diagnostics). */
 unsigned ks_cycle_state_count(const ks_cycle_state_t *cs);
 /* Deep copy using each entry's clone fn (NULL clone: the pointer is shared

@@ -95,7 +95,9 @@ static ks_code_t image_locality_pre_score(void *self, ks_cycle_state_t *cs,
         s->images[i].name = il->api->intern(il->h, img);
         s->images[i].num_nodes = il->api->image_num_nodes(il->h, img);
     }
-    if (il->api->cycle_state_write(cs, PRESCORE_KEY, s, NULL, free) != 0) {
+    /* Score gets it as its state (no cycle-state lookup per node). */
+    if (il->api->plugin_state_set(il->h, cs, KS_STATE_SCORE, s, NULL, free) !=
+        0) {
         free(s);
         il->api->status_reason(st, "cannot write cycle state");
         return KS_ERROR;
@@ -134,15 +136,19 @@ static int64_t calculate_priority(int64_t sum, uint32_t n_containers)
            (max_threshold - MIN_THRESHOLD);
 }
 
-static ks_code_t image_locality_score(void *self, ks_cycle_state_t *cs,
-                                      const ks_pod_t *pod,
-                                      const ks_node_info_t *ni, int64_t *score,
-                                      ks_status_t *st)
+static ks_code_t image_locality_score_with_state(void *self,
+                                                 ks_cycle_state_t *cs,
+                                                 void *state,
+                                                 const ks_pod_t *pod,
+                                                 const ks_node_info_t *ni,
+                                                 int64_t *score,
+                                                 ks_status_t *st)
 {
     image_locality_t *il = self;
-    const image_prescore_t *s = il->api->cycle_state_read(cs, PRESCORE_KEY);
+    const image_prescore_t *s = state;
     int64_t sum = 0;
     uint32_t i, total;
+    (void)cs;
     if (ni->node == NULL) {
         il->api->status_reason(st, "node not found");
         return KS_ERROR;
@@ -170,8 +176,21 @@ static ks_code_t image_locality_score(void *self, ks_cycle_state_t *cs,
     return KS_SUCCESS;
 }
 
+/* Score for callers without the state slots (the SDK's 1.0 entry point):
+ * the same, with the state looked up. */
+static ks_code_t image_locality_score(void *self, ks_cycle_state_t *cs,
+                                      const ks_pod_t *pod, const ks_node_info_t *ni,
+                                      int64_t *score, ks_status_t *st)
+{
+    image_locality_t *il = self;
+    return image_locality_score_with_state(
+        self, cs, il->api->plugin_state_get(il->h, cs, KS_STATE_SCORE),
+        pod, ni, score, st);
+}
+
 KS_PLUGIN_DEFINE("ImageLocality", "1.24.1-ks1",
     .create = image_locality_create,
     .destroy = image_locality_destroy,
     .pre_score = image_locality_pre_score,
-    .score = image_locality_score);
+    .score = image_locality_score,
+    .score_with_state = image_locality_score_with_state);

@@ -81,6 +81,10 @@ ks_code_t ipa_pre_filter_remove_pod(void *self, ks_cycle_state_t *cs,
                                     const ks_node_info_t *ni, ks_status_t *st);
 ks_code_t ipa_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                      const ks_node_info_t *ni, ks_status_t *st);
+/* Filter with the state PreFilter set (plugin_state_set, KS_STATE_FILTER). */
+ks_code_t ipa_filter_with_state(void *self, ks_cycle_state_t *cs, void *state,
+                               const ks_pod_t *pod, const ks_node_info_t *ni,
+                               ks_status_t *st);
 
 /* --- ipa_score.c --------------------------------------------------------- */
 
@@ -89,6 +93,10 @@ ks_code_t ipa_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                         ks_status_t *st);
 ks_code_t ipa_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                     const ks_node_info_t *ni, int64_t *score, ks_status_t *st);
+/* Score with the state PreScore set (plugin_state_set, KS_STATE_SCORE). */
+ks_code_t ipa_score_with_state(void *self, ks_cycle_state_t *cs, void *state,
+                              const ks_pod_t *pod, const ks_node_info_t *ni,
+                              int64_t *score, ks_status_t *st);
 ks_code_t ipa_normalize_score(void *self, ks_cycle_state_t *cs,
                               const ks_pod_t *pod, ks_node_score_t *scores,
                               uint32_t n, ks_status_t *st);

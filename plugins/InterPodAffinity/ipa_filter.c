@@ -56,15 +56,34 @@ static void *ipa_prefilter_state_clone(const void *data)
     return c;
 }
 
+/* The state PreFilter set, or NULL with the reason in st. */
+static ipa_prefilter_state_t *ipa_prefilter_state_check(const ipa_plugin_t *pl,
+                                                        void *state,
+                                                        ks_status_t *st)
+{
+    if (state == NULL)
+        pl->api->status_reason(st, "reading \"" IPA_PREFILTER_KEY
+                                   "\" from cycle state: not found");
+    return state;
+}
+
 static ipa_prefilter_state_t *ipa_prefilter_state_get(const ipa_plugin_t *pl,
                                                       ks_cycle_state_t *cs,
                                                       ks_status_t *st)
 {
-    ipa_prefilter_state_t *s = pl->api->cycle_state_read(cs, IPA_PREFILTER_KEY);
-    if (s == NULL)
-        pl->api->status_reason(st, "reading \"" IPA_PREFILTER_KEY
-                                   "\" from cycle state: not found");
-    return s;
+    return ipa_prefilter_state_check(
+        pl, pl->api->plugin_state_get(pl->h, cs, KS_STATE_FILTER), st);
+}
+
+/* Filter for callers without the state slots (the SDK's 1.0 entry
+ * point): the same, with the state looked up. */
+ks_code_t ipa_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                     const ks_node_info_t *ni, ks_status_t *st)
+{
+    const ipa_plugin_t *pl = self;
+    return ipa_filter_with_state(
+        self, cs, pl->api->plugin_state_get(pl->h, cs, KS_STATE_FILTER), pod,
+        ni, st);
 }
 
 /* Count what one existing pod `e` on `node` contributes. */
@@ -167,9 +186,11 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     s->self_match =
         ipa_matches_all_terms(pl, aff, n_aff, pod->ns, pod, &s->ns_labels);
 
-    if (api->cycle_state_write(cs, IPA_PREFILTER_KEY, s,
-                               ipa_prefilter_state_clone,
-                               ipa_prefilter_state_free) != 0) {
+    /* Filter gets it as its state (no cycle-state lookup per node). */
+    if (api->plugin_state_set(pl->h, cs, KS_STATE_FILTER, s,
+                              ipa_prefilter_state_clone,
+                              ipa_prefilter_state_free) != 0) {
+        ipa_prefilter_state_free(s);
         api->status_reason(st, "writing \"" IPA_PREFILTER_KEY
                                "\" to cycle state failed");
         return KS_ERROR;
@@ -231,7 +252,7 @@ static int ipa_satisfies_affinity(const ipa_prefilter_state_t *s,
     terms = ipa_required_affinity(s->pod, &n);
     for (i = 0; i < n; i++) {
         const char *key = terms[i].topology_key;
-        const char *value = ks_labels_get(&node->labels, key);
+        const char *value = ks_labels_get_interned(&node->labels, key);
         if (value == NULL)
             return 0; /* every topology label must exist on the node */
         if (ks_tpmap_get(&s->affinity, key, value) <= 0)
@@ -255,7 +276,7 @@ static int ipa_satisfies_anti_affinity(const ipa_prefilter_state_t *s,
     terms = ipa_required_anti_affinity(s->pod, &n);
     for (i = 0; i < n; i++) {
         const char *key = terms[i].topology_key;
-        const char *value = ks_labels_get(&node->labels, key);
+        const char *value = ks_labels_get_interned(&node->labels, key);
         if (value != NULL && ks_tpmap_get(&s->anti, key, value) > 0)
             return 0;
     }
@@ -276,18 +297,20 @@ static int ipa_satisfies_existing_anti_affinity(const ipa_prefilter_state_t *s,
     return 1;
 }
 
-ks_code_t ipa_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
-                     const ks_node_info_t *ni, ks_status_t *st)
+ks_code_t ipa_filter_with_state(void *self, ks_cycle_state_t *cs, void *state,
+                               const ks_pod_t *pod, const ks_node_info_t *ni,
+                               ks_status_t *st)
 {
     const ipa_plugin_t *pl = self;
     const ipa_prefilter_state_t *s;
 
+    (void)cs;
     (void)pod;
     if (ni == NULL || ni->node == NULL) {
         pl->api->status_reason(st, "node not found");
         return KS_ERROR;
     }
-    s = ipa_prefilter_state_get(pl, cs, st);
+    s = ipa_prefilter_state_check(pl, state, st);
     if (s == NULL)
         return KS_ERROR;
     if (!ipa_satisfies_affinity(s, ni->node)) {

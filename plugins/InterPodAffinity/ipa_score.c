@@ -62,7 +62,7 @@ fail:
 static int ipa_score_add(ipa_prescore_state_t *s, const ks_node_t *node,
                          const char *key, int64_t weight)
 {
-    const char *value = ks_labels_get(&node->labels, key);
+    const char *value = ks_labels_get_interned(&node->labels, key);
     uint32_t i;
     if (value == NULL)
         return 0;
@@ -193,9 +193,11 @@ ks_code_t ipa_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
             }
     }
 write:
-    if (api->cycle_state_write(cs, IPA_PRESCORE_KEY, s,
-                               ipa_prescore_state_clone,
-                               ipa_prescore_state_free) != 0) {
+    /* Score gets it as its state (no cycle-state lookup per node). */
+    if (api->plugin_state_set(pl->h, cs, KS_STATE_SCORE, s,
+                              ipa_prescore_state_clone,
+                              ipa_prescore_state_free) != 0) {
+        ipa_prescore_state_free(s);
         api->status_reason(st, "writing \"" IPA_PRESCORE_KEY
                                "\" to cycle state failed");
         return KS_ERROR;
@@ -203,19 +205,37 @@ write:
     return KS_SUCCESS;
 }
 
+/* The state PreScore set, or NULL with the reason in st. */
+static const ipa_prescore_state_t *ipa_prescore_state_check(
+    const ipa_plugin_t *pl, const void *state, ks_status_t *st)
+{
+    if (state == NULL)
+        pl->api->status_reason(st, "reading \"" IPA_PRESCORE_KEY
+                                   "\" from cycle state: not found");
+    return state;
+}
+
 static const ipa_prescore_state_t *ipa_prescore_state_get(
     const ipa_plugin_t *pl, ks_cycle_state_t *cs, ks_status_t *st)
 {
-    const ipa_prescore_state_t *s =
-        pl->api->cycle_state_read(cs, IPA_PRESCORE_KEY);
-    if (s == NULL)
-        pl->api->status_reason(st, "reading \"" IPA_PRESCORE_KEY
-                                   "\" from cycle state: not found");
-    return s;
+    return ipa_prescore_state_check(
+        pl, pl->api->plugin_state_get(pl->h, cs, KS_STATE_SCORE), st);
 }
 
+/* Score for callers without the state slots (the SDK's 1.0 entry point):
+ * the same, with the state looked up. */
 ks_code_t ipa_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                     const ks_node_info_t *ni, int64_t *score, ks_status_t *st)
+{
+    const ipa_plugin_t *pl = self;
+    return ipa_score_with_state(
+        self, cs, pl->api->plugin_state_get(pl->h, cs, KS_STATE_SCORE), pod,
+        ni, score, st);
+}
+
+ks_code_t ipa_score_with_state(void *self, ks_cycle_state_t *cs, void *state,
+                              const ks_pod_t *pod, const ks_node_info_t *ni,
+                              int64_t *score, ks_status_t *st)
 {
     const ipa_plugin_t *pl = self;
     const ipa_prescore_state_t *s;
@@ -223,8 +243,9 @@ ks_code_t ipa_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     uint32_t i;
 
     (void)pod;
+    (void)cs;
     *score = 0;
-    s = ipa_prescore_state_get(pl, cs, st);
+    s = ipa_prescore_state_check(pl, state, st);
     if (s == NULL)
         return KS_ERROR;
     if (ni == NULL || ni->node == NULL) {
@@ -232,7 +253,7 @@ ks_code_t ipa_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
         return KS_ERROR;
     }
     for (i = 0; i < s->n_keys; i++) {
-        const char *value = ks_labels_get(&ni->node->labels, s->keys[i]);
+        const char *value = ks_labels_get_interned(&ni->node->labels, s->keys[i]);
         if (value != NULL)
             sum += ks_tpmap_get(&s->sums, s->keys[i], value);
     }

@@ -42,9 +42,9 @@ static int ipa_term_namespace_matches(const ipa_plugin_t *pl,
     if (sel->n == 0) /* an empty selector selects every namespace */
         return 1;
     if (target_ns_labels != NULL)
-        return ks_selector_matches(sel, target_ns_labels);
+        return ks_selector_matches_interned(sel, target_ns_labels);
     labels = pl->api->namespace_labels(pl->h, target_ns);
-    return ks_selector_matches(sel, &labels);
+    return ks_selector_matches_interned(sel, &labels);
 }
 
 int ipa_term_matches(const ipa_plugin_t *pl, const ks_pod_affinity_term_t *t,
@@ -52,7 +52,7 @@ int ipa_term_matches(const ipa_plugin_t *pl, const ks_pod_affinity_term_t *t,
                      const ks_labels_t *target_ns_labels)
 {
     /* The label check first: it needs no host call. */
-    if (!ks_selector_matches(t->label_selector, &target->labels))
+    if (!ks_selector_matches_interned(t->label_selector, &target->labels))
         return 0;
     return ipa_term_namespace_matches(pl, t, owner_ns, target->ns,
                                       target_ns_labels);
@@ -76,7 +76,7 @@ int ipa_matches_all_terms(const ipa_plugin_t *pl,
 int ipa_count_update(ks_tpmap_t *m, const ks_node_t *node, const char *key,
                      int64_t delta)
 {
-    const char *value = ks_labels_get(&node->labels, key);
+    const char *value = ks_labels_get_interned(&node->labels, key);
     if (value == NULL)
         return 0;
     return ks_tpmap_add(m, key, value, delta, NULL) < 0 ? -1 : 0;

@@ -101,12 +101,14 @@ static int field_matches(const ks_requirement_t *r, const ks_node_t *node)
     return r->op == KS_OP_IN ? eq : !eq;
 }
 
-/* A valid, non-empty term against a node. */
+/* A valid, non-empty term against a node. Every string of a term (the
+ * pod's, or the args' through intern) is interned: compared by address. */
 static int term_matches(const ks_node_selector_term_t *t, const ks_node_t *node)
 {
     uint32_t i;
     for (i = 0; i < t->n_match_expressions; i++)
-        if (!ks_requirement_matches(&t->match_expressions[i], &node->labels))
+        if (!ks_requirement_matches_interned(&t->match_expressions[i],
+                                             &node->labels))
             return 0;
     for (i = 0; i < t->n_match_fields; i++)
         if (!field_matches(&t->match_fields[i], node))
@@ -530,7 +532,9 @@ static ks_code_t node_affinity_pre_filter(void *self, ks_cycle_state_t *cs,
     }
     s->node_selector = &pod->node_selector;
     s->required = aff ? aff->required : NULL;
-    if (na->api->cycle_state_write(cs, PREFILTER_KEY, s, NULL, free) != 0) {
+    /* Filter gets it as its state (no cycle-state lookup per node). */
+    if (na->api->plugin_state_set(na->h, cs, KS_STATE_FILTER, s, NULL, free) !=
+        0) {
         free(s);
         na->api->status_reason(st, "cannot write cycle state");
         return KS_ERROR;
@@ -557,16 +561,19 @@ static ks_code_t node_affinity_pre_filter(void *self, ks_cycle_state_t *cs,
     return KS_SUCCESS;
 }
 
-static ks_code_t node_affinity_filter(void *self, ks_cycle_state_t *cs,
-                                      const ks_pod_t *pod,
-                                      const ks_node_info_t *ni,
-                                      ks_status_t *st)
+static ks_code_t node_affinity_filter_with_state(void *self,
+                                                 ks_cycle_state_t *cs,
+                                                 void *state,
+                                                 const ks_pod_t *pod,
+                                                 const ks_node_info_t *ni,
+                                                 ks_status_t *st)
 {
     node_affinity_t *na = self;
-    const na_prefilter_t *s = na->api->cycle_state_read(cs, PREFILTER_KEY);
+    const na_prefilter_t *s = state;
     const ks_labels_t *node_selector;
     const ks_node_selector_t *required;
     const ks_node_t *node = ni->node;
+    (void)cs;
     if (node == NULL) {
         na->api->status_reason(st, "node not found");
         return KS_ERROR;
@@ -582,12 +589,24 @@ static ks_code_t node_affinity_filter(void *self, ks_cycle_state_t *cs,
                  : (pod->affinity.node_affinity
                         ? pod->affinity.node_affinity->required
                         : NULL);
-    if (!ks_labels_subset(node_selector, &node->labels) ||
+    if (!ks_labels_subset_interned(node_selector, &node->labels) ||
         (required != NULL && !selector_matches(required, node))) {
         na->api->status_reason(st, REASON_POD);
         return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
     }
     return KS_SUCCESS;
+}
+
+/* Filter for callers without the state slots (the SDK's 1.0 entry
+ * point): the same, with the state looked up. */
+static ks_code_t node_affinity_filter(void *self, ks_cycle_state_t *cs,
+                                      const ks_pod_t *pod, const ks_node_info_t *ni,
+                                      ks_status_t *st)
+{
+    node_affinity_t *na = self;
+    return node_affinity_filter_with_state(
+        self, cs, na->api->plugin_state_get(na->h, cs, KS_STATE_FILTER),
+        pod, ni, st);
 }
 
 /* --- PreScore, Score, NormalizeScore ----------------------------------------- */
@@ -630,7 +649,9 @@ static ks_code_t node_affinity_pre_score(void *self, ks_cycle_state_t *cs,
     }
     s->preferred = aff ? aff->preferred : NULL;
     s->n_preferred = aff ? aff->n_preferred : 0;
-    if (na->api->cycle_state_write(cs, PRESCORE_KEY, s, NULL, free) != 0) {
+    /* Score gets it as its state (no cycle-state lookup per node). */
+    if (na->api->plugin_state_set(na->h, cs, KS_STATE_SCORE, s, NULL, free) !=
+        0) {
         free(s);
         na->api->status_reason(st, "cannot write cycle state");
         return KS_ERROR;
@@ -638,15 +659,19 @@ static ks_code_t node_affinity_pre_score(void *self, ks_cycle_state_t *cs,
     return KS_SUCCESS;
 }
 
-static ks_code_t node_affinity_score(void *self, ks_cycle_state_t *cs,
-                                     const ks_pod_t *pod,
-                                     const ks_node_info_t *ni, int64_t *score,
-                                     ks_status_t *st)
+static ks_code_t node_affinity_score_with_state(void *self,
+                                                ks_cycle_state_t *cs,
+                                                void *state,
+                                                const ks_pod_t *pod,
+                                                const ks_node_info_t *ni,
+                                                int64_t *score,
+                                                ks_status_t *st)
 {
     node_affinity_t *na = self;
-    const na_prescore_t *s = na->api->cycle_state_read(cs, PRESCORE_KEY);
+    const na_prescore_t *s = state;
     const ks_node_affinity_t *aff = pod->affinity.node_affinity;
     int64_t count = 0;
+    (void)cs;
     if (ni->node == NULL) {
         na->api->status_reason(st, "node not found");
         return KS_ERROR;
@@ -664,6 +689,18 @@ static ks_code_t node_affinity_score(void *self, ks_cycle_state_t *cs,
     }
     *score = count;
     return KS_SUCCESS;
+}
+
+/* Score for callers without the state slots (the SDK's 1.0 entry point):
+ * the same, with the state looked up. */
+static ks_code_t node_affinity_score(void *self, ks_cycle_state_t *cs,
+                                     const ks_pod_t *pod, const ks_node_info_t *ni,
+                                     int64_t *score, ks_status_t *st)
+{
+    node_affinity_t *na = self;
+    return node_affinity_score_with_state(
+        self, cs, na->api->plugin_state_get(na->h, cs, KS_STATE_SCORE),
+        pod, ni, score, st);
 }
 
 /* Upstream helper.DefaultNormalizeScore(max, reverse=false). */
@@ -703,7 +740,7 @@ static int required_match(const node_affinity_t *na, const ks_pod_t *pod,
     if (na->added_required != NULL &&
         !selector_matches(na->added_required, node))
         return 0;
-    if (!ks_labels_subset(&pod->node_selector, &node->labels))
+    if (!ks_labels_subset_interned(&pod->node_selector, &node->labels))
         return 0;
     return aff == NULL || aff->required == NULL ||
            selector_matches(aff->required, node);
@@ -742,8 +779,10 @@ KS_PLUGIN_DEFINE("NodeAffinity", "1.24.1-ks1",
     .destroy = node_affinity_destroy,
     .pre_filter = node_affinity_pre_filter,
     .filter = node_affinity_filter,
+    .filter_with_state = node_affinity_filter_with_state,
     .pre_score = node_affinity_pre_score,
     .score = node_affinity_score,
+    .score_with_state = node_affinity_score_with_state,
     .normalize_score = node_affinity_normalize,
     .events_to_register = node_affinity_events,
     .events_to_register_v2 = node_affinity_events_v2);

@@ -15,6 +15,7 @@
 
 typedef struct node_ports {
     const ks_host_api_t *api;
+    ks_handle_t *h;
     const char *any_ip; /* interned "0.0.0.0" */
 } node_ports_t;
 
@@ -39,6 +40,7 @@ static int node_ports_create(const ks_host_api_t *api, ks_handle_t *h,
         return -1;
     }
     np->api = api;
+    np->h = h;
     np->any_ip = api->intern(h, "0.0.0.0");
     *self = np;
     return 0;
@@ -63,7 +65,9 @@ static ks_code_t node_ports_pre_filter(void *self, ks_cycle_state_t *cs,
     }
     s->ports = pod->host_ports;
     s->n = pod->n_host_ports;
-    if (np->api->cycle_state_write(cs, STATE_KEY, s, NULL, free) != 0) {
+    /* Filter gets it as its state (no cycle-state lookup per node). */
+    if (np->api->plugin_state_set(np->h, cs, KS_STATE_FILTER, s, NULL, free) !=
+        0) {
         free(s);
         np->api->status_reason(st, "cannot write cycle state");
         return KS_ERROR;
@@ -105,13 +109,15 @@ static int port_conflicts(const node_ports_t *np, const ks_container_port_t *w,
     return 0;
 }
 
-static ks_code_t node_ports_filter(void *self, ks_cycle_state_t *cs,
-                                   const ks_pod_t *pod,
-                                   const ks_node_info_t *ni, ks_status_t *st)
+static ks_code_t node_ports_filter_with_state(void *self, ks_cycle_state_t *cs,
+                                              void *state, const ks_pod_t *pod,
+                                              const ks_node_info_t *ni,
+                                              ks_status_t *st)
 {
     node_ports_t *np = self;
-    const ports_state_t *s = np->api->cycle_state_read(cs, STATE_KEY);
+    const ports_state_t *s = state;
     uint32_t i;
+    (void)cs;
     (void)pod;
     if (s == NULL) {
         np->api->status_reason(
@@ -124,6 +130,18 @@ static ks_code_t node_ports_filter(void *self, ks_cycle_state_t *cs,
             return KS_UNSCHEDULABLE;
         }
     return KS_SUCCESS;
+}
+
+/* Filter for callers without the state slots (the SDK's 1.0 entry
+ * point): the same, with the state looked up. */
+static ks_code_t node_ports_filter(void *self, ks_cycle_state_t *cs,
+                                   const ks_pod_t *pod, const ks_node_info_t *ni,
+                                   ks_status_t *st)
+{
+    node_ports_t *np = self;
+    return node_ports_filter_with_state(
+        self, cs, np->api->plugin_state_get(np->h, cs, KS_STATE_FILTER),
+        pod, ni, st);
 }
 
 static uint32_t node_ports_events(void *self, ks_cluster_event_t *out,
@@ -189,5 +207,6 @@ KS_PLUGIN_DEFINE("NodePorts", "1.24.1-ks1",
     .destroy = node_ports_destroy,
     .pre_filter = node_ports_pre_filter,
     .filter = node_ports_filter,
+    .filter_with_state = node_ports_filter_with_state,
     .events_to_register = node_ports_events,
     .events_to_register_v2 = node_ports_events_v2);

@@ -19,6 +19,7 @@
 
 typedef struct balanced {
     const ks_host_api_t *api;
+    ks_handle_t *h;
     ra_spec_t spec;
 } balanced_t;
 
@@ -40,6 +41,7 @@ static int balanced_create(const ks_host_api_t *api, ks_handle_t *h,
         return -1;
     }
     b->api = api;
+    b->h = h;
     if (ra_parse_resources(api, h, ks_args_get(args, "resources"), "resources",
                            1, &b->spec, err, errlen) != 0) {
         free(b);
@@ -76,7 +78,9 @@ static ks_code_t balanced_pre_score(void *self, ks_cycle_state_t *cs,
         return KS_ERROR;
     }
     balanced_pod_requests(b, pod, s->pod_req);
-    if (b->api->cycle_state_write(cs, PRESCORE_KEY, s, NULL, free) != 0) {
+    /* Score gets it as its state (no cycle-state lookup per node). */
+    if (b->api->plugin_state_set(b->h, cs, KS_STATE_SCORE, s, NULL, free) !=
+        0) {
         free(s);
         b->api->status_reason(st, "cannot write cycle state");
         return KS_ERROR;
@@ -112,13 +116,15 @@ static int64_t balanced_node_score(const balanced_t *b, const int64_t *pod_req,
     return (int64_t)((1 - std) * (double)KS_MAX_NODE_SCORE);
 }
 
-static ks_code_t balanced_score(void *self, ks_cycle_state_t *cs,
-                                const ks_pod_t *pod, const ks_node_info_t *ni,
-                                int64_t *score, ks_status_t *st)
+static ks_code_t balanced_score_with_state(void *self, ks_cycle_state_t *cs,
+                                           void *state, const ks_pod_t *pod,
+                                           const ks_node_info_t *ni,
+                                           int64_t *score, ks_status_t *st)
 {
     balanced_t *b = self;
-    const balanced_prescore_t *s = b->api->cycle_state_read(cs, PRESCORE_KEY);
+    const balanced_prescore_t *s = state;
     int64_t local[RA_MAX_RESOURCES];
+    (void)cs;
     if (ni->node == NULL) {
         b->api->status_reason(st, "node not found");
         return KS_ERROR;
@@ -130,8 +136,21 @@ static ks_code_t balanced_score(void *self, ks_cycle_state_t *cs,
     return KS_SUCCESS;
 }
 
+/* Score for callers without the state slots (the SDK's 1.0 entry point):
+ * the same, with the state looked up. */
+static ks_code_t balanced_score(void *self, ks_cycle_state_t *cs,
+                                const ks_pod_t *pod, const ks_node_info_t *ni,
+                                int64_t *score, ks_status_t *st)
+{
+    balanced_t *b = self;
+    return balanced_score_with_state(
+        self, cs, b->api->plugin_state_get(b->h, cs, KS_STATE_SCORE),
+        pod, ni, score, st);
+}
+
 KS_PLUGIN_DEFINE("NodeResourcesBalancedAllocation", "1.24.1-ks1",
     .create = balanced_create,
     .destroy = balanced_destroy,
     .pre_score = balanced_pre_score,
-    .score = balanced_score);
+    .score = balanced_score,
+    .score_with_state = balanced_score_with_state);

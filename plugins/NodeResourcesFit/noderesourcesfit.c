@@ -302,7 +302,9 @@ static ks_code_t fit_pre_filter(void *self, ks_cycle_state_t *cs,
         if (!fit_ignores(f, r->name))
             s->scalar[s->n_scalar++] = *r;
     }
-    if (f->api->cycle_state_write(cs, PREFILTER_KEY, s, NULL, free) != 0) {
+    /* Filter gets it as its state (no cycle-state lookup per node). */
+    if (f->api->plugin_state_set(f->h, cs, KS_STATE_FILTER, s, NULL, free) !=
+        0) {
         free(s);
         f->api->status_reason(st, "cannot write cycle state");
         return KS_ERROR;
@@ -310,15 +312,17 @@ static ks_code_t fit_pre_filter(void *self, ks_cycle_state_t *cs,
     return KS_SUCCESS;
 }
 
-static ks_code_t fit_filter(void *self, ks_cycle_state_t *cs,
-                            const ks_pod_t *pod, const ks_node_info_t *ni,
-                            ks_status_t *st)
+static ks_code_t fit_filter_with_state(void *self, ks_cycle_state_t *cs,
+                                       void *state, const ks_pod_t *pod,
+                                       const ks_node_info_t *ni,
+                                       ks_status_t *st)
 {
     fit_t *f = self;
-    const fit_prefilter_t *s = f->api->cycle_state_read(cs, PREFILTER_KEY);
+    const fit_prefilter_t *s = state;
     const ks_resources_t *al, *used = &ni->requested;
     ks_code_t code = KS_SUCCESS;
     uint32_t i;
+    (void)cs;
     (void)pod;
     if (s == NULL) {
         f->api->status_reason(
@@ -458,7 +462,8 @@ static ks_code_t fit_pre_score(void *self, ks_cycle_state_t *cs,
         return KS_ERROR;
     }
     fit_pod_requests(f, pod, s->pod_req);
-    if (f->api->cycle_state_write(cs, PRESCORE_KEY, s, NULL, free) != 0) {
+    if (f->api->plugin_state_set(f->h, cs, KS_STATE_SCORE, s, NULL, free) !=
+        0) {
         free(s);
         f->api->status_reason(st, "cannot write cycle state");
         return KS_ERROR;
@@ -466,13 +471,15 @@ static ks_code_t fit_pre_score(void *self, ks_cycle_state_t *cs,
     return KS_SUCCESS;
 }
 
-static ks_code_t fit_score(void *self, ks_cycle_state_t *cs,
-                           const ks_pod_t *pod, const ks_node_info_t *ni,
-                           int64_t *score, ks_status_t *st)
+static ks_code_t fit_score_with_state(void *self, ks_cycle_state_t *cs,
+                                      void *state, const ks_pod_t *pod,
+                                      const ks_node_info_t *ni, int64_t *score,
+                                      ks_status_t *st)
 {
     fit_t *f = self;
-    const fit_prescore_t *s = f->api->cycle_state_read(cs, PRESCORE_KEY);
+    const fit_prescore_t *s = state;
     int64_t local[RA_MAX_RESOURCES];
+    (void)cs;
     if (ni->node == NULL) {
         f->api->status_reason(st, "node not found");
         return KS_ERROR;
@@ -482,6 +489,28 @@ static ks_code_t fit_score(void *self, ks_cycle_state_t *cs,
         fit_pod_requests(f, pod, local);
     *score = fit_node_score(f, s ? s->pod_req : local, ni);
     return KS_SUCCESS;
+}
+
+/* Filter and Score for callers without the state slots (the SDK's 1.0
+ * entry points): the same, with the state looked up. */
+static ks_code_t fit_filter(void *self, ks_cycle_state_t *cs,
+                            const ks_pod_t *pod, const ks_node_info_t *ni,
+                            ks_status_t *st)
+{
+    fit_t *f = self;
+    return fit_filter_with_state(
+        self, cs, f->api->plugin_state_get(f->h, cs, KS_STATE_FILTER), pod, ni,
+        st);
+}
+
+static ks_code_t fit_score(void *self, ks_cycle_state_t *cs,
+                           const ks_pod_t *pod, const ks_node_info_t *ni,
+                           int64_t *score, ks_status_t *st)
+{
+    fit_t *f = self;
+    return fit_score_with_state(
+        self, cs, f->api->plugin_state_get(f->h, cs, KS_STATE_SCORE), pod, ni,
+        score, st);
 }
 
 /* --- QueueingHints (upstream v1.36) -------------------------------------- */
@@ -611,7 +640,9 @@ KS_PLUGIN_DEFINE("NodeResourcesFit", "1.24.1-ks1",
     .destroy = fit_destroy,
     .pre_filter = fit_pre_filter,
     .filter = fit_filter,
+    .filter_with_state = fit_filter_with_state,
     .pre_score = fit_pre_score,
     .score = fit_score,
+    .score_with_state = fit_score_with_state,
     .events_to_register = fit_events,
     .events_to_register_v2 = fit_events_v2);

@@ -198,7 +198,7 @@ static void pts_agg_contrib(const pts_plugin_t *pl, const pts_agg_t *a,
         return;
     if (require_all)
         for (j = 0; j < a->n_cons; j++)
-            if (ks_labels_get(&node->labels, a->cons[j].key) == NULL)
+            if (ks_labels_get_interned(&node->labels, a->cons[j].key) == NULL)
                 return;
     for (j = 0; j < a->n_cons; j++) {
         const pts_agg_cons_t *c = &a->cons[j];
@@ -211,7 +211,7 @@ static void pts_agg_contrib(const pts_plugin_t *pl, const pts_agg_t *a,
             if (!untainted)
                 continue;
         }
-        value = ks_labels_get(&node->labels, c->key);
+        value = ks_labels_get_interned(&node->labels, c->key);
         k[j].value = value ? value : pl->empty;
         k[j].count = pts_count_matching(ni, &c->sel, a->ns);
     }

@@ -117,7 +117,7 @@ int pts_constraints_build(const pts_plugin_t *pl, const ks_pod_t *pod,
     }
     for (i = 0; i < out->n; i++)
         out->items[i].self_match =
-            ks_selector_matches(out->items[i].selector, &pod->labels);
+            ks_selector_matches_interned(out->items[i].selector, &pod->labels);
     return 0;
 }
 
@@ -162,7 +162,7 @@ int pts_node_has_all_keys(const ks_node_t *node, const pts_constraints_t *c)
 {
     uint32_t i;
     for (i = 0; i < c->n; i++)
-        if (ks_labels_get(&node->labels, c->items[i].topology_key) == NULL)
+        if (ks_labels_get_interned(&node->labels, c->items[i].topology_key) == NULL)
             return 0;
     return 1;
 }
@@ -173,10 +173,10 @@ static int pts_node_matches_pod_affinity(const ks_pod_t *pod,
                                          const ks_node_t *node)
 {
     const ks_node_affinity_t *na = pod->affinity.node_affinity;
-    if (!ks_labels_subset(&pod->node_selector, &node->labels))
+    if (!ks_labels_subset_interned(&pod->node_selector, &node->labels))
         return 0;
     if (na != NULL && na->required != NULL &&
-        !ks_node_selector_matches(na->required, node))
+        !ks_node_selector_matches_interned(na->required, node))
         return 0;
     return 1;
 }
@@ -222,7 +222,7 @@ int64_t pts_count_matching(const ks_node_info_t *ni,
     for (i = 0; i < ni->n_pods; i++) {
         const ks_pod_t *p = ni->pods[i];
         /* cheapest test first; the result does not depend on the order */
-        if (p->ns != ns || !ks_selector_matches(sel, &p->labels))
+        if (p->ns != ns || !ks_selector_matches_interned(sel, &p->labels))
             continue;
         if (!p->deleting) /* terminating pods do not count */
             n++;

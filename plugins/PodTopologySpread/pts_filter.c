@@ -126,7 +126,7 @@ static int pts_prefilter_count(const pts_plugin_t *pl, pts_prefilter_state_t *s,
             const char *value;
             if (!pts_node_included(&memo, c, pod, node))
                 continue;
-            value = ks_labels_get(&node->labels, c->topology_key);
+            value = ks_labels_get_interned(&node->labels, c->topology_key);
             if (ks_tpmap_add(&s->pairs, c->topology_key, value,
                              pts_count_matching(ni, c->selector, pod->ns),
                              NULL) < 0)
@@ -205,9 +205,11 @@ ks_code_t pts_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
             pts_prefilter_paths(pl, s) != 0)
             goto oom;
     }
-    if (api->cycle_state_write(cs, PTS_PREFILTER_KEY, s,
-                               pts_prefilter_state_clone,
-                               pts_prefilter_state_free) != 0) {
+    /* Filter gets it as its state (no cycle-state lookup per node). */
+    if (api->plugin_state_set(pl->h, cs, KS_STATE_FILTER, s,
+                              pts_prefilter_state_clone,
+                              pts_prefilter_state_free) != 0) {
+        pts_prefilter_state_free(s);
         api->status_reason(st, "writing \"" PTS_PREFILTER_KEY
                                "\" to cycle state failed");
         return KS_ERROR;
@@ -221,15 +223,34 @@ oom:
     return KS_ERROR;
 }
 
+/* The state PreFilter set, or NULL with the reason in st. */
+static pts_prefilter_state_t *pts_prefilter_state_check(const pts_plugin_t *pl,
+                                                        void *state,
+                                                        ks_status_t *st)
+{
+    if (state == NULL)
+        pl->api->status_reason(st, "reading \"" PTS_PREFILTER_KEY
+                                   "\" from cycle state: not found");
+    return state;
+}
+
 static pts_prefilter_state_t *pts_prefilter_state_get(const pts_plugin_t *pl,
                                                       ks_cycle_state_t *cs,
                                                       ks_status_t *st)
 {
-    pts_prefilter_state_t *s = pl->api->cycle_state_read(cs, PTS_PREFILTER_KEY);
-    if (s == NULL)
-        pl->api->status_reason(st, "reading \"" PTS_PREFILTER_KEY
-                                   "\" from cycle state: not found");
-    return s;
+    return pts_prefilter_state_check(
+        pl, pl->api->plugin_state_get(pl->h, cs, KS_STATE_FILTER), st);
+}
+
+/* Filter for callers without the state slots (the SDK's 1.0 entry
+ * point): the same, with the state looked up. */
+ks_code_t pts_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
+                     const ks_node_info_t *ni, ks_status_t *st)
+{
+    const pts_plugin_t *pl = self;
+    return pts_filter_with_state(
+        self, cs, pl->api->plugin_state_get(pl->h, cs, KS_STATE_FILTER), pod,
+        ni, st);
 }
 
 static ks_code_t pts_update_with_pod(void *self, ks_cycle_state_t *cs,
@@ -253,10 +274,10 @@ static ks_code_t pts_update_with_pod(void *self, ks_cycle_state_t *cs,
         const pts_constraint_t *c = &s->cons.items[i];
         const char *value;
         int64_t num;
-        if (!ks_selector_matches(c->selector, &changed->labels) ||
+        if (!ks_selector_matches_interned(c->selector, &changed->labels) ||
             !pts_node_included(&memo, c, pod, node))
             continue;
-        value = ks_labels_get(&node->labels, c->topology_key);
+        value = ks_labels_get_interned(&node->labels, c->topology_key);
         if (ks_tpmap_add(&s->pairs, c->topology_key, value, delta, &num) < 0) {
             pl->api->status_reason(st, "out of memory");
             return KS_ERROR;
@@ -281,25 +302,27 @@ ks_code_t pts_pre_filter_remove_pod(void *self, ks_cycle_state_t *cs,
     return pts_update_with_pod(self, cs, pod, to_remove, ni, -1, st);
 }
 
-ks_code_t pts_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
-                     const ks_node_info_t *ni, ks_status_t *st)
+ks_code_t pts_filter_with_state(void *self, ks_cycle_state_t *cs, void *state,
+                               const ks_pod_t *pod, const ks_node_info_t *ni,
+                               ks_status_t *st)
 {
     const pts_plugin_t *pl = self;
     const pts_prefilter_state_t *s;
     const ks_node_t *node = ni ? ni->node : NULL;
     uint32_t i;
 
+    (void)cs;
     (void)pod;
     if (node == NULL) {
         pl->api->status_reason(st, "node not found");
         return KS_ERROR;
     }
-    s = pts_prefilter_state_get(pl, cs, st);
+    s = pts_prefilter_state_check(pl, state, st);
     if (s == NULL)
         return KS_ERROR;
     for (i = 0; i < s->cons.n; i++) {
         const pts_constraint_t *c = &s->cons.items[i];
-        const char *value = ks_labels_get(&node->labels, c->topology_key);
+        const char *value = ks_labels_get_interned(&node->labels, c->topology_key);
         const pts_key_state_t *k;
         int64_t min, skew;
         if (value == NULL) {

@@ -89,7 +89,7 @@ static int pts_prescore_init(const pts_plugin_t *pl, pts_prescore_state_t *s,
             int r;
             if (key == pl->hostname_key)
                 continue; /* counted per node in Score */
-            value = ks_labels_get(&node->labels, key);
+            value = ks_labels_get_interned(&node->labels, key);
             if (value == NULL)
                 value = pl->empty; /* upstream reads a missing label as "" */
             r = ks_tpmap_add(&s->pairs, key, value, 0, NULL);
@@ -133,7 +133,7 @@ static void pts_prescore_count(const pts_plugin_t *pl, pts_prescore_state_t *s,
             ks_tpmap_slot_t *slot;
             if (!pts_node_included(&memo, c, pod, node))
                 continue;
-            value = ks_labels_get(&node->labels, c->topology_key);
+            value = ks_labels_get_interned(&node->labels, c->topology_key);
             slot = ks_tpmap_find(&s->pairs, c->topology_key,
                                  value ? value : pl->empty);
             if (slot == NULL)
@@ -187,9 +187,11 @@ ks_code_t pts_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                 pts_prescore_count(pl, s, pod, require_all);
         }
     }
-    if (api->cycle_state_write(cs, PTS_PRESCORE_KEY, s,
-                               pts_prescore_state_clone,
-                               pts_prescore_state_free) != 0) {
+    /* Score gets it as its state (no cycle-state lookup per node). */
+    if (api->plugin_state_set(pl->h, cs, KS_STATE_SCORE, s,
+                              pts_prescore_state_clone,
+                              pts_prescore_state_free) != 0) {
+        pts_prescore_state_free(s);
         api->status_reason(st, "writing \"" PTS_PRESCORE_KEY
                                "\" to cycle state failed");
         return KS_ERROR;
@@ -201,19 +203,37 @@ oom:
     return KS_ERROR;
 }
 
+/* The state PreScore set, or NULL with the reason in st. */
+static const pts_prescore_state_t *pts_prescore_state_check(
+    const pts_plugin_t *pl, const void *state, ks_status_t *st)
+{
+    if (state == NULL)
+        pl->api->status_reason(st, "reading \"" PTS_PRESCORE_KEY
+                                   "\" from cycle state: not found");
+    return state;
+}
+
 static const pts_prescore_state_t *pts_prescore_state_get(
     const pts_plugin_t *pl, ks_cycle_state_t *cs, ks_status_t *st)
 {
-    const pts_prescore_state_t *s =
-        pl->api->cycle_state_read(cs, PTS_PRESCORE_KEY);
-    if (s == NULL)
-        pl->api->status_reason(st, "reading \"" PTS_PRESCORE_KEY
-                                   "\" from cycle state: not found");
-    return s;
+    return pts_prescore_state_check(
+        pl, pl->api->plugin_state_get(pl->h, cs, KS_STATE_SCORE), st);
 }
 
+/* Score for callers without the state slots (the SDK's 1.0 entry point):
+ * the same, with the state looked up. */
 ks_code_t pts_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                     const ks_node_info_t *ni, int64_t *score, ks_status_t *st)
+{
+    const pts_plugin_t *pl = self;
+    return pts_score_with_state(
+        self, cs, pl->api->plugin_state_get(pl->h, cs, KS_STATE_SCORE), pod,
+        ni, score, st);
+}
+
+ks_code_t pts_score_with_state(void *self, ks_cycle_state_t *cs, void *state,
+                              const ks_pod_t *pod, const ks_node_info_t *ni,
+                              int64_t *score, ks_status_t *st)
 {
     const pts_plugin_t *pl = self;
     const pts_prescore_state_t *s;
@@ -221,8 +241,9 @@ ks_code_t pts_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     double sum = 0;
     uint32_t i;
 
+    (void)cs;
     *score = 0;
-    s = pts_prescore_state_get(pl, cs, st);
+    s = pts_prescore_state_check(pl, state, st);
     if (s == NULL)
         return KS_ERROR;
     if (node == NULL) {
@@ -233,7 +254,7 @@ ks_code_t pts_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
         return KS_SUCCESS;
     for (i = 0; i < s->cons.n; i++) {
         const pts_constraint_t *c = &s->cons.items[i];
-        const char *value = ks_labels_get(&node->labels, c->topology_key);
+        const char *value = ks_labels_get_interned(&node->labels, c->topology_key);
         int64_t cnt;
         if (value == NULL)
             continue;

@@ -18,6 +18,7 @@
 
 typedef struct taint_tol {
     const ks_host_api_t *api;
+    ks_handle_t *h;
 } taint_tol_t;
 
 /* The pod's tolerations that can match PreferNoSchedule taints. */
@@ -32,7 +33,6 @@ static int taint_tol_create(const ks_host_api_t *api, ks_handle_t *h,
 {
     static const char *const keys[] = {NULL};
     taint_tol_t *t;
-    (void)h;
     if (ks_args_check_keys(args, keys, err, errlen) != 0)
         return -1;
     t = calloc(1, sizeof *t);
@@ -41,6 +41,7 @@ static int taint_tol_create(const ks_host_api_t *api, ks_handle_t *h,
         return -1;
     }
     t->api = api;
+    t->h = h;
     *self = t;
     return 0;
 }
@@ -98,7 +99,9 @@ static ks_code_t taint_tol_pre_score(void *self, ks_cycle_state_t *cs,
         if (e == KS_EFFECT_ALL || e == KS_EFFECT_PREFER_NO_SCHEDULE)
             s->tols[s->n++] = pod->tolerations[i];
     }
-    if (t->api->cycle_state_write(cs, PRESCORE_KEY, s, NULL, free) != 0) {
+    /* Score gets it as its state (no cycle-state lookup per node). */
+    if (t->api->plugin_state_set(t->h, cs, KS_STATE_SCORE, s, NULL, free) !=
+        0) {
         free(s);
         t->api->status_reason(st, "cannot write cycle state");
         return KS_ERROR;
@@ -106,14 +109,16 @@ static ks_code_t taint_tol_pre_score(void *self, ks_cycle_state_t *cs,
     return KS_SUCCESS;
 }
 
-static ks_code_t taint_tol_score(void *self, ks_cycle_state_t *cs,
-                                 const ks_pod_t *pod, const ks_node_info_t *ni,
-                                 int64_t *score, ks_status_t *st)
+static ks_code_t taint_tol_score_with_state(void *self, ks_cycle_state_t *cs,
+                                            void *state, const ks_pod_t *pod,
+                                            const ks_node_info_t *ni,
+                                            int64_t *score, ks_status_t *st)
 {
     taint_tol_t *t = self;
-    const prescore_state_t *s = t->api->cycle_state_read(cs, PRESCORE_KEY);
+    const prescore_state_t *s = state;
     int64_t count = 0;
     uint32_t i;
+    (void)cs;
     (void)pod;
     if (s == NULL) {
         t->api->status_reason(
@@ -128,6 +133,18 @@ static ks_code_t taint_tol_score(void *self, ks_cycle_state_t *cs,
     }
     *score = count;
     return KS_SUCCESS;
+}
+
+/* Score for callers without the state slots (the SDK's 1.0 entry point):
+ * the same, with the state looked up. */
+static ks_code_t taint_tol_score(void *self, ks_cycle_state_t *cs,
+                                 const ks_pod_t *pod, const ks_node_info_t *ni,
+                                 int64_t *score, ks_status_t *st)
+{
+    taint_tol_t *t = self;
+    return taint_tol_score_with_state(
+        self, cs, t->api->plugin_state_get(t->h, cs, KS_STATE_SCORE),
+        pod, ni, score, st);
 }
 
 /* Upstream helper.DefaultNormalizeScore: scale to [0, max] by the highest
@@ -224,6 +241,7 @@ KS_PLUGIN_DEFINE("TaintToleration", "1.24.1-ks1",
     .filter = taint_tol_filter,
     .pre_score = taint_tol_pre_score,
     .score = taint_tol_score,
+    .score_with_state = taint_tol_score_with_state,
     .normalize_score = taint_tol_normalize,
     .events_to_register = taint_tol_events,
     .events_to_register_v2 = taint_tol_events_v2);
