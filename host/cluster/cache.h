@@ -112,6 +112,10 @@ void ks_snapshot_free(ks_snapshot_t *s);
 /* Bring `s` up to date with `c` (incremental by generation). */
 int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err);
 uint32_t ks_snapshot_num_nodes(const ks_snapshot_t *s);
+/* How many NodeInfo changes the snapshot has taken in (each refreshed or
+ * dropped entry counts one): equal values mean nothing changed between
+ * two updates. */
+uint64_t ks_snapshot_changes(const ks_snapshot_t *s);
 /* NodeInfos in node-name order; only nodes that exist (no placeholders). */
 const ks_node_info_t *ks_snapshot_node_at(const ks_snapshot_t *s, uint32_t i);
 const ks_node_info_t *ks_snapshot_get(const ks_snapshot_t *s, const char *name);

@@ -22,6 +22,7 @@ struct ks_snapshot {
     snap_entry_t **order; /* by name */
     uint32_t n_order, cap_order;
     uint64_t generation; /* the newest cache generation seen */
+    uint64_t changes;    /* NodeInfos refreshed or dropped, ever */
     ks_strmap_t images;  /* image name -> (uintptr_t) number of nodes */
     uint64_t images_gen;
     int have_images;
@@ -197,6 +198,7 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
             break;
         if (cn->ni.pub.generation > newest)
             newest = cn->ni.pub.generation;
+        s->changes++;
         if (cn->node == NULL)
             continue; /* placeholders are not in snapshots */
         e = ks_strmap_get(&s->by_name, cn->name);
@@ -245,6 +247,7 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
     if (rebuild_order(s, added, n_added, have_dead) != 0)
         goto nomem;
     free(added);
+    s->changes += (uint64_t)have_dead;
     if ((lists_dirty || n_added > 0 || have_dead) && rebuild_lists(s) != 0) {
         free(s->all);
         s->all = NULL; /* rebuilt on the next update */
@@ -268,6 +271,11 @@ nomem:
     }
     free(added);
     return ks_error_set(err, KS_ENOMEM, "out of memory");
+}
+
+uint64_t ks_snapshot_changes(const ks_snapshot_t *s)
+{
+    return s->changes;
 }
 
 uint32_t ks_snapshot_num_nodes(const ks_snapshot_t *s)

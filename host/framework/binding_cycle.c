@@ -67,9 +67,14 @@ void ks_sched_fail_assumed(ks_scheduler_t *s, ks_waiting_pod_t *wp,
     ks_cache_forget_pod(s->cache, qp->pod->uid);
     qp->assumed = 0;
     qp->pod->node_name = ks_intern_empty(ks_intern_global());
-    ks_sched_requeue_failed(s, qp, ks_scheduler_now(s), msg,
-                            plugin ? &plugin : NULL, plugin ? 1 : 0, error);
-    if (error)
+    if (error == KS_SCHED_FAIL_PENDING)
+        ks_sched_requeue_rejected(s, qp, ks_scheduler_now(s), msg,
+                                  plugin ? &plugin : NULL, plugin ? 1 : 0, 1);
+    else
+        ks_sched_requeue_failed(s, qp, ks_scheduler_now(s), msg,
+                                plugin ? &plugin : NULL, plugin ? 1 : 0,
+                                error);
+    if (error == 1)
         s->stats.errors++;
     else
         s->stats.unschedulable++;

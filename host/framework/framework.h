@@ -62,6 +62,10 @@ typedef struct ks_fw_ops {
     void (*waiting_pod_allow)(ks_waiting_pod_t *wp, const char *plugin);
     void (*waiting_pod_reject)(ks_waiting_pod_t *wp, const char *plugin,
                                const char *msg);
+    /* The Permit plugins wp still waits for (plugin.h
+     * waiting_pod_pending_plugins); may be NULL: none. */
+    uint32_t (*waiting_pod_pending_plugins)(ks_waiting_pod_t *wp,
+                                            const char **out, uint32_t cap);
     /* Is `plugin` one of the Permit plugins of wp's profile? The host
      * API's name-based allow/reject refuse other names. May be NULL:
      * every name is accepted. */

@@ -227,6 +227,16 @@ static void api_wp_reject_as(ks_handle_t *h, ks_waiting_pod_t *wp,
         g_ops->waiting_pod_reject(wp, wp_keep_name(H(h)->inst->name), msg);
 }
 
+static uint32_t api_wp_pending(ks_waiting_pod_t *wp, const char **out,
+                               uint32_t cap)
+{
+    LOOP_ONLY("waiting_pod_pending_plugins", 0);
+    if (g_ops == NULL || wp == NULL ||
+        g_ops->waiting_pod_pending_plugins == NULL)
+        return 0;
+    return g_ops->waiting_pod_pending_plugins(wp, out, cap);
+}
+
 static void api_wp_iterate(ks_handle_t *h, ks_waiting_pod_fn fn, void *ud)
 {
     ks_fw_env_t *e = ENV(h);
@@ -553,6 +563,7 @@ static const ks_host_api_t api = {
     .waiting_pod_reject_as = api_wp_reject_as,
     .plugin_state_set = api_plugin_state_set,
     .plugin_state_get = api_plugin_state_get,
+    .waiting_pod_pending_plugins = api_wp_pending,
 };
 
 const ks_host_api_t *ks_host_api(void)

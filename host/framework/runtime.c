@@ -155,6 +155,12 @@ static int is_unsched(ks_code_t c)
     return c == KS_UNSCHEDULABLE || c == KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
+/* upstream Status.IsRejected (v1.36): Unschedulable* or Pending. */
+static int is_rejected(ks_code_t c)
+{
+    return is_unsched(c) || c == KS_PENDING;
+}
+
 /* A code a plugin may not return at this point is turned into an error. */
 static ks_code_t invalid_code(ks_status_t *st, const char *what,
                               const char *plugin, int code)
@@ -345,7 +351,8 @@ static ks_code_t call_filter(const ks_plugin_inst_t *in, ks_cycle_state_t *cs,
 static int code_rank(ks_code_t c)
 {
     switch (c) {
-    case KS_ERROR: return 3;
+    case KS_ERROR: return 4;
+    case KS_PENDING: return 3; /* neither is a preemption candidate */
     case KS_UNSCHEDULABLE_AND_UNRESOLVABLE: return 2;
     case KS_UNSCHEDULABLE: return 1;
     default: return 0;
@@ -375,8 +382,9 @@ ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
               call_filter(in, cs, pod, ni, &one));
         if (c == KS_SUCCESS)
             continue;
-        if (!is_unsched(c)) {
-            /* Filter plugins may only return Success or Unschedulable*. */
+        if (!is_rejected(c)) {
+            /* Filter plugins may only return Success, Unschedulable* or
+             * Pending (a rejection since upstream 1.27). */
             st->n_reasons = 0;
             ks_status_merge_reasons(st, &one);
             if (!valid_code((int)c))
@@ -385,7 +393,9 @@ ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
         }
         if (code_rank(c) > code_rank(st->code))
             st->code = c;
-        if (st->plugin == NULL)
+        /* The node's plugin: the first rejector, or the one that returned
+         * Pending (recorded in the pod's pending plugins). */
+        if (st->plugin == NULL || (c == KS_PENDING && st->code == c))
             st->plugin = in->name;
         ks_status_merge_reasons(st, &one);
         if (!run_all)
@@ -832,7 +842,7 @@ ks_code_t ks_fw_run_permit(ks_framework_t *fw, ks_cycle_state_t *cs,
               in->d->permit(in->self, cs, pod, node, &t, st));
         if (c == KS_SUCCESS)
             continue;
-        if (is_unsched(c))
+        if (is_rejected(c))
             return fail(st, in->name, c);
         if (c == KS_WAIT) {
             if (t > PERMIT_MAX_TIMEOUT_MS)

@@ -230,9 +230,11 @@ int ks_sched_ops_delete_pod(ks_fw_env_t *e, const ks_pod_t *pod)
 
 /* --- failures ---------------------------------------------------------------- */
 
-void ks_sched_record_failure(ks_scheduler_t *s, ks_qpod_t *qp,
-                             const char *msg, const char *const *plugins,
-                             unsigned n_plugins, int error)
+/* record_failure with the Pending plugins among `plugins` (pending_mask,
+ * bit i for plugins[i]). */
+static void record_failure(ks_scheduler_t *s, ks_qpod_t *qp, const char *msg,
+                           const char *const *plugins, unsigned n_plugins,
+                           uint32_t pending_mask, int error)
 {
     char *copy = strdup(msg);
     unsigned i;
@@ -245,6 +247,7 @@ void ks_sched_record_failure(ks_scheduler_t *s, ks_qpod_t *qp,
                qp->pod->ns, qp->pod->name, msg);
     }
     qp->n_plugins = 0;
+    qp->pending_mask = 0;
     /* Interned: a plugin's own name string goes away with its .so when a
      * reload retires it, while the pod may stay queued much longer. A name
      * that cannot be interned is left out; with none left, any event may
@@ -252,8 +255,11 @@ void ks_sched_record_failure(ks_scheduler_t *s, ks_qpod_t *qp,
     for (i = 0; i < n_plugins && i < KS_QPOD_MAX_PLUGINS; i++) {
         const char *name =
             plugins[i] ? ks_intern_str(ks_intern_global(), plugins[i]) : NULL;
-        if (name)
-            qp->plugins[qp->n_plugins++] = name;
+        if (name == NULL)
+            continue;
+        if (pending_mask & (1u << i))
+            qp->pending_mask |= 1u << qp->n_plugins;
+        qp->plugins[qp->n_plugins++] = name;
     }
     if (s->opts.obs.failed)
         s->opts.obs.failed(s->opts.obs.ud, qp->pod, msg);
@@ -261,17 +267,38 @@ void ks_sched_record_failure(ks_scheduler_t *s, ks_qpod_t *qp,
         s->opts.writer.failed(s->opts.writer.ud, qp->pod, msg, error);
 }
 
-void ks_sched_requeue_failed(ks_scheduler_t *s, ks_qpod_t *qp, int64_t now,
+void ks_sched_record_failure(ks_scheduler_t *s, ks_qpod_t *qp,
                              const char *msg, const char *const *plugins,
                              unsigned n_plugins, int error)
+{
+    record_failure(s, qp, msg, plugins, n_plugins, 0, error);
+}
+
+static void requeue(ks_scheduler_t *s, ks_qpod_t *qp, int64_t now,
+                    const char *msg, const char *const *plugins,
+                    unsigned n_plugins, uint32_t pending_mask, int error)
 {
     if (qp->deleted) { /* deleted during its cycle: dropped, not requeued */
         ks_sched_nominate(s, qp->pod, ""); /* clearing never fails */
         ks_pod_free(ks_queue_remove(s->q, qp));
         return;
     }
-    ks_sched_record_failure(s, qp, msg, plugins, n_plugins, error);
+    record_failure(s, qp, msg, plugins, n_plugins, pending_mask, error);
     ks_queue_requeue_failed(s->q, qp, now, error);
+}
+
+void ks_sched_requeue_failed(ks_scheduler_t *s, ks_qpod_t *qp, int64_t now,
+                             const char *msg, const char *const *plugins,
+                             unsigned n_plugins, int error)
+{
+    requeue(s, qp, now, msg, plugins, n_plugins, 0, error);
+}
+
+void ks_sched_requeue_rejected(ks_scheduler_t *s, ks_qpod_t *qp, int64_t now,
+                               const char *msg, const char *const *plugins,
+                               unsigned n_plugins, uint32_t pending_mask)
+{
+    requeue(s, qp, now, msg, plugins, n_plugins, pending_mask, 0);
 }
 
 /* --- adding and removing pods ---------------------------------------------------- */

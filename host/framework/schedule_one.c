@@ -279,6 +279,21 @@ static void assume_reserve_permit(ks_scheduler_t *s, ks_qpod_t *qp,
     case KS_WAIT:
         ks_sched_wp_wait(s, wp, wait_mask, timeout_ms, timeout_plugin, now);
         break;
+    case KS_PENDING: {
+        /* upstream v1.36: a rejection at Permit is a FitError over the
+         * selected node ("0/1 nodes are available: 1 <reason>."), the
+         * plugin among the pod's Pending plugins. */
+        ks_reason_count_t h[KS_STATUS_MAX_REASONS];
+        uint32_t k;
+        for (k = 0; k < st.n_reasons && k < KS_STATUS_MAX_REASONS; k++) {
+            h[k].reason = st.reasons[k];
+            h[k].count = 1;
+        }
+        ks_fit_error_write(msg, sizeof msg, 1, h, k, NULL);
+        wp->timeout_plugin = st.plugin;
+        ks_sched_fail_assumed(s, wp, msg, KS_SCHED_FAIL_PENDING);
+        break;
+    }
     default:
         ks_status_message(&st, msg, sizeof msg);
         wp->timeout_plugin = st.plugin;
@@ -298,8 +313,8 @@ static void handle_outcome(ks_scheduler_t *s, ks_qpod_t *qp,
         (o->r.nominated == NULL ||
          ks_sched_nominate(s, qp->pod, o->r.nominated) == 0)) {
         s->stats.unschedulable++;
-        ks_sched_requeue_failed(s, qp, now, o->message, o->plugins,
-                                o->n_plugins, 0);
+        ks_sched_requeue_rejected(s, qp, now, o->message, o->plugins,
+                                  o->n_plugins, o->pending_mask);
     } else if (o->fit_error) {
         /* Preemption made room but the nomination cannot be kept. */
         s->stats.errors++;

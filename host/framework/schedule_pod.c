@@ -75,16 +75,23 @@ void ks_sched_scratch_free(ks_scheduler_t *s)
 
 /* --- outcomes ------------------------------------------------------------------ */
 
-static void add_plugin(cycle_out_t *o, const char *p)
+/* upstream Diagnosis.AddPluginStatus: the rejecting plugin, also among
+ * the Pending plugins when its code is Pending. */
+static void add_plugin(cycle_out_t *o, const char *p, ks_code_t code)
 {
     unsigned i;
     if (p == NULL)
         return;
     for (i = 0; i < o->n_plugins; i++)
         if (o->plugins[i] == p)
+            break;
+    if (i == o->n_plugins) {
+        if (o->n_plugins == KS_QPOD_MAX_PLUGINS)
             return;
-    if (o->n_plugins < KS_QPOD_MAX_PLUGINS)
         o->plugins[o->n_plugins++] = p;
+    }
+    if (code == KS_PENDING)
+        o->pending_mask |= 1u << i;
 }
 
 /* The attempt ends with an Error (not a FitError). Returns -1. */
@@ -128,7 +135,7 @@ static int run_prefilter(ks_scheduler_t *s, ks_framework_t *fw,
         s->smap.set[i] = 1;
     }
     o->prefilter_failed = 1;
-    add_plugin(o, o->pre_status.plugin);
+    add_plugin(o, o->pre_status.plugin, o->pre_status.code);
     return fit_error(o);
 }
 
@@ -297,7 +304,7 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
             s->feasible[(*n_feasible)++] = ks_snapshot_node_at(s->snap, idx);
         } else if (s->feasible_flag[i] == 2) {
             s->smap.set[idx] = 1;
-            add_plugin(o, s->smap.st[idx].plugin);
+            add_plugin(o, s->smap.st[idx].plugin, s->smap.st[idx].code);
         }
     }
     s->next_start = (s->next_start + processed) % n_cand;

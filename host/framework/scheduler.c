@@ -61,6 +61,7 @@ static const ks_fw_ops_t sched_ops = {
     .waiting_pod_pod = ks_sched_ops_wp_pod,
     .waiting_pod_allow = ks_sched_ops_wp_allow,
     .waiting_pod_reject = ks_sched_wp_reject,
+    .waiting_pod_pending_plugins = ks_sched_ops_wp_pending_plugins,
     .waiting_pod_permit_has = ks_sched_ops_wp_permit_has,
     .nominated_pods = ks_sched_ops_nominated_pods,
     .extenders_preempt = ks_sched_ops_ext_preempt,

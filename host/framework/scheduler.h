@@ -139,6 +139,9 @@ typedef struct ks_sched_opts {
      * without changing how other pods are scheduled (--explain). */
     const char *full_eval_ns, *full_eval_name;
     int sample_all_plugins;  /* plugin_duration in every cycle, not 10% */
+    /* Opportunistic batching (batch.h): KS_BATCHING_ON (0, the default),
+     * _OFF or _VERIFY. */
+    int batching;
     ks_sched_observer_t obs;
     ks_sched_writer_t writer;
 } ks_sched_opts_t;
@@ -219,6 +222,10 @@ int ks_scheduler_try(ks_scheduler_t *s, const ks_pod_t *pod,
 typedef struct ks_sched_stats {
     uint64_t attempts, scheduled, unschedulable, errors, bound, waiting,
         preemptions;
+    /* opportunistic batching: nodes whose kept Filter or Score results a
+     * cycle reused (compared, in verify mode), and differences verify
+     * found (batch.h) */
+    uint64_t batch_reused, batch_mismatches;
 } ks_sched_stats_t;
 ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s);
 /* Pods in queue `where` (a KS_Q_* of queue.h); with -1, the pods waiting at

@@ -245,6 +245,7 @@ struct cycle_out {
     ks_status_t pre_status;   /* PreFilter failure */
     const char *plugins[KS_QPOD_MAX_PLUGINS]; /* rejecting plugins */
     unsigned n_plugins;
+    uint32_t pending_mask; /* bit i: plugins[i] returned Pending */
 };
 
 /* --- sched_timing.c --------------------------------------------------------- */
@@ -291,6 +292,12 @@ void ks_sched_record_failure(ks_scheduler_t *s, ks_qpod_t *qp,
 void ks_sched_requeue_failed(ks_scheduler_t *s, ks_qpod_t *qp, int64_t now,
                              const char *msg, const char *const *plugins,
                              unsigned n_plugins, int error);
+/* requeue_failed for a rejection (upstream IsRejected): plugins[i] is
+ * recorded as a Pending plugin when bit i of pending_mask is set (upstream
+ * PendingPlugins), an unschedulable one otherwise. */
+void ks_sched_requeue_rejected(ks_scheduler_t *s, ks_qpod_t *qp, int64_t now,
+                               const char *msg, const char *const *plugins,
+                               unsigned n_plugins, uint32_t pending_mask);
 int ks_sched_ops_delete_pod(ks_fw_env_t *e, const ks_pod_t *pod);
 
 /* --- schedule_one.c / schedule_pod.c / select_host.c ------------------------- */
@@ -387,6 +394,8 @@ ks_waiting_pod_t *ks_sched_ops_wp_get(ks_fw_env_t *e, const char *uid);
 void ks_sched_ops_wp_iterate(ks_fw_env_t *e, ks_waiting_pod_fn fn, void *ud);
 const ks_pod_t *ks_sched_ops_wp_pod(ks_waiting_pod_t *wp);
 void ks_sched_ops_wp_allow(ks_waiting_pod_t *wp, const char *plugin);
+uint32_t ks_sched_ops_wp_pending_plugins(ks_waiting_pod_t *wp,
+                                         const char **out, uint32_t cap);
 int ks_sched_ops_wp_permit_has(ks_waiting_pod_t *wp, const char *plugin);
 
 /* --- binding_cycle.c ------------------------------------------------------------ */
@@ -394,7 +403,9 @@ int ks_sched_ops_wp_permit_has(ks_waiting_pod_t *wp, const char *plugin);
 /* Run the binding cycles of the ready pods; 1 if there were any. */
 int ks_sched_run_ready(ks_scheduler_t *s);
 /* A failure past Reserve: Unreserve, forget the assumed pod, requeue it,
- * and free the record. error: an Error status, not Unschedulable. */
+ * and free the record. error: 1 an Error status, 0 a rejection by
+ * wp->timeout_plugin, KS_SCHED_FAIL_PENDING that plugin's Pending. */
+#define KS_SCHED_FAIL_PENDING 2
 void ks_sched_fail_assumed(ks_scheduler_t *s, ks_waiting_pod_t *wp,
                            const char *msg, int error);
 /* The pod of qp is being removed while its binding is in flight: drop it

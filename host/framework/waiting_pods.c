@@ -117,6 +117,23 @@ void ks_sched_ops_wp_allow(ks_waiting_pod_t *wp, const char *plugin)
     }
 }
 
+uint32_t ks_sched_ops_wp_pending_plugins(ks_waiting_pod_t *wp,
+                                         const char **out, uint32_t cap)
+{
+    uint32_t n = 0;
+    size_t i;
+    if (wp->state != WP_OPEN)
+        return 0;
+    for (i = 0; i < wp->fw->n_points[KS_EP_PERMIT] && i < 64; i++) {
+        if (!(wp->pending & (1ull << i)))
+            continue;
+        if (n < cap)
+            out[n] = wp->fw->points[KS_EP_PERMIT][i].inst->name;
+        n++;
+    }
+    return n;
+}
+
 void ks_sched_wp_reject(ks_waiting_pod_t *wp, const char *plugin,
                         const char *msg)
 {

@@ -188,9 +188,22 @@ static ks_code_t image_locality_score(void *self, ks_cycle_state_t *cs,
         pod, ni, score, st);
 }
 
+/* Opportunistic batching (upstream's image names signer): the image of
+ * every container, in order. */
+static ks_code_t il_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
+{
+    uint32_t i;
+    (void)self;
+    ks_sign_i64(sg, pod->n_containers);
+    for (i = 0; i < pod->n_containers; i++)
+        ks_sign_ptr(sg, pod->containers[i].image);
+    return KS_SUCCESS;
+}
+
 KS_PLUGIN_DEFINE("ImageLocality", "1.24.1-ks1",
     .create = image_locality_create,
     .destroy = image_locality_destroy,
     .pre_score = image_locality_pre_score,
     .score = image_locality_score,
-    .score_with_state = image_locality_score_with_state);
+    .score_with_state = image_locality_score_with_state,
+                 .sign = il_sign);

@@ -103,6 +103,99 @@ static uint32_t ipa_events_to_register(void *self, ks_cluster_event_t *out,
     return n;
 }
 
+/* upstream podMatchesAllAffinityTerms as the hints use it: the incoming
+ * pod's namespaceSelector is matched against no namespace labels (upstream
+ * passes none there), so only an empty selector selects every namespace. */
+static int ipa_hint_matches_all(const ipa_plugin_t *pl,
+                                const ks_pod_affinity_term_t *terms,
+                                uint32_t n, const ks_pod_t *owner,
+                                const ks_pod_t *target)
+{
+    static const ks_labels_t no_labels = {NULL, 0};
+    return ipa_matches_all_terms(pl, terms, n, owner->ns, target, &no_labels);
+}
+
+/* QueueingHint (upstream v1.36 isSchedulableAfterPodChange): only assigned
+ * pods count. An added pod helps when it matches every required affinity
+ * term of `pod`; an updated one when it now matches them and did not, or
+ * no longer matches every required anti-affinity term and did; a deleted
+ * one when it matched every anti-affinity term. */
+static ks_queueing_hint_t ipa_after_pod_change(void *self, const ks_pod_t *pod,
+                                               const void *old_obj,
+                                               const void *new_obj)
+{
+    const ipa_plugin_t *pl = self;
+    const ks_pod_t *old = old_obj, *mod = new_obj;
+    const ks_pod_affinity_term_t *aff, *anti;
+    uint32_t n_aff, n_anti;
+    if ((mod != NULL && mod->node_name[0] == '\0') ||
+        (old != NULL && old->node_name[0] == '\0'))
+        return KS_QUEUE_SKIP;
+    aff = ipa_required_affinity(pod, &n_aff);
+    anti = ipa_required_anti_affinity(pod, &n_anti);
+    if (old != NULL && mod != NULL) {
+        if (!ipa_hint_matches_all(pl, aff, n_aff, pod, old) &&
+            ipa_hint_matches_all(pl, aff, n_aff, pod, mod))
+            return KS_QUEUE;
+        if (ipa_hint_matches_all(pl, anti, n_anti, pod, old) &&
+            !ipa_hint_matches_all(pl, anti, n_anti, pod, mod))
+            return KS_QUEUE;
+        return KS_QUEUE_SKIP;
+    }
+    if (mod != NULL)
+        return ipa_hint_matches_all(pl, aff, n_aff, pod, mod) ? KS_QUEUE
+                                                              : KS_QUEUE_SKIP;
+    if (old == NULL)
+        return KS_QUEUE;
+    return ipa_hint_matches_all(pl, anti, n_anti, pod, old) ? KS_QUEUE
+                                                            : KS_QUEUE_SKIP;
+}
+
+/* QueueingHint (upstream v1.36 isSchedulableAfterNodeChange): the added or
+ * updated node has the topology key of one of the pod's required
+ * (anti-)affinity terms. */
+static ks_queueing_hint_t ipa_after_node_change(void *self, const ks_pod_t *pod,
+                                                const void *old_obj,
+                                                const void *new_obj)
+{
+    const ks_node_t *n = new_obj;
+    const ks_pod_affinity_term_t *t;
+    uint32_t n_t, i, pass;
+    (void)self;
+    (void)old_obj;
+    if (n == NULL)
+        return KS_QUEUE;
+    for (pass = 0; pass < 2; pass++) {
+        t = pass == 0 ? ipa_required_affinity(pod, &n_t)
+                      : ipa_required_anti_affinity(pod, &n_t);
+        for (i = 0; i < n_t; i++)
+            if (ks_labels_get_interned(&n->labels, t[i].topology_key) != NULL)
+                return KS_QUEUE;
+    }
+    return KS_QUEUE_SKIP;
+}
+
+/* Upstream v1.36's registration: assigned pods added, relabelled or
+ * deleted; nodes added, relabelled or retainted (upstream keeps the taint
+ * update for nodes that became ready after being added). */
+static uint32_t ipa_events_v2(void *self, ks_cluster_event_hint_t *out,
+                              uint32_t cap)
+{
+    const ks_cluster_event_hint_t ev[] = {
+        {{KS_RES_POD,
+          KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_DELETE},
+         ipa_after_pod_change},
+        {{KS_RES_NODE,
+          KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT},
+         ipa_after_node_change},
+    };
+    uint32_t i;
+    (void)self;
+    for (i = 0; i < 2 && i < cap; i++)
+        out[i] = ev[i];
+    return 2;
+}
+
 KS_PLUGIN_DEFINE(IPA_NAME, IPA_VERSION,
                  .create = ipa_create,
                  .destroy = ipa_destroy,
@@ -115,4 +208,5 @@ KS_PLUGIN_DEFINE(IPA_NAME, IPA_VERSION,
                  .score = ipa_score,
                  .score_with_state = ipa_score_with_state,
                  .normalize_score = ipa_normalize_score,
-                 .events_to_register = ipa_events_to_register);
+                 .events_to_register = ipa_events_to_register,
+                 .events_to_register_v2 = ipa_events_v2);

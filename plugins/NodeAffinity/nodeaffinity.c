@@ -774,6 +774,52 @@ static uint32_t node_affinity_events_v2(void *self,
     return 1;
 }
 
+/* Opportunistic batching (upstream's node selector and node affinity
+ * signers): the nodeSelector and every term of the node affinity. */
+static void na_sign_reqs(ks_signer_t *sg, const ks_requirement_t *r,
+                         uint32_t n)
+{
+    uint32_t i, v;
+    ks_sign_i64(sg, n);
+    for (i = 0; i < n; i++) {
+        ks_sign_ptr(sg, r[i].key);
+        ks_sign_i64(sg, r[i].op);
+        ks_sign_i64(sg, r[i].n_values);
+        for (v = 0; v < r[i].n_values; v++)
+            ks_sign_ptr(sg, r[i].values[v]);
+    }
+}
+
+static void na_sign_term(ks_signer_t *sg, const ks_node_selector_term_t *t)
+{
+    na_sign_reqs(sg, t->match_expressions, t->n_match_expressions);
+    na_sign_reqs(sg, t->match_fields, t->n_match_fields);
+}
+
+static ks_code_t na_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
+{
+    const ks_node_affinity_t *na = pod->affinity.node_affinity;
+    uint32_t i;
+    (void)self;
+    ks_sign_i64(sg, pod->node_selector.n);
+    for (i = 0; i < pod->node_selector.n; i++) {
+        ks_sign_ptr(sg, pod->node_selector.items[i].key);
+        ks_sign_ptr(sg, pod->node_selector.items[i].value);
+    }
+    ks_sign_i64(sg, na != NULL);
+    if (na == NULL)
+        return KS_SUCCESS;
+    ks_sign_i64(sg, na->required ? (int64_t)na->required->n_terms : -1);
+    for (i = 0; na->required && i < na->required->n_terms; i++)
+        na_sign_term(sg, &na->required->terms[i]);
+    ks_sign_i64(sg, na->n_preferred);
+    for (i = 0; i < na->n_preferred; i++) {
+        ks_sign_i64(sg, na->preferred[i].weight);
+        na_sign_term(sg, &na->preferred[i].preference);
+    }
+    return KS_SUCCESS;
+}
+
 KS_PLUGIN_DEFINE("NodeAffinity", "1.24.1-ks1",
     .create = node_affinity_create,
     .destroy = node_affinity_destroy,
@@ -785,4 +831,5 @@ KS_PLUGIN_DEFINE("NodeAffinity", "1.24.1-ks1",
     .score_with_state = node_affinity_score_with_state,
     .normalize_score = node_affinity_normalize,
     .events_to_register = node_affinity_events,
-    .events_to_register_v2 = node_affinity_events_v2);
+    .events_to_register_v2 = node_affinity_events_v2,
+                 .sign = na_sign);

@@ -1,6 +1,7 @@
 /*
  * NodeName (Filter): a pod that names a node in spec.nodeName fits only that
- * node. As upstream v1.24.1.
+ * node. As upstream v1.24.1; the QueueingHint (a node added with the pod's
+ * nodeName) as upstream v1.36.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,13 @@ static void node_name_destroy(void *self)
     free(self);
 }
 
+/* Does `pod` fit a node named `name` (upstream Fits)? */
+static int node_name_fits(const ks_pod_t *pod, const char *name)
+{
+    return pod->node_name[0] == '\0' || pod->node_name == name ||
+           strcmp(pod->node_name, name) == 0;
+}
+
 static ks_code_t node_name_filter(void *self, ks_cycle_state_t *cs,
                                   const ks_pod_t *pod,
                                   const ks_node_info_t *ni, ks_status_t *st)
@@ -48,9 +56,7 @@ static ks_code_t node_name_filter(void *self, ks_cycle_state_t *cs,
         nn->api->status_reason(st, "node not found");
         return KS_ERROR;
     }
-    /* Names are interned; strcmp only runs when the addresses differ. */
-    if (pod->node_name[0] != '\0' && pod->node_name != ni->node->name &&
-        strcmp(pod->node_name, ni->node->name) != 0) {
+    if (!node_name_fits(pod, ni->node->name)) {
         nn->api->status_reason(st, REASON_NODE_NAME);
         return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
     }
@@ -68,8 +74,36 @@ static uint32_t node_name_events(void *self, ks_cluster_event_t *out,
     return 1;
 }
 
+/* QueueingHint (upstream isSchedulableAfterNodeAdd): only the node the pod
+ * names can help it. */
+static ks_queueing_hint_t node_name_after_node_add(void *self,
+                                                   const ks_pod_t *pod,
+                                                   const void *old_obj,
+                                                   const void *new_obj)
+{
+    const ks_node_t *n = new_obj;
+    (void)self;
+    (void)old_obj;
+    if (n == NULL)
+        return KS_QUEUE;
+    return node_name_fits(pod, n->name) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+static uint32_t node_name_events_v2(void *self, ks_cluster_event_hint_t *out,
+                                    uint32_t cap)
+{
+    (void)self;
+    if (cap >= 1) {
+        out[0].event.resource = KS_RES_NODE;
+        out[0].event.action = KS_ACT_ADD;
+        out[0].hint = node_name_after_node_add;
+    }
+    return 1;
+}
+
 KS_PLUGIN_DEFINE("NodeName", "1.24.1-ks1",
     .create = node_name_create,
     .destroy = node_name_destroy,
     .filter = node_name_filter,
-    .events_to_register = node_name_events);
+    .events_to_register = node_name_events,
+    .events_to_register_v2 = node_name_events_v2);

@@ -202,6 +202,21 @@ static uint32_t node_ports_events_v2(void *self, ks_cluster_event_hint_t *out,
     return 2;
 }
 
+/* Opportunistic batching (upstream's host ports signer): every host port
+ * in order, with its protocol and address. */
+static ks_code_t np_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
+{
+    uint32_t i;
+    (void)self;
+    ks_sign_i64(sg, pod->n_host_ports);
+    for (i = 0; i < pod->n_host_ports; i++) {
+        ks_sign_i64(sg, pod->host_ports[i].host_port);
+        ks_sign_i64(sg, pod->host_ports[i].protocol);
+        ks_sign_ptr(sg, pod->host_ports[i].host_ip);
+    }
+    return KS_SUCCESS;
+}
+
 KS_PLUGIN_DEFINE("NodePorts", "1.24.1-ks1",
     .create = node_ports_create,
     .destroy = node_ports_destroy,
@@ -209,4 +224,5 @@ KS_PLUGIN_DEFINE("NodePorts", "1.24.1-ks1",
     .filter = node_ports_filter,
     .filter_with_state = node_ports_filter_with_state,
     .events_to_register = node_ports_events,
-    .events_to_register_v2 = node_ports_events_v2);
+    .events_to_register_v2 = node_ports_events_v2,
+                 .sign = np_sign);

@@ -148,9 +148,22 @@ static ks_code_t balanced_score(void *self, ks_cycle_state_t *cs,
         pod, ni, score, st);
 }
 
+/* Opportunistic batching (upstream's resources signer): the requests,
+ * with and without the non-zero defaults, and the overhead. */
+static ks_code_t ba_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
+{
+    (void)self;
+    ks_sign_resources(sg, &pod->requests);
+    ks_sign_resources(sg, &pod->overhead);
+    ks_sign_i64(sg, pod->non_zero_milli_cpu);
+    ks_sign_i64(sg, pod->non_zero_memory);
+    return KS_SUCCESS;
+}
+
 KS_PLUGIN_DEFINE("NodeResourcesBalancedAllocation", "1.24.1-ks1",
     .create = balanced_create,
     .destroy = balanced_destroy,
     .pre_score = balanced_pre_score,
     .score = balanced_score,
-    .score_with_state = balanced_score_with_state);
+    .score_with_state = balanced_score_with_state,
+                 .sign = ba_sign);

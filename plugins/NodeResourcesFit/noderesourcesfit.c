@@ -635,6 +635,18 @@ static uint32_t fit_events_v2(void *self, ks_cluster_event_hint_t *out,
     return 2;
 }
 
+/* Opportunistic batching (upstream's resources signer): the requests,
+ * with and without the non-zero defaults, and the overhead. */
+static ks_code_t fit_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
+{
+    (void)self;
+    ks_sign_resources(sg, &pod->requests);
+    ks_sign_resources(sg, &pod->overhead);
+    ks_sign_i64(sg, pod->non_zero_milli_cpu);
+    ks_sign_i64(sg, pod->non_zero_memory);
+    return KS_SUCCESS;
+}
+
 KS_PLUGIN_DEFINE("NodeResourcesFit", "1.24.1-ks1",
     .create = fit_create,
     .destroy = fit_destroy,
@@ -645,4 +657,5 @@ KS_PLUGIN_DEFINE("NodeResourcesFit", "1.24.1-ks1",
     .score = fit_score,
     .score_with_state = fit_score_with_state,
     .events_to_register = fit_events,
-    .events_to_register_v2 = fit_events_v2);
+    .events_to_register_v2 = fit_events_v2,
+                 .sign = fit_sign);

@@ -119,9 +119,18 @@ static uint32_t unsched_events_v2(void *self, ks_cluster_event_hint_t *out,
     return 2;
 }
 
+/* Opportunistic batching (upstream's tolerations signer). */
+static ks_code_t nu_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
+{
+    (void)self;
+    ks_sign_tolerations(sg, pod);
+    return KS_SUCCESS;
+}
+
 KS_PLUGIN_DEFINE("NodeUnschedulable", "1.24.1-ks1",
     .create = unsched_create,
     .destroy = unsched_destroy,
     .filter = unsched_filter,
     .events_to_register = unsched_events,
-    .events_to_register_v2 = unsched_events_v2);
+    .events_to_register_v2 = unsched_events_v2,
+                 .sign = nu_sign);

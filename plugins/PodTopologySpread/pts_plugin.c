@@ -353,6 +353,166 @@ static uint32_t pts_events_to_register(void *self, ks_cluster_event_t *out,
     return n;
 }
 
+/* --- QueueingHints (upstream v1.36) ------------------------------------- */
+
+static int pts_labels_equal(const ks_labels_t *a, const ks_labels_t *b)
+{
+    uint32_t i;
+    if (a->n != b->n)
+        return 0;
+    for (i = 0; i < a->n; i++)
+        if (ks_labels_get_interned(b, a->items[i].key) != a->items[i].value)
+            return 0;
+    return 1;
+}
+
+static int pts_tolerations_equal(const ks_pod_t *a, const ks_pod_t *b)
+{
+    uint32_t i;
+    if (a->n_tolerations != b->n_tolerations)
+        return 0;
+    for (i = 0; i < a->n_tolerations; i++) {
+        const ks_toleration_t *x = &a->tolerations[i], *y = &b->tolerations[i];
+        if (x->key != y->key || x->op != y->op || x->value != y->value ||
+            x->effect != y->effect)
+            return 0;
+    }
+    return 1;
+}
+
+static int pts_taints_equal(const ks_node_t *a, const ks_node_t *b)
+{
+    uint32_t i;
+    if (a->n_taints != b->n_taints)
+        return 0;
+    for (i = 0; i < a->n_taints; i++)
+        if (a->taints[i].key != b->taints[i].key ||
+            a->taints[i].value != b->taints[i].value ||
+            a->taints[i].effect != b->taints[i].effect)
+            return 0;
+    return 1;
+}
+
+/* upstream involvedInTopologySpreading: the pod itself, or an assigned pod
+ * of its namespace. */
+static int pts_involved(const ks_pod_t *other, const ks_pod_t *pod)
+{
+    return other->uid == pod->uid ||
+           (other->node_name[0] != '\0' && other->ns == pod->ns);
+}
+
+/* Does any constraint's selector select `labels`? */
+static int pts_any_selects(const pts_constraints_t *c, const ks_labels_t *ls)
+{
+    uint32_t i;
+    for (i = 0; i < c->n; i++)
+        if (ks_selector_matches_interned(c->items[i].selector, ls))
+            return 1;
+    return 0;
+}
+
+/* Schedulable after an assigned pod was added, updated or deleted
+ * (upstream isSchedulableAfterPodChange), over the pod's DoNotSchedule
+ * constraints (its own, or the defaults with its owners' selector). Out of
+ * memory reads as upstream's error: Queue. */
+static ks_queueing_hint_t pts_after_pod_change(void *self, const ks_pod_t *pod,
+                                               const void *old_obj,
+                                               const void *new_obj)
+{
+    const pts_plugin_t *pl = self;
+    const ks_pod_t *old = old_obj, *mod = new_obj;
+    pts_constraints_t c;
+    ks_queueing_hint_t h = KS_QUEUE_SKIP;
+    uint32_t i;
+    if ((mod != NULL && !pts_involved(mod, pod)) ||
+        (old != NULL && !pts_involved(old, pod)))
+        return KS_QUEUE_SKIP;
+    if (old == NULL && mod == NULL)
+        return KS_QUEUE;
+    if (pts_constraints_build(pl, pod, KS_DO_NOT_SCHEDULE, &c) != 0)
+        return KS_QUEUE;
+    if (old != NULL && mod != NULL) {
+        if (mod->uid == pod->uid && !pts_tolerations_equal(old, mod)) {
+            for (i = 0; i < c.n; i++)
+                if (c.items[i].taints_policy == KS_POLICY_HONOR)
+                    h = KS_QUEUE;
+        }
+        if (h == KS_QUEUE_SKIP && !pts_labels_equal(&old->labels, &mod->labels))
+            for (i = 0; i < c.n; i++)
+                if (ks_selector_matches_interned(c.items[i].selector, &old->labels) !=
+                    ks_selector_matches_interned(c.items[i].selector, &mod->labels))
+                    h = KS_QUEUE;
+    } else {
+        h = pts_any_selects(&c, mod ? &mod->labels : &old->labels)
+                ? KS_QUEUE
+                : KS_QUEUE_SKIP;
+    }
+    pts_constraints_free(&c);
+    return h;
+}
+
+/* After a node was added, updated (labels or taints) or deleted (upstream
+ * isSchedulableAfterNodeChange): a node "matches" when it has every
+ * constraint's topology key. Queue when an added or deleted node matches,
+ * when an update changes whether it matches, or, for a node that matches,
+ * changes a topology key's value or its taints. */
+static ks_queueing_hint_t pts_after_node_change(void *self, const ks_pod_t *pod,
+                                                const void *old_obj,
+                                                const void *new_obj)
+{
+    const pts_plugin_t *pl = self;
+    const ks_node_t *old = old_obj, *mod = new_obj;
+    pts_constraints_t c;
+    int old_m = 0, mod_m = 0;
+    ks_queueing_hint_t h = KS_QUEUE_SKIP;
+    uint32_t i;
+    if (old == NULL && mod == NULL)
+        return KS_QUEUE;
+    if (pts_constraints_build(pl, pod, KS_DO_NOT_SCHEDULE, &c) != 0)
+        return KS_QUEUE;
+    if (old != NULL)
+        old_m = pts_node_has_all_keys(old, &c);
+    if (mod != NULL)
+        mod_m = pts_node_has_all_keys(mod, &c);
+    if (old != NULL && mod != NULL) {
+        if (old_m != mod_m) {
+            h = KS_QUEUE;
+        } else if (mod_m) {
+            if (!pts_taints_equal(old, mod))
+                h = KS_QUEUE;
+            for (i = 0; i < c.n; i++) {
+                const char *k = c.items[i].topology_key;
+                const char *a = ks_labels_get_interned(&old->labels, k);
+                const char *b = ks_labels_get_interned(&mod->labels, k);
+                if (a != b && (a == NULL || b == NULL || strcmp(a, b) != 0))
+                    h = KS_QUEUE;
+            }
+        }
+    } else {
+        h = (mod != NULL ? mod_m : old_m) ? KS_QUEUE : KS_QUEUE_SKIP;
+    }
+    pts_constraints_free(&c);
+    return h;
+}
+
+static uint32_t pts_events_v2(void *self, ks_cluster_event_hint_t *out,
+                              uint32_t cap)
+{
+    const ks_cluster_event_hint_t ev[] = {
+        {{KS_RES_POD, KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL |
+                          KS_ACT_UPDATE_POD_TOLERATION | KS_ACT_DELETE},
+         pts_after_pod_change},
+        {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_DELETE | KS_ACT_UPDATE_NODE_LABEL |
+                           KS_ACT_UPDATE_NODE_TAINT},
+         pts_after_node_change},
+    };
+    uint32_t i;
+    (void)self;
+    for (i = 0; i < 2 && i < cap; i++)
+        out[i] = ev[i];
+    return 2;
+}
+
 KS_PLUGIN_DEFINE(PTS_NAME, PTS_VERSION,
                  .create = pts_create,
                  .destroy = pts_destroy,
@@ -365,4 +525,5 @@ KS_PLUGIN_DEFINE(PTS_NAME, PTS_VERSION,
                  .score = pts_score,
                  .score_with_state = pts_score_with_state,
                  .normalize_score = pts_normalize_score,
-                 .events_to_register = pts_events_to_register);
+                 .events_to_register = pts_events_to_register,
+                 .events_to_register_v2 = pts_events_v2);

@@ -235,6 +235,14 @@ static uint32_t taint_tol_events_v2(void *self, ks_cluster_event_hint_t *out,
     return 2;
 }
 
+/* Opportunistic batching (upstream's tolerations signer). */
+static ks_code_t tt_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
+{
+    (void)self;
+    ks_sign_tolerations(sg, pod);
+    return KS_SUCCESS;
+}
+
 KS_PLUGIN_DEFINE("TaintToleration", "1.24.1-ks1",
     .create = taint_tol_create,
     .destroy = taint_tol_destroy,
@@ -244,4 +252,5 @@ KS_PLUGIN_DEFINE("TaintToleration", "1.24.1-ks1",
     .score_with_state = taint_tol_score_with_state,
     .normalize_score = taint_tol_normalize,
     .events_to_register = taint_tol_events,
-    .events_to_register_v2 = taint_tol_events_v2);
+    .events_to_register_v2 = taint_tol_events_v2,
+                 .sign = tt_sign);

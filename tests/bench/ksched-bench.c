@@ -45,6 +45,7 @@
 #include "base/intern.h"
 #include "cluster/objects.h"
 #include "config/config.h"
+#include "framework/batch.h"
 #include "framework/generation.h"
 #include "base/log.h"
 #include "framework/queue.h"
@@ -441,6 +442,7 @@ typedef struct bench_result {
                             * (every thread) per pod bound */
     double rss_mb;        /* filled by the parent */
     double rss_kb_per_node; /* peak RSS / nodes, filled by the parent */
+    uint64_t batch_reused, batch_mismatches;
 } bench_result_t;
 
 typedef struct bench_run {
@@ -508,6 +510,8 @@ static double tv_us(const struct timeval *tv)
 
 /* Give up when backoffs keep cycling for an hour of virtual time. */
 #define VCLOCK_LIMIT_MS (3600 * 1000)
+
+static int bench_batching; /* KS_BATCHING_* (--batching) */
 
 static void run_workload(const bench_workload_t *w, int pct, int par,
                          const char *plugin_dir, bench_result_t *r)
@@ -593,6 +597,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
 
     memset(&so, 0, sizeof so);
     so.deterministic = 0;
+    so.batching = bench_batching;
     so.obs.cycle = on_cycle;
     so.obs.bound = on_bound;
     so.obs.deleted = on_deleted;
@@ -661,6 +666,8 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
                              tv_us(&ru1.ru_stime) - tv_us(&ru0.ru_stime)) /
                             (double)b.bound;
     r->attempts = ks_scheduler_stats(s).attempts;
+    r->batch_reused = ks_scheduler_stats(s).batch_reused;
+    r->batch_mismatches = ks_scheduler_stats(s).batch_mismatches;
     r->seconds = ts_diff(&t_start, &b.last_bound);
     r->pods_per_s = r->seconds > 0 ? (double)b.bound / r->seconds : 0;
     qsort(lat, n_lat, sizeof *lat, cmp_u64);
@@ -802,6 +809,10 @@ static const char usage[] =
     "                           DIR/<Workload>-<N>Nodes.yaml and each\n"
     "                           configuration to DIR/config-pctP-parJ.yaml,\n"
     "                           for `ksched schedule --cluster --config`\n"
+    "  -b, --batching MODE      opportunistic batching: on (default), off,\n"
+    "                           or verify (every reused result compared\n"
+    "                           with a fresh one; a difference fails the\n"
+    "                           run)\n"
     "  -n, --no-run             with --write-manifests: write, do not run\n"
     "  -l, --list               list the workloads and exit\n"
     "  -h, --help               show this help\n"
@@ -846,6 +857,7 @@ int main(int argc, char **argv)
         {"pods", required_argument, NULL, 'N'},
         {"write-manifests", required_argument, NULL, 'm'},
         {"no-run", no_argument, NULL, 'n'},
+        {"batching", required_argument, NULL, 'b'},
         {"list", no_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -858,7 +870,7 @@ int main(int argc, char **argv)
     int pods_override = 0;
     const char *plugin_dir = NULL, *manifest_dir = NULL;
 
-    while ((c = getopt_long(argc, argv, "w:P:j:r:p:qN:m:nlh", opts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "w:P:j:r:p:qN:m:nb:lh", opts, NULL)) !=
            -1) {
         switch (c) {
         case 'w':
@@ -891,6 +903,13 @@ int main(int argc, char **argv)
             break;
         case 'm': manifest_dir = optarg; break;
         case 'n': no_run = 1; break;
+        case 'b':
+            if ((bench_batching = ks_batching_parse(optarg)) < 0) {
+                fprintf(stderr, "ksched-bench: --batching must be on, off "
+                                "or verify, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
         case 'l':
             for (i = 0; i < N_WORKLOADS; i++)
                 printf("%-36s %6u nodes %6u pods, %u expected bound\n",
@@ -974,6 +993,14 @@ int main(int argc, char **argv)
                         min_bound = rs[k].bound;
                     if (rs[k].bound != rs[k].expected)
                         bad = 2;
+                    if (rs[k].batch_mismatches > 0) {
+                        fprintf(stderr, "ksched-bench: %s pct %d par %d: "
+                                        "batching verify found %llu "
+                                        "differences\n",
+                                sel[i]->name, pcts[a], pars[b2],
+                                (unsigned long long)rs[k].batch_mismatches);
+                        bad = 2;
+                    }
                 }
                 if (bad == 1) {
                     printf("%-36s %6u %6u %4d %3d %s\n", sel[i]->name,
@@ -1001,6 +1028,15 @@ int main(int argc, char **argv)
                        median_of(rs, runs,
                                  offsetof(bench_result_t, rss_kb_per_node)),
                        bad ? "  MISMATCH" : "");
+                if (bench_batching != KS_BATCHING_OFF)
+                    fprintf(stderr, "ksched-bench: %s pct %d par %d: "
+                                    "batching %s reused %llu node results, "
+                                    "%llu differences\n",
+                            sel[i]->name, pcts[a], pars[b2],
+                            bench_batching == KS_BATCHING_VERIFY ? "verify"
+                                                                 : "on",
+                            (unsigned long long)r0->batch_reused,
+                            (unsigned long long)r0->batch_mismatches);
                 fflush(stdout);
                 if (bad) {
                     fprintf(stderr,

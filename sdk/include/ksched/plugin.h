@@ -476,6 +476,15 @@ typedef struct ks_host_api {
                             ks_state_free_fn free_fn);
     void *(*plugin_state_get)(ks_handle_t *h, const ks_cycle_state_t *cs,
                               ks_state_slot_t slot);
+
+    /* (since ABI 1.1) The Permit plugins a waiting pod still waits for
+     * (upstream WaitingPod.GetPendingPlugins): those that returned
+     * KS_WAIT and have not allowed it yet, in the profile's Permit order.
+     * Writes at most `cap` names to `out` (the host's, valid while `wp`
+     * is) and returns how many there are: 0 when none is left (the pod
+     * was allowed or rejected), or when refused (loop thread only). */
+    uint32_t (*waiting_pod_pending_plugins)(ks_waiting_pod_t *wp,
+                                            const char **out, uint32_t cap);
 } ks_host_api_t;
 
 /* --- the descriptor ------------------------------------------------------ */

@@ -1,0 +1,387 @@
+/*
+ * Opportunistic batching: pod signatures and the per-node results a cycle
+ * may reuse from the previous one (see batch.h).
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "cycle_state.h"
+#include "pool.h"
+#include "scheduler_impl.h"
+#include "status.h"
+
+int ks_batching_parse(const char *s)
+{
+    if (strcmp(s, "on") == 0)
+        return KS_BATCHING_ON;
+    if (strcmp(s, "off") == 0)
+        return KS_BATCHING_OFF;
+    if (strcmp(s, "verify") == 0)
+        return KS_BATCHING_VERIFY;
+    return -1;
+}
+
+void ks_sched_batch_free(ks_batch_t *b)
+{
+    free(b->cur);
+    free(b->sig);
+    free(b->f_gen);
+    free(b->f_code);
+    free(b->f_st);
+    free(b->s_gen);
+    free(b->s_raw);
+    free(b->fidx);
+    memset(b, 0, sizeof *b);
+}
+
+static void sign_put(ks_signer_t *sg, const void *data, size_t n)
+{
+    ks_batch_t *b = (ks_batch_t *)sg; /* signer is the first member */
+    if (b->cur_oom)
+        return;
+    if (b->cur_len + n > b->cur_cap) {
+        size_t cap = (b->cur_len + n) * 2 + 64;
+        uint8_t *p = realloc(b->cur, cap);
+        if (p == NULL) {
+            b->cur_oom = 1;
+            return;
+        }
+        b->cur = p;
+        b->cur_cap = cap;
+    }
+    memcpy(b->cur + b->cur_len, data, n);
+    b->cur_len += n;
+}
+
+static int at_point(const ks_framework_t *fw, const ks_plugin_inst_t *in)
+{
+    static const ks_ext_point_t pts[] = {KS_EP_PRE_FILTER, KS_EP_FILTER,
+                                         KS_EP_PRE_SCORE, KS_EP_SCORE};
+    size_t k, i;
+    for (k = 0; k < sizeof pts / sizeof pts[0]; k++)
+        for (i = 0; i < fw->n_points[pts[k]]; i++)
+            if (fw->points[pts[k]][i].inst == in)
+                return 1;
+    return 0;
+}
+
+/* The pod's signature into b->cur: 1, or 0 when it cannot be signed. */
+static int sign_pod(ks_batch_t *b, const ks_framework_t *fw,
+                    const ks_pod_t *pod)
+{
+    size_t i;
+    b->signer.put = sign_put;
+    b->cur_len = 0;
+    b->cur_oom = 0;
+    ks_sign_ptr(&b->signer, pod->scheduler_name);
+    for (i = 0; i < fw->n_insts; i++) {
+        ks_plugin_inst_t *in = fw->insts[i];
+        if (!at_point(fw, in))
+            continue;
+        if (!KS_PLUGIN_HAS(in->d, sign))
+            return 0;
+        ks_sign_ptr(&b->signer, in);
+        if (in->d->sign(in->self, pod, &b->signer) != KS_SUCCESS)
+            return 0;
+    }
+    return !b->cur_oom;
+}
+
+#define GROW(field, n)                                                         \
+    do {                                                                       \
+        void *p_ = realloc((void *)b->field, (n) * sizeof *b->field);          \
+        if (p_ == NULL)                                                        \
+            return -1;                                                         \
+        b->field = p_;                                                         \
+    } while (0)
+
+static int ensure(ks_batch_t *b, uint32_t n, size_t np)
+{
+    size_t raw = (size_t)n * (np ? np : 1);
+    if (n > b->cap) {
+        uint32_t cap = n + n / 4 + 16;
+        GROW(f_gen, cap);
+        GROW(f_code, cap);
+        GROW(f_st, cap);
+        GROW(s_gen, cap);
+        GROW(fidx, cap);
+        b->kept = 0;
+        b->cap = cap;
+    }
+    if (raw > b->cap_raw) {
+        size_t cap = (size_t)b->cap * (np ? np : 1);
+        GROW(s_raw, cap);
+        b->cap_raw = cap;
+        b->kept = 0;
+    }
+    return 0;
+}
+
+#undef GROW
+
+/* Forget every kept result. */
+static void drop(ks_batch_t *b, uint32_t n)
+{
+    if (n > 0) {
+        memset(b->f_gen, 0, n * sizeof *b->f_gen);
+        memset(b->s_gen, 0, n * sizeof *b->s_gen);
+    }
+}
+
+int ks_sched_batch_begin(ks_scheduler_t *s, ks_framework_t *fw,
+                         const ks_pod_t *pod, int full_eval, size_t n_ext)
+{
+    ks_batch_t *b = &s->bt;
+    uint32_t n = ks_snapshot_num_nodes(s->snap);
+    uint64_t changes = ks_snapshot_changes(s->snap);
+    size_t np = fw->n_points[KS_EP_SCORE];
+    int same;
+    b->active = 0;
+    b->verify = s->opts.batching == KS_BATCHING_VERIFY;
+    if (s->opts.batching == KS_BATCHING_OFF || n_ext > 0 || full_eval ||
+        n == 0 || (pod->nominated_node_name && pod->nominated_node_name[0]) ||
+        s->env.n_nominated > 0 || !sign_pod(b, fw, pod)) {
+        b->kept = 0; /* upstream: a pod that does not batch ends the batch */
+        return 0;
+    }
+    if (ensure(b, n, np) != 0) {
+        b->kept = 0;
+        return -1;
+    }
+    same = b->kept && b->fw == fw && b->gen == s->gen && b->np == np &&
+           b->sig_len == b->cur_len &&
+           memcmp(b->sig, b->cur, b->cur_len) == 0;
+    if (same && changes != b->changes_ref) {
+        /* Only the node the previous pod went to may have changed. */
+        const ks_node_info_t *x =
+            b->last_idx < n ? ks_snapshot_node_at(s->snap, b->last_idx) : NULL;
+        same = changes - b->changes_ref == 1 && x != NULL &&
+               x->node == b->last_node && b->f_gen[b->last_idx] != 0 &&
+               x->generation != b->f_gen[b->last_idx];
+    }
+    if (!same) {
+        if (b->sig_cap < b->cur_len) {
+            uint8_t *p = realloc(b->sig, b->cur_len);
+            if (p == NULL) {
+                b->kept = 0;
+                return -1;
+            }
+            b->sig = p;
+            b->sig_cap = b->cur_len;
+        }
+        if (b->cur_len)
+            memcpy(b->sig, b->cur, b->cur_len);
+        b->sig_len = b->cur_len;
+        drop(b, n);
+        b->fw = fw;
+        b->gen = s->gen;
+        b->np = np;
+        b->skip_score = 0;
+        b->kept = 1;
+    }
+    b->changes_ref = changes;
+    b->last_idx = UINT32_MAX;
+    b->last_node = NULL;
+    b->active = 1;
+    return 0;
+}
+
+static int status_equal(const ks_status_t *a, const ks_status_t *b)
+{
+    unsigned i;
+    if (a->code != b->code || a->plugin != b->plugin ||
+        a->n_reasons != b->n_reasons)
+        return 0;
+    for (i = 0; i < a->n_reasons; i++)
+        if (a->reasons[i] != b->reasons[i])
+            return 0;
+    return 1;
+}
+
+static void mismatch(ks_scheduler_t *s, const ks_pod_t *pod,
+                     const ks_node_info_t *ni, const char *what)
+{
+    atomic_fetch_add(&s->bt.mismatches, 1);
+    ks_log(KS_LOGL_ERROR,
+           "batching verify: pod %s/%s on node %s: the kept %s differs "
+           "from a fresh evaluation",
+           pod->ns, pod->name, ni->node ? ni->node->name : "?", what);
+}
+
+int ks_sched_batch_filter_get(ks_scheduler_t *s, uint32_t idx,
+                              const ks_node_info_t *ni, ks_code_t *c,
+                              ks_status_t *st)
+{
+    ks_batch_t *b = &s->bt;
+    if (b->verify || b->f_gen[idx] != ni->generation)
+        return 0;
+    *c = b->f_code[idx];
+    if (*c != KS_SUCCESS)
+        *st = b->f_st[idx];
+    atomic_fetch_add(&b->reused, 1);
+    return 1;
+}
+
+void ks_sched_batch_filter_put(ks_scheduler_t *s, const ks_pod_t *pod,
+                               uint32_t idx, const ks_node_info_t *ni,
+                               ks_code_t c, const ks_status_t *st)
+{
+    ks_batch_t *b = &s->bt;
+    if (c == KS_ERROR) {
+        b->f_gen[idx] = 0;
+        return;
+    }
+    if (b->verify && b->f_gen[idx] == ni->generation) {
+        atomic_fetch_add(&b->reused, 1);
+        if (b->f_code[idx] != c ||
+            (c != KS_SUCCESS && !status_equal(&b->f_st[idx], st)))
+            mismatch(s, pod, ni, "Filter verdict");
+    }
+    b->f_code[idx] = c;
+    if (c != KS_SUCCESS)
+        b->f_st[idx] = *st;
+    b->f_gen[idx] = ni->generation;
+}
+
+void ks_sched_batch_chosen(ks_scheduler_t *s, uint32_t idx)
+{
+    ks_batch_t *b = &s->bt;
+    if (!b->active || idx == UINT32_MAX)
+        return;
+    b->last_idx = idx;
+    b->last_node = ks_snapshot_node_at(s->snap, idx)->node;
+}
+
+/* --- Score ---------------------------------------------------------------- */
+
+typedef struct bscore_job {
+    ks_scheduler_t *s;
+    ks_framework_t *fw;
+    ks_cycle_state_t *cs;
+    const ks_pod_t *pod;
+    uint32_t n;
+    uint64_t skip;
+    atomic_int failed;
+} bscore_job_t;
+
+static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
+{
+    bscore_job_t *j = ud;
+    ks_scheduler_t *s = j->s;
+    ks_batch_t *b = &s->bt;
+    size_t np = j->fw->n_points[KS_EP_SCORE], p;
+    const ks_point_entry_t *pl = j->fw->points[KS_EP_SCORE];
+    uint32_t k;
+    (void)worker;
+    for (k = lo; k < hi; k++) {
+        const ks_node_info_t *ni = s->feasible[k];
+        uint32_t idx = b->fidx[k];
+        int64_t *kept = b->s_raw + (size_t)idx * np;
+        int have = b->s_gen[idx] == ni->generation;
+        if (have && !b->verify) {
+            for (p = 0; p < np; p++)
+                if (!((j->skip >> p) & 1))
+                    s->scores[p * j->n + k] = kept[p];
+            atomic_fetch_add(&b->reused, 1);
+            continue;
+        }
+        for (p = 0; p < np; p++) {
+            ks_plugin_inst_t *in = pl[p].inst;
+            ks_status_t st;
+            int64_t v = 0;
+            if ((j->skip >> p) & 1) {
+                kept[p] = 0;
+                continue;
+            }
+            st.code = KS_SUCCESS;
+            st.plugin = NULL;
+            st.n_reasons = 0;
+            if (in->d->score(in->self, j->cs, j->pod, ni, &v, &st) !=
+                KS_SUCCESS) {
+                b->s_gen[idx] = 0;
+                atomic_store(&j->failed, 1);
+                return;
+            }
+            if (have && b->verify && kept[p] != v)
+                mismatch(s, j->pod, ni, "Score");
+            kept[p] = v;
+            s->scores[p * j->n + k] = v;
+        }
+        if (have && b->verify)
+            atomic_fetch_add(&b->reused, 1);
+        b->s_gen[idx] = ni->generation;
+    }
+}
+
+ks_code_t ks_sched_batch_score(ks_scheduler_t *s, ks_framework_t *fw,
+                               ks_cycle_state_t *cs, const ks_pod_t *pod,
+                               uint32_t n)
+{
+    ks_batch_t *b = &s->bt;
+    size_t np = fw->n_points[KS_EP_SCORE], p;
+    uint64_t skip = *ks_cycle_state_skip_score(cs);
+    bscore_job_t j;
+    ks_node_score_t stack_ns[256], *ns = n <= 256 ? stack_ns : NULL;
+    uint32_t k;
+    ks_code_t c = KS_SUCCESS;
+
+    if (skip != b->skip_score) {
+        memset(b->s_gen, 0,
+               ks_snapshot_num_nodes(s->snap) * sizeof *b->s_gen);
+        b->skip_score = skip;
+    }
+    memset(&j, 0, sizeof j);
+    j.s = s;
+    j.fw = fw;
+    j.cs = cs;
+    j.pod = pod;
+    j.n = n;
+    j.skip = skip;
+    for (p = 0; p < np; p++) {
+        s->skipped[p] = (skip >> p) & 1;
+        if (s->skipped[p])
+            memset(s->scores + p * n, 0, n * sizeof *s->scores);
+    }
+    memset(s->totals, 0, n * sizeof *s->totals);
+    ks_pool_run(fw->pool, n, n / (4 * ks_pool_size(fw->pool)) + 1,
+                bscore_chunk, &j);
+    if (atomic_load(&j.failed))
+        return KS_ERROR;
+    if (ns == NULL && (ns = malloc(n * sizeof *ns)) == NULL)
+        return KS_ERROR;
+    for (p = 0; p < np && c == KS_SUCCESS; p++) {
+        ks_plugin_inst_t *in = fw->points[KS_EP_SCORE][p].inst;
+        int64_t *row = s->scores + p * n;
+        int32_t w = fw->points[KS_EP_SCORE][p].weight;
+        ks_status_t st;
+        if (s->skipped[p])
+            continue;
+        if (in->d->normalize_score) {
+            for (k = 0; k < n; k++) {
+                ns[k].node_name = s->feasible[k]->node->name;
+                ns[k].score = row[k];
+            }
+            ks_status_reset(&st);
+            if (in->d->normalize_score(in->self, cs, pod, ns, n, &st) !=
+                KS_SUCCESS) {
+                c = KS_ERROR;
+                break;
+            }
+            for (k = 0; k < n; k++)
+                row[k] = ns[k].score;
+        }
+        for (k = 0; k < n; k++) {
+            if (row[k] < KS_MIN_NODE_SCORE || row[k] > KS_MAX_NODE_SCORE) {
+                c = KS_ERROR;
+                break;
+            }
+            row[k] *= w;
+            s->totals[k] += row[k];
+        }
+    }
+    if (ns != stack_ns)
+        free(ns);
+    return c;
+}

@@ -1,0 +1,103 @@
+/*
+ * Opportunistic batching (upstream v1.35, KEP 5598), ksched's form.
+ *
+ * Each plugin at PreFilter, Filter, PreScore and Score puts what it reads
+ * of the pod into the pod's signature (the SDK's `sign` slot). A pod whose
+ * signature equals the one of the previous batched cycle (same profile,
+ * same framework) reuses that cycle's per-node results: the Filter verdict
+ * (with its status) and every Score plugin's raw score, kept per node with
+ * the NodeInfo generation they were computed on. A node whose NodeInfo
+ * changed since (the node the previous pod was assumed on) is evaluated
+ * again; the rotation of the start node, the number of feasible nodes
+ * looked for, NormalizeScore, weights and the choice among the best run
+ * as without batching, so the decision is the unbatched one. Any other
+ * change to the cluster (more than that one node's NodeInfo refreshed in
+ * the snapshot, the node object replaced, nodes added or removed, a
+ * generation swap) drops every kept result. Batching is off for a cycle
+ * when a plugin cannot sign the pod (or has no `sign`), when pods are
+ * nominated anywhere (Filter then adds them), when the pod has a
+ * nominated node, when extenders are configured, and for the --explain
+ * pod.
+ *
+ * Modes: on (the default, as upstream's beta), off, and verify: reuse
+ * nothing but compute every kept result afresh and compare it with what
+ * batching would have reused; each difference is logged and counted
+ * (ks_sched_stats_t.batch_mismatches).
+ *
+ * Threads: the loop thread, except ks_sched_batch_filter_* and the score
+ * workers, which read and write the entries of their own nodes.
+ * Ownership: the scheduler owns one ks_batch_t (scheduler_impl.h).
+ */
+#ifndef KS_BATCH_H
+#define KS_BATCH_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "framework.h"
+
+struct ks_scheduler;
+
+typedef struct ks_batch {
+    ks_signer_t signer; /* first: put() finds the batch from it */
+    /* the signature of this cycle's pod, and of the kept results */
+    uint8_t *cur, *sig;
+    size_t cur_len, cur_cap, sig_len, sig_cap;
+    int cur_oom;
+    int kept;                  /* the per-node results below are usable */
+    const ks_framework_t *fw;  /* of the kept results */
+    const void *gen;
+    uint64_t changes_ref;      /* snapshot changes when last used */
+    uint32_t last_idx;         /* node the last batched pod went to */
+    const ks_node_t *last_node;
+    uint64_t skip_score;       /* PreScore's Skip set of the kept scores */
+    size_t np;                 /* Score plugins per entry */
+    /* per snapshot node index */
+    uint32_t cap;
+    uint64_t *f_gen;           /* 0: no Filter result kept */
+    ks_code_t *f_code;
+    ks_status_t *f_st;
+    uint64_t *s_gen;           /* 0: no scores kept */
+    int64_t *s_raw;            /* np per node */
+    size_t cap_raw;
+    uint32_t *fidx;            /* this cycle's feasible nodes' indices */
+    /* this cycle */
+    int active;
+    int verify;
+    /* nodes whose kept results were reused (verify: compared), and
+     * differences found in verify mode; counted by the workers */
+    _Atomic uint64_t reused, mismatches;
+} ks_batch_t;
+
+enum { KS_BATCHING_ON = 0, KS_BATCHING_OFF = 1, KS_BATCHING_VERIFY = 2 };
+
+/* "on", "off", "verify" -> KS_BATCHING_*, or -1. */
+int ks_batching_parse(const char *s);
+
+/* A scheduling cycle of `pod` starts (snapshot updated, scratch sized):
+ * decide whether it batches (b->active) and drop what can no longer be
+ * reused. 0, or -1 when out of memory (the cycle then runs unbatched). */
+int ks_sched_batch_begin(struct ks_scheduler *s, ks_framework_t *fw,
+                         const ks_pod_t *pod, int full_eval, size_t n_ext);
+/* Filter of node idx for the active cycle: 1 with *c and *st from the
+ * kept result, or 0 (run Filter, then ks_sched_batch_filter_put). In
+ * verify mode always 0; the put compares. Workers. */
+int ks_sched_batch_filter_get(struct ks_scheduler *s, uint32_t idx,
+                              const ks_node_info_t *ni, ks_code_t *c,
+                              ks_status_t *st);
+void ks_sched_batch_filter_put(struct ks_scheduler *s, const ks_pod_t *pod,
+                               uint32_t idx, const ks_node_info_t *ni,
+                               ks_code_t c, const ks_status_t *st);
+/* upstream prioritizeNodes' Score with the kept raw scores: as
+ * ks_fw_run_score (same rows, totals and skipped flags). KS_SUCCESS, or
+ * anything else: the caller runs ks_fw_run_score instead (errors keep
+ * their exact messages there). */
+ks_code_t ks_sched_batch_score(struct ks_scheduler *s, ks_framework_t *fw,
+                               ks_cycle_state_t *cs, const ks_pod_t *pod,
+                               uint32_t n_feasible);
+/* The cycle chose the node at snapshot index idx (UINT32_MAX: none). */
+void ks_sched_batch_chosen(struct ks_scheduler *s, uint32_t idx);
+void ks_sched_batch_free(ks_batch_t *b);
+
+#endif
