@@ -14,6 +14,7 @@
  * the attempt with an Error and changes nothing else.
  * Loop thread only.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,9 +156,15 @@ static int run_cycle(ks_scheduler_t *s, ks_framework_t *fw,
                      ks_cycle_state_t *cs, const ks_pod_t *pod,
                      cycle_out_t *o)
 {
+    int rc;
     o->r.pod = pod;
     o->r.fw = fw;
-    if (ks_sched_schedule_pod(s, fw, cs, pod, o))
+    rc = ks_sched_schedule_pod(s, fw, cs, pod, o);
+    /* batching covers schedulePod only (batch.h) */
+    s->bt.active = 0;
+    s->stats.batch_reused = atomic_load(&s->bt.reused);
+    s->stats.batch_mismatches = atomic_load(&s->bt.mismatches);
+    if (rc)
         return 1;
     return after_schedule_pod(s, fw, cs, pod, o);
 }

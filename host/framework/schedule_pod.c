@@ -63,6 +63,7 @@ static int ensure_scratch(ks_scheduler_t *s, uint32_t n, size_t n_score)
 
 void ks_sched_scratch_free(ks_scheduler_t *s)
 {
+    ks_sched_batch_free(&s->bt);
     free(s->smap.st);
     free(s->smap.set);
     free(s->cand);
@@ -236,8 +237,13 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             if (atomic_load(&j->found) >= j->want || atomic_load(&j->error))
                 return;
         }
-        c = ks_fw_run_filter_with_nominated(j->fw, j->cs, j->pod, ni,
-                                            s->opts.run_all_filters, &st);
+        if (!s->bt.active ||
+            !ks_sched_batch_filter_get(s, idx, ni, &c, &st)) {
+            c = ks_fw_run_filter_with_nominated(j->fw, j->cs, j->pod, ni,
+                                                s->opts.run_all_filters, &st);
+            if (s->bt.active)
+                ks_sched_batch_filter_put(s, j->pod, idx, ni, c, &st);
+        }
         if (c == KS_SUCCESS) {
             s->feasible_flag[pos] = 1;
             found++;
@@ -271,6 +277,7 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
     if (fw->n_points[KS_EP_FILTER] == 0) {
         for (i = 0; i < want; i++)
             s->feasible_flag[i] = 1;
+        s->bt.active = 0; /* nothing to reuse */
     } else {
         uint32_t chunk = fw->pool ? (n_cand / (8 * ks_pool_size(fw->pool))) + 1
                                   : n_cand;
@@ -301,6 +308,8 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
             break;
         }
         if (s->feasible_flag[i] == 1) {
+            if (s->bt.active)
+                s->bt.fidx[*n_feasible] = idx;
             s->feasible[(*n_feasible)++] = ks_snapshot_node_at(s->snap, idx);
         } else if (s->feasible_flag[i] == 2) {
             s->smap.set[idx] = 1;
@@ -389,8 +398,12 @@ static int prioritize_nodes(ks_scheduler_t *s, ks_framework_t *fw,
     ks_sched_ep_done(s, fw, KS_EP_PRE_SCORE, c, t0);
     if (c == KS_SUCCESS) {
         t0 = KS_SCHED_EP_T0(s);
-        c = ks_fw_run_score(fw, cs, pod, s->feasible, n_feasible, s->scores,
-                            s->skipped, s->totals, &st);
+        /* Batched: the kept raw scores; plugin timing samples and any
+         * failure go the unbatched way. */
+        if (!s->bt.active || s->env.sample_plugins ||
+            ks_sched_batch_score(s, fw, cs, pod, n_feasible) != KS_SUCCESS)
+            c = ks_fw_run_score(fw, cs, pod, s->feasible, n_feasible,
+                                s->scores, s->skipped, s->totals, &st);
         ks_sched_ep_done(s, fw, KS_EP_SCORE, c, t0);
     }
     if (c != KS_SUCCESS)
@@ -783,6 +796,8 @@ static int after_filter(ks_scheduler_t *s, ks_framework_t *fw,
     o->r.n_feasible = n_feasible;
     if (n_feasible == 1 && !s->opts.score_single_node && !full_eval) {
         o->r.selected = s->feasible[0]->node->name;
+        if (s->bt.active)
+            ks_sched_batch_chosen(s, s->bt.fidx[0]);
         return 0;
     }
     s->ext_n_cycle = n_ext;
@@ -807,7 +822,12 @@ static int after_filter(ks_scheduler_t *s, ks_framework_t *fw,
         ext_prioritize_apply(s, pod);
         ext_release(s);
     }
-    o->r.selected = s->feasible[ks_sched_select_host(s, n_feasible)]->node->name;
+    {
+        uint32_t at = ks_sched_select_host(s, n_feasible);
+        o->r.selected = s->feasible[at]->node->name;
+        if (s->bt.active)
+            ks_sched_batch_chosen(s, s->bt.fidx[at]);
+    }
     return 0;
 }
 
@@ -885,6 +905,7 @@ int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
         o->r.error = 1;
         return 0;
     }
+    (void)ks_sched_batch_begin(s, fw, pod, full_eval, n_ext);
     if (find_nodes_that_fit(s, fw, cs, pod, full_eval, o, &n_feasible,
                             n_ext > 0 ? &pre : NULL, &nominated) != 0)
         return 0;

@@ -77,6 +77,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "batch.h"
 #include "cycle_state.h"
 #include "extender/ext_trace.h"
 #include "extender/extender.h"
@@ -235,6 +236,8 @@ struct ks_scheduler {
      * result points to it; freed by ks_sched_ext_teardown) */
     ks_ext_trace_t ext_trace;
     ks_sched_xpreempt_t xp;
+    /* opportunistic batching (batch.h) */
+    ks_batch_t bt;
 };
 
 struct cycle_out {

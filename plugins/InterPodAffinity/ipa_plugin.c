@@ -196,6 +196,36 @@ static uint32_t ipa_events_v2(void *self, ks_cluster_event_hint_t *out,
     return 2;
 }
 
+/* Opportunistic batching: inter-pod affinity is not local to a pod and a
+ * node (a pod in a topology domain counts for every node of the domain),
+ * so a pod with (anti-)affinity terms of its own cannot be signed, nor
+ * any pod while pods with (anti-)affinity terms run in the cluster (their
+ * terms against the incoming pod). Otherwise the plugin passes every node
+ * and scores nothing; the labels and namespace it would match are put
+ * (upstream's Labels signer). */
+static ks_code_t ipa_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
+{
+    const ipa_plugin_t *pl = self;
+    const ks_pod_affinity_t *a = pod->affinity.pod_affinity;
+    const ks_pod_affinity_t *x = pod->affinity.pod_anti_affinity;
+    uint32_t n = 0, i;
+    if ((a && (a->n_required || a->n_preferred)) ||
+        (x && (x->n_required || x->n_preferred)))
+        return KS_UNSCHEDULABLE;
+    if (!KS_API_HAS(pl->api, snapshot_nodes_with_affinity))
+        return KS_UNSCHEDULABLE;
+    (void)pl->api->snapshot_nodes_with_affinity(pl->h, &n);
+    if (n > 0)
+        return KS_UNSCHEDULABLE;
+    ks_sign_ptr(sg, pod->ns);
+    ks_sign_i64(sg, pod->labels.n);
+    for (i = 0; i < pod->labels.n; i++) {
+        ks_sign_ptr(sg, pod->labels.items[i].key);
+        ks_sign_ptr(sg, pod->labels.items[i].value);
+    }
+    return KS_SUCCESS;
+}
+
 KS_PLUGIN_DEFINE(IPA_NAME, IPA_VERSION,
                  .create = ipa_create,
                  .destroy = ipa_destroy,
@@ -209,4 +239,5 @@ KS_PLUGIN_DEFINE(IPA_NAME, IPA_VERSION,
                  .score_with_state = ipa_score_with_state,
                  .normalize_score = ipa_normalize_score,
                  .events_to_register = ipa_events_to_register,
-                 .events_to_register_v2 = ipa_events_v2);
+                 .events_to_register_v2 = ipa_events_v2,
+                 .sign = ipa_sign);

@@ -101,9 +101,18 @@ static uint32_t node_name_events_v2(void *self, ks_cluster_event_hint_t *out,
     return 1;
 }
 
+/* Opportunistic batching (upstream's NodeName signer). */
+static ks_code_t nn_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
+{
+    (void)self;
+    ks_sign_ptr(sg, pod->node_name);
+    return KS_SUCCESS;
+}
+
 KS_PLUGIN_DEFINE("NodeName", "1.24.1-ks1",
     .create = node_name_create,
     .destroy = node_name_destroy,
     .filter = node_name_filter,
     .events_to_register = node_name_events,
-    .events_to_register_v2 = node_name_events_v2);
+    .events_to_register_v2 = node_name_events_v2,
+                 .sign = nn_sign);

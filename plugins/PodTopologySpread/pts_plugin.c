@@ -513,6 +513,36 @@ static uint32_t pts_events_v2(void *self, ks_cluster_event_hint_t *out,
     return 2;
 }
 
+/* Opportunistic batching: spreading is not local to a pod and a node (a
+ * binding anywhere in a domain moves every node's skew), so a pod that
+ * any constraint applies to, its own or the defaults with the selectors
+ * of its owners, cannot be signed (upstream's SignPod refuses every pod
+ * when defaults are configured; ksched asks whether they apply to this
+ * pod). A pod no constraint applies to meets a plugin that does nothing
+ * for it: nothing to put. */
+static ks_code_t pts_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
+{
+    const pts_plugin_t *pl = self;
+    pts_constraints_t c;
+    int a;
+    (void)sg;
+    if (pod->n_spread_constraints > 0)
+        return KS_UNSCHEDULABLE;
+    for (a = 0; a < 2; a++) {
+        uint32_t n;
+        memset(&c, 0, sizeof c);
+        if (pts_constraints_build(pl, pod,
+                                  a ? KS_SCHEDULE_ANYWAY : KS_DO_NOT_SCHEDULE,
+                                  &c) != 0)
+            return KS_UNSCHEDULABLE;
+        n = c.n;
+        pts_constraints_free(&c);
+        if (n > 0)
+            return KS_UNSCHEDULABLE;
+    }
+    return KS_SUCCESS;
+}
+
 KS_PLUGIN_DEFINE(PTS_NAME, PTS_VERSION,
                  .create = pts_create,
                  .destroy = pts_destroy,
@@ -526,4 +556,5 @@ KS_PLUGIN_DEFINE(PTS_NAME, PTS_VERSION,
                  .score_with_state = pts_score_with_state,
                  .normalize_score = pts_normalize_score,
                  .events_to_register = pts_events_to_register,
-                 .events_to_register_v2 = pts_events_v2);
+                 .events_to_register_v2 = pts_events_v2,
+                 .sign = pts_sign);

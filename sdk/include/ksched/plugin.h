@@ -487,6 +487,54 @@ typedef struct ks_host_api {
                                             const char **out, uint32_t cap);
 } ks_host_api_t;
 
+/* --- pod signatures (since ABI 1.1) -------------------------------------- */
+
+/* Where a plugin's `sign` writes: bytes appended to the pod's signature.
+ * Interned strings (names, label keys and values, images) are compared by
+ * address, so ks_sign_ptr signs them. Host-owned; loop thread. */
+typedef struct ks_signer {
+    void (*put)(struct ks_signer *sg, const void *data, size_t n);
+} ks_signer_t;
+
+static inline void ks_sign_bytes(ks_signer_t *sg, const void *data, size_t n)
+{
+    sg->put(sg, data, n);
+}
+static inline void ks_sign_i64(ks_signer_t *sg, int64_t v)
+{
+    sg->put(sg, &v, sizeof v);
+}
+static inline void ks_sign_ptr(ks_signer_t *sg, const void *p)
+{
+    sg->put(sg, &p, sizeof p);
+}
+/* A resource list, field by field (no padding or unused slots). */
+static inline void ks_sign_resources(ks_signer_t *sg, const ks_resources_t *r)
+{
+    uint32_t i;
+    ks_sign_i64(sg, r->milli_cpu);
+    ks_sign_i64(sg, r->memory);
+    ks_sign_i64(sg, r->ephemeral_storage);
+    ks_sign_i64(sg, r->allowed_pods);
+    ks_sign_i64(sg, r->n_scalar);
+    for (i = 0; i < r->n_scalar && i < KS_MAX_SCALAR_RESOURCES; i++) {
+        ks_sign_ptr(sg, r->scalar[i].name);
+        ks_sign_i64(sg, r->scalar[i].value);
+    }
+}
+/* Tolerations in order (key, operator, value, effect). */
+static inline void ks_sign_tolerations(ks_signer_t *sg, const ks_pod_t *pod)
+{
+    uint32_t i;
+    ks_sign_i64(sg, pod->n_tolerations);
+    for (i = 0; i < pod->n_tolerations; i++) {
+        ks_sign_ptr(sg, pod->tolerations[i].key);
+        ks_sign_i64(sg, pod->tolerations[i].op);
+        ks_sign_ptr(sg, pod->tolerations[i].value);
+        ks_sign_i64(sg, pod->tolerations[i].effect);
+    }
+}
+
 /* --- the descriptor ------------------------------------------------------ */
 
 /*
@@ -603,6 +651,19 @@ typedef struct ks_plugin {
                                   void *state, const ks_pod_t *pod,
                                   const ks_node_info_t *ni, int64_t *score,
                                   ks_status_t *st);
+
+    /* (since ABI 1.1) Opportunistic batching (upstream SignPlugin,
+     * v1.35): put into `sg` every field of `pod` that this plugin's
+     * PreFilter, Filter, PreScore and Score read (ks_sign_* below), and
+     * return KS_SUCCESS; two pods with equal signatures must then get the
+     * same Filter verdict and the same Score on any node. Return
+     * KS_UNSCHEDULABLE when the pod cannot be signed: when the plugin's
+     * verdict or score for a node depends on more than the pod and that
+     * node's NodeInfo (other nodes' pods, as topology spreading and
+     * inter-pod affinity do). A plugin at those points without `sign`
+     * turns batching off for the pods of its profile. Loop thread. */
+    ks_code_t (*sign)(void *self, const ks_pod_t *pod,
+                      struct ks_signer *sg);
 } ks_plugin_t;
 
 /*
