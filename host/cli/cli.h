@@ -32,6 +32,7 @@
 #define KS_EXIT_PLUGIN_CRASH 5
 #define KS_EXIT_PLUGIN_DEADLINE 6
 #define KS_EXIT_QUARANTINED 7
+#define KS_EXIT_BATCH_MISMATCH 8 /* schedule --batching verify */
 
 int ks_cli_validate(int argc, char **argv);
 int ks_cli_plugins(int argc, char **argv);

@@ -10,6 +10,7 @@
 #include "cluster/cache.h"
 #include "base/intern.h"
 #include "cluster/objects.h"
+#include "framework/batch.h"
 #include "framework/call_board.h"
 #include "framework/generation.h"
 #include "base/log.h"
@@ -47,6 +48,10 @@ static const char usage[] =
     "                           of stopping at the first failure\n"
     "  -j, --parallelism N      worker threads for Filter/Score (default:\n"
     "                           the config's parallelism)\n"
+    "      --batching MODE      opportunistic batching: on (default), off,\n"
+    "                           or verify (reuse nothing, compare every\n"
+    "                           result batching would reuse with a fresh\n"
+    "                           one, log each difference; exit 8 if any)\n"
     KS_CLI_FAULT_HELP_DEADLINE
     "  -v, --verbose            log more (repeat for debug)\n"
     "  -h, --help               show this help\n"
@@ -58,7 +63,8 @@ static const char usage[] =
     "\n"
     "Exit status: 0 every pending pod was placed, 3 some could not be\n"
     "placed, 1 invalid input, 2 usage, 5 a plugin crashed, 6 a plugin\n"
-    "overran its deadline.\n";
+    "overran its deadline, 8 --batching verify found a difference between\n"
+    "the batched and the unbatched results.\n";
 
 typedef struct binding {
     const ks_pod_t *pod;
@@ -390,13 +396,14 @@ int ks_cli_schedule(int argc, char **argv)
         KS_CLI_OPT_PARALLELISM,
         KS_CLI_OPT_VERBOSE,
         KS_CLI_FAULT_OPT_DEADLINE,
+        {"batching", required_argument, NULL, 1401},
         KS_CLI_OPT_HELP};
     ks_cli_opts_t o;
     ks_cli_faults_t fo;
     const char *clusters[64];
     unsigned n_clusters = 0;
     const char *output = "table", *explain_arg = NULL;
-    int deterministic = 0, run_all = 0, c;
+    int deterministic = 0, run_all = 0, batching = KS_BATCHING_ON, c;
     ks_generation_opts_t go;
     ks_generation_t *gen = NULL;
     ks_error_t err = {0};
@@ -425,6 +432,13 @@ int ks_cli_schedule(int argc, char **argv)
         case 'e': explain_arg = optarg; break;
         case 'D': deterministic = 1; break;
         case 'A': run_all = 1; break;
+        case 1401:
+            if ((batching = ks_batching_parse(optarg)) < 0)
+                return ks_cli_usage_error("schedule", "--batching must be "
+                                                      "on, off or verify, "
+                                                      "got '%s'",
+                                          optarg);
+            break;
         case 1201: /* --plugin-deadline */
             if ((rc = ks_cli_faults_opt(&fo, "schedule", c, optarg)) !=
                 KS_CLI_CONTINUE)
@@ -517,6 +531,7 @@ int ks_cli_schedule(int argc, char **argv)
     memset(&so, 0, sizeof so);
     so.deterministic = deterministic;
     so.run_all_filters = run_all;
+    so.batching = batching;
     if (explain_arg) {
         so.full_eval_ns = run.explain_ns;
         so.full_eval_name = run.explain_name;
@@ -560,6 +575,16 @@ int ks_cli_schedule(int argc, char **argv)
     print_result(output, &run, &pend, others, n_others);
     if (pend.n > 0)
         rc = KS_EXIT_UNPLACED;
+    if (batching == KS_BATCHING_VERIFY) {
+        ks_sched_stats_t st = ks_scheduler_stats(s);
+        fprintf(stderr,
+                "ksched schedule: batching verify: %llu node results "
+                "compared, %llu differences\n",
+                (unsigned long long)st.batch_reused,
+                (unsigned long long)st.batch_mismatches);
+        if (st.batch_mismatches > 0)
+            rc = KS_EXIT_BATCH_MISMATCH;
+    }
 out:
     ks_scheduler_free(s);
     ks_cache_free(cache);

@@ -10,6 +10,7 @@
 
 #include "base/go_duration.h"
 #include "base/log.h"
+#include "framework/batch.h"
 #include "framework/call_board.h"
 #include "server/faults.h"
 #include "server/journal.h"
@@ -109,7 +110,14 @@ static const char usage_faults[] =
     "      --no-supervise       one process, no supervisor\n"
     "      --state-file FILE    keep the embedded API's objects in FILE across\n"
     "                           restarts of serve (a worker's survive its\n"
-    "                           crash anyway)\n";
+    "                           crash anyway)\n"
+    "\n"
+    "Opportunistic batching (README, Performance):\n"
+    "      --batching MODE      on (default), off, or verify (reuse nothing;\n"
+    "                           compare what batching would reuse with a\n"
+    "                           fresh evaluation, log each difference with\n"
+    "                           its pod and node; ksched_batch_mismatches_total\n"
+    "                           counts them)\n";
 
 /* Parse "HOST:PORT", "[V6]:PORT" or "localhost:PORT". */
 static int parse_listen(const char *arg, struct sockaddr_storage *ss,
@@ -202,6 +210,7 @@ int ks_cli_serve(int argc, char **argv)
         {"max-request-body", required_argument, NULL, 1108},
         KS_CLI_FAULT_OPTS,
         {"state-file", required_argument, NULL, 1206},
+        {"batching", required_argument, NULL, 1401},
         {"token-file", required_argument, NULL, 1301},
         {"tls-cert-file", required_argument, NULL, 1302},
         {"tls-private-key-file", required_argument, NULL, 1303},
@@ -215,7 +224,7 @@ int ks_cli_serve(int argc, char **argv)
     ks_auth_t *auth = NULL;
     ks_tls_ctx_t *tls = NULL;
     int allow_remote = 0, c, rc, loopback = 1;
-    int embedded = 0;
+    int embedded = 0, batching = KS_BATCHING_ON;
     ks_kube_conn_t *kconn = NULL;
     ks_server_cluster_t cl;
     const char *dur_flag = NULL, *dur_arg = NULL;
@@ -304,6 +313,12 @@ int ks_cli_serve(int argc, char **argv)
         case 1302: tls_cert = optarg; break;
         case 1303: tls_key = optarg; break;
         case 1206: state_file = optarg; break;
+        case 1401:
+            if ((batching = ks_batching_parse(optarg)) < 0)
+                return ks_cli_usage_error("serve", "--batching must be on, "
+                                                   "off or verify, got '%s'",
+                                          optarg);
+            break;
         case 1004: cl.le.lease_name = optarg; break;
         case 1005: cl.le.lease_namespace = optarg; break;
         case 1006: cl.le.identity = optarg; break;
@@ -489,6 +504,7 @@ int ks_cli_serve(int argc, char **argv)
     tls = NULL;
     if (rc != 0)
         goto fail;
+    ks_scheduler_set_batching(srv->sched, batching);
     if (srv->tls)
         ks_http_server_set_tls(srv->http, srv->tls);
     /* The embedded API's objects outlive a worker (the supervisor's

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "call_board.h"
 #include "cycle_state.h"
 #include "pool.h"
 #include "scheduler_impl.h"
@@ -80,10 +81,17 @@ static int sign_pod(ks_batch_t *b, const ks_framework_t *fw,
         ks_plugin_inst_t *in = fw->insts[i];
         if (!at_point(fw, in))
             continue;
+        ks_board_slot_t *slot;
+        ks_code_t c;
         if (!KS_PLUGIN_HAS(in->d, sign))
             return 0;
         ks_sign_ptr(&b->signer, in);
-        if (in->d->sign(in->self, pod, &b->signer) != KS_SUCCESS)
+        /* a plugin call like any other: a crash in it names the plugin */
+        slot = ks_call_enter(in->call_id, KS_CALL_SIGN, in->deadline_ms, pod,
+                             pod->ns, pod->name);
+        c = in->d->sign(in->self, pod, &b->signer);
+        ks_call_leave(slot);
+        if (c != KS_SUCCESS)
             return 0;
     }
     return !b->cur_oom;
@@ -200,14 +208,47 @@ static int status_equal(const ks_status_t *a, const ks_status_t *b)
     return 1;
 }
 
+/* One difference verify found: counted and logged with the pod, the node
+ * and what differed (kept: what batching would have reused). */
 static void mismatch(ks_scheduler_t *s, const ks_pod_t *pod,
-                     const ks_node_info_t *ni, const char *what)
+                     const ks_node_info_t *ni, const char *what,
+                     const char *kept, const char *fresh)
 {
     atomic_fetch_add(&s->bt.mismatches, 1);
     ks_log(KS_LOGL_ERROR,
-           "batching verify: pod %s/%s on node %s: the kept %s differs "
-           "from a fresh evaluation",
-           pod->ns, pod->name, ni->node ? ni->node->name : "?", what);
+           "batching verify: pod %s/%s, node %s: %s differs: kept %s, "
+           "fresh %s",
+           pod->ns, pod->name, ni->node ? ni->node->name : "?", what, kept,
+           fresh);
+}
+
+static const char *code_name(ks_code_t c)
+{
+    switch (c) {
+    case KS_SUCCESS: return "Success";
+    case KS_ERROR: return "Error";
+    case KS_UNSCHEDULABLE: return "Unschedulable";
+    case KS_UNSCHEDULABLE_AND_UNRESOLVABLE:
+        return "UnschedulableAndUnresolvable";
+    case KS_WAIT: return "Wait";
+    case KS_SKIP: return "Skip";
+    case KS_PENDING: return "Pending";
+    default: return "?";
+    }
+}
+
+/* "Unschedulable (NodeResourcesFit: Insufficient cpu)" */
+static void verdict_text(char *buf, size_t len, ks_code_t c,
+                         const ks_status_t *st)
+{
+    char msg[400];
+    if (c == KS_SUCCESS || st == NULL) {
+        snprintf(buf, len, "%s", code_name(c));
+        return;
+    }
+    snprintf(buf, len, "%s (%s: %s)", code_name(c),
+             st->plugin ? st->plugin : "?",
+             ks_status_message(st, msg, sizeof msg));
 }
 
 int ks_sched_batch_filter_get(ks_scheduler_t *s, uint32_t idx,
@@ -236,8 +277,12 @@ void ks_sched_batch_filter_put(ks_scheduler_t *s, const ks_pod_t *pod,
     if (b->verify && b->f_gen[idx] == ni->generation) {
         atomic_fetch_add(&b->reused, 1);
         if (b->f_code[idx] != c ||
-            (c != KS_SUCCESS && !status_equal(&b->f_st[idx], st)))
-            mismatch(s, pod, ni, "Filter verdict");
+            (c != KS_SUCCESS && !status_equal(&b->f_st[idx], st))) {
+            char kept[512], fresh[512];
+            verdict_text(kept, sizeof kept, b->f_code[idx], &b->f_st[idx]);
+            verdict_text(fresh, sizeof fresh, c, st);
+            mismatch(s, pod, ni, "the Filter verdict", kept, fresh);
+        }
     }
     b->f_code[idx] = c;
     if (c != KS_SUCCESS)
@@ -274,7 +319,15 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
     size_t np = j->fw->n_points[KS_EP_SCORE], p;
     const ks_point_entry_t *pl = j->fw->points[KS_EP_SCORE];
     uint32_t k;
+    /* score_with_state (since ABI 1.1): the PreScore state, looked up once
+     * per chunk as ks_fw_run_score does */
+    void *state[64];
     (void)worker;
+    for (p = 0; p < np && p < 64; p++)
+        state[p] = pl[p].inst->d->score_with_state
+                       ? ks_cycle_state_slot_get(j->cs, &pl[p].inst->handle,
+                                                 KS_STATE_SCORE)
+                       : NULL;
     for (k = lo; k < hi; k++) {
         const ks_node_info_t *ni = s->feasible[k];
         uint32_t idx = b->fidx[k];
@@ -289,7 +342,9 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
         }
         for (p = 0; p < np; p++) {
             ks_plugin_inst_t *in = pl[p].inst;
+            ks_board_slot_t *slot;
             ks_status_t st;
+            ks_code_t c;
             int64_t v = 0;
             if ((j->skip >> p) & 1) {
                 kept[p] = 0;
@@ -298,14 +353,25 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
             st.code = KS_SUCCESS;
             st.plugin = NULL;
             st.n_reasons = 0;
-            if (in->d->score(in->self, j->cs, j->pod, ni, &v, &st) !=
-                KS_SUCCESS) {
+            slot = ks_call_enter(in->call_id, KS_EP_SCORE, in->deadline_ms,
+                                 j->pod, j->pod->ns, j->pod->name);
+            c = in->d->score_with_state
+                    ? in->d->score_with_state(in->self, j->cs, state[p],
+                                              j->pod, ni, &v, &st)
+                    : in->d->score(in->self, j->cs, j->pod, ni, &v, &st);
+            ks_call_leave(slot);
+            if (c != KS_SUCCESS) {
                 b->s_gen[idx] = 0;
                 atomic_store(&j->failed, 1);
                 return;
             }
-            if (have && b->verify && kept[p] != v)
-                mismatch(s, j->pod, ni, "Score");
+            if (have && b->verify && kept[p] != v) {
+                char what[160], kv[32], fv[32];
+                snprintf(what, sizeof what, "the raw Score of %s", in->name);
+                snprintf(kv, sizeof kv, "%lld", (long long)kept[p]);
+                snprintf(fv, sizeof fv, "%lld", (long long)v);
+                mismatch(s, j->pod, ni, what, kv, fv);
+            }
             kept[p] = v;
             s->scores[p * j->n + k] = v;
         }
@@ -363,9 +429,14 @@ ks_code_t ks_sched_batch_score(ks_scheduler_t *s, ks_framework_t *fw,
                 ns[k].node_name = s->feasible[k]->node->name;
                 ns[k].score = row[k];
             }
+            ks_board_slot_t *slot;
+            ks_code_t nc;
             ks_status_reset(&st);
-            if (in->d->normalize_score(in->self, cs, pod, ns, n, &st) !=
-                KS_SUCCESS) {
+            slot = ks_call_enter(in->call_id, KS_FW_EP_NORMALIZE_SCORE,
+                                 in->deadline_ms, pod, pod->ns, pod->name);
+            nc = in->d->normalize_score(in->self, cs, pod, ns, n, &st);
+            ks_call_leave(slot);
+            if (nc != KS_SUCCESS) {
                 c = KS_ERROR;
                 break;
             }
@@ -384,4 +455,10 @@ ks_code_t ks_sched_batch_score(ks_scheduler_t *s, ks_framework_t *fw,
     if (ns != stack_ns)
         free(ns);
     return c;
+}
+
+void ks_scheduler_set_batching(ks_scheduler_t *s, int mode)
+{
+    s->opts.batching = mode;
+    s->bt.kept = 0;
 }

@@ -100,4 +100,8 @@ ks_code_t ks_sched_batch_score(struct ks_scheduler *s, ks_framework_t *fw,
 void ks_sched_batch_chosen(struct ks_scheduler *s, uint32_t idx);
 void ks_sched_batch_free(ks_batch_t *b);
 
+/* Switch the mode (KS_BATCHING_*) between cycles; whatever was kept is
+ * dropped. Loop thread. */
+void ks_scheduler_set_batching(struct ks_scheduler *s, int mode);
+
 #endif

@@ -133,6 +133,7 @@ const char *ks_call_point_name(uint32_t point)
     case KS_CALL_DESTROY: return "destroy";
     case KS_CALL_EVENTS: return "EventsToRegister";
     case KS_CALL_LOAD: return "load (dlopen)";
+    case KS_CALL_SIGN: return "Sign";
     default: break;
     }
     if (point == KS_EP_QUEUE_SORT)

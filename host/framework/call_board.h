@@ -45,7 +45,8 @@ enum {
     KS_CALL_CREATE = 64,
     KS_CALL_DESTROY,
     KS_CALL_EVENTS, /* EventsToRegister */
-    KS_CALL_LOAD    /* dlopen of the file (its constructors) */
+    KS_CALL_LOAD,   /* dlopen of the file (its constructors) */
+    KS_CALL_SIGN    /* the pod's batching signature (batch.h) */
 };
 
 /* Fault kinds (ks_board_fault_t.kind). */

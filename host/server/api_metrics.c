@@ -40,6 +40,18 @@ static void refresh(ks_server_t *srv)
     ks_metric_set(srv->m_generation, (double)g->id);
     ks_metric_set(srv->m_images, (double)ks_plugin_live_count());
     ks_plugin_samples_flush(srv->plugin_samples);
+    {
+        ks_sched_stats_t st = ks_scheduler_stats(srv->sched);
+        if (st.batch_reused > srv->batch_reused_seen)
+            ks_metric_add(srv->m_batch_reused,
+                          (double)(st.batch_reused - srv->batch_reused_seen));
+        if (st.batch_mismatches > srv->batch_mismatches_seen)
+            ks_metric_add(srv->m_batch_mismatches,
+                          (double)(st.batch_mismatches -
+                                   srv->batch_mismatches_seen));
+        srv->batch_reused_seen = st.batch_reused;
+        srv->batch_mismatches_seen = st.batch_mismatches;
+    }
 }
 
 void ks_api_metrics(ks_server_t *srv, ks_http_conn_t *c,

@@ -315,6 +315,21 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
         "Plugin shared objects mapped by the process, over every "
         "generation still in use.",
         NULL, NULL, 0);
+    srv->m_batch_reused = ks_metrics_add(
+        r, KS_METRIC_COUNTER, "ksched_batch_reused_nodes_total",
+        "Nodes whose Filter verdict or Score results a scheduling cycle "
+        "reused from the previous pod's cycle (opportunistic batching; "
+        "with --batching verify: compared with a fresh evaluation).",
+        NULL, NULL, 0);
+    srv->m_batch_mismatches = ks_metrics_add(
+        r, KS_METRIC_COUNTER, "ksched_batch_mismatches_total",
+        "Results that --batching verify found different from a fresh "
+        "evaluation (each is logged with its pod and node).",
+        NULL, NULL, 0);
+    if (!srv->m_batch_reused || !srv->m_batch_mismatches)
+        return -1;
+    ks_metric_add(srv->m_batch_reused, 0);
+    ks_metric_add(srv->m_batch_mismatches, 0);
     if (!srv->m_attempts || !srv->m_pending || !srv->m_attempt_dur ||
         !srv->m_ep_dur || !srv->m_plugin_dur || !srv->m_permit_wait ||
         !srv->m_preempt || !srv->m_reloads || !srv->m_plugin_gen ||

@@ -105,6 +105,10 @@ typedef struct ks_server {
     ks_metric_t *m_attempts, *m_pending, *m_attempt_dur, *m_ep_dur,
         *m_plugin_dur, *m_permit_wait, *m_preempt, *m_reloads, *m_plugin_gen,
         *m_generation, *m_images;
+    /* opportunistic batching: counters advanced from the scheduler's
+     * stats at scrape time (the *_seen values already added) */
+    ks_metric_t *m_batch_reused, *m_batch_mismatches;
+    uint64_t batch_reused_seen, batch_mismatches_seen;
     ks_plugin_samples_t *plugin_samples; /* into m_plugin_dur, any thread */
 
     /* reload */

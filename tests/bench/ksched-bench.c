@@ -804,6 +804,8 @@ static const char usage[] =
     "  -q, --quick              only the 500-node / 1,000-pod workloads\n"
     "  -N, --pods N             queue N pending pods instead of the\n"
     "                           workload's count (for profiling)\n"
+    "      --nodes N            N nodes instead of the workload's count\n"
+    "                           (small runs, e.g. for tests)\n"
     "  -m, --write-manifests DIR\n"
     "                           also write each selected workload to\n"
     "                           DIR/<Workload>-<N>Nodes.yaml and each\n"
@@ -858,6 +860,7 @@ int main(int argc, char **argv)
         {"write-manifests", required_argument, NULL, 'm'},
         {"no-run", no_argument, NULL, 'n'},
         {"batching", required_argument, NULL, 'b'},
+        {"nodes", required_argument, NULL, 1001},
         {"list", no_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -867,7 +870,7 @@ int main(int argc, char **argv)
     const bench_workload_t *sel[N_WORKLOADS];
     int pcts[2] = {0, 100}, n_pcts = 2, pars[2] = {1, 2}, n_pars = 2;
     int runs = 1, quick = 0, no_run = 0, c, failures = 0, mismatches = 0;
-    int pods_override = 0;
+    int pods_override = 0, nodes_override = 0;
     const char *plugin_dir = NULL, *manifest_dir = NULL;
 
     while ((c = getopt_long(argc, argv, "w:P:j:r:p:qN:m:nb:lh", opts, NULL)) !=
@@ -902,6 +905,11 @@ int main(int argc, char **argv)
                 return 2;
             break;
         case 'm': manifest_dir = optarg; break;
+        case 1001:
+            if (parse_int("--nodes", optarg, 1, 1000000, &nodes_override) !=
+                0)
+                return 2;
+            break;
         case 'n': no_run = 1; break;
         case 'b':
             if ((bench_batching = ks_batching_parse(optarg)) < 0) {
@@ -957,6 +965,8 @@ int main(int argc, char **argv)
             sel_buf[n_sel] = *w;
             if (pods_override)
                 sel_buf[n_sel].pods = (uint32_t)pods_override;
+            if (nodes_override)
+                sel_buf[n_sel].nodes = (uint32_t)nodes_override;
             sel[n_sel] = &sel_buf[n_sel];
             n_sel++;
         }
