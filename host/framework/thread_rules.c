@@ -7,6 +7,7 @@
  */
 #include "thread_rules.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -62,8 +63,15 @@ int ks_thread_rule_broken(ks_thread_rule_t *r)
 {
     unsigned long n;
     if (ks_thread_rules_mode() == KS_THREAD_RULES_ABORT) {
+        static atomic_int aborting;
         char buf[512];
-        int len = snprintf(buf, sizeof buf,
+        int len;
+        /* One line and one abort: workers that break the rule at the same
+         * time wait for the first one's abort to end the process. */
+        if (atomic_exchange(&aborting, 1))
+            for (;;)
+                pause();
+        len = snprintf(buf, sizeof buf,
                            "ksched: fatal: " KS_THREAD_RULE_MSG_FMT "\n",
                            r->fn);
         if (len > (int)sizeof buf - 1)
