@@ -11,6 +11,7 @@
 #include "conformance/expected.h"
 #include "conformance/runner.h"
 #include "conformance/scenario.h"
+#include "framework/batch.h"
 
 static const char usage[] =
     "Usage: ksched conformance [options] DIR_OR_FILE...\n"
@@ -27,6 +28,12 @@ static const char usage[] =
     "                           search only the --plugin-dir directories\n"
     "  -f, --filter SUBSTR      run only scenarios whose file name contains\n"
     "                           SUBSTR\n"
+    "      --batching MODE      on (default: one scheduler kept while pods\n"
+    "                           are simply bound, so identical pods reuse\n"
+    "                           results), off (a scheduler per pod), or\n"
+    "                           verify (as on, but every result batching\n"
+    "                           would reuse is compared with a fresh one;\n"
+    "                           a difference is logged and fails the run)\n"
     "  -v, --verbose            also print what ksched decided, in the\n"
     "                           expected-file format\n"
     "  -h, --help               show this help\n"
@@ -38,6 +45,8 @@ static const char usage[] =
 typedef struct conf_opts {
     ks_cli_opts_t cli; /* the plugin path; -v: print what ksched decided */
     const char *filter;
+    int batching; /* KS_BATCHING_* */
+    unsigned long long reused, mismatches;
 } conf_opts_t;
 
 typedef struct tally {
@@ -70,7 +79,7 @@ static void put_indented(const char *msg, const char *indent)
     }
 }
 
-static void run_one(const conf_opts_t *o, const char *path, tally_t *t)
+static void run_one(conf_opts_t *o, const char *path, tally_t *t)
 {
     ks_scenario_t *sc = NULL;
     ks_conf_results_t expected = {0}, got = {0};
@@ -99,6 +108,9 @@ static void run_one(const conf_opts_t *o, const char *path, tally_t *t)
     ro.plugin_dirs = o->cli.plugin_dirs;
     ro.n_plugin_dirs = o->cli.n_plugin_dirs;
     ro.no_default_path = o->cli.no_default_path;
+    ro.batching = o->batching;
+    ro.batch_reused = &o->reused;
+    ro.batch_mismatches = &o->mismatches;
     if ((rc = ks_conformance_run(sc, &ro, &got, &err)) != 0) {
         printf("FAIL %s\n", sc->name);
         put_indented(err.msg, "  error: ");
@@ -131,7 +143,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int run_dir(const conf_opts_t *o, const char *dir, tally_t *t)
+static int run_dir(conf_opts_t *o, const char *dir, tally_t *t)
 {
     DIR *d = opendir(dir);
     struct dirent *de;
@@ -175,6 +187,7 @@ int ks_cli_conformance(int argc, char **argv)
     static const struct option opts[] = {
         KS_CLI_OPT_PLUGIN_PATH,
         {"filter", required_argument, NULL, 'f'},
+        {"batching", required_argument, NULL, 1401},
         KS_CLI_OPT_VERBOSE,
         KS_CLI_OPT_HELP};
     conf_opts_t o;
@@ -184,10 +197,19 @@ int ks_cli_conformance(int argc, char **argv)
     int c, rc;
 
     o.filter = NULL;
+    o.batching = KS_BATCHING_ON;
+    o.reused = o.mismatches = 0;
     ks_cli_opts_init(&o.cli, "conformance", usage);
     while ((c = getopt_long(argc, argv, "p:f:vh", opts, NULL)) != -1) {
         if (c == 'f')
             o.filter = optarg;
+        else if (c == 1401) {
+            if ((o.batching = ks_batching_parse(optarg)) < 0)
+                return ks_cli_usage_error("conformance", "--batching must "
+                                                         "be on, off or "
+                                                         "verify, got '%s'",
+                                          optarg);
+        }
         else if ((rc = ks_cli_common_opt(&o.cli, c, argv)) != KS_CLI_CONTINUE)
             return rc;
     }
@@ -220,6 +242,13 @@ int ks_cli_conformance(int argc, char **argv)
         }
     }
     printf("%zu passed, %zu failed\n", t.passed, t.failed);
+    if (o.batching == KS_BATCHING_VERIFY) {
+        printf("batching verify: %llu node results compared, %llu "
+               "differences\n",
+               o.reused, o.mismatches);
+        if (o.mismatches)
+            return KS_EXIT_INVALID;
+    }
     if (t.passed + t.failed == 0) {
         fprintf(stderr, "ksched conformance: no scenario found%s%s%s\n",
                 o.filter ? " matching '" : "", o.filter ? o.filter : "",

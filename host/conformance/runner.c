@@ -7,6 +7,7 @@
 
 #include "cluster/cache.h"
 #include "base/intern.h"
+#include "framework/batch.h"
 #include "framework/generation.h"
 #include "framework/scheduler.h"
 #include "framework/status.h"
@@ -201,9 +202,24 @@ static int fill_cache(ks_scenario_t *sc, ks_cache_t *cache, ks_error_t *err)
     return 0;
 }
 
+/* Add the scheduler's batching counts to the caller's and free it. */
+static void scheduler_done(ks_scheduler_t *s, const ks_conf_run_opts_t *o)
+{
+    ks_sched_stats_t st;
+    if (s == NULL)
+        return;
+    st = ks_scheduler_stats(s);
+    if (o->batch_reused)
+        *o->batch_reused += st.batch_reused;
+    if (o->batch_mismatches)
+        *o->batch_mismatches += st.batch_mismatches;
+    ks_scheduler_free(s);
+}
+
 int ks_conformance_run(ks_scenario_t *sc, const ks_conf_run_opts_t *o,
                        ks_conf_results_t *got, ks_error_t *err)
 {
+    ks_scheduler_t *s = NULL;
     ks_generation_opts_t go;
     ks_generation_t *gen = NULL;
     ks_cache_t *cache = NULL;
@@ -254,13 +270,13 @@ int ks_conformance_run(ks_scenario_t *sc, const ks_conf_run_opts_t *o,
     so.run_all_filters = 1;
     so.score_single_node = 1;
     so.percentage_override = 100;
+    so.batching = o->batching;
     so.obs.deleted = on_deleted;
     so.obs.ud = &ctx;
 
     for (i = 0; i < sc->n_schedule; i++) {
         ks_pod_t *pod = sc->schedule[i];
         ks_conf_result_t *g = ks_conf_results_append(got);
-        ks_scheduler_t *s;
         ks_error_t e = {0};
         const char *target;
 
@@ -271,10 +287,12 @@ int ks_conformance_run(ks_scenario_t *sc, const ks_conf_run_opts_t *o,
             goto done;
         }
         pod->scheduler_name = profile;
-        /* A scheduler per pod: nothing but the cache carries over from one
-         * pod to the next (in particular no nomination: a preemptor is bound
-         * to its nominated node right away). */
-        if ((s = ks_scheduler_new(gen, cache, &so)) == NULL) {
+        /* A scheduler per pod, or (batching) kept while pods are simply
+         * bound: nothing but the cache and the batching results carries
+         * over from one pod to the next (in particular no nomination: a
+         * preemptor is bound to its nominated node right away, and the
+         * next pod gets a new scheduler). */
+        if (s == NULL && (s = ks_scheduler_new(gen, cache, &so)) == NULL) {
             ks_pod_free(pod);
             rc = ks_error_set(err, KS_ENOMEM, "out of memory");
             goto done;
@@ -282,7 +300,11 @@ int ks_conformance_run(ks_scenario_t *sc, const ks_conf_run_opts_t *o,
         ctx.cur = g;
         rc = ks_scheduler_try(s, pod, on_cycle, &ctx, &e);
         ctx.cur = NULL;
-        ks_scheduler_free(s);
+        if (o->batching == KS_BATCHING_OFF || rc != 0 || ctx.oom ||
+            g->error || g->selected == NULL || g->nominated) {
+            scheduler_done(s, o);
+            s = NULL;
+        }
         if (ctx.oom) {
             ks_pod_free(pod);
             rc = ks_error_set(err, KS_ENOMEM, "out of memory");
@@ -309,6 +331,7 @@ int ks_conformance_run(ks_scenario_t *sc, const ks_conf_run_opts_t *o,
     }
     rc = 0;
 done:
+    scheduler_done(s, o);
     ks_cache_free(cache);
     ks_generation_unref(gen);
     return rc;

@@ -29,6 +29,15 @@ typedef struct ks_conf_run_opts {
     size_t n_plugin_dirs;
     int no_default_path; /* search only plugin_dirs */
     int parallelism;     /* > 0 overrides the config's */
+    /* Opportunistic batching (framework/batch.h): KS_BATCHING_ON (0) or
+     * _VERIFY keep one scheduler from a pod to the next while each pod is
+     * simply bound to its selected node (a new one after a preemption, an
+     * unschedulable pod or an error), so a pod may reuse the previous
+     * pod's results; _OFF: a new scheduler per pod. */
+    int batching;
+    /* When not NULL: the nodes whose results were reused (compared, under
+     * verify) and the differences verify found are added to them. */
+    unsigned long long *batch_reused, *batch_mismatches;
 } ks_conf_run_opts_t;
 
 /* 0 when the scenario ran (a pod whose cycle failed is recorded in its

@@ -1,0 +1,175 @@
+/*
+ * Opportunistic batching (framework/batch.h) through the scheduler with
+ * the default plugins: identical pods in a row reuse the previous cycle's
+ * per-node results; a node added or an unrelated pod bound elsewhere
+ * between them drops the reuse for the next pod; and every decision is
+ * the one the unbatched path makes (--batching off), with verify mode
+ * comparing each result batching would reuse and finding no difference.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/intern.h"
+#include "framework/batch.h"
+#include "framework/generation.h"
+#include "framework/scheduler.h"
+#include "fw_testlib.h"
+
+#define NODE(name, cpu, mem)                                                   \
+    "---\napiVersion: v1\nkind: Node\nmetadata: {name: " name               \
+    ", labels: {kubernetes.io/hostname: " name "}}\n"                         \
+    "status: {allocatable: {cpu: '" cpu "', memory: " mem ", pods: '110'}}\n"
+
+#define POD(name)                                                              \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name                  \
+    ", namespace: default}\n"                                                  \
+    "spec: {containers: [{name: c, image: busybox, resources: {requests: "    \
+    "{cpu: 500m, memory: 512Mi}}}]}\n"
+
+#define CLUSTER                                                                \
+    NODE("n1", "4", "8Gi") NODE("n2", "8", "16Gi") NODE("n3", "6", "8Gi")      \
+    NODE("n4", "8", "8Gi")                                                     \
+    POD("a1") POD("a2") POD("a3") POD("a4") POD("a5") POD("a6")                \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: other, namespace: "     \
+    "default, labels: {app: other}}\n"                                         \
+    "spec: {containers: [{name: c, image: nginx, resources: {requests: "      \
+    "{cpu: '2', memory: 2Gi}}}]}\n"
+
+#define NEW_NODE NODE("n5", "16", "32Gi")
+
+typedef struct run {
+    char bound[512];
+    /* reuse counted during each pod's cycle */
+    unsigned long long reused[6];
+    unsigned long long mismatches;
+} run_t;
+
+static void on_bound(void *ud, const ks_pod_t *pod, const char *node)
+{
+    run_t *r = ud;
+    size_t l = strlen(r->bound);
+    snprintf(r->bound + l, sizeof r->bound - l, "%s->%s;", pod->name, node);
+}
+
+/* Schedule a1..a6 one at a time; n5 is added after a2, `other` bound to
+ * the node a3 did not go to (n1 unless a3 went there, then n2) after a3. */
+static void run_mode(int mode, run_t *r)
+{
+    static const char *const names[] = {"a1", "a2", "a3", "a4", "a5", "a6"};
+    tl_world_t w;
+    ks_generation_t *g = tl_generation(NULL);
+    ks_scheduler_t *s;
+    ks_sched_opts_t so;
+    ks_manifest_t m2;
+    ks_error_t err = {0};
+    unsigned long long before;
+    size_t i;
+
+    memset(r, 0, sizeof *r);
+    tl_world_init(&w, CLUSTER);
+    memset(&m2, 0, sizeof m2);
+    ck_assert_int_eq(ks_manifest_load_string(&m2, "n5.yaml", NEW_NODE,
+                                             strlen(NEW_NODE),
+                                             ks_intern_global(), NULL, &err),
+                     0);
+    memset(&so, 0, sizeof so);
+    so.deterministic = 1;
+    so.batching = mode;
+    so.obs.bound = on_bound;
+    so.obs.ud = r;
+    s = ks_scheduler_new(g, w.cache, &so);
+    ck_assert_ptr_nonnull(s);
+    for (i = 0; i < 6; i++) {
+        if (i == 2) { /* a node added */
+            ks_cluster_event_t ev = {KS_RES_NODE, KS_ACT_ADD};
+            ck_assert_int_eq(ks_cache_add_node(w.cache, m2.nodes[0], &err), 0);
+            m2.nodes[0] = NULL;
+            ks_scheduler_on_event(s, ev);
+        }
+        if (i == 3) { /* an unrelated pod bound elsewhere */
+            ks_cluster_event_t ev = {KS_RES_POD, KS_ACT_ADD};
+            ks_pod_t *o = tl_world_take_pod(&w, "other");
+            o->node_name = ks_intern_str(
+                ks_intern_global(), strstr(r->bound, "a3->n1;") ? "n2" : "n1");
+            ck_assert_int_eq(ks_cache_add_pod(w.cache, o, &err), 0);
+            ks_scheduler_on_event(s, ev);
+        }
+        before = ks_scheduler_stats(s).batch_reused;
+        ck_assert_int_eq(
+            ks_scheduler_add_pod(s, tl_world_take_pod(&w, names[i])), 0);
+        while (ks_scheduler_step(s))
+            ;
+        r->reused[i] = ks_scheduler_stats(s).batch_reused - before;
+    }
+    r->mismatches = ks_scheduler_stats(s).batch_mismatches;
+    ks_scheduler_free(s);
+    ks_generation_unref(g);
+    ks_manifest_free(&m2);
+    tl_world_free(&w);
+}
+
+START_TEST(test_batched_equals_unbatched)
+{
+    run_t off, on, verify;
+    run_mode(KS_BATCHING_OFF, &off);
+    run_mode(KS_BATCHING_ON, &on);
+    run_mode(KS_BATCHING_VERIFY, &verify);
+    /* every pod bound, the same node in every mode */
+    {
+        const char *p = off.bound;
+        int n = 0;
+        while ((p = strstr(p, "->")) != NULL)
+            n++, p += 2;
+        ck_assert_int_eq(n, 6);
+    }
+    ck_assert_str_eq(on.bound, off.bound);
+    ck_assert_str_eq(verify.bound, off.bound);
+    ck_assert_uint_eq(verify.mismatches, 0);
+    ck_assert_uint_eq(on.mismatches, 0);
+    /* off: nothing reused */
+    ck_assert_uint_eq(off.reused[1] + off.reused[4] + off.reused[5], 0);
+}
+END_TEST
+
+START_TEST(test_reuse_and_invalidation)
+{
+    run_t on, verify;
+    int k;
+    run_mode(KS_BATCHING_ON, &on);
+    run_mode(KS_BATCHING_VERIFY, &verify);
+    for (k = 0; k < 2; k++) {
+        const run_t *r = k ? &verify : &on;
+        /* a1: nothing kept yet */
+        ck_assert_uint_eq(r->reused[0], 0);
+        /* a2 follows an identical pod: reuses (the nodes a1 did not go
+         * to: 3 Filter verdicts and 3 nodes' scores) */
+        ck_assert_uint_eq(r->reused[1], 6);
+        /* a3 after a node was added: nothing reused */
+        ck_assert_uint_eq(r->reused[2], 0);
+        /* a4 after an unrelated pod was bound elsewhere: nothing */
+        ck_assert_uint_eq(r->reused[3], 0);
+        /* a5, a6: identical pods again, with 5 nodes */
+        ck_assert_uint_eq(r->reused[4], 8);
+        ck_assert_uint_eq(r->reused[5], 8);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *su = suite_create("batching");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_batched_equals_unbatched);
+    tcase_add_test(tc, test_reuse_and_invalidation);
+    suite_add_tcase(su, tc);
+    sr = srunner_create(su);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
