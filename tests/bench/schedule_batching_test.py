@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""`ksched schedule --batching off|on|verify` decide alike.
+
+Two inputs: a small hand-made cluster (identical pods in a row, which
+reuse; a different pod bound elsewhere between them, after which the next
+identical pod starts afresh) and the bench's SchedulingBasic and
+SchedulingNodeAffinity manifests at 300 nodes / 600 pods (written by
+ksched-bench --write-manifests). For each, the output of
+`ksched schedule --deterministic` is the same in all three modes (diffed),
+verify compares some results and finds no difference (exit 0, and exit 8
+is documented for a difference).
+
+usage: schedule_batching_test.py KSCHED KSCHED_BENCH PLUGIN_DIR
+"""
+import difflib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def node(name, cpu):
+    return ("---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, labels: "
+            "{kubernetes.io/hostname: %s}}\nstatus: {allocatable: {cpu: '%s', "
+            "memory: 16Gi, pods: '110'}}\n" % (name, name, cpu))
+
+
+def pod(name, cpu, extra=""):
+    return ("---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: "
+            "default}\nspec: {%scontainers: [{name: c, image: busybox, "
+            "resources: {requests: {cpu: '%s', memory: 256Mi}}}]}\n"
+            % (name, extra, cpu))
+
+
+HAND = (node("n1", "4") + node("n2", "8") + node("n3", "6") + node("n4", "2")
+        + pod("a1", "500m") + pod("a2", "500m")
+        + pod("b", "1", "nodeSelector: {kubernetes.io/hostname: n4}, ")
+        + pod("a3", "500m") + pod("a4", "500m") + pod("a5", "500m"))
+
+SUMMARY = re.compile(r"^ksched schedule: batching verify: (\d+) node results "
+                     r"compared, (\d+) differences$", re.M)
+
+
+def schedule(ksched, plugins, args, mode):
+    return subprocess.run([ksched, "schedule", "--plugin-dir", plugins,
+                           "--no-default-plugin-path", "--deterministic",
+                           "--batching", mode] + args,
+                          capture_output=True, text=True, timeout=600)
+
+
+def check(label, ksched, plugins, args, failures):
+    runs = {m: schedule(ksched, plugins, args, m)
+            for m in ("off", "on", "verify")}
+    off = runs["off"]
+    if off.returncode != 0:
+        failures.append("%s: off exits %d: %s" % (label, off.returncode,
+                                                   off.stderr[-500:]))
+    for m in ("on", "verify"):
+        r = runs[m]
+        if r.returncode != off.returncode:
+            failures.append("%s: %s exits %d, off %d" % (
+                label, m, r.returncode, off.returncode))
+        if r.stdout != off.stdout:
+            failures.append("%s: %s decides otherwise than off:\n%s" % (
+                label, m, "".join(difflib.unified_diff(
+                    off.stdout.splitlines(True), r.stdout.splitlines(True),
+                    "off", m))[:3000]))
+    s = SUMMARY.search(runs["verify"].stderr)
+    if s is None:
+        failures.append("%s: verify printed no summary: %s" % (
+            label, runs["verify"].stderr[-500:]))
+    else:
+        print("%s: %s node results compared, %s differences" % (
+            label, s.group(1), s.group(2)))
+        if int(s.group(1)) == 0:
+            failures.append("%s: verify compared nothing" % label)
+        if int(s.group(2)) != 0:
+            failures.append("%s: verify found differences" % label)
+    return off.stdout
+
+
+def main():
+    ksched, bench, plugins = sys.argv[1:4]
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        hand = os.path.join(tmp, "hand.yaml")
+        with open(hand, "w") as f:
+            f.write(HAND)
+        out = check("hand", ksched, plugins, ["--cluster", hand], failures)
+        # b went to n4 (its selector), the others elsewhere: all bound
+        for p in ("a1", "a2", "a3", "a4", "a5"):
+            if not re.search(r"default/%s\s+n[123]\b" % p, out):
+                failures.append("hand: %s not bound to n1-n3:\n%s" % (p, out))
+        if not re.search(r"default/b\s+n4\b", out):
+            failures.append("hand: b not bound to n4:\n%s" % out)
+        man = os.path.join(tmp, "m")
+        subprocess.run([bench, "--write-manifests", man, "--no-run",
+                        "--nodes", "300", "--pods", "600", "--percentage",
+                        "0", "--parallelism", "1",
+                        "--workload", "SchedulingBasic/500Nodes",
+                        "--workload", "SchedulingNodeAffinity"],
+                       check=True, capture_output=True, timeout=120)
+        cfg = os.path.join(man, "config-pct0-par1.yaml")
+        for y in sorted(os.listdir(man)):
+            if y.startswith("config"):
+                continue
+            check(y, ksched, plugins, ["--cluster", os.path.join(man, y),
+                                       "--config", cfg], failures)
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
