@@ -442,6 +442,8 @@ def hot_swap(ksched, plugin_build_dir, faulty_dir, profile, tmp, variant,
             st, _ = request(srv, "POST", "/api/v1/nodes", node_obj(n))
             check(st == 201, "%s: node %s created" % (what, n))
         watch = Watch(srv)
+        # The watch is connected before the first pod can bind.
+        kt.wait_for("the bindings watch", lambda: watch.segments >= 1, 30)
         stream = Stream(srv, "s-" + variant.replace("_", "-"))
         good = kt.wait_for("probation", lambda: debug_plugins(srv).get(
             "faults", {}).get("generationPassedProbation"), 30)
