@@ -892,7 +892,12 @@ static ks_code_t dp_prepare(dp_run_t *r, const dp_candidate_t *c,
         ks_waiting_pod_t *wp = api->waiting_pod_get(r->h, v->uid);
         char msg[512];
         if (wp != NULL) {
-            api->waiting_pod_reject(wp, DP_NAME, "preempted");
+            /* As itself: since ABI 1.1 a name that is no Permit plugin of
+             * the victim's profile is refused. */
+            if (KS_API_HAS(api, waiting_pod_reject_as))
+                api->waiting_pod_reject_as(r->h, wp, "preempted");
+            else
+                api->waiting_pod_reject(wp, DP_NAME, "preempted");
         } else if (api->delete_pod(r->h, v) != 0) {
             api->status_reasonf(st, "preemption: deleting pod %s/%s failed",
                                 v->ns, v->name);
