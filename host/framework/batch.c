@@ -353,8 +353,9 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
             st.code = KS_SUCCESS;
             st.plugin = NULL;
             st.n_reasons = 0;
-            slot = ks_call_enter(in->call_id, KS_EP_SCORE, in->deadline_ms,
-                                 j->pod, j->pod->ns, j->pod->name);
+            slot = ks_call_enter_if(in->record_hot, in->call_id,
+                                    KS_EP_SCORE, in->deadline_ms, j->pod,
+                                    j->pod->ns, j->pod->name);
             c = in->d->score_with_state
                     ? in->d->score_with_state(in->self, j->cs, state[p],
                                               j->pod, ni, &v, &st)

@@ -16,20 +16,22 @@
 
 static ks_call_board_t private_board = {.magic = KS_BOARD_MAGIC,
                                         .size = sizeof(ks_call_board_t)};
-static ks_call_board_t *board = &private_board;
+ks_call_board_t *ks_call_board_current_ = &private_board;
 /* A thread that finds every slot taken shares this one (names no one). */
 static ks_board_slot_t spare_slot;
-static _Thread_local ks_board_slot_t *my_slot;
+_Thread_local ks_board_slot_t *ks_call_my_slot_
+    __attribute__((tls_model("initial-exec")));
 static _Thread_local int my_slot_idx = -1;
 
-ks_call_board_t *ks_call_board(void) { return board; }
-
-int ks_call_board_shared(void) { return board != &private_board; }
+int ks_call_board_shared(void)
+{
+    return ks_call_board_current_ != &private_board;
+}
 
 void ks_call_board_use(ks_call_board_t *b)
 {
-    board = b ? b : &private_board;
-    my_slot = NULL;
+    ks_call_board_current_ = b ? b : &private_board;
+    ks_call_my_slot_ = NULL;
     my_slot_idx = -1;
 }
 
@@ -52,19 +54,20 @@ void ks_call_board_unmap(ks_call_board_t *b)
         munmap(b, sizeof *b);
 }
 
-ks_board_slot_t *ks_call_slot_self(void)
+ks_board_slot_t *ks_call_slot_take_(void)
 {
+    ks_call_board_t *b = ks_call_board();
     uint32_t i;
-    if (my_slot)
-        return my_slot;
-    i = atomic_fetch_add_explicit(&board->n_slots, 1, memory_order_relaxed);
+    if (ks_call_my_slot_)
+        return ks_call_my_slot_;
+    i = atomic_fetch_add_explicit(&b->n_slots, 1, memory_order_relaxed);
     if (i < KS_BOARD_SLOTS) {
-        my_slot = &board->slots[i];
+        ks_call_my_slot_ = &b->slots[i];
         my_slot_idx = (int)i;
     } else {
-        my_slot = &spare_slot;
+        ks_call_my_slot_ = &spare_slot;
     }
-    return my_slot;
+    return ks_call_my_slot_;
 }
 
 void ks_call_slot_set_pod_(ks_board_slot_t *s, const void *pod_ptr,
@@ -94,8 +97,9 @@ uint32_t ks_call_board_register(const char *name, const char *version,
                                 const char *file, uint64_t hash,
                                 uint64_t generation, int in_tree)
 {
-    uint32_t n = atomic_load_explicit(&board->n_plugins, memory_order_relaxed);
-    ks_board_plugin_t *p = &board->plugins[n % KS_BOARD_PLUGINS];
+    ks_call_board_t *b = ks_call_board();
+    uint32_t n = atomic_load_explicit(&b->n_plugins, memory_order_relaxed);
+    ks_board_plugin_t *p = &b->plugins[n % KS_BOARD_PLUGINS];
     memset(p, 0, sizeof *p);
     copy_str(p->name, sizeof p->name, name);
     copy_str(p->version, sizeof p->version, version);
@@ -103,7 +107,7 @@ uint32_t ks_call_board_register(const char *name, const char *version,
     p->hash = hash;
     p->generation = generation;
     p->in_tree = in_tree != 0;
-    atomic_store_explicit(&board->n_plugins, n + 1, memory_order_release);
+    atomic_store_explicit(&b->n_plugins, n + 1, memory_order_release);
     /* Indexes are positions in the ring, + 1. A registration overwritten
      * by wrapping names the newer instance: 1,024 instances later. */
     return (n % KS_BOARD_PLUGINS) + 1;
@@ -296,11 +300,12 @@ static void *watchdog_main(void *ud)
         struct timespec d = {0, (long)w->tick_ms * 1000000L};
         int i;
         nanosleep(&d, NULL);
-        i = ks_deadline_scan(board, &st, mono_ms());
+        i = ks_deadline_scan(ks_call_board(), &st, mono_ms());
         if (i >= 0) {
             ks_board_fault_t f;
             char line[1024];
-            ks_call_board_fault_from_slot(board, (size_t)i, KS_FAULT_DEADLINE,
+            ks_call_board_fault_from_slot(ks_call_board(), (size_t)i,
+                                          KS_FAULT_DEADLINE,
                                           0, &f);
             ks_board_fault_describe(&f, line, sizeof line);
             fprintf(stderr, "ksched: %s\n", line);
@@ -348,7 +353,7 @@ static _Thread_local int crashing_here;
 
 static void on_crash(int signo, siginfo_t *si, void *uc)
 {
-    ks_board_slot_t *s = my_slot;
+    ks_board_slot_t *s = ks_call_my_slot_;
     int idx = my_slot_idx;
     uint64_t seq = s ? atomic_load_explicit(&s->seq, memory_order_relaxed) : 0;
     int in_call = s != NULL && (seq & 1) != 0;
@@ -367,13 +372,15 @@ static void on_crash(int signo, siginfo_t *si, void *uc)
         for (;;)
             pause();
     }
-    atomic_store(&board->crash_signo, signo);
-    atomic_store(&board->crash_in_call, (uint32_t)(in_call && idx >= 0));
-    atomic_store(&board->crash_seq, seq);
-    atomic_store(&board->crash_slot, idx + 1);
+    atomic_store(&ks_call_board()->crash_signo, signo);
+    atomic_store(&ks_call_board()->crash_in_call,
+                 (uint32_t)(in_call && idx >= 0));
+    atomic_store(&ks_call_board()->crash_seq, seq);
+    atomic_store(&ks_call_board()->crash_slot, idx + 1);
     if (in_call && idx >= 0) {
         const ks_board_plugin_t *p = ks_call_board_plugin(
-            board, atomic_load_explicit(&s->plugin, memory_order_relaxed));
+            ks_call_board(),
+            atomic_load_explicit(&s->plugin, memory_order_relaxed));
         const char *sig = sigabbrev_np(signo);
         put("ksched: plugin \"");
         put(p ? p->name : "?");

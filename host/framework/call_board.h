@@ -134,8 +134,17 @@ typedef struct ks_call_board {
     ks_board_fault_t faults[KS_BOARD_FAULTS];
 } ks_call_board_t;
 
-/* The board of this process: a private one until ks_call_board_use(). */
-ks_call_board_t *ks_call_board(void);
+/* The board of this process: a private one until ks_call_board_use().
+ * (Inline: every plugin call reads it. Initial-exec TLS: the host is
+ * linked into executables only, never dlopen'ed.) */
+extern ks_call_board_t *ks_call_board_current_;
+static inline ks_call_board_t *ks_call_board(void)
+{
+    return ks_call_board_current_;
+}
+extern _Thread_local ks_board_slot_t *ks_call_my_slot_
+    __attribute__((tls_model("initial-exec")));
+ks_board_slot_t *ks_call_slot_take_(void);
 /* Use `b` (a shared mapping set up by the supervisor) from now on. Call
  * before any plugin is loaded, on the main thread. */
 void ks_call_board_use(ks_call_board_t *b);
@@ -162,7 +171,11 @@ const ks_board_plugin_t *ks_call_board_plugin(const ks_call_board_t *b,
 
 /* This thread's slot (handed out on first use; a shared spare slot when
  * all are taken, which then names no culprit). */
-ks_board_slot_t *ks_call_slot_self(void);
+static inline ks_board_slot_t *ks_call_slot_self(void)
+{
+    ks_board_slot_t *s = ks_call_my_slot_;
+    return s ? s : ks_call_slot_take_();
+}
 
 /* A new pod may be handed to plugin calls: slots re-copy the pod's name at
  * their next call. Loop thread, once per scheduling or binding step. */
@@ -198,8 +211,24 @@ static inline ks_board_slot_t *ks_call_enter(uint32_t plugin, uint32_t point,
     return s;
 }
 
+/* ks_call_enter when `rec`, else nothing (NULL); ks_call_leave takes
+ * either. For the per-node calls of ksched's own plugins without a
+ * deadline, which are not recorded (framework.h: record_hot). */
+static inline ks_board_slot_t *ks_call_enter_if(int rec, uint32_t plugin,
+                                                uint32_t point,
+                                                uint32_t deadline_ms,
+                                                const void *pod_ptr,
+                                                const char *ns,
+                                                const char *name)
+{
+    return rec ? ks_call_enter(plugin, point, deadline_ms, pod_ptr, ns, name)
+               : NULL;
+}
+
 static inline void ks_call_leave(ks_board_slot_t *s)
 {
+    if (s == NULL)
+        return;
     atomic_store_explicit(
         &s->seq, atomic_load_explicit(&s->seq, memory_order_relaxed) + 1,
         memory_order_release);

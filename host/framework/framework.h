@@ -159,6 +159,12 @@ typedef struct ks_plugin_inst {
      * the deadline of each of its calls in ms (0: none). */
     uint32_t call_id;
     uint32_t deadline_ms;
+    /* Record the per-node calls too (Filter, Score, AddPod/RemovePod,
+     * QueueSort's less): for plugins not shipped with ksched, and for any
+     * plugin given a deadline. ksched's own plugins are recorded at their
+     * once-per-cycle calls only: a few stores per call are a measurable
+     * share of their cheapest calls (README, Fault isolation). */
+    int record_hot;
     /* EnqueueExtensions, asked once after create: every_event when the
      * plugin has no events_to_register or lists more than fit. */
     int every_event;

@@ -429,6 +429,7 @@ static int create_all(ks_framework_t *fw, const ks_profile_config_t *prof,
             in->name, in->d->version, in->lp->path, in->lp->hash,
             ks_call_board_building(), own);
         in->deadline_ms = ks_deadline_for(in->name, own);
+        in->record_hot = !own || in->deadline_ms != 0;
         if (in->d->create == NULL) {
             in->created = 1;
             cache_events(in);

@@ -64,12 +64,13 @@ static void timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
 }
 
 /* `c = call`, recorded on the call board (call_board.h) as plugin `in`'s
- * call at `ep` for `pod`, and when `on`, the call timed and reported as plugin `in`'s
- * at `ep` with the code it returned. Off, it costs one branch. */
-#define TIMED(on, fw, in, pod, ep, c, call)                                    \
+ * call at `ep` for `pod` when `rec`, and when `on`, the call timed and
+ * reported as plugin `in`'s at `ep` with the code it returned. Off, it
+ * costs one branch. */
+#define TIMED_REC(rec, on, fw, in, pod, ep, c, call)                           \
     do {                                                                       \
-        ks_board_slot_t *slot_ = ks_call_enter(                                \
-            (in)->call_id, (ep), (in)->deadline_ms, (pod), (pod)->ns,          \
+        ks_board_slot_t *slot_ = ks_call_enter_if(                             \
+            (rec), (in)->call_id, (ep), (in)->deadline_ms, (pod), (pod)->ns,   \
             (pod)->name);                                                      \
         if (on) {                                                              \
             double t0_ = ks_fw_mono_seconds();                                 \
@@ -80,6 +81,14 @@ static void timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
         }                                                                      \
         ks_call_leave(slot_);                                                  \
     } while (0)
+
+/* Once-per-cycle calls: always recorded. */
+#define TIMED(on, fw, in, pod, ep, c, call)                                    \
+    TIMED_REC(1, on, fw, in, pod, ep, c, call)
+/* Per-node calls (Filter, Score, AddPod/RemovePod): recorded for plugins
+ * not shipped with ksched or with a deadline (framework.h: record_hot). */
+#define TIMED_HOT(on, fw, in, pod, ep, c, call)                                \
+    TIMED_REC((in)->record_hot, on, fw, in, pod, ep, c, call)
 
 /* The same for plugin functions that return nothing (reported Success). */
 #define TIMED_VOID(on, fw, in, pod, ep, call)                                  \
@@ -205,8 +214,10 @@ int ks_fw_less(ks_framework_t *fw, const ks_queued_pod_t *a,
                const ks_queued_pod_t *b)
 {
     ks_plugin_inst_t *in = fw->points[KS_EP_QUEUE_SORT][0].inst;
-    ks_board_slot_t *slot = ks_call_enter(in->call_id, KS_EP_QUEUE_SORT,
-                                          in->deadline_ms, NULL, NULL, NULL);
+    ks_board_slot_t *slot = ks_call_enter_if(in->record_hot, in->call_id,
+                                             KS_EP_QUEUE_SORT,
+                                             in->deadline_ms, NULL, NULL,
+                                             NULL);
     int r = in->d->less(in->self, a, b);
     ks_call_leave(slot);
     return r;
@@ -378,7 +389,7 @@ ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
         one.code = KS_SUCCESS;
         one.plugin = NULL;
         one.n_reasons = 0;
-        TIMED(on, fw, in, pod, KS_EP_FILTER, c,
+        TIMED_HOT(on, fw, in, pod, KS_EP_FILTER, c,
               call_filter(in, cs, pod, ni, &one));
         if (c == KS_SUCCESS)
             continue;
@@ -429,11 +440,11 @@ static ks_code_t run_prefilter_ext(ks_framework_t *fw, ks_cycle_state_t *cs,
         if (skipped)
             continue;
         if (add) {
-            TIMED(on, fw, in, pod, KS_FW_EP_PREFILTER_ADD_POD, c,
+            TIMED_HOT(on, fw, in, pod, KS_FW_EP_PREFILTER_ADD_POD, c,
                   in->d->pre_filter_add_pod(in->self, cs, pod, other, ni,
                                             st));
         } else {
-            TIMED(on, fw, in, pod, KS_FW_EP_PREFILTER_REMOVE_POD, c,
+            TIMED_HOT(on, fw, in, pod, KS_FW_EP_PREFILTER_REMOVE_POD, c,
                   in->d->pre_filter_remove_pod(in->self, cs, pod, other, ni,
                                                st));
         }
@@ -673,7 +684,7 @@ static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             ks_code_t c;
             st.n_reasons = 0;
             st.code = KS_SUCCESS;
-            TIMED(on, j->fw, in, j->pod, KS_EP_SCORE, c,
+            TIMED_HOT(on, j->fw, in, j->pod, KS_EP_SCORE, c,
                   in->d->score_with_state
                       ? in->d->score_with_state(in->self, j->cs, state,
                                                 j->pod, j->nodes[k], &s, &st)
