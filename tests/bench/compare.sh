@@ -49,7 +49,7 @@ if [ ! -f "$wt/build/build.ninja" ]; then
     meson setup "$wt/build" "$wt" --buildtype=release >/dev/null
 fi
 echo "building base $rev" >&2
-ninja -C "$wt/build" -j2 tests/bench/ksched-bench ksched >/dev/null
+ninja -C "$wt/build" -j2 tests/bench/ksched-bench host/ksched >/dev/null
 ninja -C "$wt/build" -j2 >/dev/null
 
 nb=${NEW_BUILD:-}
