@@ -5,34 +5,7 @@
 
 #include <stddef.h>
 
-static int labels_equal(ks_labels_t a, ks_labels_t b)
-{
-    uint32_t i, j;
-    if (a.n != b.n)
-        return 0;
-    for (i = 0; i < a.n; i++) {
-        for (j = 0; j < b.n; j++)
-            if (a.items[i].key == b.items[j].key)
-                break;
-        if (j == b.n || a.items[i].value != b.items[j].value)
-            return 0;
-    }
-    return 1;
-}
-
-static int tolerations_equal(const ks_pod_t *a, const ks_pod_t *b)
-{
-    uint32_t i;
-    if (a->n_tolerations != b->n_tolerations)
-        return 0;
-    for (i = 0; i < a->n_tolerations; i++) {
-        const ks_toleration_t *x = &a->tolerations[i], *y = &b->tolerations[i];
-        if (x->key != y->key || x->op != y->op || x->value != y->value ||
-            x->effect != y->effect)
-            return 0;
-    }
-    return 1;
-}
+#include "ksched/helpers.h"
 
 static int64_t scalar_of(const ks_resources_t *r, const char *name)
 {
@@ -59,28 +32,15 @@ static int scaled_down(const ks_resources_t *old, const ks_resources_t *n)
 uint32_t ks_cluster_event_pod_update(const ks_pod_t *old, const ks_pod_t *n)
 {
     uint32_t act = KS_ACT_UPDATE;
-    if (!labels_equal(old->labels, n->labels))
+    if (!ks_labels_equal_interned(&old->labels, &n->labels))
         act |= KS_ACT_UPDATE_POD_LABEL;
-    if (!tolerations_equal(old, n))
+    if (!ks_pod_tolerations_equal(old, n))
         act |= KS_ACT_UPDATE_POD_TOLERATION;
     if (old->n_scheduling_gates > 0 && n->n_scheduling_gates == 0)
         act |= KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED;
     if (scaled_down(&old->requests, &n->requests))
         act |= KS_ACT_UPDATE_POD_SCALE_DOWN;
     return act;
-}
-
-static int taints_equal(const ks_node_t *a, const ks_node_t *b)
-{
-    uint32_t i;
-    if (a->n_taints != b->n_taints)
-        return 0;
-    for (i = 0; i < a->n_taints; i++)
-        if (a->taints[i].key != b->taints[i].key ||
-            a->taints[i].value != b->taints[i].value ||
-            a->taints[i].effect != b->taints[i].effect)
-            return 0;
-    return 1;
 }
 
 static int images_equal(const ks_node_t *a, const ks_node_t *b)
@@ -114,9 +74,10 @@ uint32_t ks_cluster_event_node_update(const ks_node_t *old,
     uint32_t act = 0;
     if (!resources_equal(&old->allocatable, &n->allocatable))
         act |= KS_ACT_UPDATE_NODE_ALLOCATABLE;
-    if (!labels_equal(old->labels, n->labels))
+    if (!ks_labels_equal_interned(&old->labels, &n->labels))
         act |= KS_ACT_UPDATE_NODE_LABEL;
-    if (!taints_equal(old, n) || old->unschedulable != n->unschedulable)
+    if (!ks_node_taints_equal(old, n) ||
+        old->unschedulable != n->unschedulable)
         act |= KS_ACT_UPDATE_NODE_TAINT;
     if (act != 0 || !images_equal(old, n))
         act |= KS_ACT_UPDATE;
@@ -142,7 +103,7 @@ static const char *node_label(uint32_t a, const ks_node_t *old,
         return "NodeLabelChange";
     if (a & KS_ACT_UPDATE_NODE_TAINT)
         return old && n && old->unschedulable != n->unschedulable &&
-                       taints_equal(old, n)
+                       ks_node_taints_equal(old, n)
                    ? "NodeSpecUnschedulableChange"
                    : "NodeTaintChange";
     if (a & KS_ACT_UPDATE_NODE_CONDITION)

@@ -355,44 +355,6 @@ static uint32_t pts_events_to_register(void *self, ks_cluster_event_t *out,
 
 /* --- QueueingHints (upstream v1.36) ------------------------------------- */
 
-static int pts_labels_equal(const ks_labels_t *a, const ks_labels_t *b)
-{
-    uint32_t i;
-    if (a->n != b->n)
-        return 0;
-    for (i = 0; i < a->n; i++)
-        if (ks_labels_get_interned(b, a->items[i].key) != a->items[i].value)
-            return 0;
-    return 1;
-}
-
-static int pts_tolerations_equal(const ks_pod_t *a, const ks_pod_t *b)
-{
-    uint32_t i;
-    if (a->n_tolerations != b->n_tolerations)
-        return 0;
-    for (i = 0; i < a->n_tolerations; i++) {
-        const ks_toleration_t *x = &a->tolerations[i], *y = &b->tolerations[i];
-        if (x->key != y->key || x->op != y->op || x->value != y->value ||
-            x->effect != y->effect)
-            return 0;
-    }
-    return 1;
-}
-
-static int pts_taints_equal(const ks_node_t *a, const ks_node_t *b)
-{
-    uint32_t i;
-    if (a->n_taints != b->n_taints)
-        return 0;
-    for (i = 0; i < a->n_taints; i++)
-        if (a->taints[i].key != b->taints[i].key ||
-            a->taints[i].value != b->taints[i].value ||
-            a->taints[i].effect != b->taints[i].effect)
-            return 0;
-    return 1;
-}
-
 /* upstream involvedInTopologySpreading: the pod itself, or an assigned pod
  * of its namespace. */
 static int pts_involved(const ks_pod_t *other, const ks_pod_t *pod)
@@ -432,12 +394,13 @@ static ks_queueing_hint_t pts_after_pod_change(void *self, const ks_pod_t *pod,
     if (pts_constraints_build(pl, pod, KS_DO_NOT_SCHEDULE, &c) != 0)
         return KS_QUEUE;
     if (old != NULL && mod != NULL) {
-        if (mod->uid == pod->uid && !pts_tolerations_equal(old, mod)) {
+        if (mod->uid == pod->uid && !ks_pod_tolerations_equal(old, mod)) {
             for (i = 0; i < c.n; i++)
                 if (c.items[i].taints_policy == KS_POLICY_HONOR)
                     h = KS_QUEUE;
         }
-        if (h == KS_QUEUE_SKIP && !pts_labels_equal(&old->labels, &mod->labels))
+        if (h == KS_QUEUE_SKIP &&
+            !ks_labels_equal_interned(&old->labels, &mod->labels))
             for (i = 0; i < c.n; i++)
                 if (ks_selector_matches_interned(c.items[i].selector, &old->labels) !=
                     ks_selector_matches_interned(c.items[i].selector, &mod->labels))
@@ -478,7 +441,7 @@ static ks_queueing_hint_t pts_after_node_change(void *self, const ks_pod_t *pod,
         if (old_m != mod_m) {
             h = KS_QUEUE;
         } else if (mod_m) {
-            if (!pts_taints_equal(old, mod))
+            if (!ks_node_taints_equal(old, mod))
                 h = KS_QUEUE;
             for (i = 0; i < c.n; i++) {
                 const char *k = c.items[i].topology_key;

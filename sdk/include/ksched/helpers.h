@@ -198,6 +198,14 @@ static inline int ks_labels_subset_interned(const ks_labels_t *want,
     return 1;
 }
 
+/* (since ABI 1.1) Do `a` and `b` hold the same key=value pairs, in any
+ * order? By address (both label sets from views; keys unique in each). */
+static inline int ks_labels_equal_interned(const ks_labels_t *a,
+                                           const ks_labels_t *b)
+{
+    return a->n == b->n && ks_labels_subset_interned(a, b);
+}
+
 /* NodeSelectorTerm match with the equality `by_address` selects. */
 static inline int ks_node_selector_term_matches_(const ks_node_selector_term_t *t,
                                                  const ks_node_t *node,
@@ -282,6 +290,37 @@ static inline int ks_tolerations_tolerate(const ks_toleration_t *tols,
         if (ks_toleration_tolerates(&tols[i], taint))
             return 1;
     return 0;
+}
+
+/* (since ABI 1.1) The same tolerations in the same order (key, operator,
+ * value and effect)? */
+static inline int ks_pod_tolerations_equal(const ks_pod_t *a,
+                                           const ks_pod_t *b)
+{
+    uint32_t i;
+    if (a->n_tolerations != b->n_tolerations)
+        return 0;
+    for (i = 0; i < a->n_tolerations; i++) {
+        const ks_toleration_t *x = &a->tolerations[i], *y = &b->tolerations[i];
+        if (x->key != y->key || x->op != y->op || x->value != y->value ||
+            x->effect != y->effect)
+            return 0;
+    }
+    return 1;
+}
+
+/* (since ABI 1.1) The same taints in the same order (key, value, effect)? */
+static inline int ks_node_taints_equal(const ks_node_t *a, const ks_node_t *b)
+{
+    uint32_t i;
+    if (a->n_taints != b->n_taints)
+        return 0;
+    for (i = 0; i < a->n_taints; i++)
+        if (a->taints[i].key != b->taints[i].key ||
+            a->taints[i].value != b->taints[i].value ||
+            a->taints[i].effect != b->taints[i].effect)
+            return 0;
+    return 1;
 }
 
 static inline const char *ks_taint_effect_name(ks_taint_effect_t e)
