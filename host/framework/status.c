@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/intern.h"
+#include "ksched/helpers.h"
 
 void ks_status_reset(ks_status_t *st)
 {
@@ -66,41 +67,23 @@ void ks_status_add_reasonf(ks_status_t *st, const char *fmt, ...)
 
 const char *ks_status_message(const ks_status_t *st, char *buf, size_t len)
 {
-    size_t off = 0;
-    unsigned i;
-    if (len == 0)
-        return buf;
-    buf[0] = '\0';
-    for (i = 0; i < st->n_reasons && off < len; i++)
-        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "",
-                                st->reasons[i]);
+    ks_strs_join(buf, len, st->reasons, st->n_reasons);
     return buf;
 }
 
 const char *ks_status_message_joined(const ks_status_t *st)
 {
-    size_t len = 0, off = 0;
-    unsigned i;
+    size_t len;
     char *buf;
     const char *in;
     if (st == NULL || st->n_reasons == 0)
         return "";
     if (st->n_reasons == 1)
         return st->reasons[0];
-    for (i = 0; i < st->n_reasons; i++)
-        len += strlen(st->reasons[i]) + 2;
-    if ((buf = malloc(len + 1)) == NULL)
+    len = ks_strs_join(NULL, 0, st->reasons, st->n_reasons) + 1;
+    if ((buf = malloc(len)) == NULL)
         return reason_oom;
-    for (i = 0; i < st->n_reasons; i++) {
-        size_t n = strlen(st->reasons[i]);
-        if (i) {
-            memcpy(buf + off, ", ", 2);
-            off += 2;
-        }
-        memcpy(buf + off, st->reasons[i], n);
-        off += n;
-    }
-    buf[off] = '\0';
+    ks_strs_join(buf, len, st->reasons, st->n_reasons);
     in = ks_intern_str(ks_intern_global(), buf);
     free(buf);
     return in ? in : reason_oom;

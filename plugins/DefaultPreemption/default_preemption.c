@@ -185,24 +185,12 @@ static int dp_reasons_push(dp_reasons_t *rs, const char *s)
  * NULL when out of memory. The caller frees the result. */
 static char *dp_reasons_join(const dp_reasons_t *rs)
 {
-    size_t len = 1, off = 0;
-    uint32_t i;
-    char *s;
-    for (i = 0; i < rs->n; i++)
-        len += strlen(rs->v[i]) + (i ? 2 : 0);
-    s = malloc(len);
+    const char *const *v = (const char *const *)rs->v;
+    size_t len = ks_strs_join(NULL, 0, v, rs->n) + 1;
+    char *s = malloc(len);
     if (s == NULL)
         return NULL;
-    for (i = 0; i < rs->n; i++) {
-        size_t n = strlen(rs->v[i]);
-        if (i) {
-            memcpy(s + off, ", ", 2);
-            off += 2;
-        }
-        memcpy(s + off, rs->v[i], n);
-        off += n;
-    }
-    s[off] = '\0';
+    ks_strs_join(s, len, v, rs->n);
     return s;
 }
 

@@ -475,6 +475,25 @@ static inline size_t ks_msg_append(char *buf, size_t len, size_t off,
     return off + n;
 }
 
+/* (since ABI 1.1) The `n` strings of `v` joined with ", " (upstream
+ * Status.Message()), written at buf as snprintf would (bounded, terminated
+ * when len > 0; buf may be NULL when len is 0); returns the length of the
+ * whole joined string, so a caller can size a buffer with a first call. */
+static inline size_t ks_strs_join(char *buf, size_t len,
+                                  const char *const *v, uint32_t n)
+{
+    size_t off = 0;
+    uint32_t i;
+    if (len > 0)
+        buf[0] = '\0';
+    for (i = 0; i < n; i++) {
+        if (i > 0)
+            off = ks_msg_append(buf, len, off, ", ");
+        off = ks_msg_append(buf, len, off, v[i]);
+    }
+    return off;
+}
+
 /* Upstream FitError.Error() (v1.24): "0/N nodes are available: C1 R1,
  * C2 R2." with the entries h[0..n) (distinct reasons) sorted by
  * ks_reason_count_cmp, then " POST" when post_msg is not empty. Sorts h.
