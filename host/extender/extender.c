@@ -362,6 +362,25 @@ static int answer_error(json_t *root, char *msg, size_t msg_len)
     return 0;
 }
 
+/* An answer that must be a `kind` object (ExtenderFilterResult, ...)
+ * without an Error: its document, or NULL with msg filled. */
+static json_t *load_answer(const char *body, size_t len, const char *kind,
+                           char *msg, size_t msg_len)
+{
+    json_t *root = load(body, len, msg, msg_len);
+    if (root == NULL)
+        return NULL;
+    if (!json_is_object(root)) {
+        snprintf(msg, msg_len, "invalid answer from the extender: not an "
+                               "%s object",
+                 kind);
+    } else if (!answer_error(root, msg, msg_len)) {
+        return root;
+    }
+    json_decref(root);
+    return NULL;
+}
+
 /* A FailedNodesMap (object name -> reason) into pairs. */
 static int failed_map(json_t *o, const char *field, ks_ext_pair_t **out,
                       size_t *n, char *msg, size_t msg_len)
@@ -404,17 +423,10 @@ int ks_extender_parse_filter(const ks_extender_config_t *e, const char *body,
     json_t *root, *names, *nodes;
     size_t i;
     memset(out, 0, sizeof *out);
-    root = load(body, len, msg, msg_len);
+    root = load_answer(body, len, "ExtenderFilterResult", msg, msg_len);
     if (root == NULL)
         return -1;
     out->doc_ = root;
-    if (!json_is_object(root)) {
-        snprintf(msg, msg_len, "invalid answer from the extender: not an "
-                               "ExtenderFilterResult object");
-        goto fail;
-    }
-    if (answer_error(root, msg, msg_len))
-        goto fail;
     names = json_object_get(root, "NodeNames");
     nodes = json_object_get(root, "Nodes");
     if (e->node_cache_capable && names && !json_is_null(names)) {
@@ -512,19 +524,14 @@ int ks_extender_parse_preemption(const char *body, size_t len,
                                  ks_ext_victims_fn fn, void *ud, char *msg,
                                  size_t msg_len)
 {
-    json_t *root = load(body, len, msg, msg_len), *map, *v;
+    json_t *root = load_answer(body, len, "ExtenderPreemptionResult", msg,
+                               msg_len),
+           *map, *v;
     const char **uids = NULL;
     const char *node;
     int rc = -1;
     if (root == NULL)
         return -1;
-    if (!json_is_object(root)) {
-        snprintf(msg, msg_len, "invalid answer from the extender: not an "
-                               "ExtenderPreemptionResult object");
-        goto out;
-    }
-    if (answer_error(root, msg, msg_len))
-        goto out;
     map = json_object_get(root, "NodeNameToMetaVictims");
     if (map != NULL && !json_is_null(map) && !json_is_object(map)) {
         snprintf(msg, msg_len, "invalid answer from the extender: "
@@ -576,19 +583,12 @@ out:
 int ks_extender_parse_binding(const char *body, size_t len, char *msg,
                               size_t msg_len)
 {
-    json_t *root = load(body, len, msg, msg_len);
-    int rc = 0;
+    json_t *root = load_answer(body, len, "ExtenderBindingResult", msg,
+                               msg_len);
     if (root == NULL)
         return -1;
-    if (!json_is_object(root)) {
-        snprintf(msg, msg_len, "invalid answer from the extender: not an "
-                               "ExtenderBindingResult object");
-        rc = -1;
-    } else if (answer_error(root, msg, msg_len)) {
-        rc = -1;
-    }
     json_decref(root);
-    return rc;
+    return 0;
 }
 
 /* --- HTTP --------------------------------------------------------------------------- */
