@@ -148,15 +148,11 @@ static ks_code_t balanced_score(void *self, ks_cycle_state_t *cs,
         pod, ni, score, st);
 }
 
-/* Opportunistic batching (upstream's resources signer): the requests,
- * with and without the non-zero defaults, and the overhead. */
+/* Opportunistic batching (upstream's resources signer). */
 static ks_code_t ba_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 {
     (void)self;
-    ks_sign_resources(sg, &pod->requests);
-    ks_sign_resources(sg, &pod->overhead);
-    ks_sign_i64(sg, pod->non_zero_milli_cpu);
-    ks_sign_i64(sg, pod->non_zero_memory);
+    ks_sign_pod_resources(sg, pod);
     return KS_SUCCESS;
 }
 

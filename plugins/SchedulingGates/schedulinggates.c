@@ -82,18 +82,6 @@ static uint32_t gates_events(void *self, ks_cluster_event_t *out,
     return 1;
 }
 
-/* QueueingHint (upstream isSchedulableAfterUpdatePodSchedulingGatesEliminated):
- * the pod's own gates are gone. */
-static ks_queueing_hint_t gates_after_update(void *self, const ks_pod_t *pod,
-                                             const void *old_obj,
-                                             const void *new_obj)
-{
-    const ks_pod_t *n = new_obj;
-    (void)self;
-    (void)old_obj;
-    return n != NULL && n->uid == pod->uid ? KS_QUEUE : KS_QUEUE_SKIP;
-}
-
 static uint32_t gates_events_v2(void *self, ks_cluster_event_hint_t *out,
                                 uint32_t cap)
 {
@@ -101,7 +89,9 @@ static uint32_t gates_events_v2(void *self, ks_cluster_event_hint_t *out,
     if (cap >= 1) {
         out[0].event.resource = KS_RES_POD;
         out[0].event.action = KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED;
-        out[0].hint = gates_after_update;
+        /* upstream isSchedulableAfterUpdatePodSchedulingGatesEliminated:
+         * the pod's own gates are gone */
+        out[0].hint = ks_hint_own_pod_update;
     }
     return 1;
 }

@@ -208,25 +208,15 @@ static ks_queueing_hint_t taint_tol_after_node(void *self,
     return was && !has_untolerated(pod, n) ? KS_QUEUE : KS_QUEUE_SKIP;
 }
 
-/* QueueingHint (upstream isSchedulableAfterPodTolerationChange): the
- * pod's own tolerations changed. */
-static ks_queueing_hint_t taint_tol_after_pod(void *self, const ks_pod_t *pod,
-                                              const void *old_obj,
-                                              const void *new_obj)
-{
-    const ks_pod_t *n = new_obj;
-    (void)self;
-    (void)old_obj;
-    return n != NULL && n->uid == pod->uid ? KS_QUEUE : KS_QUEUE_SKIP;
-}
-
 static uint32_t taint_tol_events_v2(void *self, ks_cluster_event_hint_t *out,
                                     uint32_t cap)
 {
     const ks_cluster_event_hint_t ev[] = {
         {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT},
          taint_tol_after_node},
-        {{KS_RES_POD, KS_ACT_UPDATE_POD_TOLERATION}, taint_tol_after_pod},
+        /* upstream isSchedulableAfterPodTolerationChange: the pod's own
+         * tolerations changed */
+        {{KS_RES_POD, KS_ACT_UPDATE_POD_TOLERATION}, ks_hint_own_pod_update},
     };
     uint32_t i;
     (void)self;

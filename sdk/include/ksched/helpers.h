@@ -556,6 +556,34 @@ static inline void ks_go_duration(uint64_t ms, char *buf, size_t len)
         snprintf(buf, len, "%llu%ss", (unsigned long long)sec, fs);
 }
 
+/* --- shared by several plugins -------------------------------------------- */
+
+/* (since ABI 1.1) A QueueingHint for an update of the pending pod itself
+ * (registered for a KS_RES_POD update action): Queue when the updated pod
+ * is `pod`, else QueueSkip. Upstream's hints for the pod's own scheduling
+ * gates going away and for its tolerations changing are this. */
+static inline ks_queueing_hint_t ks_hint_own_pod_update(void *self,
+                                                        const ks_pod_t *pod,
+                                                        const void *old_obj,
+                                                        const void *new_obj)
+{
+    const ks_pod_t *n = (const ks_pod_t *)new_obj;
+    (void)self;
+    (void)old_obj;
+    return n != NULL && n->uid == pod->uid ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* (since ABI 1.1) Opportunistic batching's resources signature (upstream's
+ * resources signer): the requests, with and without the non-zero defaults,
+ * and the overhead. */
+static inline void ks_sign_pod_resources(ks_signer_t *sg, const ks_pod_t *pod)
+{
+    ks_sign_resources(sg, &pod->requests);
+    ks_sign_resources(sg, &pod->overhead);
+    ks_sign_i64(sg, pod->non_zero_milli_cpu);
+    ks_sign_i64(sg, pod->non_zero_memory);
+}
+
 #ifdef __cplusplus
 }
 #endif
