@@ -1,6 +1,7 @@
 #include "fw_testlib.h"
 
 #include <check.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,20 @@ char *tl_subst(const char *tmpl, const char *key, const char *val)
     }
     strcpy(out + n, s);
     return out;
+}
+
+char *tl_sort_only_yaml(const char *plugins, const char *config,
+                        const char *trace)
+{
+    size_t n =
+        strlen(PROFILE_SORT_ONLY) + strlen(plugins) + strlen(config) + 32;
+    char *yaml = malloc(n), *full;
+    ck_assert_ptr_nonnull(yaml);
+    snprintf(yaml, n, "%s%s  pluginConfig:\n%s", PROFILE_SORT_ONLY, plugins,
+             config);
+    full = tl_subst(yaml, "T", trace);
+    free(yaml);
+    return full;
 }
 
 ks_config_t *tl_config(const char *yaml)
@@ -288,4 +303,30 @@ ks_framework_t *tl_framework(const ks_config_t *cfg, const ks_registry_t *reg,
     if (env)
         ks_framework_set_env(fw, env);
     return fw;
+}
+
+int64_t tl_clock(void *ud)
+{
+    return *(const int64_t *)ud;
+}
+
+void tl_appendf(char *buf, size_t len, const char *fmt, ...)
+{
+    size_t l = strlen(buf);
+    va_list ap;
+    if (l + 1 >= len)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf + l, len - l, fmt, ap);
+    va_end(ap);
+}
+
+int tl_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    int failed;
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
 }

@@ -9,7 +9,9 @@
 #ifndef KS_FW_TESTLIB_H
 #define KS_FW_TESTLIB_H
 
+#include <check.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cluster/cache.h"
 #include "cluster/objects.h"
@@ -27,6 +29,11 @@ char *tl_fixture(const char *rel);
 
 /* `tmpl` with every "@KEY@" (key given without the @) replaced by `val`. */
 char *tl_subst(const char *tmpl, const char *key, const char *val);
+
+/* PROFILE_SORT_ONLY + `plugins` (more extension points) + "  pluginConfig:"
+ * + `config` (its entries), every "@T@" replaced by `trace`. */
+char *tl_sort_only_yaml(const char *plugins, const char *config,
+                        const char *trace);
 
 /* A config from inline YAML ("inline.yaml" in messages); must be valid. */
 ks_config_t *tl_config(const char *yaml);
@@ -70,6 +77,19 @@ char *tl_pod_yaml(const char *name, int priority, const char *nominated);
  * plugins and the real ones, parallelism 1. Must succeed. */
 ks_generation_t *tl_generation(const char *yaml);
 
+/* A scheduler clock (ks_scheduler_set_clock) reading the int64_t that `ud`
+ * points to, so a test moves time by assigning it. */
+int64_t tl_clock(void *ud);
+
+/* Append printf-style text to the string in buf[len] (bounded, always
+ * terminated): the call records that observers keep. */
+void tl_appendf(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Run suite `s` (CK_NORMAL) and free it; the process exit status: 0 when
+ * every test passed, else 1. */
+int tl_run_suite(Suite *s);
+
 /* Build a framework for the first profile of `cfg` (parallelism 1) and
  * attach `env` (may be NULL). Must succeed. */
 ks_framework_t *tl_framework(const ks_config_t *cfg, const ks_registry_t *reg,
@@ -84,6 +104,23 @@ ks_framework_t *tl_framework(const ks_config_t *cfg, const ks_registry_t *reg,
     "kind: KubeSchedulerConfiguration\n"                                       \
     "profiles:\n"                                                              \
     "- schedulerName: default-scheduler\n"
+
+/* PROFILE_HEAD with every default plugin disabled and PrioritySort as the
+ * queue sort; more extension points may follow. */
+#define PROFILE_SORT_ONLY                                                      \
+    PROFILE_HEAD                                                               \
+    "  plugins:\n"                                                             \
+    "    multiPoint:\n"                                                        \
+    "      disabled:\n"                                                        \
+    "      - name: '*'\n"                                                      \
+    "    queueSort:\n"                                                         \
+    "      enabled:\n"                                                         \
+    "      - name: PrioritySort\n"
+
+/* A node manifest document with 4 cpu / 8Gi / 110 pods (string literal). */
+#define TL_NODE_DOC(name)                                                      \
+    "---\napiVersion: v1\nkind: Node\nmetadata: {name: " name "}\n"         \
+    "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
 
 #define BIND_DEFAULT                                                           \
     "    bind:\n"                                                              \

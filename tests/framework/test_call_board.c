@@ -17,6 +17,7 @@
 #include "framework/call_board.h"
 #include "framework/framework.h"
 #include "framework/quarantine.h"
+#include "fw_testlib.h"
 
 static ks_call_board_t *shared;
 
@@ -300,8 +301,6 @@ int main(void)
 {
     Suite *s = suite_create("call_board");
     TCase *tc = tcase_create("board");
-    SRunner *sr;
-    int failed;
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_slot_records_the_call);
     tcase_add_test(tc, test_deadline_scan_needs_two_looks);
@@ -312,9 +311,5 @@ int main(void)
     tcase_add_test(tc, test_shared_board_survives_fork);
     tcase_add_test(tc, test_deadlines_for);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tl_run_suite(s);
 }

@@ -20,22 +20,8 @@
 #include "framework/scheduler.h"
 #include "fw_testlib.h"
 
-#define PROFILE                                                                \
-    PROFILE_HEAD                                                               \
-    "  plugins:\n"                                                             \
-    "    multiPoint:\n"                                                        \
-    "      disabled:\n"                                                        \
-    "      - name: '*'\n"                                                      \
-    "    queueSort:\n"                                                         \
-    "      enabled:\n"                                                         \
-    "      - name: PrioritySort\n"
-
-#define NODE(name)                                                             \
-    "---\napiVersion: v1\nkind: Node\nmetadata: {name: " name "}\n"         \
-    "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
-
 #define CLUSTER                                                                \
-    NODE("n1") NODE("n2") NODE("n3")                                           \
+    TL_NODE_DOC("n1") TL_NODE_DOC("n2") TL_NODE_DOC("n3")                      \
     "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: "        \
     "default}\nspec: {containers: [{name: c, image: x}]}\n"
 
@@ -47,12 +33,6 @@ static int64_t now_ms;
 static char last_failure[2048];
 static char bound[256];
 
-static int64_t fake_clock(void *ud)
-{
-    (void)ud;
-    return now_ms;
-}
-
 static void on_failed(void *ud, const ks_pod_t *pod, const char *msg)
 {
     (void)ud;
@@ -62,23 +42,18 @@ static void on_failed(void *ud, const ks_pod_t *pod, const char *msg)
 
 static void on_bound(void *ud, const ks_pod_t *pod, const char *node)
 {
-    size_t l = strlen(bound);
     (void)ud;
-    snprintf(bound + l, sizeof bound - l, "%s->%s;", pod->name, node);
+    tl_appendf(bound, sizeof bound, "%s->%s;", pod->name, node);
 }
 
-/* PROFILE + `plugins` with `config` as pluginConfig over CLUSTER; p1 is
- * queued. */
+/* PROFILE_SORT_ONLY + `plugins` with `config` as pluginConfig over
+ * CLUSTER; p1 is queued. */
 static void start(const char *plugins, const char *config)
 {
-    size_t n = strlen(PROFILE) + strlen(plugins) + strlen(config) + 32;
-    char *yaml = malloc(n), *full;
+    char *full;
     ks_sched_opts_t so;
-    ck_assert_ptr_nonnull(yaml);
-    snprintf(yaml, n, "%s%s  pluginConfig:\n%s", PROFILE, plugins, config);
     trace_path = tl_trace_new();
-    full = tl_subst(yaml, "T", trace_path);
-    free(yaml);
+    full = tl_sort_only_yaml(plugins, config, trace_path);
     G = tl_generation(full);
     free(full);
     tl_world_init(&W, CLUSTER);
@@ -90,7 +65,7 @@ static void start(const char *plugins, const char *config)
     S = ks_scheduler_new(G, W.cache, &so);
     ck_assert_ptr_nonnull(S);
     now_ms = 1000;
-    ks_scheduler_set_clock(S, fake_clock, NULL);
+    ks_scheduler_set_clock(S, tl_clock, &now_ms);
     ck_assert_int_eq(ks_scheduler_add_pod(S, tl_world_take_pod(&W, "p1")), 0);
 }
 
@@ -231,8 +206,6 @@ int main(void)
 {
     Suite *s = suite_create("pending");
     TCase *tc = tcase_create("pending");
-    SRunner *sr;
-    int failed;
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_filter_pending_is_rejection);
@@ -241,9 +214,5 @@ int main(void)
     tcase_add_test(tc, test_prefilter_pending_is_error);
     tcase_add_test(tc, test_waiting_pod_pending_plugins);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return tl_run_suite(s);
 }

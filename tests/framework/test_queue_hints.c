@@ -25,20 +25,13 @@ static ks_scheduler_t *S;
 static int64_t now_ms;
 static char hints_seen[4096];
 
-static int64_t fake_clock(void *ud)
-{
-    (void)ud;
-    return now_ms;
-}
-
 static void on_hint(void *ud, const char *plugin, const char *event,
                     const char *hint, double seconds)
 {
-    size_t l = strlen(hints_seen);
     (void)ud;
     ck_assert(seconds >= 0);
-    snprintf(hints_seen + l, sizeof hints_seen - l, "%s/%s/%s;", plugin,
-             event, hint);
+    tl_appendf(hints_seen, sizeof hints_seen, "%s/%s/%s;", plugin, event,
+               hint);
 }
 
 /* The default profile over `cluster`; `pod` is queued, tried once and
@@ -54,7 +47,7 @@ static void start(const char *cluster, const char *pod)
     tl_world_init(&W, cluster);
     S = ks_scheduler_new(G, W.cache, &so);
     now_ms = 1000;
-    ks_scheduler_set_clock(S, fake_clock, NULL);
+    ks_scheduler_set_clock(S, tl_clock, &now_ms);
     ck_assert_int_eq(ks_scheduler_add_pod(S, tl_world_take_pod(&W, pod)), 0);
     ck_assert_int_eq(ks_scheduler_step(S), 1);
     ck_assert_uint_eq(ks_scheduler_pending(S, KS_Q_UNSCHED), 1);
@@ -445,7 +438,7 @@ START_TEST(test_node_name_add)
     tl_world_init(&W, NODE("n1", "") PODL("p", "app: web"));
     S = ks_scheduler_new(G, W.cache, &so);
     now_ms = 1000;
-    ks_scheduler_set_clock(S, fake_clock, NULL);
+    ks_scheduler_set_clock(S, tl_clock, &now_ms);
     pod = tl_world_take_pod(&W, "p");
     pod->node_name = ks_intern_str(ks_intern_global(), "n9");
     ck_assert_int_eq(ks_scheduler_add_pod(S, pod), 0);
@@ -511,8 +504,6 @@ int main(void)
 {
     Suite *s = suite_create("queue-hints");
     TCase *tc = tcase_create("hints");
-    SRunner *sr;
-    int failed;
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_fit_node_add);
@@ -529,9 +520,5 @@ int main(void)
     tcase_add_test(tc, test_node_unschedulable);
     tcase_add_test(tc, test_node_ports_delete);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return tl_run_suite(s);
 }

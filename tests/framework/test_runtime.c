@@ -19,16 +19,6 @@
 #include "framework/scheduler.h"
 #include "fw_testlib.h"
 
-#define PROFILE                                                                \
-    PROFILE_HEAD                                                               \
-    "  plugins:\n"                                                             \
-    "    multiPoint:\n"                                                        \
-    "      disabled:\n"                                                        \
-    "      - name: '*'\n"                                                      \
-    "    queueSort:\n"                                                         \
-    "      enabled:\n"                                                         \
-    "      - name: PrioritySort\n"
-
 typedef struct rt {
     tl_world_t w;
     ks_registry_t *reg;
@@ -50,8 +40,7 @@ static rt_t R;
 static int t_bind(ks_fw_env_t *env, const ks_pod_t *pod, const char *node)
 {
     (void)env;
-    snprintf(R.bound + strlen(R.bound), sizeof R.bound - strlen(R.bound),
-             "%s->%s;", pod->name, node);
+    tl_appendf(R.bound, sizeof R.bound, "%s->%s;", pod->name, node);
     return 0;
 }
 
@@ -111,15 +100,12 @@ static void teardown(void)
     free(R.trace);
 }
 
-/* Build the framework from PROFILE + plugins + pluginConfig entries, with
- * `parallelism` threads for Filter and Score. */
+/* Build the framework from PROFILE_SORT_ONLY + plugins + pluginConfig
+ * entries, with `parallelism` threads for Filter and Score. */
 static void rt_build_par(const char *plugins, const char *config,
                          int parallelism)
 {
-    size_t n = strlen(PROFILE) + strlen(plugins) + strlen(config) + 32;
-    char *yaml = malloc(n), *full;
-    snprintf(yaml, n, "%s%s  pluginConfig:\n%s", PROFILE, plugins, config);
-    full = tl_subst(yaml, "T", R.trace);
+    char *full = tl_sort_only_yaml(plugins, config, R.trace);
     R.cfg = tl_config(full);
     if (parallelism == 1) {
         R.fw = tl_framework(R.cfg, R.reg, &R.w.env);
@@ -132,7 +118,6 @@ static void rt_build_par(const char *plugins, const char *config,
         ks_framework_set_env(R.fw, &R.w.env);
     }
     free(full);
-    free(yaml);
 }
 
 static void rt_build(const char *plugins, const char *config)
@@ -1080,11 +1065,10 @@ static void t_obs_plugin(void *ud, const char *plugin, int ep, ks_code_t code,
 
 static void timing_schedule(const char *permit)
 {
-    char cfg[512], *yaml, *full;
+    char cfg[512], *full;
     ks_generation_t *g;
     ks_sched_opts_t so;
     ks_scheduler_t *sch;
-    size_t n;
     const char *plugins = "    filter:\n"
                           "      enabled:\n"
                           "      - name: Probe1\n"
@@ -1102,10 +1086,7 @@ static void timing_schedule(const char *permit)
                           "      - name: Probe1\n" BIND_DEFAULT;
     snprintf(cfg, sizeof cfg, PROBE_CFG("Probe1", "      permit: %s\n"),
              permit);
-    n = strlen(PROFILE) + strlen(plugins) + strlen(cfg) + 32;
-    yaml = malloc(n);
-    snprintf(yaml, n, "%s%s  pluginConfig:\n%s", PROFILE, plugins, cfg);
-    full = tl_subst(yaml, "T", R.trace);
+    full = tl_sort_only_yaml(plugins, cfg, R.trace);
     g = tl_generation(full);
     memset(&so, 0, sizeof so);
     so.deterministic = 1;
@@ -1121,7 +1102,6 @@ static void timing_schedule(const char *permit)
     ks_scheduler_free(sch);
     ks_generation_unref(g);
     free(full);
-    free(yaml);
 }
 
 START_TEST(test_timing_scheduler_bound)
@@ -1240,10 +1220,5 @@ static Suite *runtime_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(runtime_suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return tl_run_suite(runtime_suite());
 }

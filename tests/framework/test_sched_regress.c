@@ -26,14 +26,7 @@
 #include "fw_testlib.h"
 
 #define PROFILE_PERMIT(args)                                                   \
-    PROFILE_HEAD                                                               \
-    "  plugins:\n"                                                             \
-    "    multiPoint:\n"                                                        \
-    "      disabled:\n"                                                        \
-    "      - name: '*'\n"                                                      \
-    "    queueSort:\n"                                                         \
-    "      enabled:\n"                                                         \
-    "      - name: PrioritySort\n"                                             \
+    PROFILE_SORT_ONLY                                                          \
     "    filter:\n"                                                            \
     "      enabled:\n"                                                         \
     "      - name: Probe2\n"                                                   \
@@ -51,8 +44,7 @@
     "      maxPods: 1\n"
 
 #define CLUSTER                                                                \
-    "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"                 \
-    "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"           \
+    TL_NODE_DOC("n1")                                                          \
     "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: default}\n" \
     "spec: {containers: [{name: c, image: x}]}\n"                              \
     "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p2, namespace: default}\n" \
@@ -74,12 +66,6 @@ static void on_failed(void *ud, const ks_pod_t *pod, const char *msg)
                      n_failed, msg);
 }
 
-static int64_t fake_clock(void *ud)
-{
-    (void)ud;
-    return now_ms;
-}
-
 static void start(const char *yaml, int clock)
 {
     ks_sched_opts_t so;
@@ -91,7 +77,7 @@ static void start(const char *yaml, int clock)
     S = ks_scheduler_new(G, W.cache, &so);
     if (clock) {
         now_ms = 1000;
-        ks_scheduler_set_clock(S, fake_clock, NULL);
+        ks_scheduler_set_clock(S, tl_clock, &now_ms);
     }
     ck_assert_int_eq(ks_scheduler_add_pod(S, tl_world_take_pod(&W, "p1")), 0);
 }
@@ -190,8 +176,6 @@ int main(void)
 {
     Suite *s = suite_create("scheduler-regressions");
     TCase *tc = tcase_create("requeue");
-    SRunner *sr;
-    int failed;
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_permit_reject_goes_to_pool);
@@ -199,9 +183,5 @@ int main(void)
     tcase_add_test(tc, test_batch_ends_when_permit_rejects);
     tcase_add_test(tc, test_rejecting_plugin_survives_reload);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return tl_run_suite(s);
 }

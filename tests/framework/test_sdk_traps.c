@@ -353,14 +353,7 @@ END_TEST
 /* --- waiting pods: names and handles --------------------------------------- */
 
 #define PROFILE                                                                \
-    PROFILE_HEAD                                                               \
-    "  plugins:\n"                                                             \
-    "    multiPoint:\n"                                                        \
-    "      disabled:\n"                                                        \
-    "      - name: '*'\n"                                                      \
-    "    queueSort:\n"                                                         \
-    "      enabled:\n"                                                         \
-    "      - name: PrioritySort\n"                                             \
+    PROFILE_SORT_ONLY                                                          \
     "    filter:\n"                                                            \
     "      enabled:\n"                                                         \
     "      - name: Probe2\n"                                                   \
@@ -384,13 +377,7 @@ static wst_t W;
 static void on_bound(void *ud, const ks_pod_t *pod, const char *node)
 {
     (void)ud;
-    snprintf(W.bound + strlen(W.bound), sizeof W.bound - strlen(W.bound),
-             "%s->%s;", pod->name, node);
-}
-
-static int64_t fake_clock(void *ud)
-{
-    return *(int64_t *)ud;
+    tl_appendf(W.bound, sizeof W.bound, "%s->%s;", pod->name, node);
 }
 
 static void on_failed(void *ud, const ks_pod_t *pod, const char *msg)
@@ -426,7 +413,7 @@ static ks_waiting_pod_t *wait_p1(ks_handle_t **permit_h, ks_handle_t **other_h)
     W.s = ks_scheduler_new(W.gen, W.w.cache, &so);
     ck_assert_ptr_nonnull(W.s);
     W.now = 1000;
-    ks_scheduler_set_clock(W.s, fake_clock, &W.now);
+    ks_scheduler_set_clock(W.s, tl_clock, &W.now);
     pod = tl_world_take_pod(&W.w, "p1");
     ck_assert_int_eq(ks_scheduler_add_pod(W.s, pod), 0);
     ck_assert_int_eq(ks_scheduler_step(W.s), 1);
@@ -528,10 +515,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tl_run_suite(suite());
 }
