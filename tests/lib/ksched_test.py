@@ -17,6 +17,7 @@ Standard library only.
 """
 import http.client
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -49,6 +50,38 @@ def skip(why):
     """Exit 77 (meson's skip) saying why."""
     print("SKIP: " + why, flush=True)
     raise SystemExit(77)
+
+
+def summary():
+    """Print how the checks went; the exit code (1 when any failed)."""
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+def keep_or_remove(tmp, servers=(), log_lines=30):
+    """At the end of a run: remove `tmp` when every check passed, else
+    print the last `log_lines` of each server's log and keep it."""
+    if not failures:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
+    for s in servers:
+        print("--- ksched log ---\n" + "\n".join(s.lines[-log_lines:]))
+    print("kept " + tmp)
+
+
+def recv_until_closed(sock, size=65536):
+    """Read `sock` until the peer closes it, close it; the bytes read."""
+    data = b""
+    while True:
+        chunk = sock.recv(size)
+        if not chunk:
+            break
+        data += chunk
+    sock.close()
+    return data
 
 
 def worker_pid(pid):

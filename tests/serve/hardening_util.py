@@ -1,35 +1,19 @@
 """Shared helpers of the serve hardening tests: start `ksched serve`, talk
-to it over HTTP (or HTTPS), check and report. Standard library only."""
+to it over HTTP (or HTTPS), check and report (the checks and the report
+are ../lib/ksched_test's). Standard library only."""
 import http.client
 import json
+import os
 import re
 import subprocess
+import sys
 import threading
 import time
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    else:
-        print("ok: " + what.split("\n")[0][:120], flush=True)
-    return cond
-
-
-def fatal(what):
-    print("FATAL: " + what, flush=True)
-    raise SystemExit(1)
-
-
-def finish():
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    print("all checks passed")
-    return 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from ksched_test import (check, failures, fatal,  # noqa: E402,F401
+                         recv_until_closed, summary as finish)
 
 
 class Server:

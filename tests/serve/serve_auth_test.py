@@ -29,7 +29,7 @@ import sys
 import tempfile
 
 from hardening_util import (Server, check, fatal, finish, node_obj, pod_obj,
-                            request, wait_for)
+                            recv_until_closed, request, wait_for)
 
 TOKEN1 = "s3cr3t-token-one-0123456789abcdef"
 TOKEN2 = "second.token_VALUE-42"
@@ -205,13 +205,7 @@ def tls_checks(ksched, plugin_dir, env, tmp, tokens):
         # Plain HTTP to the TLS port: told so, then closed.
         s = socket.create_connection((srv.host, srv.port), timeout=30)
         s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
+        data = recv_until_closed(s)
         check(data.startswith(b"HTTP/1.0 400 Bad Request\r\n") and
               b"Client sent an HTTP request to an HTTPS server." in data,
               "plain HTTP to the TLS port: a plain 400, then closed (%r)"

@@ -257,14 +257,7 @@ def raw_exchange(srv, payload):
     """Send raw bytes, read until the server closes."""
     s = socket.create_connection((srv.host, srv.port), timeout=30)
     s.sendall(payload)
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    return data
+    return ksched_test.recv_until_closed(s)
 
 
 def create_nodes(srv):
@@ -658,13 +651,7 @@ def other_checks(ksched, plugin_build_dir):
         s.settimeout(10)
         s.connect(path)
         s.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
+        data = ksched_test.recv_until_closed(s)
         check(data.startswith(b"HTTP/1.1 200 OK") and data.endswith(b"ok"),
               "readyz over the Unix socket: %r" % data[:80])
         rc = srv.stop(signal.SIGINT)
