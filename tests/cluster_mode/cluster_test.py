@@ -37,7 +37,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
-from ksched_test import check, failures, fatal, skip, wait_for  # noqa: E402
+from ksched_test import (check, failures, fatal, keep_or_remove,  # noqa: E402
+                         skip, summary, wait_for)
 import ksched_test  # noqa: E402
 
 
@@ -519,15 +520,8 @@ def main():
             srv.stop()
             print("\n".join(srv.lines[-40:]))
         subprocess.run([down, d])
-        if not failures:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            print("kept " + tmp)
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    print("all checks passed")
-    return 0
+        keep_or_remove(tmp)
+    return summary()
 
 
 if __name__ == "__main__":

@@ -153,17 +153,8 @@ def main():
             if s.proc.poll() is None:
                 s.proc.kill()
         subprocess.run([down, d])
-        if not ct.failures:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            for s in servers:
-                print("--- ksched log ---\n" + "\n".join(s.lines[-20:]))
-            print("kept " + tmp)
-    if ct.failures:
-        print("%d check(s) failed" % len(ct.failures))
-        return 1
-    print("all checks passed")
-    return 0
+        ct.keep_or_remove(tmp, servers, 20)
+    return ct.summary()
 
 
 if __name__ == "__main__":

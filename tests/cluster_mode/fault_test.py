@@ -20,7 +20,6 @@ Skips with exit 77 (and the reason) when the API server is not available.
 """
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -378,17 +377,8 @@ def main():
                 p.wait(10)
             except subprocess.TimeoutExpired:
                 p.kill()
-        if not ct.failures:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            for s in servers:
-                print("--- ksched log ---\n" + "\n".join(s.lines[-30:]))
-            print("kept " + tmp)
-    if ct.failures:
-        print("%d check(s) failed" % len(ct.failures))
-        return 1
-    print("all checks passed")
-    return 0
+        ct.keep_or_remove(tmp, servers, 30)
+    return ct.summary()
 
 
 if __name__ == "__main__":

@@ -197,17 +197,8 @@ def main():
         if s is not None and s.proc.poll() is None:
             s.proc.kill()
         subprocess.run([down, d])
-        if not ct.failures:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            if s is not None:
-                print("--- ksched log ---\n" + "\n".join(s.lines[-40:]))
-            print("kept " + tmp)
-    if ct.failures:
-        print("%d check(s) failed" % len(ct.failures))
-        return 1
-    print("all checks passed")
-    return 0
+        ct.keep_or_remove(tmp, [s] if s is not None else [], 40)
+    return ct.summary()
 
 
 if __name__ == "__main__":
