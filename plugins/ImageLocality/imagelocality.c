@@ -96,13 +96,7 @@ static ks_code_t image_locality_pre_score(void *self, ks_cycle_state_t *cs,
         s->images[i].num_nodes = il->api->image_num_nodes(il->h, img);
     }
     /* Score gets it as its state (no cycle-state lookup per node). */
-    if (il->api->plugin_state_set(il->h, cs, KS_STATE_SCORE, s, NULL, free) !=
-        0) {
-        free(s);
-        il->api->status_reason(st, "cannot write cycle state");
-        return KS_ERROR;
-    }
-    return KS_SUCCESS;
+    return ks_plugin_state_put(il->api, il->h, cs, KS_STATE_SCORE, s, st);
 }
 
 /* Size of image `name` on the node, or -1 when absent. `interned` says the

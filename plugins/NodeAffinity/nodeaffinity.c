@@ -533,12 +533,9 @@ static ks_code_t node_affinity_pre_filter(void *self, ks_cycle_state_t *cs,
     s->node_selector = &pod->node_selector;
     s->required = aff ? aff->required : NULL;
     /* Filter gets it as its state (no cycle-state lookup per node). */
-    if (na->api->plugin_state_set(na->h, cs, KS_STATE_FILTER, s, NULL, free) !=
-        0) {
-        free(s);
-        na->api->status_reason(st, "cannot write cycle state");
+    if (ks_plugin_state_put(na->api, na->h, cs, KS_STATE_FILTER, s, st) !=
+        KS_SUCCESS)
         return KS_ERROR;
-    }
     /* Nothing to check on any node: the host may skip Filter (upstream
      * 1.26+). The state stays written for callers that filter anyway. */
     if ((aff == NULL || aff->required == NULL) && pod->node_selector.n == 0 &&
@@ -650,13 +647,7 @@ static ks_code_t node_affinity_pre_score(void *self, ks_cycle_state_t *cs,
     s->preferred = aff ? aff->preferred : NULL;
     s->n_preferred = aff ? aff->n_preferred : 0;
     /* Score gets it as its state (no cycle-state lookup per node). */
-    if (na->api->plugin_state_set(na->h, cs, KS_STATE_SCORE, s, NULL, free) !=
-        0) {
-        free(s);
-        na->api->status_reason(st, "cannot write cycle state");
-        return KS_ERROR;
-    }
-    return KS_SUCCESS;
+    return ks_plugin_state_put(na->api, na->h, cs, KS_STATE_SCORE, s, st);
 }
 
 static ks_code_t node_affinity_score_with_state(void *self,

@@ -66,12 +66,9 @@ static ks_code_t node_ports_pre_filter(void *self, ks_cycle_state_t *cs,
     s->ports = pod->host_ports;
     s->n = pod->n_host_ports;
     /* Filter gets it as its state (no cycle-state lookup per node). */
-    if (np->api->plugin_state_set(np->h, cs, KS_STATE_FILTER, s, NULL, free) !=
-        0) {
-        free(s);
-        np->api->status_reason(st, "cannot write cycle state");
+    if (ks_plugin_state_put(np->api, np->h, cs, KS_STATE_FILTER, s, st) !=
+        KS_SUCCESS)
         return KS_ERROR;
-    }
     /* No host port: Filter cannot fail, so the host may skip it (upstream
      * 1.26+). The state stays written for callers that filter anyway. */
     return pod->n_host_ports == 0 ? KS_SKIP : KS_SUCCESS;

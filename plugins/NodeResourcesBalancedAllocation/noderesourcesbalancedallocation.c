@@ -79,13 +79,7 @@ static ks_code_t balanced_pre_score(void *self, ks_cycle_state_t *cs,
     }
     balanced_pod_requests(b, pod, s->pod_req);
     /* Score gets it as its state (no cycle-state lookup per node). */
-    if (b->api->plugin_state_set(b->h, cs, KS_STATE_SCORE, s, NULL, free) !=
-        0) {
-        free(s);
-        b->api->status_reason(st, "cannot write cycle state");
-        return KS_ERROR;
-    }
-    return KS_SUCCESS;
+    return ks_plugin_state_put(b->api, b->h, cs, KS_STATE_SCORE, s, st);
 }
 
 static int64_t balanced_node_score(const balanced_t *b, const int64_t *pod_req,

@@ -303,13 +303,7 @@ static ks_code_t fit_pre_filter(void *self, ks_cycle_state_t *cs,
             s->scalar[s->n_scalar++] = *r;
     }
     /* Filter gets it as its state (no cycle-state lookup per node). */
-    if (f->api->plugin_state_set(f->h, cs, KS_STATE_FILTER, s, NULL, free) !=
-        0) {
-        free(s);
-        f->api->status_reason(st, "cannot write cycle state");
-        return KS_ERROR;
-    }
-    return KS_SUCCESS;
+    return ks_plugin_state_put(f->api, f->h, cs, KS_STATE_FILTER, s, st);
 }
 
 static ks_code_t fit_filter_with_state(void *self, ks_cycle_state_t *cs,
@@ -462,13 +456,7 @@ static ks_code_t fit_pre_score(void *self, ks_cycle_state_t *cs,
         return KS_ERROR;
     }
     fit_pod_requests(f, pod, s->pod_req);
-    if (f->api->plugin_state_set(f->h, cs, KS_STATE_SCORE, s, NULL, free) !=
-        0) {
-        free(s);
-        f->api->status_reason(st, "cannot write cycle state");
-        return KS_ERROR;
-    }
-    return KS_SUCCESS;
+    return ks_plugin_state_put(f->api, f->h, cs, KS_STATE_SCORE, s, st);
 }
 
 static ks_code_t fit_score_with_state(void *self, ks_cycle_state_t *cs,

@@ -100,13 +100,7 @@ static ks_code_t taint_tol_pre_score(void *self, ks_cycle_state_t *cs,
             s->tols[s->n++] = pod->tolerations[i];
     }
     /* Score gets it as its state (no cycle-state lookup per node). */
-    if (t->api->plugin_state_set(t->h, cs, KS_STATE_SCORE, s, NULL, free) !=
-        0) {
-        free(s);
-        t->api->status_reason(st, "cannot write cycle state");
-        return KS_ERROR;
-    }
-    return KS_SUCCESS;
+    return ks_plugin_state_put(t->api, t->h, cs, KS_STATE_SCORE, s, st);
 }
 
 static ks_code_t taint_tol_score_with_state(void *self, ks_cycle_state_t *cs,

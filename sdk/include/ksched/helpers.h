@@ -573,6 +573,25 @@ static inline ks_queueing_hint_t ks_hint_own_pod_update(void *self,
     return n != NULL && n->uid == pod->uid ? KS_QUEUE : KS_QUEUE_SKIP;
 }
 
+/* (since ABI 1.1) Store `s`, malloc'd plain data (freed with free, no
+ * clone function), in the plugin's own state slot `slot` of `cs` through
+ * api->plugin_state_set. KS_SUCCESS, or, when it was not stored, KS_ERROR
+ * with `s` freed and "cannot write cycle state" in `st`. Loop thread
+ * (PreFilter, PreScore). */
+static inline ks_code_t ks_plugin_state_put(const ks_host_api_t *api,
+                                            ks_handle_t *h,
+                                            ks_cycle_state_t *cs,
+                                            ks_state_slot_t slot, void *s,
+                                            ks_status_t *st)
+{
+    if (api->plugin_state_set(h, cs, slot, s, NULL, free) != 0) {
+        free(s);
+        api->status_reason(st, "cannot write cycle state");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
 /* (since ABI 1.1) Opportunistic batching's resources signature (upstream's
  * resources signer): the requests, with and without the non-zero defaults,
  * and the overhead. */
