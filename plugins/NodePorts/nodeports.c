@@ -148,11 +148,8 @@ static uint32_t node_ports_events(void *self, ks_cluster_event_t *out,
         {KS_RES_POD, KS_ACT_DELETE},
         {KS_RES_NODE, KS_ACT_ADD},
     };
-    uint32_t i;
     (void)self;
-    for (i = 0; i < 2 && i < cap; i++)
-        out[i] = ev[i];
-    return 2;
+    return ks_events_copy(out, cap, ev, 2);
 }
 
 /* QueueingHint (upstream isSchedulableAfterPodDeleted): an assigned pod
@@ -192,11 +189,8 @@ static uint32_t node_ports_events_v2(void *self, ks_cluster_event_hint_t *out,
         {{KS_RES_POD, KS_ACT_DELETE}, node_ports_after_delete},
         {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE}, NULL},
     };
-    uint32_t i;
     (void)self;
-    for (i = 0; i < 2 && i < cap; i++)
-        out[i] = ev[i];
-    return 2;
+    return ks_event_hints_copy(out, cap, ev, 2);
 }
 
 /* Opportunistic batching (upstream's host ports signer): every host port

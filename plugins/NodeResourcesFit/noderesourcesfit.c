@@ -600,11 +600,8 @@ static uint32_t fit_events(void *self, ks_cluster_event_t *out, uint32_t cap)
         {KS_RES_POD, KS_ACT_DELETE},
         {KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE},
     };
-    uint32_t i;
     (void)self;
-    for (i = 0; i < 2 && i < cap; i++)
-        out[i] = ev[i];
-    return 2;
+    return ks_events_copy(out, cap, ev, 2);
 }
 
 static uint32_t fit_events_v2(void *self, ks_cluster_event_hint_t *out,
@@ -616,11 +613,8 @@ static uint32_t fit_events_v2(void *self, ks_cluster_event_hint_t *out,
         {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE},
          fit_after_node},
     };
-    uint32_t i;
     (void)self;
-    for (i = 0; i < 2 && i < cap; i++)
-        out[i] = ev[i];
-    return 2;
+    return ks_event_hints_copy(out, cap, ev, 2);
 }
 
 /* Opportunistic batching (upstream's resources signer). */

@@ -346,11 +346,9 @@ static uint32_t pts_events_to_register(void *self, ks_cluster_event_t *out,
         {KS_RES_NODE,
          KS_ACT_ADD | KS_ACT_DELETE | KS_ACT_UPDATE_NODE_LABEL},
     };
-    uint32_t n = (uint32_t)(sizeof events / sizeof events[0]), i;
+    uint32_t n = (uint32_t)(sizeof events / sizeof events[0]);
     (void)self;
-    for (i = 0; i < n && i < cap; i++)
-        out[i] = events[i];
-    return n;
+    return ks_events_copy(out, cap, events, n);
 }
 
 /* --- QueueingHints (upstream v1.36) ------------------------------------- */
@@ -469,11 +467,8 @@ static uint32_t pts_events_v2(void *self, ks_cluster_event_hint_t *out,
                            KS_ACT_UPDATE_NODE_TAINT},
          pts_after_node_change},
     };
-    uint32_t i;
     (void)self;
-    for (i = 0; i < 2 && i < cap; i++)
-        out[i] = ev[i];
-    return 2;
+    return ks_event_hints_copy(out, cap, ev, 2);
 }
 
 /* Opportunistic batching: spreading is not local to a pod and a node (a

@@ -212,11 +212,8 @@ static uint32_t taint_tol_events_v2(void *self, ks_cluster_event_hint_t *out,
          * tolerations changed */
         {{KS_RES_POD, KS_ACT_UPDATE_POD_TOLERATION}, ks_hint_own_pod_update},
     };
-    uint32_t i;
     (void)self;
-    for (i = 0; i < 2 && i < cap; i++)
-        out[i] = ev[i];
-    return 2;
+    return ks_event_hints_copy(out, cap, ev, 2);
 }
 
 /* Opportunistic batching (upstream's tolerations signer). */

@@ -573,6 +573,31 @@ static inline ks_queueing_hint_t ks_hint_own_pod_update(void *self,
     return n != NULL && n->uid == pod->uid ? KS_QUEUE : KS_QUEUE_SKIP;
 }
 
+/* (since ABI 1.1) An events_to_register answer from a table: the first `cap` of the `n`
+ * events of `ev` copied to `out`; returns n. */
+static inline uint32_t ks_events_copy(ks_cluster_event_t *out, uint32_t cap,
+                                      const ks_cluster_event_t *ev,
+                                      uint32_t n)
+{
+    uint32_t i;
+    for (i = 0; i < n && i < cap; i++)
+        out[i] = ev[i];
+    return n;
+}
+
+/* (since ABI 1.1) The same for events_to_register_v2 (events with their
+ * QueueingHints). */
+static inline uint32_t ks_event_hints_copy(ks_cluster_event_hint_t *out,
+                                           uint32_t cap,
+                                           const ks_cluster_event_hint_t *ev,
+                                           uint32_t n)
+{
+    uint32_t i;
+    for (i = 0; i < n && i < cap; i++)
+        out[i] = ev[i];
+    return n;
+}
+
 /* (since ABI 1.1) Store `s`, malloc'd plain data (freed with free, no
  * clone function), in the plugin's own state slot `slot` of `cs` through
  * api->plugin_state_set. KS_SUCCESS, or, when it was not stored, KS_ERROR
