@@ -123,7 +123,34 @@ class UnixConnection(http.client.HTTPConnection):
         self.sock.connect(self.path)
 
 
-class Serve:
+class ServeProcess:
+    """`ksched serve ARGS...` started, stdout discarded, its stderr
+    collected line by line in `lines` by a daemon thread (`thread`).
+    `addr` is what it printed after "listening on" (None until then);
+    `started` is set at that line, or when stderr ends."""
+
+    def __init__(self, ksched, args, env=None):
+        self.proc = subprocess.Popen([ksched, "serve"] + args,
+                                     stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, env=env)
+        self.lines = []
+        self.addr = None
+        self.started = threading.Event()
+        self.thread = threading.Thread(target=self._pump, daemon=True)
+        self.thread.start()
+
+    def _pump(self):
+        for raw in self.proc.stderr:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            self.lines.append(line)
+            m = re.search(r"listening on (\S+)", line)
+            if m and self.addr is None:
+                self.addr = m.group(1)
+                self.started.set()
+        self.started.set()
+
+
+class Serve(ServeProcess):
     """`ksched serve ARGS...` with its stderr collected line by line in
     `lines`. The address it prints ("listening on http://HOST:PORT" or
     "listening on unix:PATH") is kept in `addr`, `host` and `port` or
@@ -136,27 +163,9 @@ class Serve:
 
     def __init__(self, ksched, args, env=None, must_start=True,
                  start_timeout=30):
-        self.proc = subprocess.Popen([ksched, "serve"] + args,
-                                     stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=env)
-        self.lines = []
-        self.addr = None
         self.host = self.port = self.socket_path = None
-        ready = threading.Event()
-
-        def pump():
-            for raw in self.proc.stderr:
-                line = raw.decode("utf-8", "replace").rstrip("\n")
-                self.lines.append(line)
-                m = re.search(r"listening on (\S+)", line)
-                if m and self.addr is None:
-                    self.addr = m.group(1)
-                    ready.set()
-            ready.set()
-
-        self.thread = threading.Thread(target=pump, daemon=True)
-        self.thread.start()
-        ready.wait(start_timeout)
+        super().__init__(ksched, args, env)
+        self.started.wait(start_timeout)
         if self.addr is None:
             if must_start:
                 self.proc.kill()

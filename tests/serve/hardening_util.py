@@ -4,45 +4,25 @@ are ../lib/ksched_test's). Standard library only."""
 import http.client
 import json
 import os
-import re
 import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
-from ksched_test import (check, failures, fatal,  # noqa: E402,F401
-                         recv_until_closed, summary as finish)
+from ksched_test import (ServeProcess, check, failures,  # noqa: E402,F401
+                         fatal, recv_until_closed, summary as finish)
 
 
-class Server:
+class Server(ServeProcess):
     """`ksched serve ARGS`, its stderr collected; addr is what it printed
     after "listening on" (http://HOST:PORT, https://HOST:PORT)."""
 
     def __init__(self, ksched, args, env, wait=True):
-        self.proc = subprocess.Popen([ksched, "serve"] + args,
-                                     stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=env)
-        self.lines = []
-        self.addr = None
-        self.ready = threading.Event()
-
-        def pump():
-            for raw in self.proc.stderr:
-                line = raw.decode("utf-8", "replace").rstrip("\n")
-                self.lines.append(line)
-                m = re.search(r"listening on (\S+)", line)
-                if m and self.addr is None:
-                    self.addr = m.group(1)
-                    self.ready.set()
-            self.ready.set()
-
-        self.thread = threading.Thread(target=pump, daemon=True)
-        self.thread.start()
+        super().__init__(ksched, args, env)
         if not wait:
             return
-        if not self.ready.wait(60) or self.addr is None:
+        if not self.started.wait(60) or self.addr is None:
             self.kill()
             fatal("serve did not start: " + "\n".join(self.lines))
         scheme, rest = self.addr.split("://", 1)
