@@ -250,6 +250,10 @@ void ks_board_fault_describe(const ks_board_fault_t *f, char *buf, size_t len)
              f->pod[0] ? " while scheduling pod " : "", f->pod);
 }
 
+/* Set by the first crash report or deadline report of this process: the
+ * one that ends it (a second one waits). */
+static atomic_int crashing;
+
 /* --- deadlines ---------------------------------------------------------- */
 
 int ks_deadline_scan(const ks_call_board_t *b, ks_deadline_scan_t *st,
@@ -301,6 +305,12 @@ static void *watchdog_main(void *ud)
         int i;
         nanosleep(&d, NULL);
         i = ks_deadline_scan(ks_call_board(), &st, mono_ms());
+        if (i >= 0 && atomic_exchange(&crashing, 1)) {
+            /* A crash is being reported (its handler can outlast the
+             * deadline under a sanitizer): that report ends the process. */
+            for (;;)
+                pause();
+        }
         if (i >= 0) {
             ks_board_fault_t f;
             char line[1024];
@@ -348,7 +358,6 @@ static void put(const char *s)
     }
 }
 
-static atomic_int crashing;
 static _Thread_local int crashing_here;
 
 static void on_crash(int signo, siginfo_t *si, void *uc)
