@@ -13,6 +13,7 @@
 
 #include "base/buf.h"
 #include "cluster/objects.h"
+#include "cluster/objects_json_out.h"
 
 /* --- interest ----------------------------------------------------------------- */
 
@@ -69,32 +70,6 @@ int ks_extender_interested(const ks_extender_config_t *e, const ks_pod_t *pod)
 
 /* --- JSON out ------------------------------------------------------------------- */
 
-static json_t *labels_json(ks_labels_t l)
-{
-    json_t *o = json_object();
-    uint32_t i;
-    for (i = 0; o && i < l.n; i++)
-        json_object_set_new(o, l.items[i].key, json_string(l.items[i].value));
-    return o;
-}
-
-static json_t *int_str(int64_t v)
-{
-    char b[32];
-    snprintf(b, sizeof b, "%lld", (long long)v);
-    return json_string(b);
-}
-
-static json_t *cpu_json(int64_t milli)
-{
-    char b[32];
-    if (milli % 1000 == 0)
-        snprintf(b, sizeof b, "%lld", (long long)(milli / 1000));
-    else
-        snprintf(b, sizeof b, "%lldm", (long long)milli);
-    return json_string(b);
-}
-
 /* A v1.ResourceList; `pods` adds the pod count (nodes only). */
 static json_t *resources_json(const ks_resources_t *r, int pods)
 {
@@ -103,27 +78,20 @@ static json_t *resources_json(const ks_resources_t *r, int pods)
     if (o == NULL)
         return NULL;
     if (r->milli_cpu || pods)
-        json_object_set_new(o, "cpu", cpu_json(r->milli_cpu));
+        json_object_set_new(o, "cpu", ks_json_cpu(r->milli_cpu));
     if (r->memory || pods)
-        json_object_set_new(o, "memory", int_str(r->memory));
+        json_object_set_new(o, "memory",
+                            ks_json_int_quantity(r->memory));
     if (r->ephemeral_storage)
         json_object_set_new(o, "ephemeral-storage",
-                            int_str(r->ephemeral_storage));
+                            ks_json_int_quantity(r->ephemeral_storage));
     if (pods)
-        json_object_set_new(o, "pods", int_str(r->allowed_pods));
+        json_object_set_new(o, "pods",
+                            ks_json_int_quantity(r->allowed_pods));
     for (i = 0; i < r->n_scalar && i < KS_MAX_SCALAR_RESOURCES; i++)
-        json_object_set_new(o, r->scalar[i].name, int_str(r->scalar[i].value));
+        json_object_set_new(o, r->scalar[i].name,
+                            ks_json_int_quantity(r->scalar[i].value));
     return o;
-}
-
-static const char *effect_name(ks_taint_effect_t e)
-{
-    switch (e) {
-    case KS_EFFECT_NO_SCHEDULE: return "NoSchedule";
-    case KS_EFFECT_PREFER_NO_SCHEDULE: return "PreferNoSchedule";
-    case KS_EFFECT_NO_EXECUTE: return "NoExecute";
-    default: return "";
-    }
 }
 
 static json_t *containers_json(const ks_container_t *c, uint32_t n)
@@ -155,9 +123,10 @@ static json_t *pod_json(const ks_pod_t *pod)
     md = json_pack("{s:s, s:s, s:s}", "name", pod->name, "namespace", pod->ns,
                    "uid", pod->uid);
     if (md && pod->labels.n)
-        json_object_set_new(md, "labels", labels_json(pod->labels));
+        json_object_set_new(md, "labels", ks_json_labels(pod->labels));
     if (md && pod->annotations.n)
-        json_object_set_new(md, "annotations", labels_json(pod->annotations));
+        json_object_set_new(md, "annotations",
+                            ks_json_labels(pod->annotations));
     spec = json_pack("{s:s, s:i, s:o}", "schedulerName", pod->scheduler_name,
                      "priority", (json_int_t)pod->priority, "containers",
                      containers_json(pod->containers, pod->n_containers));
@@ -170,7 +139,7 @@ static json_t *pod_json(const ks_pod_t *pod)
                             json_string(pod->priority_class_name));
     if (spec && pod->node_selector.n)
         json_object_set_new(spec, "nodeSelector",
-                            labels_json(pod->node_selector));
+                            ks_json_labels(pod->node_selector));
     if (spec && pod->node_name && pod->node_name[0])
         json_object_set_new(spec, "nodeName", json_string(pod->node_name));
     if (spec && pod->n_tolerations) {
@@ -183,8 +152,8 @@ static json_t *pod_json(const ks_pod_t *pod)
             if (o && t->value && t->value[0])
                 json_object_set_new(o, "value", json_string(t->value));
             if (o && t->effect != KS_EFFECT_ALL)
-                json_object_set_new(o, "effect",
-                                    json_string(effect_name(t->effect)));
+                json_object_set_new(
+                    o, "effect", json_string(ks_taint_effect_name(t->effect)));
             json_array_append_new(tols, o);
         }
         json_object_set_new(spec, "tolerations", tols);
@@ -200,26 +169,15 @@ static json_t *pod_json(const ks_pod_t *pod)
 static json_t *node_json(const ks_node_t *node)
 {
     json_t *md, *spec, *alloc;
-    uint32_t i;
     md = json_pack("{s:s}", "name", node->name);
     if (md && node->labels.n)
-        json_object_set_new(md, "labels", labels_json(node->labels));
+        json_object_set_new(md, "labels", ks_json_labels(node->labels));
     spec = json_object();
     if (spec && node->unschedulable)
         json_object_set_new(spec, "unschedulable", json_true());
-    if (spec && node->n_taints) {
-        json_t *ts = json_array();
-        for (i = 0; ts && i < node->n_taints; i++) {
-            json_t *t = json_pack("{s:s, s:s}", "key", node->taints[i].key,
-                                  "effect",
-                                  effect_name(node->taints[i].effect));
-            if (t && node->taints[i].value && node->taints[i].value[0])
-                json_object_set_new(t, "value",
-                                    json_string(node->taints[i].value));
-            json_array_append_new(ts, t);
-        }
-        json_object_set_new(spec, "taints", ts);
-    }
+    if (spec && node->n_taints)
+        json_object_set_new(spec, "taints",
+                            ks_json_taints(node->taints, node->n_taints));
     alloc = resources_json(&node->allocatable, 1);
     return json_pack("{s:s, s:s, s:o, s:o, s:{s:O, s:o}}", "apiVersion", "v1",
                      "kind", "Node", "metadata", md, "spec", spec, "status",

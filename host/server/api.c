@@ -9,6 +9,7 @@
 #include "base/intern.h"
 #include "base/log.h"
 #include "cluster/objects_json.h"
+#include "cluster/objects_json_out.h"
 #include "cluster/validate.h"
 
 /* --- responses ------------------------------------------------------------ */
@@ -427,33 +428,6 @@ int ks_api_validate_node(ks_http_conn_t *c, const ks_node_t *node)
 
 /* --- views ---------------------------------------------------------------- */
 
-static json_t *labels_json(ks_labels_t l)
-{
-    json_t *o = json_object();
-    uint32_t i;
-    for (i = 0; o && i < l.n; i++)
-        json_object_set_new(o, l.items[i].key,
-                            json_string(l.items[i].value));
-    return o;
-}
-
-static json_t *cpu_json(int64_t milli)
-{
-    char b[64];
-    if (milli % 1000 == 0)
-        snprintf(b, sizeof b, "%lld", (long long)(milli / 1000));
-    else
-        snprintf(b, sizeof b, "%lldm", (long long)milli);
-    return json_string(b);
-}
-
-static json_t *int_str_json(int64_t v)
-{
-    char b[64];
-    snprintf(b, sizeof b, "%lld", (long long)v);
-    return json_string(b);
-}
-
 json_t *ks_api_pod_json(const ks_pod_t *pod, const char *node,
                         const char *message)
 {
@@ -461,7 +435,7 @@ json_t *ks_api_pod_json(const ks_pod_t *pod, const char *node,
     md = json_pack("{s:s, s:s, s:s}", "name", pod->name, "namespace", pod->ns,
                    "uid", pod->uid);
     if (md && pod->labels.n)
-        json_object_set_new(md, "labels", labels_json(pod->labels));
+        json_object_set_new(md, "labels", ks_json_labels(pod->labels));
     spec = json_pack("{s:s}", "schedulerName", pod->scheduler_name);
     if (spec && node && node[0])
         json_object_set_new(spec, "nodeName", json_string(node));
@@ -487,41 +461,31 @@ json_t *ks_api_pod_json(const ks_pod_t *pod, const char *node,
 
 json_t *ks_api_node_json(const ks_node_t *node)
 {
-    static const char *effects[] = {"", "NoSchedule", "PreferNoSchedule",
-                                    "NoExecute"};
     json_t *md, *spec, *alloc;
     uint32_t i;
     md = json_pack("{s:s}", "name", node->name);
     if (md && node->labels.n)
-        json_object_set_new(md, "labels", labels_json(node->labels));
+        json_object_set_new(md, "labels", ks_json_labels(node->labels));
     spec = json_object();
     if (spec && node->unschedulable)
         json_object_set_new(spec, "unschedulable", json_true());
-    if (spec && node->n_taints) {
-        json_t *ts = json_array();
-        for (i = 0; i < node->n_taints; i++) {
-            json_t *t = json_pack("{s:s, s:s}", "key", node->taints[i].key,
-                                  "effect",
-                                  effects[node->taints[i].effect & 3]);
-            if (t && node->taints[i].value && node->taints[i].value[0])
-                json_object_set_new(t, "value",
-                                    json_string(node->taints[i].value));
-            json_array_append_new(ts, t);
-        }
-        json_object_set_new(spec, "taints", ts);
-    }
+    if (spec && node->n_taints)
+        json_object_set_new(spec, "taints",
+                            ks_json_taints(node->taints, node->n_taints));
     alloc = json_object();
     if (alloc) {
         const ks_resources_t *r = &node->allocatable;
-        json_object_set_new(alloc, "cpu", cpu_json(r->milli_cpu));
-        json_object_set_new(alloc, "memory", int_str_json(r->memory));
-        json_object_set_new(alloc, "pods", int_str_json(r->allowed_pods));
+        json_object_set_new(alloc, "cpu", ks_json_cpu(r->milli_cpu));
+        json_object_set_new(alloc, "memory",
+                            ks_json_int_quantity(r->memory));
+        json_object_set_new(alloc, "pods",
+                            ks_json_int_quantity(r->allowed_pods));
         if (r->ephemeral_storage)
             json_object_set_new(alloc, "ephemeral-storage",
-                                int_str_json(r->ephemeral_storage));
+                                ks_json_int_quantity(r->ephemeral_storage));
         for (i = 0; i < r->n_scalar && i < KS_MAX_SCALAR_RESOURCES; i++)
             json_object_set_new(alloc, r->scalar[i].name,
-                                int_str_json(r->scalar[i].value));
+                                ks_json_int_quantity(r->scalar[i].value));
     }
     return json_pack("{s:s, s:s, s:o, s:o, s:{s:o}}", "apiVersion", "v1",
                      "kind", "Node", "metadata", md, "spec", spec, "status",
