@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_copy.h"
+
 static atomic_int live_count;
 static atomic_ullong load_counter;
 
@@ -186,39 +188,6 @@ const char *ks_plugin_file(const ks_loaded_plugin_t *p)
     return s ? s + 1 : p->path;
 }
 
-static int copy_file(const char *src, const char *dst)
-{
-    char buf[65536];
-    ssize_t n;
-    int in = open(src, O_RDONLY | O_CLOEXEC), out;
-    if (in < 0)
-        return -1;
-    out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
-    if (out < 0) {
-        close(in);
-        return -1;
-    }
-    while ((n = read(in, buf, sizeof buf)) > 0) {
-        ssize_t off = 0;
-        while (off < n) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
-            if (w < 0) {
-                close(in);
-                close(out);
-                unlink(dst);
-                return -1;
-            }
-            off += w;
-        }
-    }
-    close(in);
-    if (n < 0 || close(out) != 0) {
-        unlink(dst);
-        return -1;
-    }
-    return 0;
-}
-
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
@@ -268,7 +237,7 @@ int ks_plugin_load(const char *path, ks_loaded_plugin_t **out, ks_error_t *err)
         release(p);
         return ks_error_set(err, KS_ENOMEM, "%s: out of memory", path);
     }
-    if (copy_file(path, copy) != 0) {
+    if (ks_file_copy(path, copy, 0700) != 0) {
         rc = ks_error_set(err, KS_EIO, "%s: cannot read plugin file: %s", path,
                           strerror(errno));
         free(p->copy_path);

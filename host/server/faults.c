@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_copy.h"
 #include "base/log.h"
 #include "framework/call_board.h"
 
@@ -29,46 +30,16 @@ static struct {
 /* Copy `from` to `to` (created 0600, replaced atomically). */
 static int copy_file(const char *from, const char *to)
 {
-    char tmp[1100], buf[65536];
-    int in, out, rc = 0;
-    ssize_t n;
+    char tmp[1100];
     snprintf(tmp, sizeof tmp, "%s.tmp", to);
-    if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
+    unlink(tmp); /* one left by a worker that died copying */
+    if (ks_file_copy(from, tmp, 0600) != 0)
         return -1;
-    out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (out < 0) {
-        close(in);
-        return -1;
-    }
-    while ((n = read(in, buf, sizeof buf)) != 0) {
-        ssize_t off = 0;
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = -1;
-            break;
-        }
-        while (off < n) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                rc = -1;
-                break;
-            }
-            off += w;
-        }
-        if (rc)
-            break;
-    }
-    close(in);
-    if (close(out) != 0)
-        rc = -1;
-    if (rc == 0 && rename(tmp, to) != 0)
-        rc = -1;
-    if (rc != 0)
+    if (rename(tmp, to) != 0) {
         unlink(tmp);
-    return rc;
+        return -1;
+    }
+    return 0;
 }
 
 /* Keep every plugin file of generation g as a good version. */
