@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "base/buf.h"
+#include "base/mono_clock.h"
 #include "cluster/objects.h"
 #include "cluster/objects_json_out.h"
 
@@ -551,13 +552,6 @@ int ks_extender_parse_binding(const char *body, size_t len, char *msg,
 
 /* --- HTTP --------------------------------------------------------------------------- */
 
-static double mono_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void on_done(void *ud, const ks_hc_result_t *r)
 {
     ks_ext_call_t *call = ud;
@@ -570,7 +564,7 @@ static void on_done(void *ud, const ks_hc_result_t *r)
                      r->curl_code == 0 ? code
                      : r->timed_out    ? "timeout"
                                        : "error",
-                     mono_seconds() - call->t0);
+                     ks_mono_seconds() - call->t0);
     }
     if (r->curl_code == 0 && r->status == 200) {
         call->done(call->ud, NULL, r->body, r->body_len);
@@ -607,7 +601,7 @@ int ks_extender_post(ks_hc_t *hc, const ks_extender_config_t *e,
     snprintf(call->verb, sizeof call->verb, "%s", verb);
     call->timeout_ms = (long)e->http_timeout_ms;
     call->url_prefix = e->url_prefix;
-    call->t0 = mono_seconds();
+    call->t0 = ks_mono_seconds();
     call->done = done;
     call->ud = ud;
     memset(&tls, 0, sizeof tls);
@@ -647,7 +641,7 @@ void ks_extender_cancel(ks_ext_call_t *call)
 {
     if (call->req != NULL && call->report)
         call->report(call->report_ud, call->url_prefix, call->verb,
-                     "cancelled", mono_seconds() - call->t0);
+                     "cancelled", ks_mono_seconds() - call->t0);
     if (call->req != NULL)
         ks_hc_cancel(call->req);
     call->req = NULL;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/mono_clock.h"
 #include "framework.h"
 
 static ks_call_board_t private_board = {.magic = KS_BOARD_MAGIC,
@@ -282,13 +283,6 @@ int ks_deadline_scan(const ks_call_board_t *b, ks_deadline_scan_t *st,
     return -1;
 }
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 typedef struct watchdog {
     unsigned tick_ms;
     int exit_code;
@@ -304,7 +298,7 @@ static void *watchdog_main(void *ud)
         struct timespec d = {0, (long)w->tick_ms * 1000000L};
         int i;
         nanosleep(&d, NULL);
-        i = ks_deadline_scan(ks_call_board(), &st, mono_ms());
+        i = ks_deadline_scan(ks_call_board(), &st, (uint64_t)ks_mono_ms());
         if (i >= 0 && atomic_exchange(&crashing, 1)) {
             /* A crash is being reported (its handler can outlast the
              * deadline under a sanitizer): that report ends the process. */

@@ -18,6 +18,7 @@
 #include "base/intern.h"
 #include "cycle_state.h"
 #include "base/log.h"
+#include "base/mono_clock.h"
 #include "grow.h"
 #include "thread_rules.h"
 
@@ -396,11 +397,9 @@ static uint32_t api_nominated_pods(ks_handle_t *h, const char *node,
 static int64_t api_now_ms(ks_handle_t *h)
 {
     ks_fw_env_t *e = ENV(h);
-    struct timespec ts;
     if (e && e->now_ms)
         return e->now_ms(e);
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return ks_mono_ms();
 }
 
 /* Score and Filter run on several threads at once: there each thread

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/mono_clock.h"
 #include "call_board.h"
 #include "cycle_state.h"
 #include "base/intern.h"
@@ -49,12 +50,7 @@ static int timing_on(const ks_framework_t *fw)
     return e != NULL && e->sample_plugins && e->plugin_duration != NULL;
 }
 
-double ks_fw_mono_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+double ks_fw_mono_seconds(void) { return ks_mono_seconds(); }
 
 static void timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
                           int ep, ks_code_t code, double t0)

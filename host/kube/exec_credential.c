@@ -19,6 +19,7 @@
 
 #include "base/buf.h"
 #include "base/log.h"
+#include "base/mono_clock.h"
 #include "cluster/objects.h"
 
 extern char **environ;
@@ -309,13 +310,6 @@ out:
 
 /* ---- running the plugin ---------------------------------------------- */
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void free_strv(char **v)
 {
     size_t i;
@@ -517,7 +511,7 @@ static int pump(int out_fd, int err_fd, int64_t deadline, run_io_t *io)
     fds[1].fd = err_fd;
     fds[0].events = fds[1].events = POLLIN;
     while (open_fds > 0) {
-        int64_t left = deadline - mono_ms();
+        int64_t left = deadline - ks_mono_ms();
         int i, r;
         if (left <= 0)
             return KS_ETIMEDOUT;
@@ -564,7 +558,7 @@ static int wait_until(pid_t pid, int64_t deadline, int *status)
             return 0;
         if (r < 0 && errno != EINTR)
             return KS_EIO;
-        if (mono_ms() >= deadline)
+        if (ks_mono_ms() >= deadline)
             return KS_ETIMEDOUT;
         nanosleep(&ts, NULL);
     }
@@ -647,7 +641,7 @@ int ks_exec_plugin_run(const ks_exec_plugin_t *p, ks_exec_cred_t *out,
                          : spawn_error(p, e, err);
         goto out;
     }
-    deadline = mono_ms() + timeout;
+    deadline = ks_mono_ms() + timeout;
     e = posix_spawn(&pid, prog, &fa, &at, argv, envp);
     if (e != 0) {
         pid = -1;

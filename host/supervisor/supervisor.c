@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/mono_clock.h"
+
 #define TICK_MS 10
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_RESET_S 60
@@ -29,13 +31,6 @@
 #define EXIT_USAGE 2
 #define EXIT_LOST_LEASE 4
 #define EXIT_QUARANTINED 7 /* the worker refused a quarantined version */
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -256,7 +251,7 @@ int ks_supervisor_run(const ks_supervisor_opts_t *o, char *msg, size_t len)
     sigprocmask(SIG_BLOCK, &set, &old);
 
     for (;;) {
-        uint64_t restart_at = mono_ms() + backoff;
+        uint64_t restart_at = (uint64_t)ks_mono_ms() + backoff;
         int killed_for_deadline = 0, st = 0;
         char how[128];
 
@@ -264,7 +259,7 @@ int ks_supervisor_run(const ks_supervisor_opts_t *o, char *msg, size_t len)
          * with 503 and why. */
         if (backoff >= 2 * TICK_MS && b->listen_addr[0])
             stand_in = stand_in_listen(b->listen_addr);
-        while (!stopping && mono_ms() < restart_at) {
+        while (!stopping && (uint64_t)ks_mono_ms() < restart_at) {
             struct timespec d = {0, TICK_MS * 1000000L};
             int sig = sigtimedwait(&set, NULL, &d);
             if (sig == SIGTERM || sig == SIGINT) {
@@ -303,7 +298,7 @@ int ks_supervisor_run(const ks_supervisor_opts_t *o, char *msg, size_t len)
             ks_call_board_use(b);
             return 0;
         }
-        started_ms = mono_ms();
+        started_ms = (uint64_t)ks_mono_ms();
         memset(scan, 0, sizeof *scan);
         if (atomic_load(&b->worker_starts) > 1)
             say("worker %ld started", (long)pid);
@@ -326,7 +321,7 @@ int ks_supervisor_run(const ks_supervisor_opts_t *o, char *msg, size_t len)
                 ever_ready = 1;
             if (stopping || killed_for_deadline)
                 continue;
-            i = ks_deadline_scan(b, scan, mono_ms());
+            i = ks_deadline_scan(b, scan, (uint64_t)ks_mono_ms());
             if (i >= 0) {
                 ks_board_fault_t f;
                 char line[1200];
@@ -376,7 +371,7 @@ int ks_supervisor_run(const ks_supervisor_opts_t *o, char *msg, size_t len)
             continue;
         }
         /* Not a plugin's fault: back off. */
-        if (mono_ms() - started_ms > BACKOFF_RESET_S * 1000u)
+        if ((uint64_t)ks_mono_ms() - started_ms > BACKOFF_RESET_S * 1000u)
             backoff = 0;
         backoff = backoff ? backoff * 2 : BACKOFF_MIN_MS;
         if (backoff > backoff_max)

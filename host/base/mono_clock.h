@@ -1,0 +1,27 @@
+/*
+ * The monotonic clock, in the two units the host uses.
+ * Threads: any.
+ */
+#ifndef KS_BASE_MONO_CLOCK_H
+#define KS_BASE_MONO_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* Milliseconds since an arbitrary start (CLOCK_MONOTONIC). */
+static inline int64_t ks_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Seconds, with the clock's resolution. */
+static inline double ks_mono_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#endif
