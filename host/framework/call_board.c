@@ -175,7 +175,8 @@ const ks_board_fault_t *ks_call_board_quarantined(const ks_call_board_t *b,
     uint32_t i, first = n > KS_BOARD_FAULTS ? n - KS_BOARD_FAULTS : 0;
     for (i = n; i > first; i--) {
         const ks_board_fault_t *f = &b->faults[(i - 1) % KS_BOARD_FAULTS];
-        if (f->plugin.hash == hash && strcmp(f->plugin.name, name) == 0)
+        if (f->plugin.hash == hash &&
+            (name == NULL || strcmp(f->plugin.name, name) == 0))
             return f;
     }
     return NULL;

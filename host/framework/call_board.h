@@ -241,7 +241,8 @@ const char *ks_call_point_name(uint32_t point);
 uint64_t ks_file_hash(const char *path);
 
 /* Is this plugin version (name, hash) in the board's fault list? Returns
- * the newest matching fault, or NULL. */
+ * the newest matching fault, or NULL. With name NULL, any fault of a file
+ * with that hash (a file vetted before its plugin's name is known). */
 const ks_board_fault_t *ks_call_board_quarantined(const ks_call_board_t *b,
                                                   const char *name,
                                                   uint64_t hash);

@@ -20,9 +20,9 @@ int ks_quarantine_vet(const char *path, const char **load_path,
                       uint64_t *hash, ks_error_t *err)
 {
     const ks_call_board_t *b = ks_call_board();
-    const ks_board_fault_t *f = NULL;
+    const ks_board_fault_t *f;
     const ks_board_good_t *g;
-    uint32_t i, n = atomic_load_explicit(&b->n_faults, memory_order_acquire);
+    uint32_t n = atomic_load_explicit(&b->n_faults, memory_order_acquire);
     uint64_t h;
     char what[1024];
 
@@ -32,13 +32,7 @@ int ks_quarantine_vet(const char *path, const char **load_path,
         return 0; /* the common case: nothing ever failed */
     h = ks_file_hash(path);
     *hash = h;
-    for (i = n; i > (n > KS_BOARD_FAULTS ? n - KS_BOARD_FAULTS : 0); i--) {
-        const ks_board_fault_t *c = &b->faults[(i - 1) % KS_BOARD_FAULTS];
-        if (c->plugin.hash == h) {
-            f = c;
-            break;
-        }
-    }
+    f = ks_call_board_quarantined(b, NULL, h);
     if (f == NULL)
         return 0;
     ks_board_fault_describe(f, what, sizeof what);
