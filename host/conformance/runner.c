@@ -268,6 +268,7 @@ int ks_conformance_run(ks_scenario_t *sc, const ks_conf_run_opts_t *o,
     memset(&so, 0, sizeof so);
     so.deterministic = 1;
     so.run_all_filters = 1;
+    so.score_skipped = 1; /* v1.24.1 had no PreScore Skip */
     so.score_single_node = 1;
     so.percentage_override = 100;
     so.batching = o->batching;

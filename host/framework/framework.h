@@ -109,7 +109,24 @@ struct ks_fw_env {
     void (*plugin_duration)(ks_fw_env_t *env, const char *plugin,
                             int ext_point, ks_code_t code, double seconds);
     int sample_plugins; /* record plugin_duration in this cycle */
+    /* Bulk Filter and Score (plugin.h filter_nodes, score_nodes):
+     * KS_BULK_ON (0, the default), KS_BULK_OFF (node by node, as ABI 1.1)
+     * or KS_BULK_VERIFY (bulk, and every result compared with the
+     * node-by-node one; differences counted below). Set by the owner. */
+    int bulk;
+    /* Run the Score of plugins whose PreScore returned Skip, as if it had
+     * returned Success (upstream v1.24.1 had no PreScore Skip; the
+     * conformance runner reports every plugin's scores). Set by the
+     * owner. */
+    int score_skipped;
+    /* KS_BULK_VERIFY: node results compared, and differences; updated
+     * atomically from the workers. */
+    uint64_t bulk_compared, bulk_mismatches;
 };
+
+enum { KS_BULK_ON = 0, KS_BULK_OFF = 1, KS_BULK_VERIFY = 2 };
+/* "on", "off" or "verify" to KS_BULK_*, -1 for anything else. */
+int ks_bulk_parse(const char *s);
 
 /* The env's random numbers (host selection ties, plugin-timing samples,
  * the host API's rand_below): one step of xorshift64* over e->rng, seeded
@@ -247,6 +264,21 @@ void ks_prefilter_result_free(struct ks_prefilter_result *r);
 ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
                            const ks_pod_t *pod, const ks_node_info_t *ni,
                            int run_all, ks_status_t *st);
+/* The most nodes ks_fw_run_filter_bulk takes in one call. */
+#define KS_FW_BULK_MAX 64
+/* Filter plugins over nodes[0..n) (n <= KS_FW_BULK_MAX), plugin by plugin,
+ * through their filter_nodes where they have it (plugin.h): pass[i] = 1
+ * when every Filter plugin passed nodes[i], 0 when one did not (or might
+ * not: an unexpected return) - the caller runs ks_fw_run_filter_with_
+ * nominated on those nodes for their statuses. Only for cycles without
+ * nominated pods and without timing samples. Worker threads. */
+void ks_fw_run_filter_bulk(ks_framework_t *fw, ks_cycle_state_t *cs,
+                           const ks_pod_t *pod,
+                           const ks_node_info_t *const *nodes, uint32_t n,
+                           uint8_t *pass);
+/* May this cycle filter in bulk? (env->bulk not OFF, no timing sample,
+ * no nominated pod anywhere.) */
+int ks_fw_filter_bulk_ok(const ks_framework_t *fw);
 /* upstream RunFilterPluginsWithNominatedPods. */
 ks_code_t ks_fw_run_filter_with_nominated(ks_framework_t *fw,
                                           ks_cycle_state_t *cs,

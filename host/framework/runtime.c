@@ -16,8 +16,10 @@
 
 #include "base/mono_clock.h"
 #include "call_board.h"
+#include "run_call.h"
 #include "cycle_state.h"
 #include "base/intern.h"
+#include "base/log.h"
 #include "config/ext_points.h"
 #include "grow.h"
 #include "pool.h"
@@ -43,64 +45,14 @@ const char *ks_fw_metric_point_name(int ext_point)
     return l ? l : "Unknown";
 }
 
-/* Are this cycle's plugin calls timed? Read once per run_* call. */
-static int timing_on(const ks_framework_t *fw)
-{
-    const ks_fw_env_t *e = fw->env;
-    return e != NULL && e->sample_plugins && e->plugin_duration != NULL;
-}
-
 double ks_fw_mono_seconds(void) { return ks_mono_seconds(); }
 
-static void timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
-                          int ep, ks_code_t code, double t0)
+void ks_fw_timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
+                         int ep, ks_code_t code, double t0)
 {
     double dt = ks_fw_mono_seconds() - t0;
     fw->env->plugin_duration(fw->env, in->name, ep, code, dt);
 }
-
-/* `c = call`, recorded on the call board (call_board.h) as plugin `in`'s
- * call at `ep` for `pod` when `rec`, and when `on`, the call timed and
- * reported as plugin `in`'s at `ep` with the code it returned. Off, it
- * costs one branch. */
-#define TIMED_REC(rec, on, fw, in, pod, ep, c, call)                           \
-    do {                                                                       \
-        ks_board_slot_t *slot_ = ks_call_enter_if(                             \
-            (rec), (in)->call_id, (ep), (in)->deadline_ms, (pod), (pod)->ns,   \
-            (pod)->name);                                                      \
-        if (on) {                                                              \
-            double t0_ = ks_fw_mono_seconds();                                 \
-            (c) = (call);                                                      \
-            timing_report((fw), (in), (ep), (c), t0_);                         \
-        } else {                                                               \
-            (c) = (call);                                                      \
-        }                                                                      \
-        ks_call_leave(slot_);                                                  \
-    } while (0)
-
-/* Once-per-cycle calls: always recorded. */
-#define TIMED(on, fw, in, pod, ep, c, call)                                    \
-    TIMED_REC(1, on, fw, in, pod, ep, c, call)
-/* Per-node calls (Filter, Score, AddPod/RemovePod): recorded for plugins
- * not shipped with ksched or with a deadline (framework.h: record_hot). */
-#define TIMED_HOT(on, fw, in, pod, ep, c, call)                                \
-    TIMED_REC((in)->record_hot, on, fw, in, pod, ep, c, call)
-
-/* The same for plugin functions that return nothing (reported Success). */
-#define TIMED_VOID(on, fw, in, pod, ep, call)                                  \
-    do {                                                                       \
-        ks_board_slot_t *slot_ = ks_call_enter(                                \
-            (in)->call_id, (ep), (in)->deadline_ms, (pod), (pod)->ns,          \
-            (pod)->name);                                                      \
-        if (on) {                                                              \
-            double t0_ = ks_fw_mono_seconds();                                 \
-            call;                                                              \
-            timing_report((fw), (in), (ep), KS_SUCCESS, t0_);                  \
-        } else {                                                               \
-            call;                                                              \
-        }                                                                      \
-        ks_call_leave(slot_);                                                  \
-    } while (0)
 
 /* --- statuses ---------------------------------------------------------------- */
 
@@ -626,6 +578,8 @@ ks_code_t ks_fw_run_pre_score(ks_framework_t *fw, ks_cycle_state_t *cs,
         size_t s;
         TIMED(on, fw, in, pod, KS_EP_PRE_SCORE, c,
               in->d->pre_score(in->self, cs, pod, nodes, n, st));
+        if (c == KS_SKIP && fw->env != NULL && fw->env->score_skipped)
+            continue; /* scored anyway (framework.h score_skipped) */
         if (c == KS_SKIP) {
             for (s = 0; s < fw->n_points[KS_EP_SCORE]; s++)
                 if (fw->points[KS_EP_SCORE][s].inst == in)
@@ -655,53 +609,118 @@ typedef struct score_job {
     pthread_mutex_t mu;
 } score_job_t;
 
+/* Plugin `in`'s raw scores of nodes [b, e) into row[b..e), node by node.
+ * KS_SUCCESS, or the failing node's code with its status in *st. */
+static ks_code_t score_one_by_one(score_job_t *j, ks_plugin_inst_t *in,
+                                  void *state, int on, uint32_t b, uint32_t e,
+                                  int64_t *row, ks_status_t *st)
+{
+    uint32_t k;
+    for (k = b; k < e; k++) {
+        int64_t s = 0;
+        ks_code_t c;
+        st->n_reasons = 0;
+        st->code = KS_SUCCESS;
+        TIMED_HOT(on, j->fw, in, j->pod, KS_EP_SCORE, c,
+                  in->d->score_with_state
+                      ? in->d->score_with_state(in->self, j->cs, state,
+                                                j->pod, j->nodes[k], &s, st)
+                      : in->d->score(in->self, j->cs, j->pod, j->nodes[k],
+                                     &s, st));
+        if (c != KS_SUCCESS)
+            return c;
+        row[k] = s;
+    }
+    return KS_SUCCESS;
+}
+
+/* score_nodes (plugin.h, since ABI 1.2) over [b, e) into row[b..e): 1 when
+ * it scored them all, 0 when the node-by-node way must (no score_nodes,
+ * bulk off, a timed cycle, or it did not return Success). Under
+ * KS_BULK_VERIFY the node-by-node scores are computed too and every
+ * difference counted and logged. */
+static int score_in_bulk(score_job_t *j, ks_plugin_inst_t *in, void *state,
+                         int on, uint32_t b, uint32_t e, int64_t *row)
+{
+    ks_fw_env_t *env = j->fw->env;
+    ks_status_t scratch;
+    ks_code_t c;
+    uint32_t k;
+    if (in->d->score_nodes == NULL || on || env == NULL ||
+        env->bulk == KS_BULK_OFF)
+        return 0;
+    scratch.code = KS_SUCCESS;
+    scratch.plugin = NULL;
+    scratch.n_reasons = KS_STATUS_MAX_REASONS; /* reasons dropped */
+    TIMED_HOT(0, j->fw, in, j->pod, KS_EP_SCORE, c,
+              in->d->score_nodes(in->self, j->cs, state, j->pod,
+                                 j->nodes + b, e - b, row + b, &scratch));
+    if (c != KS_SUCCESS)
+        return 0;
+    if (env->bulk == KS_BULK_VERIFY) {
+        for (k = b; k < e; k++) {
+            int64_t one = 0;
+            ks_status_t st;
+            ks_status_reset(&st);
+            c = in->d->score_with_state
+                    ? in->d->score_with_state(in->self, j->cs, state, j->pod,
+                                              j->nodes[k], &one, &st)
+                    : in->d->score(in->self, j->cs, j->pod, j->nodes[k],
+                                   &one, &st);
+            __atomic_add_fetch(&env->bulk_compared, 1, __ATOMIC_RELAXED);
+            if (c != KS_SUCCESS || one != row[k]) {
+                __atomic_add_fetch(&env->bulk_mismatches, 1,
+                                   __ATOMIC_RELAXED);
+                ks_log(KS_LOG_ERROR,
+                       "bulk verify: pod %s/%s node %s: plugin %s scored "
+                       "%lld in bulk, %lld (%s) node by node",
+                       j->pod->ns, j->pod->name, j->nodes[k]->node->name,
+                       in->name, (long long)row[k], (long long)one,
+                       ks_code_name(c));
+                row[k] = one;
+            }
+        }
+    }
+    return 1;
+}
+
 static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 {
     score_job_t *j = ud;
     size_t np = j->fw->n_points[KS_EP_SCORE], p;
     const ks_point_entry_t *pl = j->fw->points[KS_EP_SCORE];
-    uint32_t k;
     ks_status_t st;
     int on = timing_on(j->fw);
     (void)worker;
     for (p = 0; p < np; p++) {
         ks_plugin_inst_t *in = pl[p].inst;
         int64_t *row = j->scores + p * j->n;
-        /* score_with_state (since ABI 1.1): the state the plugin set at
-         * PreScore, looked up once for the whole chunk. */
-        void *state = in->d->score_with_state
-                          ? ks_cycle_state_slot_get(j->cs, &in->handle,
-                                                    KS_STATE_SCORE)
-                          : NULL;
+        void *state;
+        ks_code_t c;
         if (j->skip & (1ull << p))
             continue;
-        for (k = b; k < e; k++) {
-            int64_t s = 0;
-            ks_code_t c;
-            st.n_reasons = 0;
-            st.code = KS_SUCCESS;
-            TIMED_HOT(on, j->fw, in, j->pod, KS_EP_SCORE, c,
-                  in->d->score_with_state
-                      ? in->d->score_with_state(in->self, j->cs, state,
-                                                j->pod, j->nodes[k], &s, &st)
-                      : in->d->score(in->self, j->cs, j->pod, j->nodes[k],
-                                     &s, &st));
-            if (c != KS_SUCCESS) {
-                pthread_mutex_lock(&j->mu);
-                if (!j->failed) {
-                    j->failed = 1;
-                    ks_status_reset(&j->err);
-                    ks_status_merge_reasons(&j->err, &st);
-                    if (!valid_code((int)c))
-                        invalid_code(&j->err, "Score", in->name, (int)c);
-                    else
-                        score_error(&j->err, "running Score plugins",
-                                    in->name);
-                }
-                pthread_mutex_unlock(&j->mu);
-                return;
+        /* score_with_state (since ABI 1.1): the state the plugin set at
+         * PreScore, looked up once for the whole chunk. */
+        state = in->d->score_with_state
+                    ? ks_cycle_state_slot_get(j->cs, &in->handle,
+                                              KS_STATE_SCORE)
+                    : NULL;
+        if (score_in_bulk(j, in, state, on, b, e, row))
+            continue;
+        c = score_one_by_one(j, in, state, on, b, e, row, &st);
+        if (c != KS_SUCCESS) {
+            pthread_mutex_lock(&j->mu);
+            if (!j->failed) {
+                j->failed = 1;
+                ks_status_reset(&j->err);
+                ks_status_merge_reasons(&j->err, &st);
+                if (!valid_code((int)c))
+                    invalid_code(&j->err, "Score", in->name, (int)c);
+                else
+                    score_error(&j->err, "running Score plugins", in->name);
             }
-            row[k] = s;
+            pthread_mutex_unlock(&j->mu);
+            return;
         }
     }
 }
@@ -718,6 +737,7 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
     score_job_t j;
     ks_node_score_t stack_ns[256];
     ks_node_score_t *ns = n <= 256 ? stack_ns : NULL;
+    int named = 0;
 
     ks_status_reset(st);
     /* Rows of plugins that run are written in full by score_chunk. */
@@ -756,10 +776,15 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
             continue;
         if (in->d->normalize_score) {
             ks_code_t c;
-            for (k = 0; k < n; k++) {
-                ns[k].node_name = nodes[k]->node->name;
-                ns[k].score = row[k];
+            /* The names once per cycle: each is two dependent loads per
+             * node, a cache miss apiece on large clusters. */
+            if (!named) {
+                for (k = 0; k < n; k++)
+                    ns[k].node_name = nodes[k]->node->name;
+                named = 1;
             }
+            for (k = 0; k < n; k++)
+                ns[k].score = row[k];
             TIMED(on, fw, in, pod, KS_FW_EP_NORMALIZE_SCORE, c,
                   in->d->normalize_score(in->self, cs, pod, ns, n, st));
             if (c != KS_SUCCESS) {

@@ -211,47 +211,133 @@ typedef struct filter_job {
     ks_cycle_state_t *cs;
     const ks_pod_t *pod;
     uint32_t n_cand, start, want;
+    int bulk; /* ks_fw_filter_bulk_ok for this cycle */
+    const ks_node_info_t *const *all; /* the snapshot's nodes by index */
     atomic_uint found;
     atomic_int error;
 } filter_job_t;
+
+/* How many nodes a worker filters between looks at the shared counter:
+ * contended atomics cost more than filtering. Also the bulk Filter's run. */
+#define FILTER_RUN 32
+
+/* The verdict of one node of a run: node by node, unless the bulk Filter
+ * passed it (bulk_pass 1). Under KS_BULK_VERIFY the node-by-node Filter
+ * runs on passed nodes too and a difference is counted and logged. */
+static ks_code_t filter_verdict(filter_job_t *j, const ks_node_info_t *ni,
+                                int bulk_pass, ks_status_t *st)
+{
+    ks_fw_env_t *env = j->fw->env;
+    ks_code_t c;
+    if (bulk_pass == 1 && env->bulk != KS_BULK_VERIFY) {
+        ks_status_reset(st);
+        return KS_SUCCESS;
+    }
+    c = ks_fw_run_filter_with_nominated(j->fw, j->cs, j->pod, ni,
+                                        j->s->opts.run_all_filters, st);
+    if (bulk_pass >= 0 && env->bulk == KS_BULK_VERIFY) {
+        __atomic_add_fetch(&env->bulk_compared, 1, __ATOMIC_RELAXED);
+        if ((c == KS_SUCCESS) != (bulk_pass == 1)) {
+            __atomic_add_fetch(&env->bulk_mismatches, 1, __ATOMIC_RELAXED);
+            ks_log(KS_LOG_ERROR,
+                   "bulk verify: pod %s/%s node %s: Filter %s in bulk, %s "
+                   "node by node (plugin %s)",
+                   j->pod->ns, j->pod->name, ni->node ? ni->node->name : "?",
+                   bulk_pass ? "passed" : "rejected", ks_code_name(c),
+                   st->plugin ? st->plugin : "-");
+        }
+    }
+    return c;
+}
 
 static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 {
     filter_job_t *j = ud;
     ks_scheduler_t *s = j->s;
-    uint32_t pos, found = 0;
+    uint32_t pos, found = 0, r, n_run, n_eval;
+    const ks_node_info_t *ni[FILTER_RUN], *eval[FILTER_RUN];
+    uint32_t idx[FILTER_RUN];
+    uint8_t pass[FILTER_RUN], kept[FILTER_RUN];
+    ks_code_t kept_c[FILTER_RUN];
+    ks_status_t kept_st[FILTER_RUN];
     (void)worker;
-    for (pos = b; pos < e; pos++) {
-        uint32_t at = j->start + pos;
-        uint32_t idx = s->cand[at >= j->n_cand ? at - j->n_cand : at];
-        const ks_node_info_t *ni = ks_snapshot_node_at(s->snap, idx);
-        ks_status_t st; /* copied to the map only on failure */
-        ks_code_t c;
-        /* The shared counter is touched once per 32 nodes, not per
-         * feasible node: contended atomics cost more than filtering. */
-        if ((pos - b) % 32 == 0) {
-            if (found) {
-                atomic_fetch_add(&j->found, found);
-                found = 0;
+    for (pos = b; pos < e; pos += n_run) {
+        n_run = e - pos < FILTER_RUN ? e - pos : FILTER_RUN;
+        if (found) {
+            atomic_fetch_add(&j->found, found);
+            found = 0;
+        }
+        if (atomic_load(&j->found) >= j->want || atomic_load(&j->error))
+            return;
+        if (j->bulk && !s->bt.active && j->fw->env->bulk == KS_BULK_ON) {
+            /* The common case: every node of the run in bulk, the ones it
+             * rejected node by node for their statuses. */
+            for (r = 0; r < n_run; r++) {
+                uint32_t at = j->start + pos + r;
+                idx[r] = s->cand[at >= j->n_cand ? at - j->n_cand : at];
+                ni[r] = j->all[idx[r]];
             }
-            if (atomic_load(&j->found) >= j->want || atomic_load(&j->error))
-                return;
+            ks_fw_run_filter_bulk(j->fw, j->cs, j->pod, ni, n_run, pass);
+            for (r = 0; r < n_run; r++) {
+                ks_status_t st;
+                ks_code_t c;
+                if (pass[r]) {
+                    s->feasible_flag[pos + r] = 1;
+                    found++;
+                    continue;
+                }
+                c = filter_verdict(j, ni[r], 0, &st);
+                if (c == KS_SUCCESS) {
+                    s->feasible_flag[pos + r] = 1;
+                    found++;
+                    continue;
+                }
+                s->smap.st[idx[r]] = st;
+                s->feasible_flag[pos + r] = 2;
+                if (c == KS_ERROR)
+                    atomic_store(&j->error, (int)idx[r] + 1);
+            }
+            continue;
         }
-        if (!s->bt.active ||
-            !ks_sched_batch_filter_get(s, idx, ni, &c, &st)) {
-            c = ks_fw_run_filter_with_nominated(j->fw, j->cs, j->pod, ni,
-                                                s->opts.run_all_filters, &st);
-            if (s->bt.active)
-                ks_sched_batch_filter_put(s, j->pod, idx, ni, c, &st);
+        /* The run's nodes; those batching kept a verdict for are done. */
+        n_eval = 0;
+        for (r = 0; r < n_run; r++) {
+            uint32_t at = j->start + pos + r;
+            idx[r] = s->cand[at >= j->n_cand ? at - j->n_cand : at];
+            ni[r] = j->all[idx[r]];
+            kept[r] = s->bt.active && ks_sched_batch_filter_get(
+                                          s, idx[r], ni[r], &kept_c[r],
+                                          &kept_st[r]);
+            if (!kept[r])
+                eval[n_eval++] = ni[r];
         }
-        if (c == KS_SUCCESS) {
-            s->feasible_flag[pos] = 1;
-            found++;
-        } else {
-            s->smap.st[idx] = st;
-            s->feasible_flag[pos] = 2;
-            if (c == KS_ERROR)
-                atomic_store(&j->error, (int)idx + 1);
+        if (j->bulk && n_eval > 0)
+            ks_fw_run_filter_bulk(j->fw, j->cs, j->pod, eval, n_eval, pass);
+        n_eval = 0;
+        for (r = 0; r < n_run; r++) {
+            ks_status_t st; /* copied to the map only on failure */
+            ks_code_t c;
+            uint32_t at = pos + r;
+            if (kept[r]) {
+                c = kept_c[r];
+                st = kept_st[r];
+            } else {
+                c = filter_verdict(j, ni[r], j->bulk ? pass[n_eval] : -1,
+                                   &st);
+                n_eval++;
+                if (s->bt.active)
+                    ks_sched_batch_filter_put(s, j->pod, idx[r], ni[r], c,
+                                              &st);
+            }
+            if (c == KS_SUCCESS) {
+                s->feasible_flag[at] = 1;
+                found++;
+            } else {
+                s->smap.st[idx[r]] = st;
+                s->feasible_flag[at] = 2;
+                if (c == KS_ERROR)
+                    atomic_store(&j->error, (int)idx[r] + 1);
+            }
         }
     }
     if (found)
@@ -269,9 +355,13 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
 {
     filter_job_t job = {.s = s, .fw = fw, .cs = cs, .pod = pod,
                         .n_cand = n_cand, .want = want,
-                        .start = s->next_start < n_cand ? s->next_start : 0};
-    uint32_t i, processed;
+                        .start = s->next_start < n_cand ? s->next_start : 0,
+                        .bulk = ks_fw_filter_bulk_ok(fw)};
+    uint32_t i, processed, n_all, at;
     double t0;
+    job.all = ks_snapshot_nodes(s->snap, &n_all);
+    if (job.all == NULL || n_all != ks_snapshot_num_nodes(s->snap))
+        return cycle_error(o, NULL); /* its lists failed to build */
     s->next_start = job.start;
     memset(s->feasible_flag, 0, n_cand);
     if (fw->n_points[KS_EP_FILTER] == 0) {
@@ -299,8 +389,11 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
      * statuses of nodes past the cut (workers may overshoot). */
     *n_feasible = 0;
     processed = n_cand;
-    for (i = 0; i < n_cand; i++) {
-        uint32_t idx = s->cand[(s->next_start + i) % n_cand];
+    for (i = 0, at = s->next_start; i < n_cand; i++, at++) {
+        uint32_t idx;
+        if (at == n_cand)
+            at = 0;
+        idx = s->cand[at];
         if (*n_feasible == want) {
             processed = i;
             for (; i < n_cand; i++)
@@ -310,7 +403,7 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
         if (s->feasible_flag[i] == 1) {
             if (s->bt.active)
                 s->bt.fidx[*n_feasible] = idx;
-            s->feasible[(*n_feasible)++] = ks_snapshot_node_at(s->snap, idx);
+            s->feasible[(*n_feasible)++] = job.all[idx];
         } else if (s->feasible_flag[i] == 2) {
             s->smap.set[idx] = 1;
             add_plugin(o, s->smap.st[idx].plugin, s->smap.st[idx].code);

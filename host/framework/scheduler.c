@@ -108,6 +108,8 @@ ks_scheduler_t *ks_scheduler_new(ks_generation_t *gen, ks_cache_t *cache,
     s->env.cache = cache;
     s->env.ops = &sched_ops;
     s->env.deterministic = s->opts.deterministic;
+    s->env.bulk = s->opts.bulk;
+    s->env.score_skipped = s->opts.score_skipped;
     s->env.rng = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull | 1;
     s->env.now_ms = env_now;
     s->env.ud = s;
@@ -151,7 +153,12 @@ ks_generation_t *ks_scheduler_generation(const ks_scheduler_t *s)
 
 ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s)
 {
-    return s->stats;
+    ks_sched_stats_t st = s->stats;
+    st.bulk_compared =
+        __atomic_load_n(&s->env.bulk_compared, __ATOMIC_RELAXED);
+    st.bulk_mismatches =
+        __atomic_load_n(&s->env.bulk_mismatches, __ATOMIC_RELAXED);
+    return st;
 }
 
 size_t ks_scheduler_pending(const ks_scheduler_t *s, int where)

@@ -142,6 +142,12 @@ typedef struct ks_sched_opts {
     /* Opportunistic batching (batch.h): KS_BATCHING_ON (0, the default),
      * _OFF or _VERIFY. */
     int batching;
+    /* Bulk Filter and Score (framework.h): KS_BULK_ON (0, the default),
+     * _OFF or _VERIFY (differences in ks_sched_stats_t). */
+    int bulk;
+    /* Score plugins that returned Skip at PreScore anyway (framework.h
+     * score_skipped): the conformance runner's v1.24.1 scores. */
+    int score_skipped;
     ks_sched_observer_t obs;
     ks_sched_writer_t writer;
 } ks_sched_opts_t;
@@ -226,6 +232,9 @@ typedef struct ks_sched_stats {
      * cycle reused (compared, in verify mode), and differences verify
      * found (batch.h) */
     uint64_t batch_reused, batch_mismatches;
+    /* bulk Filter/Score verify (KS_BULK_VERIFY): node results compared
+     * with the node-by-node ones, and differences */
+    uint64_t bulk_compared, bulk_mismatches;
 } ks_sched_stats_t;
 ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s);
 /* Pods in queue `where` (a KS_Q_* of queue.h); with -1, the pods waiting at

@@ -59,6 +59,8 @@ void ks_status_add_reasonf(ks_status_t *st, const char *fmt, ...)
 {
     char buf[KS_STATUS_REASON_MAX];
     va_list ap;
+    if (st->n_reasons >= KS_STATUS_MAX_REASONS)
+        return; /* full (or a bulk call's scratch): nothing to format */
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);

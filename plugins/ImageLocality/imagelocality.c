@@ -194,10 +194,15 @@ static ks_code_t il_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
     return KS_SUCCESS;
 }
 
+/* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
+ * loop the compiler can fold them into. */
+KS_SCORE_NODES_FROM(image_locality_score_nodes, image_locality_score_with_state)
+
 KS_PLUGIN_DEFINE("ImageLocality", "1.24.1-ks1",
     .create = image_locality_create,
     .destroy = image_locality_destroy,
     .pre_score = image_locality_pre_score,
     .score = image_locality_score,
     .score_with_state = image_locality_score_with_state,
-                 .sign = il_sign);
+                 .sign = il_sign,
+    .score_nodes = image_locality_score_nodes);

@@ -150,7 +150,7 @@ ks_code_t ipa_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     ks_labels_t ns_labels;
     uint32_t n_nodes, i, j;
     const ks_node_info_t *const *all;
-    int has_preferred;
+    int has_preferred, nothing;
 
     (void)nodes;
     s = calloc(1, sizeof *s);
@@ -193,6 +193,7 @@ ks_code_t ipa_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
             }
     }
 write:
+    nothing = s->n_keys == 0;
     /* Score gets it as its state (no cycle-state lookup per node). */
     if (api->plugin_state_set(pl->h, cs, KS_STATE_SCORE, s,
                               ipa_prescore_state_clone,
@@ -202,7 +203,10 @@ write:
                                "\" to cycle state failed");
         return KS_ERROR;
     }
-    return KS_SUCCESS;
+    /* No topology scores: every node keeps 0 after NormalizeScore, the
+     * host may skip Score (upstream 1.27+). The state stays written for
+     * hosts that score anyway. */
+    return nothing ? KS_SKIP : KS_SUCCESS;
 }
 
 /* The state PreScore set, or NULL with the reason in st. */

@@ -647,7 +647,15 @@ static ks_code_t node_affinity_pre_score(void *self, ks_cycle_state_t *cs,
     s->preferred = aff ? aff->preferred : NULL;
     s->n_preferred = aff ? aff->n_preferred : 0;
     /* Score gets it as its state (no cycle-state lookup per node). */
-    return ks_plugin_state_put(na->api, na->h, cs, KS_STATE_SCORE, s, st);
+    if (ks_plugin_state_put(na->api, na->h, cs, KS_STATE_SCORE, s, st) !=
+        KS_SUCCESS)
+        return KS_ERROR;
+    /* No preferred term of the pod's or the args': every node would score
+     * 0, the host may skip Score (upstream 1.27+). The state stays
+     * written for hosts that score anyway. */
+    if ((aff == NULL || aff->n_preferred == 0) && na->n_added_preferred == 0)
+        return KS_SKIP;
+    return KS_SUCCESS;
 }
 
 static ks_code_t node_affinity_score_with_state(void *self,
@@ -811,6 +819,11 @@ static ks_code_t na_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
     return KS_SUCCESS;
 }
 
+/* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
+ * loop the compiler can fold them into. */
+KS_FILTER_NODES_FROM(node_affinity_filter_nodes, node_affinity_filter_with_state)
+KS_SCORE_NODES_FROM(node_affinity_score_nodes, node_affinity_score_with_state)
+
 KS_PLUGIN_DEFINE("NodeAffinity", "1.24.1-ks1",
     .create = node_affinity_create,
     .destroy = node_affinity_destroy,
@@ -823,4 +836,6 @@ KS_PLUGIN_DEFINE("NodeAffinity", "1.24.1-ks1",
     .normalize_score = node_affinity_normalize,
     .events_to_register = node_affinity_events,
     .events_to_register_v2 = node_affinity_events_v2,
-                 .sign = na_sign);
+                 .sign = na_sign,
+    .filter_nodes = node_affinity_filter_nodes,
+    .score_nodes = node_affinity_score_nodes);

@@ -109,10 +109,15 @@ static ks_code_t nn_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
     return KS_SUCCESS;
 }
 
+/* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
+ * loop the compiler can fold them into. */
+KS_FILTER_NODES_FROM_FILTER(node_name_filter_nodes, node_name_filter)
+
 KS_PLUGIN_DEFINE("NodeName", "1.24.1-ks1",
     .create = node_name_create,
     .destroy = node_name_destroy,
     .filter = node_name_filter,
     .events_to_register = node_name_events,
     .events_to_register_v2 = node_name_events_v2,
-                 .sign = nn_sign);
+                 .sign = nn_sign,
+    .filter_nodes = node_name_filter_nodes);

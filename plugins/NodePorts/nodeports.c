@@ -208,6 +208,10 @@ static ks_code_t np_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
     return KS_SUCCESS;
 }
 
+/* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
+ * loop the compiler can fold them into. */
+KS_FILTER_NODES_FROM(node_ports_filter_nodes, node_ports_filter_with_state)
+
 KS_PLUGIN_DEFINE("NodePorts", "1.24.1-ks1",
     .create = node_ports_create,
     .destroy = node_ports_destroy,
@@ -216,4 +220,5 @@ KS_PLUGIN_DEFINE("NodePorts", "1.24.1-ks1",
     .filter_with_state = node_ports_filter_with_state,
     .events_to_register = node_ports_events,
     .events_to_register_v2 = node_ports_events_v2,
-                 .sign = np_sign);
+                 .sign = np_sign,
+    .filter_nodes = node_ports_filter_nodes);

@@ -150,10 +150,15 @@ static ks_code_t ba_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
     return KS_SUCCESS;
 }
 
+/* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
+ * loop the compiler can fold them into. */
+KS_SCORE_NODES_FROM(balanced_score_nodes, balanced_score_with_state)
+
 KS_PLUGIN_DEFINE("NodeResourcesBalancedAllocation", "1.24.1-ks1",
     .create = balanced_create,
     .destroy = balanced_destroy,
     .pre_score = balanced_pre_score,
     .score = balanced_score,
     .score_with_state = balanced_score_with_state,
-                 .sign = ba_sign);
+                 .sign = ba_sign,
+    .score_nodes = balanced_score_nodes);

@@ -625,6 +625,11 @@ static ks_code_t fit_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
     return KS_SUCCESS;
 }
 
+/* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
+ * loop the compiler can fold them into. */
+KS_FILTER_NODES_FROM(fit_filter_nodes, fit_filter_with_state)
+KS_SCORE_NODES_FROM(fit_score_nodes, fit_score_with_state)
+
 KS_PLUGIN_DEFINE("NodeResourcesFit", "1.24.1-ks1",
     .create = fit_create,
     .destroy = fit_destroy,
@@ -636,4 +641,6 @@ KS_PLUGIN_DEFINE("NodeResourcesFit", "1.24.1-ks1",
     .score_with_state = fit_score_with_state,
     .events_to_register = fit_events,
     .events_to_register_v2 = fit_events_v2,
-                 .sign = fit_sign);
+                 .sign = fit_sign,
+    .filter_nodes = fit_filter_nodes,
+    .score_nodes = fit_score_nodes);

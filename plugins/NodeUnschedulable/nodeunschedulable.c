@@ -124,10 +124,15 @@ static ks_code_t nu_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
     return KS_SUCCESS;
 }
 
+/* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
+ * loop the compiler can fold them into. */
+KS_FILTER_NODES_FROM_FILTER(unsched_filter_nodes, unsched_filter)
+
 KS_PLUGIN_DEFINE("NodeUnschedulable", "1.24.1-ks1",
     .create = unsched_create,
     .destroy = unsched_destroy,
     .filter = unsched_filter,
     .events_to_register = unsched_events,
     .events_to_register_v2 = unsched_events_v2,
-                 .sign = nu_sign);
+                 .sign = nu_sign,
+    .filter_nodes = unsched_filter_nodes);

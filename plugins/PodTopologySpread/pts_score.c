@@ -162,7 +162,7 @@ ks_code_t pts_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     pts_plugin_t *pl = self;
     const ks_host_api_t *api = pl->api;
     pts_prescore_state_t *s;
-    int require_all;
+    int require_all, nothing;
 
     s = calloc(1, sizeof *s);
     if (s == NULL)
@@ -187,6 +187,7 @@ ks_code_t pts_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                 pts_prescore_count(pl, s, pod, require_all);
         }
     }
+    nothing = s->cons.n == 0;
     /* Score gets it as its state (no cycle-state lookup per node). */
     if (api->plugin_state_set(pl->h, cs, KS_STATE_SCORE, s,
                               pts_prescore_state_clone,
@@ -196,7 +197,10 @@ ks_code_t pts_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                                "\" to cycle state failed");
         return KS_ERROR;
     }
-    return KS_SUCCESS;
+    /* No soft constraint (or no node): the host may skip Score (upstream
+     * 1.27+; scored anyway, every node would get the same 100). The state
+     * stays written for hosts that score anyway. */
+    return nothing ? KS_SKIP : KS_SUCCESS;
 oom:
     pts_prescore_state_free(s);
     api->status_reason(st, "out of memory");

@@ -224,6 +224,11 @@ static ks_code_t tt_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
     return KS_SUCCESS;
 }
 
+/* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
+ * loop the compiler can fold them into. */
+KS_FILTER_NODES_FROM_FILTER(taint_tol_filter_nodes, taint_tol_filter)
+KS_SCORE_NODES_FROM(taint_tol_score_nodes, taint_tol_score_with_state)
+
 KS_PLUGIN_DEFINE("TaintToleration", "1.24.1-ks1",
     .create = taint_tol_create,
     .destroy = taint_tol_destroy,
@@ -234,4 +239,6 @@ KS_PLUGIN_DEFINE("TaintToleration", "1.24.1-ks1",
     .normalize_score = taint_tol_normalize,
     .events_to_register = taint_tol_events,
     .events_to_register_v2 = taint_tol_events_v2,
-                 .sign = tt_sign);
+                 .sign = tt_sign,
+    .filter_nodes = taint_tol_filter_nodes,
+    .score_nodes = taint_tol_score_nodes);

@@ -464,6 +464,25 @@ static uint32_t api_image_num_nodes(ks_handle_t *h, const char *image)
 
 /* A new instance of `d` in the framework (not created by the framework:
  * ks_framework_free frees it without destroying `self`). */
+/* A bulk slot disagreed with its per-node function: the test fails. */
+static void mock_fail(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+static void mock_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("mock_host: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    abort();
+}
+
+/* Every instance made by plugin_create, to find a plugin's handle from
+ * its `self` (mock_plugin_state). */
+static ks_plugin_inst_t **made;
+static size_t n_made;
+
 static ks_plugin_inst_t *fw_inst_new(mock_host_t *mh, const ks_plugin_t *d,
                                      const char *name, void *self)
 {
@@ -823,6 +842,18 @@ void mock_host_free(mock_host_t *mh)
             break;
         }
     sync_forget_pods(mh);
+    /* Forget this framework's instances before it frees them. */
+    {
+        size_t k, w = 0;
+        for (k = 0; k < n_made; k++)
+            if (made[k]->handle.fw != mh->fw)
+                made[w++] = made[k];
+        n_made = w;
+        if (n_made == 0) {
+            free(made);
+            made = NULL;
+        }
+    }
     ks_framework_free(mh->fw);
     ks_snapshot_free(mh->snap);
     ks_cache_free(mh->cache);
@@ -992,6 +1023,19 @@ const ks_plugin_t *mock_plugin_load(const char *name)
     return mock_plugin_open(mock_plugin_path(name));
 }
 
+int mock_last_prescore_skipped;
+
+void *mock_plugin_state(ks_cycle_state_t *cs, const void *self,
+                        ks_state_slot_t slot)
+{
+    size_t i;
+    for (i = n_made; i-- > 0;)
+        if (made[i]->self == self)
+            return ks_host_api()->plugin_state_get(&made[i]->handle, cs,
+                                                   slot);
+    return NULL;
+}
+
 static int plugin_create(mock_host_t *mh, const ks_plugin_t *p,
                          const char *args_yaml,
                          const ks_args_t *(*parse)(const char *), void **self,
@@ -1013,6 +1057,13 @@ static int plugin_create(mock_host_t *mh, const ks_plugin_t *p,
     in = fw_inst_new(mh, p, p->name, NULL);
     rc = p->create(&mh->api, &in->handle, args, self, err, errlen);
     in->self = *self;
+    if (rc == 0) {
+        ks_plugin_inst_t **m = realloc(made, (n_made + 1) * sizeof *m);
+        if (m == NULL)
+            oom();
+        made = m;
+        made[n_made++] = in;
+    }
     return rc;
 }
 
@@ -1233,8 +1284,23 @@ ks_code_t mock_prefilter_filter(mock_host_t *mh, const ks_plugin_t *p,
     /* As the host: PreFilter Skip means the plugin's Filter is not run. */
     if (c == KS_SKIP)
         c = KS_SUCCESS;
-    else if (c == KS_SUCCESS)
+    else if (c == KS_SUCCESS) {
         c = p->filter(self, cs, pod, ni, st);
+        /* The bulk Filter (ABI 1.2) must pass exactly the same nodes. */
+        if (p->filter_nodes != NULL) {
+            uint8_t pass = 1;
+            ks_status_t *scratch = mock_status_new();
+            if (p->filter_nodes(self, cs,
+                                mock_plugin_state(cs, self, KS_STATE_FILTER),
+                                pod, &ni, 1, &pass, scratch) != KS_SUCCESS)
+                mock_fail("%s: filter_nodes failed", p->name);
+            if (pass != (c == KS_SUCCESS))
+                mock_fail("%s: filter_nodes %s %s, filter says %d", p->name,
+                          pass ? "passes" : "rejects",
+                          ni->node ? ni->node->name : "?", (int)c);
+            mock_status_free(scratch);
+        }
+    }
     mock_cycle_state_free(cs);
     return st->code = c;
 }
@@ -1252,12 +1318,38 @@ ks_code_t mock_score_nodes(mock_host_t *mh, const ks_plugin_t *p, void *self,
     if (mh != NULL)
         mock_host_sync(mh);
     mock_status_reset(st);
+    mock_last_prescore_skipped = 0;
     if (p->pre_score)
         c = p->pre_score(self, cs, pod,
                          (const ks_node_info_t *const *)nodes, n, st);
+    /* Skip: scored anyway, as the host's score_skipped mode (the in-tree
+     * plugins keep their state written), and remembered for the test. */
+    if (c == KS_SKIP) {
+        mock_last_prescore_skipped = 1;
+        c = KS_SUCCESS;
+    }
     for (i = 0; c == KS_SUCCESS && i < n; i++) {
         sc[i].node_name = nodes[i]->node->name;
         c = p->score(self, cs, pod, nodes[i], &sc[i].score, st);
+    }
+    /* The bulk Score (ABI 1.2) must give the same raw scores. */
+    if (c == KS_SUCCESS && p->score_nodes != NULL && n > 0) {
+        int64_t *bulk = calloc(n, sizeof *bulk);
+        ks_status_t *scratch = mock_status_new();
+        void *state = mock_plugin_state(cs, self, KS_STATE_SCORE);
+        if (bulk == NULL)
+            oom();
+        if (p->score_nodes(self, cs, state, pod,
+                           (const ks_node_info_t *const *)nodes, n, bulk,
+                           scratch) != KS_SUCCESS)
+            mock_fail("%s: score_nodes failed where score did not", p->name);
+        for (i = 0; i < n; i++)
+            if (bulk[i] != sc[i].score)
+                mock_fail("%s: score_nodes gives %lld on %s, score %lld",
+                          p->name, (long long)bulk[i], nodes[i]->node->name,
+                          (long long)sc[i].score);
+        mock_status_free(scratch);
+        free(bulk);
     }
     if (c == KS_SUCCESS && p->normalize_score)
         c = p->normalize_score(self, cs, pod, sc, n, st);

@@ -253,6 +253,15 @@ ks_code_t mock_prefilter_filter(mock_host_t *mh, const ks_plugin_t *p,
 /* PreScore (if any) over `nodes`, Score on each, then NormalizeScore (if
  * any); final scores go to out[i]. The snapshot is not changed: set it with
  * mock_host_set_nodes when the plugin reads it. */
+/* The state slot `slot` that the plugin instance `self` (made with
+ * mock_plugin_create) set in `cs`, or NULL: what the host hands to
+ * filter_with_state / score_with_state. */
+void *mock_plugin_state(ks_cycle_state_t *cs, const void *self,
+                        ks_state_slot_t slot);
+/* Set by mock_score_nodes: 1 when the plugin's PreScore returned Skip
+ * (its Score ran anyway, as under the host's score_skipped). */
+extern int mock_last_prescore_skipped;
+
 ks_code_t mock_score_nodes(mock_host_t *mh, const ks_plugin_t *p, void *self,
                            const ks_pod_t *pod,
                            ks_node_info_t *const *nodes, uint32_t n,

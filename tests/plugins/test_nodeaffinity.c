@@ -255,7 +255,11 @@ START_TEST(conformance_preferred)
     build_preferred_nodes();
     mock_pod_set_node_affinity(pref1, mock_node_affinity_new(NULL, pref_terms(), 3));
     pt_expect_scores(mh, p, self, pref1, pa_nodes, 5, want);
+    ck_assert_int_eq(mock_last_prescore_skipped, 0);
+    /* No preferred term: PreScore answers Skip (upstream 1.27+), and
+     * scored anyway every node gets 0. */
     pt_expect_scores(mh, p, self, plain, pa_nodes, 5, zero);
+    ck_assert_int_eq(mock_last_prescore_skipped, 1);
     p->destroy(self);
     mock_host_free(mh);
     mock_free_all();

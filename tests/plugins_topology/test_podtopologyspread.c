@@ -143,9 +143,11 @@ START_TEST(test_zone_do_not_schedule)
         if (i != 3)
             check_node(&c, &v, "s-a1", KS_UNSCHEDULABLE, R_SKEW);
         mock_cycle_state_free(cs);
-        /* no ScheduleAnyway constraint and no owner: every node 100 */
+        /* no ScheduleAnyway constraint and no owner: PreScore answers
+         * Skip (upstream 1.27+); scored anyway, every node 100 */
         ck_assert_str_eq(topo_score_text(mh, pl, self, pod, &c, "s-b1,s-c1"),
                          "s-b1:100,s-c1:100");
+        ck_assert_int_eq(mock_last_prescore_skipped, 1);
         if (target[i])
             topo_place(&c, pod, target[i]);
     }
@@ -503,6 +505,7 @@ START_TEST(test_score_ignores_unlabelled_nodes)
     pod = spread_pod("p", "x", 1, ZONE, KS_SCHEDULE_ANYWAY, "x");
     ck_assert_str_eq(topo_score_text(mh, pl, self, pod, &c, "z1,z2,nolabel"),
                      "z1:0,z2:100,nolabel:0");
+    ck_assert_int_eq(mock_last_prescore_skipped, 0);
 }
 END_TEST
 

@@ -628,6 +628,83 @@ static inline void ks_sign_pod_resources(ks_signer_t *sg, const ks_pod_t *pod)
     ks_sign_i64(sg, pod->non_zero_memory);
 }
 
+/*
+ * (since ABI 1.2) Define NAME, a filter_nodes, from ONE, the plugin's
+ * filter_with_state-shaped per-node function (best `static inline`, so the
+ * compiler folds it into the loop): pass[i] cleared wherever ONE does not
+ * return KS_SUCCESS, its reasons going to the host's scratch status.
+ *
+ *     static inline ks_code_t my_filter_one(void *self, ks_cycle_state_t *cs,
+ *         void *state, const ks_pod_t *pod, const ks_node_info_t *ni,
+ *         ks_status_t *st) { ... }
+ *     KS_FILTER_NODES_FROM(my_filter_nodes, my_filter_one)
+ *     KS_PLUGIN_DEFINE(..., .filter_with_state = my_filter_one,
+ *                      .filter_nodes = my_filter_nodes);
+ */
+#define KS_FILTER_NODES_FROM(NAME, ONE)                                       \
+    static ks_code_t NAME(void *self, ks_cycle_state_t *cs, void *state,       \
+                          const ks_pod_t *pod,                                 \
+                          const ks_node_info_t *const *nodes, uint32_t n,      \
+                          uint8_t *pass, ks_status_t *scratch)                 \
+    {                                                                          \
+        uint32_t i_;                                                           \
+        for (i_ = 0; i_ < n; i_++)                                             \
+            if (pass[i_] &&                                                    \
+                ONE(self, cs, state, pod, nodes[i_], scratch) != KS_SUCCESS)   \
+                pass[i_] = 0;                                                  \
+        return KS_SUCCESS;                                                     \
+    }
+
+/* (since ABI 1.2) The same for score_nodes from a score_with_state-shaped
+ * ONE: stops at the first node ONE does not score and returns its code
+ * (the host then scores node by node to report it). */
+#define KS_SCORE_NODES_FROM(NAME, ONE)                                        \
+    static ks_code_t NAME(void *self, ks_cycle_state_t *cs, void *state,       \
+                          const ks_pod_t *pod,                                 \
+                          const ks_node_info_t *const *nodes, uint32_t n,      \
+                          int64_t *scores, ks_status_t *scratch)               \
+    {                                                                          \
+        uint32_t i_;                                                           \
+        for (i_ = 0; i_ < n; i_++) {                                           \
+            ks_code_t c_ =                                                     \
+                ONE(self, cs, state, pod, nodes[i_], &scores[i_], scratch);    \
+            if (c_ != KS_SUCCESS)                                              \
+                return c_;                                                     \
+        }                                                                      \
+        return KS_SUCCESS;                                                     \
+    }
+
+/* (since ABI 1.2) The same two from ABI 1.0-shaped functions (a `filter`
+ * or `score` without the state argument). */
+#define KS_FILTER_NODES_FROM_FILTER(NAME, ONE)                                \
+    static ks_code_t NAME(void *self, ks_cycle_state_t *cs, void *state,       \
+                          const ks_pod_t *pod,                                 \
+                          const ks_node_info_t *const *nodes, uint32_t n,      \
+                          uint8_t *pass, ks_status_t *scratch)                 \
+    {                                                                          \
+        uint32_t i_;                                                           \
+        (void)state;                                                           \
+        for (i_ = 0; i_ < n; i_++)                                             \
+            if (pass[i_] && ONE(self, cs, pod, nodes[i_], scratch) != KS_SUCCESS) \
+                pass[i_] = 0;                                                  \
+        return KS_SUCCESS;                                                     \
+    }
+#define KS_SCORE_NODES_FROM_SCORE(NAME, ONE)                                  \
+    static ks_code_t NAME(void *self, ks_cycle_state_t *cs, void *state,       \
+                          const ks_pod_t *pod,                                 \
+                          const ks_node_info_t *const *nodes, uint32_t n,      \
+                          int64_t *scores, ks_status_t *scratch)               \
+    {                                                                          \
+        uint32_t i_;                                                           \
+        (void)state;                                                           \
+        for (i_ = 0; i_ < n; i_++) {                                           \
+            ks_code_t c_ = ONE(self, cs, pod, nodes[i_], &scores[i_], scratch); \
+            if (c_ != KS_SUCCESS)                                              \
+                return c_;                                                     \
+        }                                                                      \
+        return KS_SUCCESS;                                                     \
+    }
+
 #ifdef __cplusplus
 }
 #endif

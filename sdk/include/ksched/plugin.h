@@ -1,8 +1,9 @@
 /*
- * ksched plugin SDK, ABI v1.1 (backward compatible with v1.0: a plugin built
- * against the 1.0 headers loads and behaves the same). Members added after
- * 1.0 say "(since ABI 1.1)"; check them with KS_API_HAS / KS_PLUGIN_HAS
- * (below) before use, never with a hand-written offsetof.
+ * ksched plugin SDK, ABI v1.2 (backward compatible with v1.0 and v1.1: a
+ * plugin built against older headers loads and behaves the same). Members
+ * added after 1.0 say "(since ABI 1.1)" or "(since ABI 1.2)"; check them
+ * with KS_API_HAS / KS_PLUGIN_HAS (below) before use, never with a
+ * hand-written offsetof.
  *
  * A plugin is a shared object that exports exactly one symbol, the
  * descriptor, written with KS_PLUGIN_DEFINE. The host dlopen()s the file,
@@ -51,7 +52,7 @@ extern "C" {
 /* The plugin ABI version: defined here only (sdk/meson.build reads these
  * two lines for ksched-plugin.pc's abi_major and abi_minor). */
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 1
+#define KS_ABI_MINOR 2
 #define KS_PLUGIN_MAGIC 0x4b53504cu /* "KSPL" */
 
 /* The one symbol a plugin exports. */
@@ -664,6 +665,38 @@ typedef struct ks_plugin {
      * turns batching off for the pods of its profile. Loop thread. */
     ks_code_t (*sign)(void *self, const ks_pod_t *pod,
                       struct ks_signer *sg);
+
+    /* (since ABI 1.2) Filter over many nodes in one call, for speed: the
+     * same verdicts as filter_with_state (or filter) on each of nodes[0..n)
+     * with the same `state`, without the per-call cost. A node whose
+     * pass[i] is already 0 was rejected by an earlier plugin: skip it.
+     * Clear pass[i] for every other node whose Filter would not return
+     * KS_SUCCESS and leave the rest alone; return KS_SUCCESS. Reasons are
+     * not wanted here:
+     * the host calls the per-node Filter again for each cleared node to
+     * get its code and reasons, so both must agree (`ksched-bench
+     * --bulk verify` checks that they do). `scratch` is a status the
+     * plugin may write reasons into (the host discards them), so a loop
+     * over the per-node function needs no second version of it
+     * (KS_FILTER_NODES_FROM in helpers.h writes that loop). Any other
+     * return: the host runs the per-node Filter on every node instead.
+     * Requires filter_with_state or filter. Thread-safe, as filter; the
+     * host calls it on runs of nodes (up to 32 at a time today) from
+     * several workers at once. */
+    ks_code_t (*filter_nodes)(void *self, ks_cycle_state_t *cs, void *state,
+                              const ks_pod_t *pod,
+                              const ks_node_info_t *const *nodes, uint32_t n,
+                              uint8_t *pass, ks_status_t *scratch);
+    /* (since ABI 1.2) Score over many nodes in one call: scores[i] as
+     * score_with_state (or score) would give for nodes[i]. Return
+     * KS_SUCCESS; any other return: the host scores those nodes one by one
+     * instead, to report the failing node's status. Requires
+     * score_with_state or score; KS_SCORE_NODES_FROM in helpers.h writes
+     * it from the per-node function. Thread-safe, as score. */
+    ks_code_t (*score_nodes)(void *self, ks_cycle_state_t *cs, void *state,
+                             const ks_pod_t *pod,
+                             const ks_node_info_t *const *nodes, uint32_t n,
+                             int64_t *scores, ks_status_t *scratch);
 } ks_plugin_t;
 
 /*

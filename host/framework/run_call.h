@@ -1,0 +1,67 @@
+/*
+ * How the run_* functions call a plugin (runtime.c, bulk.c): recorded on
+ * the call board (call_board.h) and, in sampled cycles, timed for the
+ * plugin_duration metric. Private to host/framework.
+ * Threads: any; timing_report calls the env's thread-safe callback.
+ */
+#ifndef KS_FW_RUN_CALL_H
+#define KS_FW_RUN_CALL_H
+
+#include "call_board.h"
+#include "framework.h"
+
+/* Are this cycle's plugin calls timed? Read once per run_* call. */
+static inline int timing_on(const ks_framework_t *fw)
+{
+    const ks_fw_env_t *e = fw->env;
+    return e != NULL && e->sample_plugins && e->plugin_duration != NULL;
+}
+
+/* Report one timed call (t0 from ks_fw_mono_seconds) to the env. */
+void ks_fw_timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
+                         int ep, ks_code_t code, double t0);
+
+/* `c = call`, recorded on the call board (call_board.h) as plugin `in`'s
+ * call at `ep` for `pod` when `rec`, and when `on`, the call timed and
+ * reported as plugin `in`'s at `ep` with the code it returned. Off, it
+ * costs one branch. */
+#define TIMED_REC(rec, on, fw, in, pod, ep, c, call)                           \
+    do {                                                                       \
+        ks_board_slot_t *slot_ = ks_call_enter_if(                             \
+            (rec), (in)->call_id, (ep), (in)->deadline_ms, (pod), (pod)->ns,   \
+            (pod)->name);                                                      \
+        if (on) {                                                              \
+            double t0_ = ks_fw_mono_seconds();                                 \
+            (c) = (call);                                                      \
+            ks_fw_timing_report((fw), (in), (ep), (c), t0_);                  \
+        } else {                                                               \
+            (c) = (call);                                                      \
+        }                                                                      \
+        ks_call_leave(slot_);                                                  \
+    } while (0)
+
+/* Once-per-cycle calls: always recorded. */
+#define TIMED(on, fw, in, pod, ep, c, call)                                    \
+    TIMED_REC(1, on, fw, in, pod, ep, c, call)
+/* Per-node calls (Filter, Score, AddPod/RemovePod): recorded for plugins
+ * not shipped with ksched or with a deadline (framework.h: record_hot). */
+#define TIMED_HOT(on, fw, in, pod, ep, c, call)                                \
+    TIMED_REC((in)->record_hot, on, fw, in, pod, ep, c, call)
+
+/* The same for plugin functions that return nothing (reported Success). */
+#define TIMED_VOID(on, fw, in, pod, ep, call)                                  \
+    do {                                                                       \
+        ks_board_slot_t *slot_ = ks_call_enter(                                \
+            (in)->call_id, (ep), (in)->deadline_ms, (pod), (pod)->ns,          \
+            (pod)->name);                                                      \
+        if (on) {                                                              \
+            double t0_ = ks_fw_mono_seconds();                                 \
+            call;                                                              \
+            ks_fw_timing_report((fw), (in), (ep), KS_SUCCESS, t0_);           \
+        } else {                                                               \
+            call;                                                              \
+        }                                                                      \
+        ks_call_leave(slot_);                                                  \
+    } while (0)
+
+#endif
