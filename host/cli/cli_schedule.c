@@ -188,10 +188,17 @@ static void explain(run_t *run, const ks_cycle_result_t *r)
             if ((r->scored || ext_scored) && r->totals) {
                 const char *plus = "";
                 printf("; score %lld =", (long long)r->totals[k]);
-                for (p = 0; r->scored && p < np; p++, plus = " +")
+                for (p = 0; r->scored && p < np; p++, plus = " +") {
+                    if (r->score_skipped && r->score_skipped[p]) {
+                        /* PreScore answered Skip: the plugin adds nothing */
+                        printf("%s %s skipped", plus,
+                               r->fw->points[KS_EP_SCORE][p].inst->name);
+                        continue;
+                    }
                     printf("%s %s %lld", plus,
                            r->fw->points[KS_EP_SCORE][p].inst->name,
                            (long long)r->scores[p * r->n_feasible + k]);
+                }
                 for (k2 = 0; ext_scored && k2 < t->n_ext; k2++)
                     if (t->ext[k2].prio[i] == 2) {
                         printf("%s extender %s %lld", plus,

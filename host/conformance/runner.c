@@ -118,7 +118,9 @@ static void record_scores(run_ctx_t *c, ks_conf_result_t *g,
         }
         for (k = 0; k < n; k++) {
             ps->scores[k].node = dup_or_null(c, r->feasible[k]->node->name);
-            ps->scores[k].score = row[k];
+            /* a row of a plugin that skipped Score is not written */
+            ps->scores[k].score =
+                r->score_skipped && r->score_skipped[p] ? 0 : row[k];
             ps->n_scores = k + 1;
         }
     }

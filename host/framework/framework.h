@@ -317,8 +317,8 @@ ks_code_t ks_fw_run_pre_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                               ks_status_t *st);
 /* Score + NormalizeScore + weight for every Score plugin not skipped.
  * scores is a [n_score_plugins][n] matrix (row i: plugin i of the Score
- * list, weighted); rows of skipped plugins are left all zero and
- * skipped[i] set. totals[n] receives the sums. */
+ * list, weighted); rows of skipped plugins are not written (read
+ * skipped[i] before a row). totals[n] receives the sums. */
 ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                           const ks_pod_t *pod,
                           const ks_node_info_t *const *nodes, uint32_t n,

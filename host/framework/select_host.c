@@ -55,25 +55,40 @@ static uint32_t rand_below(ks_scheduler_t *s, uint32_t n)
     return (uint32_t)(((ks_fw_env_rand(&s->env) >> 32) * (uint64_t)n) >> 32);
 }
 
-/* Ties at random by reservoir sampling: each of k equal totals seen so far
- * is kept with probability 1/k. */
+/* The highest total; ties broken uniformly at random (upstream's
+ * reservoir sampling picks each of k equal totals with probability 1/k:
+ * so does one draw over the k, here, after counting them), or by the
+ * smallest node name when deterministic. Two plain passes instead of one
+ * random draw per tie: on an empty cluster every node ties. */
 uint32_t ks_sched_select_host(ks_scheduler_t *s, uint32_t n_feasible)
 {
-    uint32_t best = 0, ties = 1, i;
-    for (i = 1; i < n_feasible; i++) {
-        if (s->totals[i] > s->totals[best]) {
-            best = i;
-            ties = 1;
-        } else if (s->totals[i] == s->totals[best]) {
-            ties++;
-            if (s->opts.deterministic) {
-                if (strcmp(s->feasible[i]->node->name,
-                           s->feasible[best]->node->name) < 0)
-                    best = i;
-            } else if (rand_below(s, ties) == 0) {
+    const int64_t *t = s->totals;
+    int64_t max;
+    uint32_t best = 0, ties = 0, i, pick;
+    if (n_feasible == 0)
+        return 0;
+    max = t[0];
+    for (i = 1; i < n_feasible; i++)
+        if (t[i] > max)
+            max = t[i];
+    for (i = 0; i < n_feasible; i++)
+        if (t[i] == max) {
+            if (ties == 0)
                 best = i;
-            }
+            ties++;
         }
+    if (ties == 1)
+        return best;
+    if (s->opts.deterministic) {
+        for (i = best + 1; i < n_feasible; i++)
+            if (t[i] == max && strcmp(s->feasible[i]->node->name,
+                                      s->feasible[best]->node->name) < 0)
+                best = i;
+        return best;
     }
-    return best;
+    pick = rand_below(s, ties);
+    for (i = best; i < n_feasible; i++)
+        if (t[i] == max && pick-- == 0)
+            return i;
+    return best; /* not reached */
 }

@@ -196,7 +196,36 @@ static ks_code_t il_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 
 /* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
  * loop the compiler can fold them into. */
-KS_SCORE_NODES_FROM(image_locality_score_nodes, image_locality_score_with_state)
+KS_SCORE_NODES_FROM(image_locality_score_nodes_general,
+                    image_locality_score_with_state)
+
+/* When no node has any of the pod's images, every node scores 0 (the
+ * minimum threshold): no per-node lookups then. */
+static ks_code_t image_locality_score_nodes(void *self, ks_cycle_state_t *cs,
+                                            void *state, const ks_pod_t *pod,
+                                            const ks_node_info_t *const *nodes,
+                                            uint32_t n, int64_t *scores,
+                                            ks_status_t *scratch)
+{
+    const image_prescore_t *s = state;
+    uint32_t i;
+    if (s == NULL)
+        return image_locality_score_nodes_general(self, cs, state, pod, nodes,
+                                                  n, scores, scratch);
+    for (i = 0; i < s->n; i++)
+        if (s->images[i].num_nodes > 0)
+            return image_locality_score_nodes_general(self, cs, state, pod,
+                                                      nodes, n, scores,
+                                                      scratch);
+    for (i = 0; i < n; i++) {
+        if (nodes[i]->node == NULL)
+            return image_locality_score_with_state(self, cs, state, pod,
+                                                   nodes[i], &scores[i],
+                                                   scratch);
+        scores[i] = calculate_priority(0, pod->n_containers);
+    }
+    return KS_SUCCESS;
+}
 
 KS_PLUGIN_DEFINE("ImageLocality", "1.24.1-ks1",
     .create = image_locality_create,

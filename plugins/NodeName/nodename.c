@@ -111,7 +111,25 @@ static ks_code_t nn_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 
 /* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
  * loop the compiler can fold them into. */
-KS_FILTER_NODES_FROM_FILTER(node_name_filter_nodes, node_name_filter)
+KS_FILTER_NODES_FROM_FILTER(node_name_filter_nodes_general, node_name_filter)
+
+/* A pod without spec.nodeName fits every node: only the missing-node
+ * error is left to look for. */
+static ks_code_t node_name_filter_nodes(void *self, ks_cycle_state_t *cs,
+                                        void *state, const ks_pod_t *pod,
+                                        const ks_node_info_t *const *nodes,
+                                        uint32_t n, uint8_t *pass,
+                                        ks_status_t *scratch)
+{
+    uint32_t i;
+    if (pod->node_name[0] != '\0')
+        return node_name_filter_nodes_general(self, cs, state, pod, nodes, n,
+                                              pass, scratch);
+    for (i = 0; i < n; i++)
+        if (nodes[i]->node == NULL)
+            pass[i] = 0;
+    return KS_SUCCESS;
+}
 
 KS_PLUGIN_DEFINE("NodeName", "1.24.1-ks1",
     .create = node_name_create,

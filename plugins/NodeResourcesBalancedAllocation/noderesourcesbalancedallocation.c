@@ -152,7 +152,51 @@ static ks_code_t ba_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 
 /* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
  * loop the compiler can fold them into. */
-KS_SCORE_NODES_FROM(balanced_score_nodes, balanced_score_with_state)
+KS_SCORE_NODES_FROM(balanced_score_nodes_general, balanced_score_with_state)
+
+/* The common case, cpu and memory only: the two fractions' half
+ * difference, as balanced_node_score computes it for two resources. */
+static ks_code_t balanced_score_nodes(void *self, ks_cycle_state_t *cs,
+                                      void *state, const ks_pod_t *pod,
+                                      const ks_node_info_t *const *nodes,
+                                      uint32_t n, int64_t *scores,
+                                      ks_status_t *scratch)
+{
+    const balanced_t *b = self;
+    const balanced_prescore_t *s = state;
+    uint32_t i;
+    if (s == NULL || b->spec.n != 2 || b->spec.res[0].kind != RA_CPU ||
+        b->spec.res[1].kind != RA_MEMORY)
+        return balanced_score_nodes_general(self, cs, state, pod, nodes, n,
+                                            scores, scratch);
+    for (i = 0; i < n; i++) {
+        const ks_node_info_t *ni = nodes[i];
+        const ks_resources_t *al, *used;
+        double fc, fm;
+        if (ni->node == NULL ||
+            ni->node->allocatable.milli_cpu == 0 ||
+            ni->node->allocatable.memory == 0) {
+            /* an error, or fewer than two fractions: the general way */
+            ks_code_t c = balanced_score_with_state(
+                self, cs, state, pod, ni, &scores[i], scratch);
+            if (c != KS_SUCCESS)
+                return c;
+            continue;
+        }
+        al = &ni->node->allocatable;
+        used = &ni->requested;
+        fc = (double)(used->milli_cpu + s->pod_req[0]) /
+             (double)al->milli_cpu;
+        fm = (double)(used->memory + s->pod_req[1]) / (double)al->memory;
+        if (fc > 1)
+            fc = 1;
+        if (fm > 1)
+            fm = 1;
+        scores[i] = (int64_t)((1 - fabs((fc - fm) / 2)) *
+                              (double)KS_MAX_NODE_SCORE);
+    }
+    return KS_SUCCESS;
+}
 
 KS_PLUGIN_DEFINE("NodeResourcesBalancedAllocation", "1.24.1-ks1",
     .create = balanced_create,

@@ -126,7 +126,27 @@ static ks_code_t nu_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 
 /* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
  * loop the compiler can fold them into. */
-KS_FILTER_NODES_FROM_FILTER(unsched_filter_nodes, unsched_filter)
+/* Whether the pod tolerates the unschedulable taint is asked once. */
+static ks_code_t unsched_filter_nodes(void *self, ks_cycle_state_t *cs,
+                                      void *state, const ks_pod_t *pod,
+                                      const ks_node_info_t *const *nodes,
+                                      uint32_t n, uint8_t *pass,
+                                      ks_status_t *scratch)
+{
+    const unsched_t *u = self;
+    int tolerated = ks_tolerations_tolerate(pod->tolerations,
+                                            pod->n_tolerations, &u->taint);
+    uint32_t i;
+    (void)cs;
+    (void)state;
+    (void)scratch;
+    for (i = 0; i < n; i++) {
+        const ks_node_t *node = nodes[i]->node;
+        if (node == NULL || (node->unschedulable && !tolerated))
+            pass[i] = 0;
+    }
+    return KS_SUCCESS;
+}
 
 KS_PLUGIN_DEFINE("NodeUnschedulable", "1.24.1-ks1",
     .create = unsched_create,

@@ -226,7 +226,24 @@ static ks_code_t tt_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 
 /* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
  * loop the compiler can fold them into. */
-KS_FILTER_NODES_FROM_FILTER(taint_tol_filter_nodes, taint_tol_filter)
+/* Nodes without taints pass without a call. */
+static ks_code_t taint_tol_filter_nodes(void *self, ks_cycle_state_t *cs,
+                                        void *state, const ks_pod_t *pod,
+                                        const ks_node_info_t *const *nodes,
+                                        uint32_t n, uint8_t *pass,
+                                        ks_status_t *scratch)
+{
+    uint32_t i;
+    (void)state;
+    for (i = 0; i < n; i++) {
+        const ks_node_t *node = nodes[i]->node;
+        if (!pass[i] || (node != NULL && node->n_taints == 0))
+            continue;
+        if (taint_tol_filter(self, cs, pod, nodes[i], scratch) != KS_SUCCESS)
+            pass[i] = 0;
+    }
+    return KS_SUCCESS;
+}
 KS_SCORE_NODES_FROM(taint_tol_score_nodes, taint_tol_score_with_state)
 
 KS_PLUGIN_DEFINE("TaintToleration", "1.24.1-ks1",

@@ -570,6 +570,7 @@ START_TEST(test_normalize_and_weights)
     ks_status_t st;
     const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
     char *t;
+    int i;
     rt_build("    preScore:\n"
              "      enabled:\n"
              "      - name: Probe3\n"
@@ -588,6 +589,8 @@ START_TEST(test_normalize_and_weights)
                                          "      score: 50\n"));
     ck_assert_int_eq(ks_fw_run_pre_score(R.fw, R.cs, pod, R.nodes, 3, &st),
                      KS_SUCCESS);
+    for (i = 0; i < 9; i++)
+        scores[i] = -7; /* a row left unwritten keeps it */
     ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, 3, scores,
                                      skipped, totals, &st),
                      KS_SUCCESS);
@@ -599,11 +602,12 @@ START_TEST(test_normalize_and_weights)
     ck_assert_int_eq(scores[3], 93);
     ck_assert_int_eq(scores[4], 93);
     ck_assert_int_eq(scores[5], 93);
-    /* Probe3 skipped at PreScore: no Score call, a zero row. */
+    /* Probe3 skipped at PreScore: no Score call, its row not written and
+     * nothing added to the totals. */
     ck_assert_uint_eq(skipped[0], 0);
     ck_assert_uint_eq(skipped[1], 0);
     ck_assert_uint_eq(skipped[2], 1);
-    ck_assert_int_eq(scores[6] + scores[7] + scores[8], 0);
+    ck_assert_int_eq(scores[6] + scores[7] + scores[8], -21);
     ck_assert_int_eq(totals[0], 143);
     ck_assert_int_eq(totals[1], 193);
     ck_assert_int_eq(totals[2], 293);
