@@ -33,7 +33,7 @@ struct ks_kube_client {
     char *server; /* without a trailing '/' */
     ks_kube_client_opts_t o;
     ks_kube_call_t *calls;
-    size_t n_calls;
+    size_t n_calls, n_calls_max;
     void (*closed)(void *ud);
     void *closed_ud;
 };
@@ -305,7 +305,8 @@ ks_kube_call_t *ks_kube_call(ks_kube_client_t *c, const ks_kube_call_opts_t *o,
     if (c->calls)
         c->calls->prev = k;
     c->calls = k;
-    c->n_calls++;
+    if (++c->n_calls > c->n_calls_max)
+        c->n_calls_max = c->n_calls;
     if (k->delay_inited) {
         uv_timer_start(&k->delay, delay_fire, o->delay_ms, 0);
         return k;
@@ -386,6 +387,9 @@ ks_kube_client_t *ks_kube_client_new(uv_loop_t *loop, ks_kube_conn_t *conn,
     /* Every informer holds a watch; over HTTP/1.1 each needs its own
      * connection, so leave room for them and for writes. */
     ho.max_host_connections = 32;
+    ho.max_running = c->o.max_running == 0   ? KS_KUBE_DEFAULT_MAX_RUNNING
+                     : c->o.max_running < 0 ? 0
+                                            : (size_t)c->o.max_running;
     ho.tls.ca_file = conn->ca_file;
     ho.tls.ca_data = conn->ca_data;
     ho.tls.ca_len = conn->ca_len;
@@ -443,6 +447,11 @@ const char *ks_kube_client_server(const ks_kube_client_t *c)
 size_t ks_kube_client_in_flight(const ks_kube_client_t *c)
 {
     return c->n_calls;
+}
+
+size_t ks_kube_client_in_flight_max(const ks_kube_client_t *c)
+{
+    return c->n_calls_max;
 }
 
 char *ks_kube_query_escape(const char *s)

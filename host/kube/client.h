@@ -29,9 +29,18 @@
 typedef struct ks_kube_client ks_kube_client_t;
 typedef struct ks_kube_call ks_kube_call_t;
 
+/* Requests (not watches) a client has running at once by default: the
+ * rest wait in order in the client's queue. Over HTTP/2 they share one
+ * connection with the watches (libcurl's 100 streams a connection), and
+ * more at once only makes the API server juggle them, not answer sooner. */
+#define KS_KUBE_DEFAULT_MAX_RUNNING 64
+
 typedef struct ks_kube_client_opts {
     double qps; /* clientConnection.qps (upstream default 50) */
     int burst;  /* clientConnection.burst (upstream default 100) */
+    /* Requests (watches not counted) running at once: 0 the default
+     * (KS_KUBE_DEFAULT_MAX_RUNNING), < 0 no cap. */
+    int max_running;
     const char *user_agent;
     /* Optional: every finished request (metrics). */
     void (*observe)(void *ud, const char *verb, long code, double seconds);
@@ -103,8 +112,10 @@ char *ks_kube_query_escape(const char *s);
 
 /* "https://host:port" of the server, for messages. */
 const char *ks_kube_client_server(const ks_kube_client_t *c);
-/* Calls queued or running. */
+/* Calls queued or running, watches included. */
 size_t ks_kube_client_in_flight(const ks_kube_client_t *c);
+/* The most calls there were at once since the client was made. */
+size_t ks_kube_client_in_flight_max(const ks_kube_client_t *c);
 
 /* The message of an API server Status body ("pods \"x\" not found"), or
  * NULL when the body is not a Status. Writes at most len bytes. */

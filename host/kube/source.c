@@ -589,6 +589,38 @@ static void queue_pending(ks_kube_source_t *src, pod_ent_t *e, ks_pod_t *pod)
     }
 }
 
+/* The watch shows a pod of ours bound while its binding is still being
+ * answered (the assumed pod stays until then): what pod_upsert's P_PENDING
+ * case does with it, without decoding the whole pod only to free it.
+ * 0 when the object is not that (not bound, or fields not as the API
+ * server writes them): the caller decodes it. */
+static int confirm_bound(ks_kube_source_t *src, pod_ent_t *e,
+                         const json_t *obj, uint64_t h)
+{
+    const json_t *node =
+        json_object_get(json_object_get(obj, "spec"), "nodeName");
+    const json_t *status = json_object_get(obj, "status");
+    const json_t *nom = json_object_get(status, "nominatedNodeName");
+    const char *nominated;
+    if (!json_is_string(node) || json_string_length(node) == 0 ||
+        (status != NULL && !json_is_object(status)) ||
+        (nom != NULL && !json_is_string(nom)))
+        return 0;
+    nominated = nom ? ks_intern_str(IN(), json_string_value(nom))
+                    : ks_intern_empty(IN());
+    if (nominated == NULL)
+        return 0;
+    e->hash = h;
+    e->nominated = nominated;
+    e->state = P_ASSIGNED;
+    src->stats.pods_assigned++;
+    if (e->held) {
+        ks_pod_free(e->held);
+        e->held = NULL;
+    }
+    return 1;
+}
+
 static void pod_upsert(ks_kube_source_t *src, json_t *obj)
 {
     const char *uid = md_str(obj, "uid");
@@ -605,6 +637,9 @@ static void pod_upsert(ks_kube_source_t *src, json_t *obj)
     e = ent_of(src, uid);
     if (e != NULL && e->hash == h)
         return; /* only the status or the resourceVersion moved */
+    if (e != NULL && e->state == P_PENDING &&
+        ks_cache_is_assumed(src->cache, uid) && confirm_bound(src, e, obj, h))
+        return;
     what_of("pod", obj, what, sizeof what);
     if (ks_pod_from_json(what, obj, IN(), &pod, &err) != 0) {
         ks_log(KS_LOGL_WARN, "%s", err.msg);
@@ -1129,6 +1164,28 @@ void ks_kube_source_metrics(const ks_kube_source_t *src, ks_buf_t *out)
     ks_buf_printf(out, "ksched_cluster_writes_total{kind=\"event\",result="
                        "\"failure\"} %" PRIu64 "\n",
                   es.failed);
+    ks_buf_puts(out, "# HELP ksched_cluster_requests_in_flight Requests to "
+                     "the API server queued or running, watches included, "
+                     "by client (writes: bindings, status patches, "
+                     "deletions and the informers; events).\n"
+                     "# TYPE ksched_cluster_requests_in_flight gauge\n");
+    ks_buf_printf(out, "ksched_cluster_requests_in_flight{client=\"writes\"} "
+                       "%zu\n", ks_kube_client_in_flight(src->client));
+    if (src->event_client != src->client)
+        ks_buf_printf(out, "ksched_cluster_requests_in_flight{client="
+                           "\"events\"} %zu\n",
+                      ks_kube_client_in_flight(src->event_client));
+    ks_buf_puts(out, "# HELP ksched_cluster_requests_in_flight_max The most "
+                     "requests in flight at once since the start, by "
+                     "client.\n"
+                     "# TYPE ksched_cluster_requests_in_flight_max gauge\n");
+    ks_buf_printf(out, "ksched_cluster_requests_in_flight_max{client="
+                       "\"writes\"} %zu\n",
+                  ks_kube_client_in_flight_max(src->client));
+    if (src->event_client != src->client)
+        ks_buf_printf(out, "ksched_cluster_requests_in_flight_max{client="
+                           "\"events\"} %zu\n",
+                      ks_kube_client_in_flight_max(src->event_client));
     ks_buf_printf(out, "# HELP ksched_events_aggregated_total Repeated "
                        "events folded into a series.\n"
                        "# TYPE ksched_events_aggregated_total counter\n"

@@ -21,8 +21,13 @@
  *   the teardown runs when the outermost entry from the loop (`busy`)
  *   returns.
  *
+ * - max_running caps the rate-limited requests that hold a libcurl
+ *   transfer (`slot`): the others wait in `queued`, behind the token
+ *   bucket, and hc_dispatch() starts them in order as slots free up (a
+ *   slot freed from inside a callback kicks the rate timer at 0 ms).
+ *
  * Every request is in exactly one list while it is alive: queued (waiting
- * for a token), pending (ready, to be added once curl returns), running
+ * for a token or a slot), pending (ready, to be added once curl returns), running
  * (added to the multi handle) or zombies (cancelled while curl was
  * running). A request being delivered (on_done running) is in none.
  */
@@ -46,6 +51,11 @@
 
 enum { HC_NOWHERE, HC_QUEUED, HC_PENDING, HC_RUNNING, HC_ZOMBIE };
 
+/* Easy handles of finished requests kept (reset) for the next ones: a new
+ * handle costs libcurl a fresh state and, on its first transfer, fresh
+ * buffers. */
+#define HC_IDLE_EASY 64
+
 typedef struct hc_list {
     ks_hc_req_t *head, *tail;
     size_t n;
@@ -67,6 +77,8 @@ struct ks_hc_req {
     char *method, *verb, *url, *host, *body;
     ks_buf_t resp; /* buffered body when no on_data */
     int cancelled, in_done, head_done, too_large, aborted, oom;
+    int capped; /* counts against max_running */
+    int slot;   /* holds one of the max_running slots */
     int (*on_data)(void *ud, const char *p, size_t n);
     void (*on_headers)(void *ud, long status, const char *content_type);
     void (*on_done)(void *ud, const ks_hc_result_t *r);
@@ -82,6 +94,9 @@ struct ks_hc {
     uv_timer_t rate_timer; /* next token for the queue head */
     ks_rate_t rate;
     int limited;
+    size_t max_running, slots_used, in_flight_max;
+    CURL *idle[HC_IDLE_EASY];   /* reset easy handles kept for reuse */
+    size_t n_idle;
     hc_list_t queued, pending, running, zombies;
     hc_sock_t *socks;
     char *user_agent;
@@ -302,12 +317,59 @@ static void hc_leave(ks_hc_t *c)
         hc_teardown(c);
 }
 
+/* ---- max_running slots ------------------------------------------------- */
+
+static void hc_rate_cb(uv_timer_t *t);
+
+/* `r` lets go of its slot; a request waiting for one is started from the
+ * rate timer (at once: safe from inside curl's callbacks too). */
+static void hc_slot_release(ks_hc_t *c, ks_hc_req_t *r)
+{
+    if (!r->slot)
+        return;
+    r->slot = 0;
+    c->slots_used--;
+    if (c->queued.head && !c->closing && !c->torn_down)
+        uv_timer_start(&c->rate_timer, hc_rate_cb, 0, 0);
+}
+
+static int hc_slot_free(const ks_hc_t *c)
+{
+    return c->max_running == 0 || c->slots_used < c->max_running;
+}
+
+static void hc_count_in_flight(ks_hc_t *c)
+{
+    size_t n = c->queued.n + c->pending.n + c->running.n;
+    if (n > c->in_flight_max)
+        c->in_flight_max = n;
+}
+
 /* ---- requests: freeing, results ---------------------------------------- */
+
+/* An easy handle for a new request: a reset one, or a new one. */
+static CURL *hc_easy_get(ks_hc_t *c)
+{
+    return c->n_idle ? c->idle[--c->n_idle] : curl_easy_init();
+}
+
+/* `r`'s easy handle (out of the multi handle) is done with. */
+static void hc_easy_put(ks_hc_req_t *r)
+{
+    ks_hc_t *c = r->c;
+    if (!c->closing && !c->torn_down && c->n_idle < HC_IDLE_EASY) {
+        curl_easy_reset(r->easy);
+        c->idle[c->n_idle++] = r->easy;
+    } else {
+        curl_easy_cleanup(r->easy);
+    }
+    r->easy = NULL;
+}
 
 static void hc_req_free(ks_hc_req_t *r)
 {
     if (r->easy)
-        curl_easy_cleanup(r->easy);
+        hc_easy_put(r);
     curl_slist_free_all(r->headers);
     curl_slist_free_all(r->connect_to);
     free(r->method);
@@ -623,6 +685,7 @@ static int hc_add(ks_hc_t *c, ks_hc_req_t *r, int report)
     if (mc == CURLM_OK)
         return 0;
     hc_list_remove(&c->running, r);
+    hc_slot_release(c, r);
     if (report) {
         char msg[256];
         snprintf(msg, sizeof msg, "cannot start the transfer: %s",
@@ -658,6 +721,7 @@ static void hc_finish(ks_hc_t *c, ks_hc_req_t *r, CURLcode code)
     if (l)
         hc_list_remove(l, r);
     curl_multi_remove_handle(c->multi, r->easy);
+    hc_slot_release(c, r);
     if (r->cancelled) {
         hc_req_free(r);
         return;
@@ -714,8 +778,6 @@ static void hc_action(ks_hc_t *c, curl_socket_t fd, int flags)
 
 /* ---- rate limit -------------------------------------------------------- */
 
-static void hc_rate_cb(uv_timer_t *t);
-
 static void hc_rate_arm(ks_hc_t *c, uint64_t wait_ns)
 {
     uint64_t ms = (wait_ns + 999999u) / 1000000u;
@@ -728,12 +790,20 @@ static void hc_rate_cb(uv_timer_t *t)
     ks_hc_req_t *r;
     hc_enter(c);
     while (!c->closing && (r = c->queued.head) != NULL) {
-        uint64_t wait = ks_rate_take(&c->rate, hc_now_ns(c));
-        if (wait) {
-            hc_rate_arm(c, wait);
-            break;
+        if (r->capped && !hc_slot_free(c))
+            break; /* a slot released kicks the timer */
+        if (c->limited) {
+            uint64_t wait = ks_rate_take(&c->rate, hc_now_ns(c));
+            if (wait) {
+                hc_rate_arm(c, wait);
+                break;
+            }
         }
         hc_list_remove(&c->queued, r);
+        if (r->capped) {
+            r->slot = 1;
+            c->slots_used++;
+        }
         hc_add(c, r, 1);
     }
     hc_leave(c);
@@ -1076,6 +1146,7 @@ ks_hc_t *ks_hc_new(uv_loop_t *loop, const ks_hc_opts_t *o, ks_error_t *err)
         goto fail;
     }
     c->limited = o->qps > 0;
+    c->max_running = o->max_running;
     /* Cannot fail for timers; both are closed by the teardown. */
     uv_timer_init(loop, &c->timer);
     uv_timer_init(loop, &c->rate_timer);
@@ -1152,7 +1223,7 @@ ks_hc_req_t *ks_hc_start(ks_hc_t *c, const ks_hc_request_t *q,
         (q->verb && !(r->verb = hc_strdup(q->verb))) ||
         (q->body && !(r->body = hc_memdup(q->body, q->body_len))))
         goto oom;
-    r->easy = curl_easy_init();
+    r->easy = hc_easy_get(c);
     if (r->easy == NULL)
         goto oom;
     rc = hc_easy_setup(c, r, q, err);
@@ -1160,7 +1231,13 @@ ks_hc_req_t *ks_hc_start(ks_hc_t *c, const ks_hc_request_t *q,
         goto fail;
 
     r->queued_ms = r->started_ms = uv_now(c->loop);
-    if (c->limited && !q->no_rate_limit) {
+    r->capped = !q->no_rate_limit && c->max_running > 0;
+    if (r->capped && (c->queued.head != NULL || !hc_slot_free(c))) {
+        /* Behind the queue, or every slot taken: a release or the rate
+         * timer (armed while the queue waits for a token) starts it. */
+        queue = 1;
+        hc_list_push(&c->queued, r, HC_QUEUED);
+    } else if (c->limited && !q->no_rate_limit) {
         uint64_t wait = 0;
         if (c->queued.head == NULL)
             wait = ks_rate_take(&c->rate, hc_now_ns(c));
@@ -1171,6 +1248,10 @@ ks_hc_req_t *ks_hc_start(ks_hc_t *c, const ks_hc_request_t *q,
             hc_list_push(&c->queued, r, HC_QUEUED);
         }
     }
+    if (!queue && r->capped) {
+        r->slot = 1;
+        c->slots_used++;
+    }
     if (!queue) {
         if (c->in_curl) {
             hc_list_push(&c->pending, r, HC_PENDING);
@@ -1180,6 +1261,7 @@ ks_hc_req_t *ks_hc_start(ks_hc_t *c, const ks_hc_request_t *q,
             goto fail;
         }
     }
+    hc_count_in_flight(c);
     return r;
 oom:
     ks_error_set(err, KS_ENOMEM, "%s %s: out of memory", method, q->url);
@@ -1205,10 +1287,12 @@ void ks_hc_cancel(ks_hc_req_t *r)
         break;
     case HC_PENDING:
         hc_list_remove(&c->pending, r);
+        hc_slot_release(c, r);
         hc_req_free(r);
         break;
     case HC_RUNNING:
         hc_list_remove(&c->running, r);
+        hc_slot_release(c, r);
         if (c->in_curl) {
             /* curl is running: it cannot let go of the transfer now; our
              * callbacks refuse its data until it is removed. */
@@ -1237,6 +1321,11 @@ size_t ks_hc_queued(const ks_hc_t *c)
     return c->queued.n;
 }
 
+size_t ks_hc_in_flight_max(const ks_hc_t *c)
+{
+    return c ? c->in_flight_max : 0;
+}
+
 static void hc_drop_list(ks_hc_t *c, hc_list_t *l, int added)
 {
     ks_hc_req_t *r;
@@ -1257,6 +1346,8 @@ static void hc_teardown(ks_hc_t *c)
     hc_drop_list(c, &c->zombies, 1);
     curl_multi_cleanup(c->multi);
     c->multi = NULL;
+    while (c->n_idle > 0)
+        curl_easy_cleanup(c->idle[--c->n_idle]);
     while (c->socks)
         hc_sock_close(c->socks);
     uv_close((uv_handle_t *)&c->timer, hc_timer_closed_cb);

@@ -100,6 +100,12 @@ typedef struct ks_hc_opts {
     int burst;  /* bucket size; must be >= 1 when qps > 0 */
     long connect_timeout_ms;   /* 0: 10 s */
     long max_host_connections; /* 0: 8; < 0: no limit */
+    /* At most this many rate-limited requests (those without
+     * no_rate_limit) running at once; the rest wait in the rate limit's
+     * FIFO queue, in order, without a libcurl transfer of their own, and
+     * start as running ones end. 0: no cap. Streams (no_rate_limit) are
+     * never held back. */
+    size_t max_running;
     size_t max_body; /* cap of a buffered body (no on_data); 0: 64 MiB */
     const char *user_agent; /* NULL: "ksched"; copied */
     ks_hc_tls_t tls;        /* copied, data blobs too */
@@ -224,8 +230,13 @@ void ks_hc_cancel(ks_hc_req_t *r);
  * plus running. */
 size_t ks_hc_in_flight(const ks_hc_t *c);
 
-/* Of those, the requests waiting for a rate-limit token. */
+/* Of those, the requests waiting for a rate-limit token or, under
+ * max_running, for a running request to end. */
 size_t ks_hc_queued(const ks_hc_t *c);
+
+/* The most requests that were in flight at once since the client was
+ * made (queued ones included). */
+size_t ks_hc_in_flight_max(const ks_hc_t *c);
 
 /* Close the client: every request is dropped without any callback (their
  * handles become invalid), connections are closed and the uv handles are

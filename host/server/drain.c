@@ -40,7 +40,9 @@ void ks_server_stop(ks_server_t *srv)
         ks_kube_client_close(srv->kclient, NULL, NULL);
     if (srv->kevents)
         ks_kube_client_close(srv->kevents, NULL, NULL);
-    srv->kclient = srv->kevents = NULL;
+    if (srv->klease)
+        ks_kube_client_close(srv->klease, NULL, NULL);
+    srv->kclient = srv->kevents = srv->klease = NULL;
     if (srv->http)
         ks_http_server_close(srv->http);
     srv->http = NULL; /* freed by libuv close callbacks */

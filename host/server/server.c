@@ -463,7 +463,12 @@ static int cluster_init(ks_server_t *srv, ks_generation_t *gen,
         if (srv->m_leader == NULL)
             return ks_error_set(err, KS_ENOMEM, "out of memory");
         ks_metric_set(srv->m_leader, 0);
-        srv->leader = ks_leader_new(srv->loop, srv->kclient, &le, err);
+        /* The lease on a client of its own, as kube-scheduler's leader
+         * election: a renewal never waits behind queued bindings. */
+        if ((srv->klease = ks_kube_client_new(srv->loop, srv->kconn, &co,
+                                              err)) == NULL)
+            return err->code ? err->code : KS_ENOMEM;
+        srv->leader = ks_leader_new(srv->loop, srv->klease, &le, err);
         if (srv->leader == NULL)
             return err->code ? err->code : KS_ENOMEM;
         ks_kube_source_set_active(srv->ksrc, 0);

@@ -129,7 +129,7 @@ typedef struct ks_server {
 
     /* cluster mode (NULL in the embedded mode) */
     ks_kube_conn_t *kconn;
-    ks_kube_client_t *kclient, *kevents;
+    ks_kube_client_t *kclient, *kevents, *klease;
     ks_kube_source_t *ksrc;
     ks_metric_t *m_rest_requests, *m_rest_latency, *m_leader;
     ks_metric_t *m_ext_requests, *m_ext_latency; /* scheduler extenders */

@@ -1083,6 +1083,70 @@ START_TEST(rate_limited_starts)
 }
 END_TEST
 
+START_TEST(max_running_caps_requests)
+{
+    /* max_running 2, no rate limit: of 5 requests started together two
+     * run and three wait, in order; cancelling a running one lets the
+     * next start; a stream (no_rate_limit) is never held back. Finished
+     * requests' easy handles serve the later ones. */
+    ks_hc_opts_t o = {0};
+    seen_t s[7];
+    ks_hc_request_t q = {0};
+    int i;
+    memset(s, 0, sizeof s);
+    o.max_running = 2;
+    hc = client_new(&o);
+    srv.client = hc;
+    get("/hang", &s[0]);
+    for (i = 1; i < 5; i++)
+        get("/hello", &s[i]);
+    ck_assert_uint_eq(ks_hc_queued(hc), 3);
+    ck_assert_uint_eq(ks_hc_in_flight(hc), 5);
+    q.url = url("/stream");
+    q.on_data = on_data;
+    q.no_rate_limit = 1;
+    start(&q, &s[5]);
+    ck_assert_uint_eq(ks_hc_queued(hc), 3);
+    ck_assert_uint_eq(ks_hc_in_flight_max(hc), 6);
+    /* /hang holds a slot; the others pass one at a time through the
+     * other. */
+    RUN_UNTIL(s[4].done && s[5].data_calls > 0);
+    for (i = 1; i < 5; i++)
+        ck_assert_int_eq(s[i].r.status, 200);
+    /* The queue as each request arrived: 3 while /hang, the first /hello
+     * and the stream came; then one fewer with each waiting request, so
+     * none of them reached the server before its turn. */
+    {
+        int seen[4] = {0};
+        ck_assert_int_eq(srv.n_requests, 6);
+        for (i = 0; i < 6; i++) {
+            ck_assert_uint_le(srv.queued_at[i], 3);
+            seen[srv.queued_at[i]]++;
+        }
+        ck_assert_int_eq(seen[3], 3);
+        ck_assert_int_eq(seen[2], 1);
+        ck_assert_int_eq(seen[1], 1);
+        ck_assert_int_eq(seen[0], 1);
+    }
+    ck_assert_int_eq(s[0].done, 0);
+    /* Both slots taken again (/hang and a second /hang), one waiting:
+     * cancelling a running one starts it. */
+    get("/hang", &s[6]);
+    seen_free(&s[1]);
+    memset(&s[1], 0, sizeof s[1]);
+    get("/hello", &s[1]);
+    ck_assert_uint_eq(ks_hc_queued(hc), 1);
+    ks_hc_cancel(s[0].req);
+    RUN_UNTIL(s[1].done);
+    ck_assert_int_eq(s[1].r.status, 200);
+    ks_hc_cancel(s[6].req);
+    ks_hc_cancel(s[5].req);
+    ck_assert_uint_eq(ks_hc_in_flight(hc), 0);
+    for (i = 0; i < 7; i++)
+        seen_free(&s[i]);
+}
+END_TEST
+
 START_TEST(cancel_queued_and_running)
 {
     ks_hc_opts_t o = {0};
@@ -1316,6 +1380,7 @@ int main(void)
     tcase_add_test(t, low_speed_timeout);
     tcase_add_test(t, many_concurrent);
     tcase_add_test(t, rate_limited_starts);
+    tcase_add_test(t, max_running_caps_requests);
     tcase_add_test(t, cancel_queued_and_running);
     tcase_add_test(t, close_with_requests_in_flight);
     tcase_add_test(t, close_inside_callbacks);
