@@ -50,7 +50,7 @@ static void scratch_init(ks_status_t *st)
 void ks_fw_run_filter_bulk(ks_framework_t *fw, ks_cycle_state_t *cs,
                            const ks_pod_t *pod,
                            const ks_node_info_t *const *nodes, uint32_t n,
-                           uint8_t *pass)
+                           uint8_t *pass, uint8_t *rejector)
 {
     size_t i, np = fw->n_points[KS_EP_FILTER];
     const ks_point_entry_t *pl = fw->points[KS_EP_FILTER];
@@ -79,13 +79,30 @@ void ks_fw_run_filter_bulk(ks_framework_t *fw, ks_cycle_state_t *cs,
                       in->d->filter_nodes(in->self, cs, state, pod, nodes, n,
                                           pass, &scratch));
             if (c != KS_SUCCESS) {
-                memset(pass, 0, n); /* the node-by-node Filter decides */
+                /* the node-by-node Filter decides, from this plugin on */
+                for (k = 0; k < n; k++)
+                    if (before[k]) {
+                        pass[k] = 0;
+                        rejector[k] = (uint8_t)(i | KS_FW_BULK_UNSURE);
+                    }
                 return;
             }
-            /* A plugin can only reject: a node it set back to passing, or
-             * to another value, keeps what it had. */
-            for (k = 0; k < n; k++)
-                pass[k] = (uint8_t)(before[k] & (pass[k] != 0));
+            if (memcmp(before, pass, n) == 0)
+                continue; /* it rejected none: the common case */
+            /* A plugin can only reject: a node it set back to passing
+             * keeps what it had; 2 (or any other value) asks for the
+             * node-by-node Filter. */
+            for (k = 0; k < n; k++) {
+                if (!before[k]) {
+                    pass[k] = 0;
+                    continue;
+                }
+                if (pass[k] == 1)
+                    continue;
+                rejector[k] = (uint8_t)(pass[k] == 0 ? i
+                                                     : i | KS_FW_BULK_UNSURE);
+                pass[k] = 0;
+            }
             continue;
         }
         for (k = 0; k < n; k++) {
@@ -98,8 +115,14 @@ void ks_fw_run_filter_bulk(ks_framework_t *fw, ks_cycle_state_t *cs,
                                                      nodes[k], &scratch)
                           : in->d->filter(in->self, cs, pod, nodes[k],
                                           &scratch));
-            if (c != KS_SUCCESS)
+            if (c != KS_SUCCESS) {
                 pass[k] = 0;
+                rejector[k] = (uint8_t)(c == KS_UNSCHEDULABLE ||
+                                                c == KS_UNSCHEDULABLE_AND_UNRESOLVABLE ||
+                                                c == KS_PENDING
+                                            ? i
+                                            : i | KS_FW_BULK_UNSURE);
+            }
         }
     }
 }

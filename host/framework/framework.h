@@ -266,16 +266,28 @@ ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
                            int run_all, ks_status_t *st);
 /* The most nodes ks_fw_run_filter_bulk takes in one call. */
 #define KS_FW_BULK_MAX 64
+/* In a rejector[] entry: the plugin did not say the node is merely
+ * rejected (an Error, or filter_nodes's 2 or failure): ask it now. */
+#define KS_FW_BULK_UNSURE 0x80
 /* Filter plugins over nodes[0..n) (n <= KS_FW_BULK_MAX), plugin by plugin,
  * through their filter_nodes where they have it (plugin.h): pass[i] = 1
  * when every Filter plugin passed nodes[i], 0 when one did not (or might
- * not: an unexpected return) - the caller runs ks_fw_run_filter_with_
- * nominated on those nodes for their statuses. Only for cycles without
- * nominated pods and without timing samples. Worker threads. */
+ * not: an unexpected return), and then rejector[i] is the position in the
+ * Filter list of the plugin that rejected it (every earlier one passed
+ * it) - the caller runs ks_fw_run_filter_from there for its status. Only
+ * for cycles without nominated pods and without timing samples. Worker
+ * threads. */
 void ks_fw_run_filter_bulk(ks_framework_t *fw, ks_cycle_state_t *cs,
                            const ks_pod_t *pod,
                            const ks_node_info_t *const *nodes, uint32_t n,
-                           uint8_t *pass);
+                           uint8_t *pass, uint8_t *rejector);
+/* ks_fw_run_filter from the Filter plugin at position `first` on (the
+ * ones before it passed the node): for a node the bulk Filter rejected,
+ * with first = its rejector[] entry, the same status as ks_fw_run_filter
+ * without run_all. */
+ks_code_t ks_fw_run_filter_from(ks_framework_t *fw, ks_cycle_state_t *cs,
+                                const ks_pod_t *pod, const ks_node_info_t *ni,
+                                int run_all, size_t first, ks_status_t *st);
 /* May this cycle filter in bulk? (env->bulk not OFF, no timing sample,
  * no nominated pod anywhere.) */
 int ks_fw_filter_bulk_ok(const ks_framework_t *fw);

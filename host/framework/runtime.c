@@ -322,6 +322,13 @@ ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
                            const ks_pod_t *pod, const ks_node_info_t *ni,
                            int run_all, ks_status_t *st)
 {
+    return ks_fw_run_filter_from(fw, cs, pod, ni, run_all, 0, st);
+}
+
+ks_code_t ks_fw_run_filter_from(ks_framework_t *fw, ks_cycle_state_t *cs,
+                                const ks_pod_t *pod, const ks_node_info_t *ni,
+                                int run_all, size_t first, ks_status_t *st)
+{
     size_t i, n = fw->n_points[KS_EP_FILTER];
     const ks_point_entry_t *pl = fw->points[KS_EP_FILTER];
     uint64_t skip = *ks_cycle_state_skip_filter(cs);
@@ -329,7 +336,7 @@ ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
     ks_status_t one;
 
     ks_status_reset(st);
-    for (i = 0; i < n; i++) {
+    for (i = first; i < n; i++) {
         ks_plugin_inst_t *in = pl[i].inst;
         ks_code_t c;
         if (skip & (1ull << i))

@@ -45,6 +45,7 @@ static int ensure_scratch(ks_scheduler_t *s, uint32_t n, size_t n_score)
         memset(s->smap.set, 0, cap);
         GROW(cand, cap * sizeof *s->cand);
         GROW(feasible_flag, cap);
+        GROW(lazy_rej, cap);
         GROW(feasible, cap * sizeof *s->feasible);
         GROW(totals, cap * sizeof *s->totals);
         s->cap_nodes = cap;
@@ -68,6 +69,7 @@ void ks_sched_scratch_free(ks_scheduler_t *s)
     free(s->smap.set);
     free(s->cand);
     free(s->feasible_flag);
+    free(s->lazy_rej);
     free(s->feasible);
     free(s->scores);
     free(s->totals);
@@ -225,7 +227,8 @@ typedef struct filter_job {
  * passed it (bulk_pass 1). Under KS_BULK_VERIFY the node-by-node Filter
  * runs on passed nodes too and a difference is counted and logged. */
 static ks_code_t filter_verdict(filter_job_t *j, const ks_node_info_t *ni,
-                                int bulk_pass, ks_status_t *st)
+                                int bulk_pass, uint8_t rejector,
+                                ks_status_t *st)
 {
     ks_fw_env_t *env = j->fw->env;
     ks_code_t c;
@@ -233,6 +236,12 @@ static ks_code_t filter_verdict(filter_job_t *j, const ks_node_info_t *ni,
         ks_status_reset(st);
         return KS_SUCCESS;
     }
+    if (bulk_pass == 0 && env->bulk != KS_BULK_VERIFY)
+        /* the plugins before the rejector passed it: start there (bulk
+         * runs only without nominated pods) */
+        return ks_fw_run_filter_from(j->fw, j->cs, j->pod, ni,
+                                     j->s->opts.run_all_filters,
+                                     rejector & ~KS_FW_BULK_UNSURE, st);
     c = ks_fw_run_filter_with_nominated(j->fw, j->cs, j->pod, ni,
                                         j->s->opts.run_all_filters, st);
     if (bulk_pass >= 0 && env->bulk == KS_BULK_VERIFY) {
@@ -257,7 +266,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     uint32_t pos, found = 0, r, n_run, n_eval;
     const ks_node_info_t *ni[FILTER_RUN], *eval[FILTER_RUN];
     uint32_t idx[FILTER_RUN];
-    uint8_t pass[FILTER_RUN], kept[FILTER_RUN];
+    uint8_t pass[FILTER_RUN], kept[FILTER_RUN], rej[FILTER_RUN];
     ks_code_t kept_c[FILTER_RUN];
     ks_status_t kept_st[FILTER_RUN];
     (void)worker;
@@ -277,7 +286,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                 idx[r] = s->cand[at >= j->n_cand ? at - j->n_cand : at];
                 ni[r] = j->all[idx[r]];
             }
-            ks_fw_run_filter_bulk(j->fw, j->cs, j->pod, ni, n_run, pass);
+            ks_fw_run_filter_bulk(j->fw, j->cs, j->pod, ni, n_run, pass, rej);
             for (r = 0; r < n_run; r++) {
                 ks_status_t st;
                 ks_code_t c;
@@ -286,7 +295,14 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                     found++;
                     continue;
                 }
-                c = filter_verdict(j, ni[r], 0, &st);
+                if (s->filter_lazy && !(rej[r] & KS_FW_BULK_UNSURE)) {
+                    /* a plain rejection: its status only when asked
+                     * (resolve_lazy) */
+                    s->feasible_flag[pos + r] = 3;
+                    s->lazy_rej[idx[r]] = rej[r];
+                    continue;
+                }
+                c = filter_verdict(j, ni[r], 0, rej[r], &st);
                 if (c == KS_SUCCESS) {
                     s->feasible_flag[pos + r] = 1;
                     found++;
@@ -312,7 +328,8 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                 eval[n_eval++] = ni[r];
         }
         if (j->bulk && n_eval > 0)
-            ks_fw_run_filter_bulk(j->fw, j->cs, j->pod, eval, n_eval, pass);
+            ks_fw_run_filter_bulk(j->fw, j->cs, j->pod, eval, n_eval, pass,
+                                  rej);
         n_eval = 0;
         for (r = 0; r < n_run; r++) {
             ks_status_t st; /* copied to the map only on failure */
@@ -323,7 +340,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                 st = kept_st[r];
             } else {
                 c = filter_verdict(j, ni[r], j->bulk ? pass[n_eval] : -1,
-                                   &st);
+                                   j->bulk ? rej[n_eval] : 0, &st);
                 n_eval++;
                 if (s->bt.active)
                     ks_sched_batch_filter_put(s, j->pod, idx[r], ni[r], c,
@@ -344,6 +361,79 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
         atomic_fetch_add(&j->found, found);
 }
 
+typedef struct lazy_job {
+    ks_scheduler_t *s;
+    ks_framework_t *fw;
+    ks_cycle_state_t *cs;
+    const ks_pod_t *pod;
+    uint32_t n_cand;
+    const ks_node_info_t *const *all;
+    atomic_int error; /* snapshot index + 1 of a node whose Filter erred */
+} lazy_job_t;
+
+/* Positions [b, e) of the evaluation order: the status of each node the
+ * bulk Filter left at flag 3, from its rejector on. On the workers, as
+ * any Filter call (the thread rules hold). */
+static void lazy_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    lazy_job_t *j = ud;
+    ks_scheduler_t *s = j->s;
+    uint32_t pos;
+    (void)worker;
+    for (pos = b; pos < e; pos++) {
+        uint32_t at = s->next_start + pos, idx;
+        ks_code_t c;
+        if (s->feasible_flag[pos] != 3)
+            continue;
+        idx = s->cand[at >= j->n_cand ? at - j->n_cand : at];
+        c = ks_fw_run_filter_from(j->fw, j->cs, j->pod, j->all[idx],
+                                  s->opts.run_all_filters,
+                                  s->lazy_rej[idx] & ~KS_FW_BULK_UNSURE,
+                                  &s->smap.st[idx]);
+        if (c == KS_ERROR)
+            atomic_store(&j->error, (int)idx + 1);
+        else if (c == KS_SUCCESS)
+            /* the bulk Filter and the node's own disagree: the node
+             * counts as rejected all the same, with no reason */
+            s->smap.st[idx].code = KS_UNSCHEDULABLE;
+        s->feasible_flag[pos] = 2;
+    }
+}
+
+/* The statuses the bulk Filter left at flag 3 (filter_chunk), asked now,
+ * and the rejecting plugins collected again in evaluation order, as if
+ * every status had been asked at once. 0, or -1 on an Error (o says
+ * why). */
+static int resolve_lazy(ks_scheduler_t *s, ks_framework_t *fw,
+                        ks_cycle_state_t *cs, const ks_pod_t *pod,
+                        uint32_t n_cand, uint32_t processed,
+                        const ks_node_info_t *const *all, cycle_out_t *o)
+{
+    lazy_job_t job = {.s = s, .fw = fw, .cs = cs, .pod = pod,
+                      .n_cand = n_cand, .all = all};
+    uint32_t i, at, chunk;
+    chunk = fw->pool ? processed / (8 * ks_pool_size(fw->pool)) + 1
+                     : processed;
+    ks_pool_run(fw->pool, processed, chunk, lazy_chunk, &job);
+    if (atomic_load(&job.error)) {
+        uint32_t idx = (uint32_t)atomic_load(&job.error) - 1;
+        return cycle_error(o, &s->smap.st[idx]);
+    }
+    o->n_plugins = 0;
+    o->pending_mask = 0;
+    for (i = 0, at = s->next_start; i < processed; i++, at++) {
+        uint32_t idx;
+        if (at == n_cand)
+            at = 0;
+        idx = s->cand[at];
+        if (s->feasible_flag[i] == 2) {
+            s->smap.set[idx] = 1;
+            add_plugin(o, s->smap.st[idx].plugin, s->smap.st[idx].code);
+        }
+    }
+    return 0;
+}
+
 /* upstream findNodesThatPassFilters: Filter on the candidates from the
  * round-robin start until `want` pass, on the workers. The feasible nodes
  * go to s->feasible in evaluation order; *n_feasible says how many. 0, or
@@ -357,7 +447,7 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
                         .n_cand = n_cand, .want = want,
                         .start = s->next_start < n_cand ? s->next_start : 0,
                         .bulk = ks_fw_filter_bulk_ok(fw)};
-    uint32_t i, processed, n_all, at;
+    uint32_t i, processed, n_all, at, n_lazy = 0;
     double t0;
     job.all = ks_snapshot_nodes(s->snap, &n_all);
     if (job.all == NULL || n_all != ks_snapshot_num_nodes(s->snap))
@@ -407,8 +497,14 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
         } else if (s->feasible_flag[i] == 2) {
             s->smap.set[idx] = 1;
             add_plugin(o, s->smap.st[idx].plugin, s->smap.st[idx].code);
+        } else if (s->feasible_flag[i] == 3) {
+            n_lazy++;
         }
     }
+    /* No node passed: the FitError needs every rejection's status. */
+    if (n_lazy > 0 && *n_feasible == 0 &&
+        resolve_lazy(s, fw, cs, pod, n_cand, processed, job.all, o) != 0)
+        return -1;
     s->next_start = (s->next_start + processed) % n_cand;
     return 0;
 }
@@ -999,6 +1095,10 @@ int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
         return 0;
     }
     (void)ks_sched_batch_begin(s, fw, pod, full_eval, n_ext);
+    /* Rejections' statuses may wait until a FitError asks for them, unless
+     * something reads them on success: --explain's pod, the conformance
+     * runner (every Filter plugin on every node) and extenders. */
+    s->filter_lazy = !full_eval && n_ext == 0 && !s->opts.run_all_filters;
     if (find_nodes_that_fit(s, fw, cs, pod, full_eval, o, &n_feasible,
                             n_ext > 0 ? &pre : NULL, &nominated) != 0)
         return 0;

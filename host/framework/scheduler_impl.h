@@ -212,7 +212,12 @@ struct ks_scheduler {
     struct ks_node_status_map smap;
     uint32_t cap_nodes;
     uint32_t *cand;          /* candidate node indices */
-    uint8_t *feasible_flag;  /* by position */
+    uint8_t *feasible_flag;  /* by position: 0 not evaluated, 1 passed,
+                              * 2 rejected (status in smap), 3 rejected
+                              * by the bulk Filter, status not asked yet
+                              * (lazy_rej says where to start) */
+    uint8_t *lazy_rej;       /* by snapshot index, for flag 3 */
+    int filter_lazy;         /* this cycle may leave rejections at 3 */
     const ks_node_info_t **feasible;
     int64_t *scores, *totals;
     uint8_t *skipped;

@@ -126,8 +126,8 @@ static ks_code_t node_name_filter_nodes(void *self, ks_cycle_state_t *cs,
         return node_name_filter_nodes_general(self, cs, state, pod, nodes, n,
                                               pass, scratch);
     for (i = 0; i < n; i++)
-        if (nodes[i]->node == NULL)
-            pass[i] = 0;
+        if (pass[i] && nodes[i]->node == NULL)
+            pass[i] = 2; /* an Error: the host asks node_name_filter */
     return KS_SUCCESS;
 }
 

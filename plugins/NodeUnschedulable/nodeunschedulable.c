@@ -142,7 +142,8 @@ static ks_code_t unsched_filter_nodes(void *self, ks_cycle_state_t *cs,
     (void)scratch;
     for (i = 0; i < n; i++) {
         const ks_node_t *node = nodes[i]->node;
-        if (node == NULL || (node->unschedulable && !tolerated))
+        /* both rejections (a missing node: "unknown conditions") */
+        if (pass[i] && (node == NULL || (node->unschedulable && !tolerated)))
             pass[i] = 0;
     }
     return KS_SUCCESS;

@@ -118,6 +118,11 @@ ks_code_t pts_pre_filter_remove_pod(void *self, ks_cycle_state_t *cs,
 ks_code_t pts_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                      const ks_node_info_t *ni, ks_status_t *st);
 /* Filter with the state PreFilter set (plugin_state_set, KS_STATE_FILTER). */
+/* Bulk Filter (plugin.h filter_nodes, since ABI 1.2). */
+ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
+                           const ks_pod_t *pod,
+                           const ks_node_info_t *const *nodes, uint32_t n,
+                           uint8_t *pass, ks_status_t *scratch);
 ks_code_t pts_filter_with_state(void *self, ks_cycle_state_t *cs, void *state,
                                const ks_pod_t *pod, const ks_node_info_t *ni,
                                ks_status_t *st);

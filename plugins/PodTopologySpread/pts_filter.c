@@ -344,3 +344,86 @@ ks_code_t pts_filter_with_state(void *self, ks_cycle_state_t *cs, void *state,
     }
     return KS_SUCCESS;
 }
+
+/* Bulk Filter (since ABI 1.2): the same verdicts as pts_filter_with_state.
+ * A node's verdict depends only on its value for each constraint's
+ * topology key, so each run remembers the verdict of the values it met
+ * (interned: compared by address); a zone-spread run of 32 nodes asks the
+ * pair counts a few times instead of 32. */
+#define PTS_BULK_CONS 4
+#define PTS_BULK_MEMO 8
+
+ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
+                           const ks_pod_t *pod,
+                           const ks_node_info_t *const *nodes, uint32_t n,
+                           uint8_t *pass, ks_status_t *scratch)
+{
+    const pts_prefilter_state_t *s = state;
+    struct {
+        const char *key;
+        const pts_key_state_t *k; /* NULL: nothing to compare to */
+        int64_t min, max_skew, self_match;
+        const char *memo_value[PTS_BULK_MEMO];
+        uint8_t memo_ok[PTS_BULK_MEMO];
+        uint32_t n_memo;
+    } c[PTS_BULK_CONS];
+    uint32_t i, j, m;
+
+    if (s == NULL || s->cons.n > PTS_BULK_CONS) {
+        /* the general way: a node at a time */
+        for (i = 0; i < n; i++)
+            if (pass[i])
+                pass[i] = ks_bulk_verdict(pts_filter_with_state(
+                    self, cs, state, pod, nodes[i], scratch));
+        return KS_SUCCESS;
+    }
+    for (j = 0; j < s->cons.n; j++) {
+        const pts_constraint_t *con = &s->cons.items[j];
+        const pts_key_state_t *k = pts_key_state(s, con->topology_key);
+        c[j].key = con->topology_key;
+        c[j].k = k != NULL && k->domains != 0 ? k : NULL;
+        c[j].min = c[j].k == NULL                   ? 0
+                   : k->domains < con->min_domains ? 0
+                                                   : k->paths[0].num;
+        c[j].max_skew = con->max_skew;
+        c[j].self_match = con->self_match ? 1 : 0;
+        c[j].n_memo = 0;
+    }
+    for (i = 0; i < n; i++) {
+        const ks_node_t *node = nodes[i]->node;
+        if (!pass[i])
+            continue;
+        if (node == NULL) {
+            pass[i] = 2; /* an Error: the host asks pts_filter_with_state */
+            continue;
+        }
+        for (j = 0; j < s->cons.n && pass[i]; j++) {
+            const char *value =
+                ks_labels_get_interned(&node->labels, c[j].key);
+            int ok = -1;
+            if (value == NULL) {
+                pass[i] = 0;
+                break;
+            }
+            if (c[j].k == NULL)
+                continue;
+            for (m = 0; m < c[j].n_memo; m++)
+                if (c[j].memo_value[m] == value) {
+                    ok = c[j].memo_ok[m];
+                    break;
+                }
+            if (ok < 0) {
+                int64_t skew = ks_tpmap_get(&s->pairs, c[j].key, value) +
+                               c[j].self_match - c[j].min;
+                ok = skew <= c[j].max_skew;
+                if (c[j].n_memo < PTS_BULK_MEMO) {
+                    c[j].memo_value[c[j].n_memo] = value;
+                    c[j].memo_ok[c[j].n_memo++] = (uint8_t)ok;
+                }
+            }
+            if (!ok)
+                pass[i] = 0;
+        }
+    }
+    return KS_SUCCESS;
+}

@@ -239,8 +239,8 @@ static ks_code_t taint_tol_filter_nodes(void *self, ks_cycle_state_t *cs,
         const ks_node_t *node = nodes[i]->node;
         if (!pass[i] || (node != NULL && node->n_taints == 0))
             continue;
-        if (taint_tol_filter(self, cs, pod, nodes[i], scratch) != KS_SUCCESS)
-            pass[i] = 0;
+        pass[i] = ks_bulk_verdict(taint_tol_filter(self, cs, pod, nodes[i],
+                                                   scratch));
     }
     return KS_SUCCESS;
 }

@@ -10,6 +10,7 @@
  * and the builders.
  */
 #include "mock_host.h"
+#include <ksched/helpers.h>
 
 #include "base/intern.h"
 #include "cluster/cache.h"
@@ -1294,10 +1295,10 @@ ks_code_t mock_prefilter_filter(mock_host_t *mh, const ks_plugin_t *p,
                                 mock_plugin_state(cs, self, KS_STATE_FILTER),
                                 pod, &ni, 1, &pass, scratch) != KS_SUCCESS)
                 mock_fail("%s: filter_nodes failed", p->name);
-            if (pass != (c == KS_SUCCESS))
-                mock_fail("%s: filter_nodes %s %s, filter says %d", p->name,
-                          pass ? "passes" : "rejects",
-                          ni->node ? ni->node->name : "?", (int)c);
+            if (pass != ks_bulk_verdict(c))
+                mock_fail("%s: filter_nodes gives %d on %s, filter says %d",
+                          p->name, (int)pass,
+                          ni && ni->node ? ni->node->name : "?", (int)c);
             mock_status_free(scratch);
         }
     }

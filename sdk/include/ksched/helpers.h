@@ -628,6 +628,19 @@ static inline void ks_sign_pod_resources(ks_signer_t *sg, const ks_pod_t *pod)
     ks_sign_i64(sg, pod->non_zero_memory);
 }
 
+/* (since ABI 1.2) A filter_nodes verdict from a per-node Filter's code: 1
+ * passed, 0 rejected, 2 anything else (the host asks the node's own
+ * Filter at once). */
+static inline uint8_t ks_bulk_verdict(ks_code_t c)
+{
+    if (c == KS_SUCCESS)
+        return 1;
+    return c == KS_UNSCHEDULABLE || c == KS_UNSCHEDULABLE_AND_UNRESOLVABLE ||
+                   c == KS_PENDING
+               ? 0
+               : 2;
+}
+
 /*
  * (since ABI 1.2) Define NAME, a filter_nodes, from ONE, the plugin's
  * filter_with_state-shaped per-node function (best `static inline`, so the
@@ -649,9 +662,9 @@ static inline void ks_sign_pod_resources(ks_signer_t *sg, const ks_pod_t *pod)
     {                                                                          \
         uint32_t i_;                                                           \
         for (i_ = 0; i_ < n; i_++)                                             \
-            if (pass[i_] &&                                                    \
-                ONE(self, cs, state, pod, nodes[i_], scratch) != KS_SUCCESS)   \
-                pass[i_] = 0;                                                  \
+            if (pass[i_])                                                      \
+                pass[i_] = ks_bulk_verdict(                                    \
+                    ONE(self, cs, state, pod, nodes[i_], scratch));            \
         return KS_SUCCESS;                                                     \
     }
 
@@ -685,8 +698,8 @@ static inline void ks_sign_pod_resources(ks_signer_t *sg, const ks_pod_t *pod)
         uint32_t i_;                                                           \
         (void)state;                                                           \
         for (i_ = 0; i_ < n; i_++)                                             \
-            if (pass[i_] && ONE(self, cs, pod, nodes[i_], scratch) != KS_SUCCESS) \
-                pass[i_] = 0;                                                  \
+            if (pass[i_])                                                      \
+                pass[i_] = ks_bulk_verdict(ONE(self, cs, pod, nodes[i_], scratch)); \
         return KS_SUCCESS;                                                     \
     }
 #define KS_SCORE_NODES_FROM_SCORE(NAME, ONE)                                  \

@@ -670,12 +670,14 @@ typedef struct ks_plugin {
      * same verdicts as filter_with_state (or filter) on each of nodes[0..n)
      * with the same `state`, without the per-call cost. A node whose
      * pass[i] is already 0 was rejected by an earlier plugin: skip it.
-     * Clear pass[i] for every other node whose Filter would not return
-     * KS_SUCCESS and leave the rest alone; return KS_SUCCESS. Reasons are
-     * not wanted here:
-     * the host calls the per-node Filter again for each cleared node to
-     * get its code and reasons, so both must agree (`ksched-bench
-     * --bulk verify` checks that they do). `scratch` is a status the
+     * Clear pass[i] for every other node whose Filter would reject it
+     * (KS_UNSCHEDULABLE, _AND_UNRESOLVABLE or KS_PENDING), set it to 2
+     * where it would return anything else (an Error), and leave the rest
+     * alone; return KS_SUCCESS. Reasons are not wanted here:
+     * the host calls the per-node Filter for a node set to 2 at once, and
+     * for a cleared node when its status is needed (a FitError, --explain),
+     * to get its code and reasons, so both must agree (`--bulk verify`
+     * checks that they do). `scratch` is a status the
      * plugin may write reasons into (the host discards them), so a loop
      * over the per-node function needs no second version of it
      * (KS_FILTER_NODES_FROM in helpers.h writes that loop). Any other
