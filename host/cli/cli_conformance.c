@@ -34,6 +34,10 @@ static const char usage[] =
     "                           verify (as on, but every result batching\n"
     "                           would reuse is compared with a fresh one;\n"
     "                           a difference is logged and fails the run)\n"
+    "      --bulk MODE          bulk Filter and Score: on (default), off\n"
+    "                           (node by node), or verify (every bulk\n"
+    "                           result compared with the node-by-node one;\n"
+    "                           a difference is logged and fails the run)\n"
     "  -v, --verbose            also print what ksched decided, in the\n"
     "                           expected-file format\n"
     "  -h, --help               show this help\n"
@@ -47,6 +51,8 @@ typedef struct conf_opts {
     const char *filter;
     int batching; /* KS_BATCHING_* */
     unsigned long long reused, mismatches;
+    int bulk; /* KS_BULK_* */
+    unsigned long long bulk_compared, bulk_mismatches;
 } conf_opts_t;
 
 typedef struct tally {
@@ -111,6 +117,9 @@ static void run_one(conf_opts_t *o, const char *path, tally_t *t)
     ro.batching = o->batching;
     ro.batch_reused = &o->reused;
     ro.batch_mismatches = &o->mismatches;
+    ro.bulk = o->bulk;
+    ro.bulk_compared = &o->bulk_compared;
+    ro.bulk_mismatches = &o->bulk_mismatches;
     if ((rc = ks_conformance_run(sc, &ro, &got, &err)) != 0) {
         printf("FAIL %s\n", sc->name);
         put_indented(err.msg, "  error: ");
@@ -188,6 +197,7 @@ int ks_cli_conformance(int argc, char **argv)
         KS_CLI_OPT_PLUGIN_PATH,
         {"filter", required_argument, NULL, 'f'},
         {"batching", required_argument, NULL, 1401},
+        {"bulk", required_argument, NULL, 1402},
         KS_CLI_OPT_VERBOSE,
         KS_CLI_OPT_HELP};
     conf_opts_t o;
@@ -199,6 +209,8 @@ int ks_cli_conformance(int argc, char **argv)
     o.filter = NULL;
     o.batching = KS_BATCHING_ON;
     o.reused = o.mismatches = 0;
+    o.bulk = KS_BULK_ON;
+    o.bulk_compared = o.bulk_mismatches = 0;
     ks_cli_opts_init(&o.cli, "conformance", usage);
     while ((c = getopt_long(argc, argv, "p:f:vh", opts, NULL)) != -1) {
         if (c == 'f')
@@ -208,6 +220,13 @@ int ks_cli_conformance(int argc, char **argv)
                 return ks_cli_usage_error("conformance", "--batching must "
                                                          "be on, off or "
                                                          "verify, got '%s'",
+                                          optarg);
+        }
+        else if (c == 1402) {
+            if ((o.bulk = ks_bulk_parse(optarg)) < 0)
+                return ks_cli_usage_error("conformance", "--bulk must be on, "
+                                                         "off or verify, got "
+                                                         "'%s'",
                                           optarg);
         }
         else if ((rc = ks_cli_common_opt(&o.cli, c, argv)) != KS_CLI_CONTINUE)
@@ -247,6 +266,12 @@ int ks_cli_conformance(int argc, char **argv)
                "differences\n",
                o.reused, o.mismatches);
         if (o.mismatches)
+            return KS_EXIT_INVALID;
+    }
+    if (o.bulk == KS_BULK_VERIFY) {
+        printf("bulk verify: %llu node results compared, %llu differences\n",
+               o.bulk_compared, o.bulk_mismatches);
+        if (o.bulk_mismatches)
             return KS_EXIT_INVALID;
     }
     if (t.passed + t.failed == 0) {

@@ -52,6 +52,11 @@ static const char usage[] =
     "                           or verify (reuse nothing, compare every\n"
     "                           result batching would reuse with a fresh\n"
     "                           one, log each difference; exit 8 if any)\n"
+    "      --bulk MODE          bulk Filter and Score (plugins' filter_nodes,\n"
+    "                           score_nodes): on (default), off (node by\n"
+    "                           node), or verify (compare every bulk result\n"
+    "                           with the node-by-node one, log each\n"
+    "                           difference; exit 8 if any)\n"
     KS_CLI_FAULT_HELP_DEADLINE
     "  -v, --verbose            log more (repeat for debug)\n"
     "  -h, --help               show this help\n"
@@ -63,8 +68,8 @@ static const char usage[] =
     "\n"
     "Exit status: 0 every pending pod was placed, 3 some could not be\n"
     "placed, 1 invalid input, 2 usage, 5 a plugin crashed, 6 a plugin\n"
-    "overran its deadline, 8 --batching verify found a difference between\n"
-    "the batched and the unbatched results.\n";
+    "overran its deadline, 8 --batching verify or --bulk verify found a\n"
+    "difference (batched against unbatched, bulk against node by node).\n";
 
 typedef struct binding {
     const ks_pod_t *pod;
@@ -404,6 +409,7 @@ int ks_cli_schedule(int argc, char **argv)
         KS_CLI_OPT_VERBOSE,
         KS_CLI_FAULT_OPT_DEADLINE,
         {"batching", required_argument, NULL, 1401},
+        {"bulk", required_argument, NULL, 1402},
         KS_CLI_OPT_HELP};
     ks_cli_opts_t o;
     ks_cli_faults_t fo;
@@ -411,6 +417,7 @@ int ks_cli_schedule(int argc, char **argv)
     unsigned n_clusters = 0;
     const char *output = "table", *explain_arg = NULL;
     int deterministic = 0, run_all = 0, batching = KS_BATCHING_ON, c;
+    int bulk = KS_BULK_ON;
     ks_generation_opts_t go;
     ks_generation_t *gen = NULL;
     ks_error_t err = {0};
@@ -439,6 +446,12 @@ int ks_cli_schedule(int argc, char **argv)
         case 'e': explain_arg = optarg; break;
         case 'D': deterministic = 1; break;
         case 'A': run_all = 1; break;
+        case 1402:
+            if ((bulk = ks_bulk_parse(optarg)) < 0)
+                return ks_cli_usage_error("schedule", "--bulk must be on, "
+                                                      "off or verify, not "
+                                                      "'%s'", optarg);
+            break;
         case 1401:
             if ((batching = ks_batching_parse(optarg)) < 0)
                 return ks_cli_usage_error("schedule", "--batching must be "
@@ -538,6 +551,7 @@ int ks_cli_schedule(int argc, char **argv)
     memset(&so, 0, sizeof so);
     so.deterministic = deterministic;
     so.run_all_filters = run_all;
+    so.bulk = bulk;
     so.batching = batching;
     if (explain_arg) {
         so.full_eval_ns = run.explain_ns;
@@ -590,6 +604,16 @@ int ks_cli_schedule(int argc, char **argv)
                 (unsigned long long)st.batch_reused,
                 (unsigned long long)st.batch_mismatches);
         if (st.batch_mismatches > 0)
+            rc = KS_EXIT_BATCH_MISMATCH;
+    }
+    if (bulk == KS_BULK_VERIFY) {
+        ks_sched_stats_t st = ks_scheduler_stats(s);
+        fprintf(stderr,
+                "ksched schedule: bulk verify: %llu node results compared, "
+                "%llu differences\n",
+                (unsigned long long)st.bulk_compared,
+                (unsigned long long)st.bulk_mismatches);
+        if (st.bulk_mismatches > 0)
             rc = KS_EXIT_BATCH_MISMATCH;
     }
 out:

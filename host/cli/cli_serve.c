@@ -117,7 +117,12 @@ static const char usage_faults[] =
     "                           compare what batching would reuse with a\n"
     "                           fresh evaluation, log each difference with\n"
     "                           its pod and node; ksched_batch_mismatches_total\n"
-    "                           counts them)\n";
+    "                           counts them)\n"
+    "      --bulk MODE          bulk Filter and Score (plugins' filter_nodes,\n"
+    "                           score_nodes): on (default), off (node by\n"
+    "                           node), or verify (compare every bulk result\n"
+    "                           with the node-by-node one and log each\n"
+    "                           difference with its pod, node and plugin)\n";
 
 /* Parse "HOST:PORT", "[V6]:PORT" or "localhost:PORT". */
 static int parse_listen(const char *arg, struct sockaddr_storage *ss,
@@ -211,6 +216,7 @@ int ks_cli_serve(int argc, char **argv)
         KS_CLI_FAULT_OPTS,
         {"state-file", required_argument, NULL, 1206},
         {"batching", required_argument, NULL, 1401},
+        {"bulk", required_argument, NULL, 1402},
         {"token-file", required_argument, NULL, 1301},
         {"tls-cert-file", required_argument, NULL, 1302},
         {"tls-private-key-file", required_argument, NULL, 1303},
@@ -224,7 +230,7 @@ int ks_cli_serve(int argc, char **argv)
     ks_auth_t *auth = NULL;
     ks_tls_ctx_t *tls = NULL;
     int allow_remote = 0, c, rc, loopback = 1;
-    int embedded = 0, batching = KS_BATCHING_ON;
+    int embedded = 0, batching = KS_BATCHING_ON, bulk = KS_BULK_ON;
     ks_kube_conn_t *kconn = NULL;
     ks_server_cluster_t cl;
     const char *dur_flag = NULL, *dur_arg = NULL;
@@ -317,6 +323,12 @@ int ks_cli_serve(int argc, char **argv)
             if ((batching = ks_batching_parse(optarg)) < 0)
                 return ks_cli_usage_error("serve", "--batching must be on, "
                                                    "off or verify, got '%s'",
+                                          optarg);
+            break;
+        case 1402:
+            if ((bulk = ks_bulk_parse(optarg)) < 0)
+                return ks_cli_usage_error("serve", "--bulk must be on, off "
+                                                   "or verify, got '%s'",
                                           optarg);
             break;
         case 1004: cl.le.lease_name = optarg; break;
@@ -505,6 +517,7 @@ int ks_cli_serve(int argc, char **argv)
     if (rc != 0)
         goto fail;
     ks_scheduler_set_batching(srv->sched, batching);
+    ks_scheduler_set_bulk(srv->sched, bulk);
     if (srv->tls)
         ks_http_server_set_tls(srv->http, srv->tls);
     /* The embedded API's objects outlive a worker (the supervisor's

@@ -204,7 +204,8 @@ static int fill_cache(ks_scenario_t *sc, ks_cache_t *cache, ks_error_t *err)
     return 0;
 }
 
-/* Add the scheduler's batching counts to the caller's and free it. */
+/* Add the scheduler's batching and bulk counts to the caller's and free
+ * it. */
 static void scheduler_done(ks_scheduler_t *s, const ks_conf_run_opts_t *o)
 {
     ks_sched_stats_t st;
@@ -215,6 +216,10 @@ static void scheduler_done(ks_scheduler_t *s, const ks_conf_run_opts_t *o)
         *o->batch_reused += st.batch_reused;
     if (o->batch_mismatches)
         *o->batch_mismatches += st.batch_mismatches;
+    if (o->bulk_compared)
+        *o->bulk_compared += st.bulk_compared;
+    if (o->bulk_mismatches)
+        *o->bulk_mismatches += st.bulk_mismatches;
     ks_scheduler_free(s);
 }
 
@@ -274,6 +279,7 @@ int ks_conformance_run(ks_scenario_t *sc, const ks_conf_run_opts_t *o,
     so.score_single_node = 1;
     so.percentage_override = 100;
     so.batching = o->batching;
+    so.bulk = o->bulk;
     so.obs.deleted = on_deleted;
     so.obs.ud = &ctx;
 

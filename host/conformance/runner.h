@@ -38,6 +38,10 @@ typedef struct ks_conf_run_opts {
     /* When not NULL: the nodes whose results were reused (compared, under
      * verify) and the differences verify found are added to them. */
     unsigned long long *batch_reused, *batch_mismatches;
+    /* Bulk Filter and Score (framework.h KS_BULK_*), and under verify the
+     * node results compared and the differences, added when not NULL. */
+    int bulk;
+    unsigned long long *bulk_compared, *bulk_mismatches;
 } ks_conf_run_opts_t;
 
 /* 0 when the scenario ran (a pod whose cycle failed is recorded in its

@@ -151,6 +151,12 @@ ks_generation_t *ks_scheduler_generation(const ks_scheduler_t *s)
 
 /* --- reporting ------------------------------------------------------------------- */
 
+void ks_scheduler_set_bulk(ks_scheduler_t *s, int mode)
+{
+    s->opts.bulk = mode;
+    s->env.bulk = mode;
+}
+
 ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s)
 {
     ks_sched_stats_t st = s->stats;

@@ -224,6 +224,10 @@ int ks_scheduler_try(ks_scheduler_t *s, const ks_pod_t *pod,
                      void (*cb)(void *ud, const ks_cycle_result_t *r),
                      void *ud, ks_error_t *err);
 
+/* Bulk Filter and Score from the next cycle on: KS_BULK_* (framework.h).
+ * Loop thread, between cycles. */
+void ks_scheduler_set_bulk(ks_scheduler_t *s, int mode);
+
 /* Counts for reporting. */
 typedef struct ks_sched_stats {
     uint64_t attempts, scheduled, unschedulable, errors, bound, waiting,

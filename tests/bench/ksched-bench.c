@@ -443,6 +443,7 @@ typedef struct bench_result {
     double rss_mb;        /* filled by the parent */
     double rss_kb_per_node; /* peak RSS / nodes, filled by the parent */
     uint64_t batch_reused, batch_mismatches;
+    uint64_t bulk_compared, bulk_mismatches;
 } bench_result_t;
 
 typedef struct bench_run {
@@ -512,6 +513,7 @@ static double tv_us(const struct timeval *tv)
 #define VCLOCK_LIMIT_MS (3600 * 1000)
 
 static int bench_batching; /* KS_BATCHING_* (--batching) */
+static int bench_bulk;     /* KS_BULK_* (--bulk) */
 
 static void run_workload(const bench_workload_t *w, int pct, int par,
                          const char *plugin_dir, bench_result_t *r)
@@ -598,6 +600,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     memset(&so, 0, sizeof so);
     so.deterministic = 0;
     so.batching = bench_batching;
+    so.bulk = bench_bulk;
     so.obs.cycle = on_cycle;
     so.obs.bound = on_bound;
     so.obs.deleted = on_deleted;
@@ -668,6 +671,8 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     r->attempts = ks_scheduler_stats(s).attempts;
     r->batch_reused = ks_scheduler_stats(s).batch_reused;
     r->batch_mismatches = ks_scheduler_stats(s).batch_mismatches;
+    r->bulk_compared = ks_scheduler_stats(s).bulk_compared;
+    r->bulk_mismatches = ks_scheduler_stats(s).bulk_mismatches;
     r->seconds = ts_diff(&t_start, &b.last_bound);
     r->pods_per_s = r->seconds > 0 ? (double)b.bound / r->seconds : 0;
     qsort(lat, n_lat, sizeof *lat, cmp_u64);
@@ -814,7 +819,12 @@ static const char usage[] =
     "  -b, --batching MODE      opportunistic batching: on (default), off,\n"
     "                           or verify (every reused result compared\n"
     "                           with a fresh one; a difference fails the\n"
-    "                           run)\n"
+"                           run)\n"
+    "  -B, --bulk MODE          bulk Filter and Score (ABI 1.2 filter_nodes,\n"
+    "                           score_nodes): on (default), off (node by\n"
+    "                           node), or verify (bulk, every result\n"
+    "                           compared with the node-by-node one; a\n"
+    "                           difference fails the run)\n"
     "  -n, --no-run             with --write-manifests: write, do not run\n"
     "  -l, --list               list the workloads and exit\n"
     "  -h, --help               show this help\n"
@@ -860,6 +870,7 @@ int main(int argc, char **argv)
         {"write-manifests", required_argument, NULL, 'm'},
         {"no-run", no_argument, NULL, 'n'},
         {"batching", required_argument, NULL, 'b'},
+        {"bulk", required_argument, NULL, 'B'},
         {"nodes", required_argument, NULL, 1001},
         {"list", no_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
@@ -873,7 +884,7 @@ int main(int argc, char **argv)
     int pods_override = 0, nodes_override = 0;
     const char *plugin_dir = NULL, *manifest_dir = NULL;
 
-    while ((c = getopt_long(argc, argv, "w:P:j:r:p:qN:m:nb:lh", opts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "w:P:j:r:p:qN:m:nb:B:lh", opts, NULL)) !=
            -1) {
         switch (c) {
         case 'w':
@@ -915,6 +926,13 @@ int main(int argc, char **argv)
             if ((bench_batching = ks_batching_parse(optarg)) < 0) {
                 fprintf(stderr, "ksched-bench: --batching must be on, off "
                                 "or verify, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'B':
+            if ((bench_bulk = ks_bulk_parse(optarg)) < 0) {
+                fprintf(stderr, "ksched-bench: --bulk must be on, off or "
+                                "verify, got '%s'\n", optarg);
                 return 2;
             }
             break;
@@ -1003,6 +1021,14 @@ int main(int argc, char **argv)
                         min_bound = rs[k].bound;
                     if (rs[k].bound != rs[k].expected)
                         bad = 2;
+                    if (rs[k].bulk_mismatches > 0) {
+                        fprintf(stderr, "ksched-bench: %s pct %d par %d: "
+                                        "bulk verify found %llu "
+                                        "differences\n",
+                                sel[i]->name, pcts[a], pars[b2],
+                                (unsigned long long)rs[k].bulk_mismatches);
+                        bad = 2;
+                    }
                     if (rs[k].batch_mismatches > 0) {
                         fprintf(stderr, "ksched-bench: %s pct %d par %d: "
                                         "batching verify found %llu "
@@ -1047,6 +1073,13 @@ int main(int argc, char **argv)
                                                                  : "on",
                             (unsigned long long)r0->batch_reused,
                             (unsigned long long)r0->batch_mismatches);
+                if (bench_bulk == KS_BULK_VERIFY)
+                    fprintf(stderr, "ksched-bench: %s pct %d par %d: "
+                                    "bulk verify compared %llu node "
+                                    "results, %llu differences\n",
+                            sel[i]->name, pcts[a], pars[b2],
+                            (unsigned long long)r0->bulk_compared,
+                            (unsigned long long)r0->bulk_mismatches);
                 fflush(stdout);
                 if (bad) {
                     fprintf(stderr,

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""`ksched schedule --batching off|on|verify` decide alike.
+"""`ksched schedule --batching off|on|verify` decide alike (or, with the
+last argument `bulk`, `--bulk off|on|verify`, with TopologySpreading too).
 
 Two inputs: a small hand-made cluster (identical pods in a row, which
 reuse; a different pod bound elsewhere between them, after which the next
@@ -10,7 +11,7 @@ ksched-bench --write-manifests). For each, the output of
 verify compares some results and finds no difference (exit 0, and exit 8
 is documented for a difference).
 
-usage: schedule_batching_test.py KSCHED KSCHED_BENCH PLUGIN_DIR
+usage: schedule_batching_test.py KSCHED KSCHED_BENCH PLUGIN_DIR [bulk]
 """
 import difflib
 import os
@@ -38,14 +39,18 @@ HAND = (node("n1", "4") + node("n2", "8") + node("n3", "6") + node("n4", "2")
         + pod("b", "1", "nodeSelector: {kubernetes.io/hostname: n4}, ")
         + pod("a3", "500m") + pod("a4", "500m") + pod("a5", "500m"))
 
-SUMMARY = re.compile(r"^ksched schedule: batching verify: (\d+) node results "
-                     r"compared, (\d+) differences$", re.M)
+FLAG = "batching"
+
+
+def summary(text):
+    return re.search(r"^ksched schedule: " + FLAG + r" verify: (\d+) node "
+                     r"results compared, (\d+) differences$", text, re.M)
 
 
 def schedule(ksched, plugins, args, mode):
     return subprocess.run([ksched, "schedule", "--plugin-dir", plugins,
                            "--no-default-plugin-path", "--deterministic",
-                           "--batching", mode] + args,
+                           "--" + FLAG, mode] + args,
                           capture_output=True, text=True, timeout=600)
 
 
@@ -66,7 +71,7 @@ def check(label, ksched, plugins, args, failures):
                 label, m, "".join(difflib.unified_diff(
                     off.stdout.splitlines(True), r.stdout.splitlines(True),
                     "off", m))[:3000]))
-    s = SUMMARY.search(runs["verify"].stderr)
+    s = summary(runs["verify"].stderr)
     if s is None:
         failures.append("%s: verify printed no summary: %s" % (
             label, runs["verify"].stderr[-500:]))
@@ -81,7 +86,10 @@ def check(label, ksched, plugins, args, failures):
 
 
 def main():
+    global FLAG
     ksched, bench, plugins = sys.argv[1:4]
+    if len(sys.argv) > 4:
+        FLAG = sys.argv[4]
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         hand = os.path.join(tmp, "hand.yaml")
@@ -99,7 +107,9 @@ def main():
                         "--nodes", "300", "--pods", "600", "--percentage",
                         "0", "--parallelism", "1",
                         "--workload", "SchedulingBasic/500Nodes",
-                        "--workload", "SchedulingNodeAffinity"],
+                        "--workload", "SchedulingNodeAffinity"] +
+                       (["--workload", "TopologySpreading"]
+                        if FLAG == "bulk" else []),
                        check=True, capture_output=True, timeout=120)
         cfg = os.path.join(man, "config-pct0-par1.yaml")
         for y in sorted(os.listdir(man)):
