@@ -10,6 +10,8 @@
 
 #include "cache_impl.h"
 
+#include <stdatomic.h>
+
 typedef struct snap_entry {
     ks_ni_t ni; /* first; not indexed */
     const char *name;
@@ -31,7 +33,25 @@ struct ks_snapshot {
      * HavePodsWithAffinityList...). Rebuilt only when they change. */
     const ks_node_info_t **all, **aff, **anti;
     uint32_t n_aff, n_anti, cap_lists;
+    /* ks_snapshot_changed_since: the version (a stamp unique across every
+     * snapshot of the process, so an aggregate kept by a plugin that
+     * meets another snapshot walks it whole), the one before the last
+     * change, and the positions that change refreshed in place (chg_all:
+     * it added or dropped nodes, or the list could not be kept) */
+    uint64_t version, prev_version;
+    uint32_t *chg, n_chg, cap_chg;
+    int chg_all;
 };
+
+
+/* The version stamps of every snapshot (ks_snapshot_changed_since). */
+static atomic_uint_fast64_t version_clock;
+
+static void version_bump(ks_snapshot_t *s)
+{
+    s->prev_version = s->version;
+    s->version = atomic_fetch_add(&version_clock, 1) + 1;
+}
 
 static int rebuild_lists(ks_snapshot_t *s)
 {
@@ -88,7 +108,12 @@ const ks_node_info_t *const *ks_snapshot_nodes_with_required_anti_affinity(
 
 ks_snapshot_t *ks_snapshot_new(void)
 {
-    return calloc(1, sizeof(ks_snapshot_t));
+    ks_snapshot_t *s = calloc(1, sizeof(ks_snapshot_t));
+    if (s != NULL) {
+        version_bump(s); /* a stamp of its own from the start */
+        s->chg_all = 1;
+    }
+    return s;
 }
 
 static void entry_free(snap_entry_t *e)
@@ -105,6 +130,7 @@ void ks_snapshot_free(ks_snapshot_t *s)
     for (i = 0; i < s->n_order; i++)
         entry_free(s->order[i]);
     free(s->order);
+    free(s->chg);
     free(s->all);
     free(s->aff);
     free(s->anti);
@@ -191,6 +217,9 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
     int have_dead = 0, lists_dirty = s->all == NULL;
     ks_cache_node_t *cn;
     uint64_t newest = s->generation;
+    uint32_t n_chg = 0;
+    int chg_all = 0;
+    uint64_t changes_before = s->changes;
 
     for (cn = c->head; cn != NULL; cn = cn->next) {
         snap_entry_t *e;
@@ -221,6 +250,21 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
             }
             added[n_added++] = e;
         }
+        else if (!chg_all) {
+            /* refreshed in place: its position, for ks_snapshot_changed_since */
+            if (n_chg == s->cap_chg) {
+                uint32_t ncap = s->cap_chg ? s->cap_chg * 2 : 64;
+                uint32_t *nc = realloc(s->chg, ncap * sizeof *nc);
+                if (nc == NULL) {
+                    chg_all = 1;
+                } else {
+                    s->chg = nc;
+                    s->cap_chg = ncap;
+                }
+            }
+            if (!chg_all)
+                s->chg[n_chg++] = e->index;
+        }
         {
             int had_aff = e->ni.pub.n_pods_with_affinity > 0;
             int had_anti = e->ni.pub.n_pods_with_required_anti_affinity > 0;
@@ -244,6 +288,11 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
             }
         }
     }
+    if (s->changes != changes_before || n_added > 0 || have_dead) {
+        version_bump(s);
+        s->chg_all = chg_all || n_added > 0 || have_dead;
+        s->n_chg = s->chg_all ? 0 : n_chg;
+    }
     if (rebuild_order(s, added, n_added, have_dead) != 0)
         goto nomem;
     free(added);
@@ -262,7 +311,11 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
     return 0;
 nomem:
     /* Keep the snapshot consistent: entries already created stay, the
-     * generation is not advanced, so the next update retries everything. */
+     * generation is not advanced, so the next update retries everything;
+     * what changed is unknown (ks_snapshot_changed_since says walk it all). */
+    version_bump(s);
+    s->chg_all = 1;
+    s->n_chg = 0;
     if (n_added > 0 && rebuild_order(s, added, n_added, have_dead) != 0) {
         for (i = 0; i < n_added; i++) {
             ks_strmap_del(&s->by_name, added[i]->name);
@@ -276,6 +329,21 @@ nomem:
 uint64_t ks_snapshot_changes(const ks_snapshot_t *s)
 {
     return s->changes;
+}
+
+uint64_t ks_snapshot_changed_since(const ks_snapshot_t *s, uint64_t since,
+                             const uint32_t **idx, uint32_t *n)
+{
+    static const uint32_t none[1] = {0};
+    *n = 0;
+    *idx = NULL;
+    if (since == s->version) {
+        *idx = none;
+    } else if (since == s->prev_version && !s->chg_all) {
+        *idx = s->n_chg ? s->chg : none;
+        *n = s->n_chg;
+    }
+    return s->version;
 }
 
 uint32_t ks_snapshot_num_nodes(const ks_snapshot_t *s)

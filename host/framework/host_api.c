@@ -445,6 +445,18 @@ static const ks_node_info_t *const *api_nodes(ks_handle_t *h, uint32_t *n)
     return e && e->snapshot ? ks_snapshot_nodes(e->snapshot, n) : no_nodes(n);
 }
 
+static uint64_t api_snapshot_changes(ks_handle_t *h, uint64_t since,
+                                     const uint32_t **idx, uint32_t *n)
+{
+    ks_fw_env_t *e = ENV(h);
+    *idx = NULL;
+    *n = 0;
+    LOOP_ONLY("snapshot_changes", 0);
+    if (e == NULL || e->snapshot == NULL)
+        return 0;
+    return ks_snapshot_changed_since(e->snapshot, since, idx, n);
+}
+
 static const ks_node_info_t *const *api_nodes_aff(ks_handle_t *h, uint32_t *n)
 {
     ks_fw_env_t *e = ENV(h);
@@ -563,6 +575,7 @@ static const ks_host_api_t api = {
     .plugin_state_set = api_plugin_state_set,
     .plugin_state_get = api_plugin_state_get,
     .waiting_pod_pending_plugins = api_wp_pending,
+    .snapshot_changes = api_snapshot_changes,
 };
 
 const ks_host_api_t *ks_host_api(void)

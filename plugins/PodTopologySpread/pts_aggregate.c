@@ -217,35 +217,58 @@ static void pts_agg_contrib(const pts_plugin_t *pl, const pts_agg_t *a,
     }
 }
 
-/* Bring `a` up to date with the snapshot. */
+/* Bring entry i up to date with NodeInfo ni (NULL: none). 0, or -1. */
+static int pts_agg_refresh_one(const pts_plugin_t *pl, pts_agg_t *a,
+                               uint32_t i, const ks_node_info_t *ni)
+{
+    pts_agg_entry_t *e = &a->entries[i];
+    pts_agg_contrib_t *k = &a->contribs[(size_t)i * a->n_cons];
+    if (ni != NULL && e->ni == ni && ni->generation != 0 &&
+        e->generation == ni->generation)
+        return 0;
+    if (e->ni != NULL && pts_agg_apply(a, k, -1) != 0)
+        return -1;
+    if (ni == NULL) {
+        memset(k, 0, a->n_cons * sizeof *k);
+        e->ni = NULL;
+        return 0;
+    }
+    pts_agg_contrib(pl, a, ni, k);
+    if (pts_agg_apply(a, k, 1) != 0)
+        return -1;
+    e->ni = ni;
+    e->generation = ni->generation;
+    return 0;
+}
+
+/* Bring `a` up to date with the snapshot: only the NodeInfos the host
+ * says it refreshed since the last time (snapshot_changes, ABI 1.2), else
+ * a walk over every node checking its generation. */
 static int pts_agg_refresh(const pts_plugin_t *pl, pts_agg_t *a)
 {
     const ks_host_api_t *api = pl->api;
-    uint32_t n, i;
+    uint32_t n, i, n_chg = 0;
     const ks_node_info_t *const *nodes = api->snapshot_nodes(pl->h, &n);
+    const uint32_t *chg = NULL;
+    uint64_t version = 0;
+    int have = KS_API_HAS(api, snapshot_changes);
 
+    if (have)
+        version = api->snapshot_changes(pl->h, a->version, &chg, &n_chg);
+    if (have && a->have_version && chg != NULL && n == a->n_entries) {
+        for (i = 0; i < n_chg; i++)
+            if (chg[i] < n &&
+                pts_agg_refresh_one(pl, a, chg[i], nodes[chg[i]]) != 0)
+                return -1;
+        a->version = version;
+        return 0;
+    }
+    a->have_version = 0;
     if (pts_agg_grow(a, n) != 0)
         return -1;
-    for (i = 0; i < n; i++) {
-        const ks_node_info_t *ni = nodes[i];
-        pts_agg_entry_t *e = &a->entries[i];
-        pts_agg_contrib_t *k = &a->contribs[(size_t)i * a->n_cons];
-        if (ni != NULL && e->ni == ni && ni->generation != 0 &&
-            e->generation == ni->generation)
-            continue;
-        if (e->ni != NULL && pts_agg_apply(a, k, -1) != 0)
+    for (i = 0; i < n; i++)
+        if (pts_agg_refresh_one(pl, a, i, nodes[i]) != 0)
             return -1;
-        if (ni == NULL) {
-            memset(k, 0, a->n_cons * sizeof *k);
-            e->ni = NULL;
-            continue;
-        }
-        pts_agg_contrib(pl, a, ni, k);
-        if (pts_agg_apply(a, k, 1) != 0)
-            return -1;
-        e->ni = ni;
-        e->generation = ni->generation;
-    }
     /* nodes that left the snapshot */
     for (i = n; i < a->n_entries; i++) {
         pts_agg_entry_t *e = &a->entries[i];
@@ -256,6 +279,8 @@ static int pts_agg_refresh(const pts_plugin_t *pl, pts_agg_t *a)
         e->ni = NULL;
     }
     a->n_entries = n;
+    a->version = version;
+    a->have_version = have && version != 0;
     return 0;
 }
 

@@ -69,6 +69,10 @@ typedef struct pts_agg {
     pts_agg_entry_t *entries;
     pts_agg_contrib_t *contribs; /* [index * n_cons + constraint] */
     uint32_t cap, n_entries;
+    /* the snapshot version (host API snapshot_changes) it was refreshed
+     * at; have_version 0: walk the snapshot whole next time */
+    uint64_t version;
+    int have_version;
     /* pair -> matching pods; pair -> contributing (node, constraint)s */
     ks_tpmap_t counts;
     ks_tpmap_t nodes;

@@ -486,6 +486,18 @@ typedef struct ks_host_api {
      * was allowed or rejected), or when refused (loop thread only). */
     uint32_t (*waiting_pod_pending_plugins)(ks_waiting_pod_t *wp,
                                             const char **out, uint32_t cap);
+
+    /* (since ABI 1.2) What changed in the snapshot, for plugins that keep
+     * per-node aggregates across cycles (as PodTopologySpread's counts):
+     * returns the snapshot's version, which grows whenever the host
+     * refreshes, adds or drops a NodeInfo. When `since` is that version,
+     * nothing changed: *n = 0 and *idx is not NULL. When `since` is the
+     * version before the last change and that change only refreshed
+     * NodeInfos in place, *idx lists their positions in snapshot_nodes
+     * (*n of them, valid for the cycle). Otherwise *idx is NULL: walk
+     * every node. Loop thread only (refused: returns 0 with *idx NULL). */
+    uint64_t (*snapshot_changes)(ks_handle_t *h, uint64_t since,
+                                 const uint32_t **idx, uint32_t *n);
 } ks_host_api_t;
 
 /* --- pod signatures (since ABI 1.1) -------------------------------------- */
