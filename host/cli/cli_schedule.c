@@ -71,6 +71,19 @@ static const char usage[] =
     "overran its deadline, 8 --batching verify or --bulk verify found a\n"
     "difference (batched against unbatched, bulk against node by node).\n";
 
+/* The summary line of --batching verify or --bulk verify on stderr;
+ * non-zero when a difference was found. */
+static int verify_report(const char *what, uint64_t compared,
+                         uint64_t differences)
+{
+    fprintf(stderr,
+            "ksched schedule: %s verify: %llu node results compared, %llu "
+            "differences\n",
+            what, (unsigned long long)compared,
+            (unsigned long long)differences);
+    return differences > 0;
+}
+
 typedef struct binding {
     const ks_pod_t *pod;
     const char *node;
@@ -596,26 +609,14 @@ int ks_cli_schedule(int argc, char **argv)
     print_result(output, &run, &pend, others, n_others);
     if (pend.n > 0)
         rc = KS_EXIT_UNPLACED;
-    if (batching == KS_BATCHING_VERIFY) {
-        ks_sched_stats_t st = ks_scheduler_stats(s);
-        fprintf(stderr,
-                "ksched schedule: batching verify: %llu node results "
-                "compared, %llu differences\n",
-                (unsigned long long)st.batch_reused,
-                (unsigned long long)st.batch_mismatches);
-        if (st.batch_mismatches > 0)
-            rc = KS_EXIT_BATCH_MISMATCH;
-    }
-    if (bulk == KS_BULK_VERIFY) {
-        ks_sched_stats_t st = ks_scheduler_stats(s);
-        fprintf(stderr,
-                "ksched schedule: bulk verify: %llu node results compared, "
-                "%llu differences\n",
-                (unsigned long long)st.bulk_compared,
-                (unsigned long long)st.bulk_mismatches);
-        if (st.bulk_mismatches > 0)
-            rc = KS_EXIT_BATCH_MISMATCH;
-    }
+    if (batching == KS_BATCHING_VERIFY &&
+        verify_report("batching", ks_scheduler_stats(s).batch_reused,
+                      ks_scheduler_stats(s).batch_mismatches) != 0)
+        rc = KS_EXIT_BATCH_MISMATCH;
+    if (bulk == KS_BULK_VERIFY &&
+        verify_report("bulk", ks_scheduler_stats(s).bulk_compared,
+                      ks_scheduler_stats(s).bulk_mismatches) != 0)
+        rc = KS_EXIT_BATCH_MISMATCH;
 out:
     ks_scheduler_free(s);
     ks_cache_free(cache);

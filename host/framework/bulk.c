@@ -16,19 +16,19 @@
 
 #include <string.h>
 
+#include "batch.h"
 #include "cycle_state.h"
 #include "run_call.h"
 #include "status.h"
 
+_Static_assert((int)KS_BULK_ON == (int)KS_BATCHING_ON &&
+                   (int)KS_BULK_OFF == (int)KS_BATCHING_OFF &&
+                   (int)KS_BULK_VERIFY == (int)KS_BATCHING_VERIFY,
+               "--bulk and --batching take the same words");
+
 int ks_bulk_parse(const char *s)
 {
-    if (strcmp(s, "on") == 0)
-        return KS_BULK_ON;
-    if (strcmp(s, "off") == 0)
-        return KS_BULK_OFF;
-    if (strcmp(s, "verify") == 0)
-        return KS_BULK_VERIFY;
-    return -1;
+    return ks_batching_parse(s);
 }
 
 int ks_fw_filter_bulk_ok(const ks_framework_t *fw)

@@ -644,8 +644,10 @@ static inline uint8_t ks_bulk_verdict(ks_code_t c)
 /*
  * (since ABI 1.2) Define NAME, a filter_nodes, from ONE, the plugin's
  * filter_with_state-shaped per-node function (best `static inline`, so the
- * compiler folds it into the loop): pass[i] cleared wherever ONE does not
- * return KS_SUCCESS, its reasons going to the host's scratch status.
+ * compiler folds it into the loop), run on the nodes whose pass[i] is
+ * still 1: pass[i] becomes ks_bulk_verdict of what ONE returns (0 for a
+ * rejection, 2 for an Error), its reasons going to the host's scratch
+ * status.
  *
  *     static inline ks_code_t my_filter_one(void *self, ks_cycle_state_t *cs,
  *         void *state, const ks_pod_t *pod, const ks_node_info_t *ni,
@@ -655,41 +657,27 @@ static inline uint8_t ks_bulk_verdict(ks_code_t c)
  *                      .filter_nodes = my_filter_nodes);
  */
 #define KS_FILTER_NODES_FROM(NAME, ONE)                                       \
-    static ks_code_t NAME(void *self, ks_cycle_state_t *cs, void *state,       \
-                          const ks_pod_t *pod,                                 \
-                          const ks_node_info_t *const *nodes, uint32_t n,      \
-                          uint8_t *pass, ks_status_t *scratch)                 \
-    {                                                                          \
-        uint32_t i_;                                                           \
-        for (i_ = 0; i_ < n; i_++)                                             \
-            if (pass[i_])                                                      \
-                pass[i_] = ks_bulk_verdict(                                    \
-                    ONE(self, cs, state, pod, nodes[i_], scratch));            \
-        return KS_SUCCESS;                                                     \
-    }
+    KS_BULK_FILTER_LOOP_(NAME, ONE(self, cs, state, pod, nodes[i_], scratch))
 
 /* (since ABI 1.2) The same for score_nodes from a score_with_state-shaped
  * ONE: stops at the first node ONE does not score and returns its code
  * (the host then scores node by node to report it). */
 #define KS_SCORE_NODES_FROM(NAME, ONE)                                        \
-    static ks_code_t NAME(void *self, ks_cycle_state_t *cs, void *state,       \
-                          const ks_pod_t *pod,                                 \
-                          const ks_node_info_t *const *nodes, uint32_t n,      \
-                          int64_t *scores, ks_status_t *scratch)               \
-    {                                                                          \
-        uint32_t i_;                                                           \
-        for (i_ = 0; i_ < n; i_++) {                                           \
-            ks_code_t c_ =                                                     \
-                ONE(self, cs, state, pod, nodes[i_], &scores[i_], scratch);    \
-            if (c_ != KS_SUCCESS)                                              \
-                return c_;                                                     \
-        }                                                                      \
-        return KS_SUCCESS;                                                     \
-    }
+    KS_BULK_SCORE_LOOP_(NAME,                                                  \
+                        ONE(self, cs, state, pod, nodes[i_], &scores[i_],      \
+                            scratch))
 
 /* (since ABI 1.2) The same two from ABI 1.0-shaped functions (a `filter`
  * or `score` without the state argument). */
 #define KS_FILTER_NODES_FROM_FILTER(NAME, ONE)                                \
+    KS_BULK_FILTER_LOOP_(NAME, ONE(self, cs, pod, nodes[i_], scratch))
+#define KS_SCORE_NODES_FROM_SCORE(NAME, ONE)                                  \
+    KS_BULK_SCORE_LOOP_(NAME, ONE(self, cs, pod, nodes[i_], &scores[i_],       \
+                                  scratch))
+
+/* The loops behind the four above; CALL is the per-node call for node
+ * nodes[i_]. */
+#define KS_BULK_FILTER_LOOP_(NAME, CALL)                                      \
     static ks_code_t NAME(void *self, ks_cycle_state_t *cs, void *state,       \
                           const ks_pod_t *pod,                                 \
                           const ks_node_info_t *const *nodes, uint32_t n,      \
@@ -699,10 +687,10 @@ static inline uint8_t ks_bulk_verdict(ks_code_t c)
         (void)state;                                                           \
         for (i_ = 0; i_ < n; i_++)                                             \
             if (pass[i_])                                                      \
-                pass[i_] = ks_bulk_verdict(ONE(self, cs, pod, nodes[i_], scratch)); \
+                pass[i_] = ks_bulk_verdict(CALL);                              \
         return KS_SUCCESS;                                                     \
     }
-#define KS_SCORE_NODES_FROM_SCORE(NAME, ONE)                                  \
+#define KS_BULK_SCORE_LOOP_(NAME, CALL)                                       \
     static ks_code_t NAME(void *self, ks_cycle_state_t *cs, void *state,       \
                           const ks_pod_t *pod,                                 \
                           const ks_node_info_t *const *nodes, uint32_t n,      \
@@ -711,7 +699,7 @@ static inline uint8_t ks_bulk_verdict(ks_code_t c)
         uint32_t i_;                                                           \
         (void)state;                                                           \
         for (i_ = 0; i_ < n; i_++) {                                           \
-            ks_code_t c_ = ONE(self, cs, pod, nodes[i_], &scores[i_], scratch); \
+            ks_code_t c_ = CALL;                                               \
             if (c_ != KS_SUCCESS)                                              \
                 return c_;                                                     \
         }                                                                      \
