@@ -134,6 +134,10 @@ uint64_t ks_snapshot_changed_since(const ks_snapshot_t *s, uint64_t since,
                                    const uint32_t **idx, uint32_t *n);
 const ks_node_info_t *const *ks_snapshot_nodes(const ks_snapshot_t *s,
                                                uint32_t *n);
+/* Every node's name (interned), in the order of ks_snapshot_nodes, or
+ * NULL when that list is not built (its last update ran out of memory).
+ * Valid until the next update. */
+const char *const *ks_snapshot_node_names(const ks_snapshot_t *s);
 const ks_node_info_t *const *ks_snapshot_nodes_with_affinity(
     const ks_snapshot_t *s, uint32_t *n);
 const ks_node_info_t *const *ks_snapshot_nodes_with_required_anti_affinity(

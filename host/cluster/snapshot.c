@@ -32,6 +32,7 @@ struct ks_snapshot {
      * have (anti-)affinity / required anti-affinity (upstream's
      * HavePodsWithAffinityList...). Rebuilt only when they change. */
     const ks_node_info_t **all, **aff, **anti;
+    const char **names; /* every node's name, in the order of `all` */
     uint32_t n_aff, n_anti, cap_lists;
     /* ks_snapshot_changed_since: the version (a stamp unique across every
      * snapshot of the process, so an aggregate kept by a plugin that
@@ -67,16 +68,22 @@ static int rebuild_lists(ks_snapshot_t *s)
         if (b == NULL)
             return -1;
         s->aff = b;
+        const char **d;
         c = realloc(s->anti, cap * sizeof(*c));
         if (c == NULL)
             return -1;
         s->anti = c;
+        d = realloc(s->names, cap * sizeof(*d));
+        if (d == NULL)
+            return -1;
+        s->names = d;
         s->cap_lists = cap;
     }
     s->n_aff = s->n_anti = 0;
     for (i = 0; i < s->n_order; i++) {
         const ks_node_info_t *ni = &s->order[i]->ni.pub;
         s->all[i] = ni;
+        s->names[i] = ni->node ? ni->node->name : s->order[i]->name;
         if (ni->n_pods_with_affinity > 0)
             s->aff[s->n_aff++] = ni;
         if (ni->n_pods_with_required_anti_affinity > 0)
@@ -90,6 +97,11 @@ const ks_node_info_t *const *ks_snapshot_nodes(const ks_snapshot_t *s,
 {
     *n = s->all ? s->n_order : 0;
     return s->all;
+}
+
+const char *const *ks_snapshot_node_names(const ks_snapshot_t *s)
+{
+    return s->all ? s->names : NULL;
 }
 
 const ks_node_info_t *const *ks_snapshot_nodes_with_affinity(
@@ -131,6 +143,7 @@ void ks_snapshot_free(ks_snapshot_t *s)
         entry_free(s->order[i]);
     free(s->order);
     free(s->chg);
+    free(s->names);
     free(s->all);
     free(s->aff);
     free(s->anti);

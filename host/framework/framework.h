@@ -330,10 +330,13 @@ ks_code_t ks_fw_run_pre_score(ks_framework_t *fw, ks_cycle_state_t *cs,
 /* Score + NormalizeScore + weight for every Score plugin not skipped.
  * scores is a [n_score_plugins][n] matrix (row i: plugin i of the Score
  * list, weighted); rows of skipped plugins are not written (read
- * skipped[i] before a row). totals[n] receives the sums. */
+ * skipped[i] before a row). totals[n] receives the sums. names[n], when
+ * not NULL, are the nodes' names (NormalizeScore's node_name) from an
+ * array the caller has at hand, sparing a read of each node. */
 ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                           const ks_pod_t *pod,
-                          const ks_node_info_t *const *nodes, uint32_t n,
+                          const ks_node_info_t *const *nodes,
+                          const char *const *names, uint32_t n,
                           int64_t *scores, uint8_t *skipped, int64_t *totals,
                           ks_status_t *st);
 ks_code_t ks_fw_run_reserve(ks_framework_t *fw, ks_cycle_state_t *cs,

@@ -762,7 +762,8 @@ static void weigh_row(int64_t *restrict row, int64_t *restrict totals,
 
 ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                           const ks_pod_t *pod,
-                          const ks_node_info_t *const *nodes, uint32_t n,
+                          const ks_node_info_t *const *nodes,
+                          const char *const *names, uint32_t n,
                           int64_t *scores, uint8_t *skipped, int64_t *totals,
                           ks_status_t *st)
 {
@@ -813,7 +814,7 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
              * node, a cache miss apiece on large clusters. */
             if (!named) {
                 for (k = 0; k < n; k++)
-                    ns[k].node_name = nodes[k]->node->name;
+                    ns[k].node_name = names ? names[k] : nodes[k]->node->name;
                 named = 1;
             }
             for (k = 0; k < n; k++)

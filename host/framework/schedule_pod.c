@@ -47,6 +47,7 @@ static int ensure_scratch(ks_scheduler_t *s, uint32_t n, size_t n_score)
         GROW(feasible_flag, cap);
         GROW(lazy_rej, cap);
         GROW(feasible, cap * sizeof *s->feasible);
+        GROW(feasible_names, cap * sizeof *s->feasible_names);
         GROW(totals, cap * sizeof *s->totals);
         s->cap_nodes = cap;
     }
@@ -71,6 +72,7 @@ void ks_sched_scratch_free(ks_scheduler_t *s)
     free(s->feasible_flag);
     free(s->lazy_rej);
     free(s->feasible);
+    free(s->feasible_names);
     free(s->scores);
     free(s->totals);
     free(s->skipped);
@@ -178,6 +180,7 @@ static int try_nominated_node(ks_scheduler_t *s, ks_framework_t *fw,
                                         s->opts.run_all_filters,
                                         &st) == KS_SUCCESS) {
         s->feasible[0] = ni;
+        s->names_ok = 0;
         return 1;
     }
     if (st.code == KS_ERROR)
@@ -448,10 +451,13 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
                         .start = s->next_start < n_cand ? s->next_start : 0,
                         .bulk = ks_fw_filter_bulk_ok(fw)};
     uint32_t i, processed, n_all, at, n_lazy = 0;
+    const char *const *names;
     double t0;
     job.all = ks_snapshot_nodes(s->snap, &n_all);
     if (job.all == NULL || n_all != ks_snapshot_num_nodes(s->snap))
         return cycle_error(o, NULL); /* its lists failed to build */
+    names = ks_snapshot_node_names(s->snap);
+    s->names_ok = names != NULL;
     s->next_start = job.start;
     memset(s->feasible_flag, 0, n_cand);
     if (fw->n_points[KS_EP_FILTER] == 0) {
@@ -493,6 +499,8 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
         if (s->feasible_flag[i] == 1) {
             if (s->bt.active)
                 s->bt.fidx[*n_feasible] = idx;
+            if (names != NULL)
+                s->feasible_names[*n_feasible] = names[idx];
             s->feasible[(*n_feasible)++] = job.all[idx];
         } else if (s->feasible_flag[i] == 2) {
             s->smap.set[idx] = 1;
@@ -591,8 +599,10 @@ static int prioritize_nodes(ks_scheduler_t *s, ks_framework_t *fw,
          * failure go the unbatched way. */
         if (!s->bt.active || s->env.sample_plugins ||
             ks_sched_batch_score(s, fw, cs, pod, n_feasible) != KS_SUCCESS)
-            c = ks_fw_run_score(fw, cs, pod, s->feasible, n_feasible,
-                                s->scores, s->skipped, s->totals, &st);
+            c = ks_fw_run_score(fw, cs, pod, s->feasible,
+                                s->names_ok ? s->feasible_names : NULL,
+                                n_feasible, s->scores, s->skipped, s->totals,
+                                &st);
         ks_sched_ep_done(s, fw, KS_EP_SCORE, c, t0);
     }
     if (c != KS_SUCCESS)
@@ -858,6 +868,7 @@ static int ext_filter_apply(ks_scheduler_t *s, const ks_extender_config_t *e,
             goto failed;
         }
         keep[n_keep++] = s->feasible[i];
+        s->names_ok = 0; /* s->feasible is rewritten from keep below */
         ks_ext_trace_filter_passed(&s->ext_trace, c->ext, r.nodes[j]);
     }
     for (j = 0; j < r.n_unresolvable; j++) {
@@ -1078,6 +1089,7 @@ int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
         cycle_error(o, NULL);
         return 0;
     }
+    s->names_ok = 0; /* set by filter_nodes when it fills the names */
     /* Clear the statuses the previous cycle set. */
     if (s->smap.n > 0) /* no nodes: no array (memset(NULL, 0, 0) is UB) */
         memset(s->smap.set, 0, s->smap.n);

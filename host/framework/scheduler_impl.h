@@ -219,6 +219,8 @@ struct ks_scheduler {
     uint8_t *lazy_rej;       /* by snapshot index, for flag 3 */
     int filter_lazy;         /* this cycle may leave rejections at 3 */
     const ks_node_info_t **feasible;
+    const char **feasible_names; /* their names, when names_ok */
+    int names_ok;
     int64_t *scores, *totals;
     uint8_t *skipped;
     size_t cap_scores;

@@ -552,7 +552,7 @@ START_TEST(test_score_out_of_range)
              "      enabled:\n"
              "      - name: BadScore\n" BIND_DEFAULT,
              PROBE_CFG("Probe1", ""));
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, 3, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
                                      skipped, totals, &st),
                      KS_ERROR);
     ck_assert_msg(strstr(msg_of(&st),
@@ -591,7 +591,7 @@ START_TEST(test_normalize_and_weights)
                      KS_SUCCESS);
     for (i = 0; i < 9; i++)
         scores[i] = -7; /* a row left unwritten keeps it */
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, 3, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
                                      skipped, totals, &st),
                      KS_SUCCESS);
     /* Probe1: 10,20,40 -> max100 25,50,100 -> weight 2 -> 50,100,200. */
@@ -1014,7 +1014,7 @@ static void timing_run(int par, int sample)
         ck_assert_int_eq(ks_fw_run_filter(R.fw, R.cs, pod, R.nodes[i], 1,
                                           &st),
                          KS_SUCCESS);
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, 3, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
                                      skipped, totals, &st),
                      KS_SUCCESS);
     ck_assert_int_eq(totals[2], 100); /* 40 normalized to 100 */
