@@ -129,6 +129,9 @@ static void binding_wait(ks_scheduler_t *s, ks_waiting_pod_t *wp)
         s->binding->bprev = wp;
     s->binding = wp;
     s->n_binding++;
+    if (!s->binding_by_uid_off &&
+        ks_strmap_put(&s->binding_by_uid, wp->qp->pod->uid, wp) != 0)
+        s->binding_by_uid_off = 1; /* search the list instead */
 }
 
 static void binding_unlink(ks_scheduler_t *s, ks_waiting_pod_t *wp)
@@ -140,6 +143,25 @@ static void binding_unlink(ks_scheduler_t *s, ks_waiting_pod_t *wp)
     if (wp->bnext)
         wp->bnext->bprev = wp->bprev;
     s->n_binding--;
+    if (ks_strmap_get(&s->binding_by_uid, wp->qp->pod->uid) == wp)
+        ks_strmap_del(&s->binding_by_uid, wp->qp->pod->uid);
+    if (s->n_binding == 0 && s->binding_by_uid_off) {
+        ks_strmap_clear(&s->binding_by_uid);
+        s->binding_by_uid_off = 0; /* empty again: the map is whole */
+    }
+}
+
+/* The binding in flight for this uid, or NULL. */
+static ks_waiting_pod_t *binding_find(const ks_scheduler_t *s,
+                                      const char *uid)
+{
+    ks_waiting_pod_t *wp;
+    if (!s->binding_by_uid_off)
+        return ks_strmap_get(&s->binding_by_uid, uid);
+    for (wp = s->binding; wp; wp = wp->bnext)
+        if (strcmp(wp->qp->pod->uid, uid) == 0)
+            return wp;
+    return NULL;
 }
 
 static void bind_plugins(ks_scheduler_t *s, ks_waiting_pod_t *wp, ks_code_t c,
@@ -314,10 +336,7 @@ int ks_scheduler_bind_done(ks_scheduler_t *s, const char *uid, int ok,
                      message ? message : "binding failed");
         return 0;
     }
-    for (wp = s->binding; wp; wp = wp->bnext)
-        if (strcmp(wp->qp->pod->uid, uid) == 0)
-            break;
-    if (wp == NULL)
+    if ((wp = binding_find(s, uid)) == NULL)
         return KS_ENOTFOUND;
     binding_unlink(s, wp);
     s->env.sample_plugins = wp->sampled;
@@ -364,6 +383,8 @@ void ks_sched_binding_teardown(ks_scheduler_t *s)
     }
     s->binding = NULL;
     s->n_binding = 0;
+    ks_strmap_destroy(&s->binding_by_uid);
+    s->binding_by_uid_off = 0;
     s->n_ext_binding = 0;
     ks_sched_ext_teardown(s);
 }

@@ -8,12 +8,14 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* Scheduling cycles come back to back, tens of microseconds apart: a
  * worker (and the caller waiting for the workers) spins this many times
  * before sleeping on the condition variable, so a cycle's parallel phase
- * does not pay a futex wake-up each time. */
-#define SPIN_LIMIT 4000
+ * does not pay a futex wake-up each time. Kept short: a spinning worker
+ * takes a core the API server (cluster mode) may need. */
+#define SPIN_LIMIT 1000
 
 _Thread_local int ks_pool_job_depth;
 
@@ -99,6 +101,13 @@ ks_pool_t *ks_pool_new(int threads)
         return NULL;
     if (threads < 1)
         threads = 1;
+    /* More threads than online CPUs would only take turns (and spin for
+     * each other): upstream's goroutines share GOMAXPROCS threads. */
+    {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        if (ncpu >= 1 && threads > ncpu)
+            threads = (int)ncpu;
+    }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work_cv, NULL);
     pthread_cond_init(&p->done_cv, NULL);

@@ -22,6 +22,8 @@ typedef struct ks_pool ks_pool_t;
 typedef void (*ks_pool_fn)(void *ud, uint32_t begin, uint32_t end,
                            unsigned worker);
 
+/* A pool of `threads` threads, the caller included, but at most one per
+ * online CPU. NULL when out of memory. */
 ks_pool_t *ks_pool_new(int threads);
 void ks_pool_free(ks_pool_t *p);
 unsigned ks_pool_size(const ks_pool_t *p);

@@ -77,6 +77,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/strmap.h"
 #include "batch.h"
 #include "cycle_state.h"
 #include "extender/ext_trace.h"
@@ -204,6 +205,11 @@ struct ks_scheduler {
      * Bind plugins are running now */
     struct ks_waiting_pod *binding;
     size_t n_binding;
+    /* the same by the pod's uid, for the cluster's answers (thousands
+     * may be in flight); binding_by_uid_off: a put ran out of memory, so
+     * the list is searched instead until it empties */
+    ks_strmap_t binding_by_uid;
+    int binding_by_uid_off;
     struct ks_waiting_pod *in_bind;
     /* nominated pods, sorted by the node name's address */
     nominee_t *noms;
