@@ -6,6 +6,15 @@
 #include "framework/plugin_loader.h"
 #include "framework/queue.h"
 
+/* Add to counter `m` what the scheduler's running count `now` gained
+ * since *seen, and remember it. */
+static void counter_catch_up(ks_metric_t *m, uint64_t now, uint64_t *seen)
+{
+    if (now > *seen)
+        ks_metric_add(m, (double)(now - *seen));
+    *seen = now;
+}
+
 static void count_gated(void *ud, const ks_pod_t *pod, const char *message,
                         int gated)
 {
@@ -42,15 +51,14 @@ static void refresh(ks_server_t *srv)
     ks_plugin_samples_flush(srv->plugin_samples);
     {
         ks_sched_stats_t st = ks_scheduler_stats(srv->sched);
-        if (st.batch_reused > srv->batch_reused_seen)
-            ks_metric_add(srv->m_batch_reused,
-                          (double)(st.batch_reused - srv->batch_reused_seen));
-        if (st.batch_mismatches > srv->batch_mismatches_seen)
-            ks_metric_add(srv->m_batch_mismatches,
-                          (double)(st.batch_mismatches -
-                                   srv->batch_mismatches_seen));
-        srv->batch_reused_seen = st.batch_reused;
-        srv->batch_mismatches_seen = st.batch_mismatches;
+        counter_catch_up(srv->m_batch_reused, st.batch_reused,
+                         &srv->batch_reused_seen);
+        counter_catch_up(srv->m_batch_mismatches, st.batch_mismatches,
+                         &srv->batch_mismatches_seen);
+        counter_catch_up(srv->m_bulk_compared, st.bulk_compared,
+                         &srv->bulk_compared_seen);
+        counter_catch_up(srv->m_bulk_mismatches, st.bulk_mismatches,
+                         &srv->bulk_mismatches_seen);
     }
 }
 

@@ -326,10 +326,24 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
         "Results that --batching verify found different from a fresh "
         "evaluation (each is logged with its pod and node).",
         NULL, NULL, 0);
-    if (!srv->m_batch_reused || !srv->m_batch_mismatches)
+    srv->m_bulk_compared = ks_metrics_add(
+        r, KS_METRIC_COUNTER, "ksched_bulk_compared_nodes_total",
+        "Node results --bulk verify compared between the bulk Filter and "
+        "Score (filter_nodes, score_nodes) and the node-by-node ones.",
+        NULL, NULL, 0);
+    srv->m_bulk_mismatches = ks_metrics_add(
+        r, KS_METRIC_COUNTER, "ksched_bulk_mismatches_total",
+        "Results that --bulk verify found different between the bulk and "
+        "the node-by-node calls (each is logged with its pod, node and "
+        "plugin).",
+        NULL, NULL, 0);
+    if (!srv->m_batch_reused || !srv->m_batch_mismatches ||
+        !srv->m_bulk_compared || !srv->m_bulk_mismatches)
         return -1;
     ks_metric_add(srv->m_batch_reused, 0);
     ks_metric_add(srv->m_batch_mismatches, 0);
+    ks_metric_add(srv->m_bulk_compared, 0);
+    ks_metric_add(srv->m_bulk_mismatches, 0);
     if (!srv->m_attempts || !srv->m_pending || !srv->m_attempt_dur ||
         !srv->m_ep_dur || !srv->m_plugin_dur || !srv->m_permit_wait ||
         !srv->m_preempt || !srv->m_reloads || !srv->m_plugin_gen ||

@@ -109,6 +109,8 @@ typedef struct ks_server {
      * stats at scrape time (the *_seen values already added) */
     ks_metric_t *m_batch_reused, *m_batch_mismatches;
     uint64_t batch_reused_seen, batch_mismatches_seen;
+    ks_metric_t *m_bulk_compared, *m_bulk_mismatches;
+    uint64_t bulk_compared_seen, bulk_mismatches_seen;
     ks_plugin_samples_t *plugin_samples; /* into m_plugin_dur, any thread */
 
     /* reload */

@@ -337,6 +337,7 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     other_checks(ksched, plugin_build_dir)
     permit_checks(ksched, plugin_build_dir, fixture_dir)
+    verify_checks(ksched, plugin_build_dir)
     if failures:
         print("%d check(s) failed" % len(failures))
         return 1
@@ -659,6 +660,39 @@ def other_checks(ksched, plugin_build_dir):
         check(not os.path.exists(path), "the socket file is removed on exit")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def verify_checks(ksched, plugin_build_dir):
+    """serve --bulk verify --batching verify: 60 identical pods bind, and
+    /metrics counts compared results and no difference for both."""
+    srv = ksched_test.Serve(ksched, ["--plugin-dir", plugin_build_dir,
+                                     "--no-default-plugin-path", "--bulk",
+                                     "verify", "--batching", "verify"])
+    try:
+        create_nodes(srv)
+        c = srv.conn()
+        for i in range(60):
+            post_pod(c, "v-%d" % i)
+        c.close()
+        ksched_test.wait_for(
+            "60 pods bound",
+            lambda: (metric_value(srv, "scheduler_schedule_attempts_total",
+                                  result="scheduled", profile="default-scheduler")
+                     or 0) >= 60)
+        compared = metric_value(srv, "ksched_bulk_compared_nodes_total")
+        check((compared or 0) >= 60,
+              "--bulk verify: ksched_bulk_compared_nodes_total %r >= 60"
+              % compared)
+        check(metric_value(srv, "ksched_bulk_mismatches_total") == 0,
+              "--bulk verify: ksched_bulk_mismatches_total 0")
+        check((metric_value(srv, "ksched_batch_reused_nodes_total") or 0) > 0,
+              "--batching verify: some results compared")
+        check(metric_value(srv, "ksched_batch_mismatches_total") == 0,
+              "--batching verify: ksched_batch_mismatches_total 0")
+        check(not any("verify: pod" in l for l in srv.lines),
+              "no verify difference logged")
+    finally:
+        check(srv.stop() == 0, "verify server: clean SIGTERM exit")
 
 
 PERMIT_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
