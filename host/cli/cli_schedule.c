@@ -609,14 +609,16 @@ int ks_cli_schedule(int argc, char **argv)
     print_result(output, &run, &pend, others, n_others);
     if (pend.n > 0)
         rc = KS_EXIT_UNPLACED;
-    if (batching == KS_BATCHING_VERIFY &&
-        verify_report("batching", ks_scheduler_stats(s).batch_reused,
-                      ks_scheduler_stats(s).batch_mismatches) != 0)
-        rc = KS_EXIT_BATCH_MISMATCH;
-    if (bulk == KS_BULK_VERIFY &&
-        verify_report("bulk", ks_scheduler_stats(s).bulk_compared,
-                      ks_scheduler_stats(s).bulk_mismatches) != 0)
-        rc = KS_EXIT_BATCH_MISMATCH;
+    {
+        ks_sched_stats_t st = ks_scheduler_stats(s);
+        if (batching == KS_BATCHING_VERIFY &&
+            verify_report("batching", st.batch_reused,
+                          st.batch_mismatches) != 0)
+            rc = KS_EXIT_BATCH_MISMATCH;
+        if (bulk == KS_BULK_VERIFY &&
+            verify_report("bulk", st.bulk_compared, st.bulk_mismatches) != 0)
+            rc = KS_EXIT_BATCH_MISMATCH;
+    }
 out:
     ks_scheduler_free(s);
     ks_cache_free(cache);

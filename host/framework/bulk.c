@@ -16,6 +16,8 @@
 
 #include <string.h>
 
+#include <ksched/helpers.h>
+
 #include "batch.h"
 #include "cycle_state.h"
 #include "run_call.h"
@@ -38,13 +40,12 @@ int ks_fw_filter_bulk_ok(const ks_framework_t *fw)
            e->n_nominated == 0;
 }
 
-/* A status whose reasons are dropped unread: it is full from the start,
- * so status_reason and status_reasonf return at once. */
-static void scratch_init(ks_status_t *st)
+int ks_fw_bulk_verified(ks_fw_env_t *env, int differs)
 {
-    st->code = KS_SUCCESS;
-    st->plugin = NULL;
-    st->n_reasons = KS_STATUS_MAX_REASONS;
+    __atomic_add_fetch(&env->bulk_compared, 1, __ATOMIC_RELAXED);
+    if (differs)
+        __atomic_add_fetch(&env->bulk_mismatches, 1, __ATOMIC_RELAXED);
+    return differs;
 }
 
 void ks_fw_run_filter_bulk(ks_framework_t *fw, ks_cycle_state_t *cs,
@@ -69,7 +70,7 @@ void ks_fw_run_filter_bulk(ks_framework_t *fw, ks_cycle_state_t *cs,
                     ? ks_cycle_state_slot_get(cs, &in->handle,
                                               KS_STATE_FILTER)
                     : NULL;
-        scratch_init(&scratch);
+        ks_fw_scratch_init(&scratch);
         if (in->d->filter_nodes != NULL) {
             uint8_t before[KS_FW_BULK_MAX];
             memcpy(before, pass, n);
@@ -108,18 +109,14 @@ void ks_fw_run_filter_bulk(ks_framework_t *fw, ks_cycle_state_t *cs,
         for (k = 0; k < n; k++) {
             if (!pass[k])
                 continue;
-            scratch_init(&scratch);
+            ks_fw_scratch_init(&scratch);
             TIMED_HOT(0, fw, in, pod, KS_EP_FILTER, c,
-                      in->d->filter_with_state
-                          ? in->d->filter_with_state(in->self, cs, state, pod,
-                                                     nodes[k], &scratch)
-                          : in->d->filter(in->self, cs, pod, nodes[k],
-                                          &scratch));
+                      ks_fw_call_filter(in, cs, state, pod, nodes[k],
+                                        &scratch));
             if (c != KS_SUCCESS) {
+                /* a rejection, or (2) anything else: asked again at once */
                 pass[k] = 0;
-                rejector[k] = (uint8_t)(c == KS_UNSCHEDULABLE ||
-                                                c == KS_UNSCHEDULABLE_AND_UNRESOLVABLE ||
-                                                c == KS_PENDING
+                rejector[k] = (uint8_t)(ks_bulk_verdict(c) == 0
                                             ? i
                                             : i | KS_FW_BULK_UNSURE);
             }

@@ -288,6 +288,10 @@ void ks_fw_run_filter_bulk(ks_framework_t *fw, ks_cycle_state_t *cs,
 ks_code_t ks_fw_run_filter_from(ks_framework_t *fw, ks_cycle_state_t *cs,
                                 const ks_pod_t *pod, const ks_node_info_t *ni,
                                 int run_all, size_t first, ks_status_t *st);
+/* KS_BULK_VERIFY bookkeeping: one node result compared, and whether the
+ * bulk and node-by-node results differ (counted); returns `differs`.
+ * Any thread. */
+int ks_fw_bulk_verified(ks_fw_env_t *env, int differs);
 /* May this cycle filter in bulk? (env->bulk not OFF, no timing sample,
  * no nominated pod anywhere.) */
 int ks_fw_filter_bulk_ok(const ks_framework_t *fw);

@@ -9,6 +9,7 @@
 
 #include "call_board.h"
 #include "framework.h"
+#include "status.h"
 
 /* Are this cycle's plugin calls timed? Read once per run_* call. */
 static inline int timing_on(const ks_framework_t *fw)
@@ -63,5 +64,42 @@ void ks_fw_timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
         }                                                                      \
         ks_call_leave(slot_);                                                  \
     } while (0)
+
+/* A plugin's Filter on one node with `state` (its KS_STATE_FILTER slot,
+ * looked up by the caller): filter_with_state (since ABI 1.1), else
+ * filter. */
+static inline ks_code_t ks_fw_call_filter(const ks_plugin_inst_t *in,
+                                          ks_cycle_state_t *cs, void *state,
+                                          const ks_pod_t *pod,
+                                          const ks_node_info_t *ni,
+                                          ks_status_t *st)
+{
+    if (in->d->filter_with_state != NULL)
+        return in->d->filter_with_state(in->self, cs, state, pod, ni, st);
+    return in->d->filter(in->self, cs, pod, ni, st);
+}
+
+/* The same for Score, with its KS_STATE_SCORE slot. */
+static inline ks_code_t ks_fw_call_score(const ks_plugin_inst_t *in,
+                                         ks_cycle_state_t *cs, void *state,
+                                         const ks_pod_t *pod,
+                                         const ks_node_info_t *ni,
+                                         int64_t *score, ks_status_t *st)
+{
+    if (in->d->score_with_state != NULL)
+        return in->d->score_with_state(in->self, cs, state, pod, ni, score,
+                                       st);
+    return in->d->score(in->self, cs, pod, ni, score, st);
+}
+
+/* A status whose reasons are dropped unread (the bulk calls' scratch): it
+ * is full from the start, so status_reason and status_reasonf return at
+ * once. */
+static inline void ks_fw_scratch_init(ks_status_t *st)
+{
+    st->code = KS_SUCCESS;
+    st->plugin = NULL;
+    st->n_reasons = KS_STATUS_MAX_REASONS;
+}
 
 #endif

@@ -299,12 +299,12 @@ static ks_code_t call_filter(const ks_plugin_inst_t *in, ks_cycle_state_t *cs,
                              const ks_pod_t *pod, const ks_node_info_t *ni,
                              ks_status_t *st)
 {
-    if (in->d->filter_with_state != NULL)
-        return in->d->filter_with_state(
-            in->self, cs,
-            ks_cycle_state_slot_get(cs, &in->handle, KS_STATE_FILTER), pod,
-            ni, st);
-    return in->d->filter(in->self, cs, pod, ni, st);
+    return ks_fw_call_filter(
+        in, cs,
+        in->d->filter_with_state
+            ? ks_cycle_state_slot_get(cs, &in->handle, KS_STATE_FILTER)
+            : NULL,
+        pod, ni, st);
 }
 
 static int code_rank(ks_code_t c)
@@ -629,11 +629,8 @@ static ks_code_t score_one_by_one(score_job_t *j, ks_plugin_inst_t *in,
         st->n_reasons = 0;
         st->code = KS_SUCCESS;
         TIMED_HOT(on, j->fw, in, j->pod, KS_EP_SCORE, c,
-                  in->d->score_with_state
-                      ? in->d->score_with_state(in->self, j->cs, state,
-                                                j->pod, j->nodes[k], &s, st)
-                      : in->d->score(in->self, j->cs, j->pod, j->nodes[k],
-                                     &s, st));
+                  ks_fw_call_score(in, j->cs, state, j->pod, j->nodes[k], &s,
+                                   st));
         if (c != KS_SUCCESS)
             return c;
         row[k] = s;
@@ -656,9 +653,7 @@ static int score_in_bulk(score_job_t *j, ks_plugin_inst_t *in, void *state,
     if (in->d->score_nodes == NULL || on || env == NULL ||
         env->bulk == KS_BULK_OFF)
         return 0;
-    scratch.code = KS_SUCCESS;
-    scratch.plugin = NULL;
-    scratch.n_reasons = KS_STATUS_MAX_REASONS; /* reasons dropped */
+    ks_fw_scratch_init(&scratch);
     TIMED_HOT(0, j->fw, in, j->pod, KS_EP_SCORE, c,
               in->d->score_nodes(in->self, j->cs, state, j->pod,
                                  j->nodes + b, e - b, row + b, &scratch));
@@ -669,15 +664,9 @@ static int score_in_bulk(score_job_t *j, ks_plugin_inst_t *in, void *state,
             int64_t one = 0;
             ks_status_t st;
             ks_status_reset(&st);
-            c = in->d->score_with_state
-                    ? in->d->score_with_state(in->self, j->cs, state, j->pod,
-                                              j->nodes[k], &one, &st)
-                    : in->d->score(in->self, j->cs, j->pod, j->nodes[k],
-                                   &one, &st);
-            __atomic_add_fetch(&env->bulk_compared, 1, __ATOMIC_RELAXED);
-            if (c != KS_SUCCESS || one != row[k]) {
-                __atomic_add_fetch(&env->bulk_mismatches, 1,
-                                   __ATOMIC_RELAXED);
+            c = ks_fw_call_score(in, j->cs, state, j->pod, j->nodes[k], &one,
+                                 &st);
+            if (ks_fw_bulk_verified(env, c != KS_SUCCESS || one != row[k])) {
                 ks_log(KS_LOG_ERROR,
                        "bulk verify: pod %s/%s node %s: plugin %s scored "
                        "%lld in bulk, %lld (%s) node by node",
@@ -839,23 +828,20 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
             weigh_row(row, totals, n, w);
             continue;
         }
-        for (k = 0; k < n; k++) {
-            if (row[k] < KS_MIN_NODE_SCORE || row[k] > KS_MAX_NODE_SCORE) {
-                if (ns != stack_ns)
-                    free(ns);
-                st->n_reasons = 0;
-                ks_status_add_reasonf(
-                    st,
-                    "applying score defaultWeights on Score plugins: plugin "
-                    "\"%s\" returns an invalid score %lld for node \"%s\", "
-                    "it should in the range of [%d, %d] after normalizing",
-                    in->name, (long long)row[k], nodes[k]->node->name,
-                    KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE);
-                return fail(st, in->name, KS_ERROR);
-            }
-            row[k] *= w;
-            totals[k] += row[k];
-        }
+        for (k = 0; row[k] >= KS_MIN_NODE_SCORE && row[k] <= KS_MAX_NODE_SCORE;
+             k++)
+            ; /* the first node out of range: there is one */
+        if (ns != stack_ns)
+            free(ns);
+        st->n_reasons = 0;
+        ks_status_add_reasonf(
+            st,
+            "applying score defaultWeights on Score plugins: plugin "
+            "\"%s\" returns an invalid score %lld for node \"%s\", "
+            "it should in the range of [%d, %d] after normalizing",
+            in->name, (long long)row[k], nodes[k]->node->name,
+            KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE);
+        return fail(st, in->name, KS_ERROR);
     }
     if (ns != stack_ns)
         free(ns);

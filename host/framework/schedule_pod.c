@@ -247,19 +247,43 @@ static ks_code_t filter_verdict(filter_job_t *j, const ks_node_info_t *ni,
                                      rejector & ~KS_FW_BULK_UNSURE, st);
     c = ks_fw_run_filter_with_nominated(j->fw, j->cs, j->pod, ni,
                                         j->s->opts.run_all_filters, st);
-    if (bulk_pass >= 0 && env->bulk == KS_BULK_VERIFY) {
-        __atomic_add_fetch(&env->bulk_compared, 1, __ATOMIC_RELAXED);
-        if ((c == KS_SUCCESS) != (bulk_pass == 1)) {
-            __atomic_add_fetch(&env->bulk_mismatches, 1, __ATOMIC_RELAXED);
-            ks_log(KS_LOG_ERROR,
-                   "bulk verify: pod %s/%s node %s: Filter %s in bulk, %s "
-                   "node by node (plugin %s)",
-                   j->pod->ns, j->pod->name, ni->node ? ni->node->name : "?",
-                   bulk_pass ? "passed" : "rejected", ks_code_name(c),
-                   st->plugin ? st->plugin : "-");
-        }
-    }
+    if (bulk_pass >= 0 && env->bulk == KS_BULK_VERIFY &&
+        ks_fw_bulk_verified(env, (c == KS_SUCCESS) != (bulk_pass == 1)))
+        ks_log(KS_LOG_ERROR,
+               "bulk verify: pod %s/%s node %s: Filter %s in bulk, %s node "
+               "by node (plugin %s)",
+               j->pod->ns, j->pod->name, ni->node ? ni->node->name : "?",
+               bulk_pass ? "passed" : "rejected", ks_code_name(c),
+               st->plugin ? st->plugin : "-");
     return c;
+}
+
+/* The snapshot index of the node at position `pos` of the evaluation
+ * order that starts at candidate `start` (< n_cand). */
+static inline uint32_t cand_at(const ks_scheduler_t *s, uint32_t start,
+                               uint32_t pos, uint32_t n_cand)
+{
+    uint32_t at = start + pos;
+    return s->cand[at >= n_cand ? at - n_cand : at];
+}
+
+/* Position `pos` (snapshot index idx) got verdict c with status st:
+ * feasible (counted in *found), or rejected with its status kept, an
+ * Error also stopping the job. */
+static void record_verdict(filter_job_t *j, uint32_t pos, uint32_t idx,
+                           ks_code_t c, const ks_status_t *st,
+                           uint32_t *found)
+{
+    ks_scheduler_t *s = j->s;
+    if (c == KS_SUCCESS) {
+        s->feasible_flag[pos] = 1;
+        (*found)++;
+        return;
+    }
+    s->smap.st[idx] = *st;
+    s->feasible_flag[pos] = 2;
+    if (c == KS_ERROR)
+        atomic_store(&j->error, (int)idx + 1);
 }
 
 static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
@@ -285,44 +309,32 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             /* The common case: every node of the run in bulk, the ones it
              * rejected node by node for their statuses. */
             for (r = 0; r < n_run; r++) {
-                uint32_t at = j->start + pos + r;
-                idx[r] = s->cand[at >= j->n_cand ? at - j->n_cand : at];
+                idx[r] = cand_at(s, j->start, pos + r, j->n_cand);
                 ni[r] = j->all[idx[r]];
             }
             ks_fw_run_filter_bulk(j->fw, j->cs, j->pod, ni, n_run, pass, rej);
             for (r = 0; r < n_run; r++) {
                 ks_status_t st;
-                ks_code_t c;
                 if (pass[r]) {
                     s->feasible_flag[pos + r] = 1;
                     found++;
-                    continue;
-                }
-                if (s->filter_lazy && !(rej[r] & KS_FW_BULK_UNSURE)) {
+                } else if (s->filter_lazy && !(rej[r] & KS_FW_BULK_UNSURE)) {
                     /* a plain rejection: its status only when asked
                      * (resolve_lazy) */
                     s->feasible_flag[pos + r] = 3;
                     s->lazy_rej[idx[r]] = rej[r];
-                    continue;
+                } else {
+                    record_verdict(j, pos + r, idx[r],
+                                   filter_verdict(j, ni[r], 0, rej[r], &st),
+                                   &st, &found);
                 }
-                c = filter_verdict(j, ni[r], 0, rej[r], &st);
-                if (c == KS_SUCCESS) {
-                    s->feasible_flag[pos + r] = 1;
-                    found++;
-                    continue;
-                }
-                s->smap.st[idx[r]] = st;
-                s->feasible_flag[pos + r] = 2;
-                if (c == KS_ERROR)
-                    atomic_store(&j->error, (int)idx[r] + 1);
             }
             continue;
         }
         /* The run's nodes; those batching kept a verdict for are done. */
         n_eval = 0;
         for (r = 0; r < n_run; r++) {
-            uint32_t at = j->start + pos + r;
-            idx[r] = s->cand[at >= j->n_cand ? at - j->n_cand : at];
+            idx[r] = cand_at(s, j->start, pos + r, j->n_cand);
             ni[r] = j->all[idx[r]];
             kept[r] = s->bt.active && ks_sched_batch_filter_get(
                                           s, idx[r], ni[r], &kept_c[r],
@@ -337,7 +349,6 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
         for (r = 0; r < n_run; r++) {
             ks_status_t st; /* copied to the map only on failure */
             ks_code_t c;
-            uint32_t at = pos + r;
             if (kept[r]) {
                 c = kept_c[r];
                 st = kept_st[r];
@@ -349,15 +360,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                     ks_sched_batch_filter_put(s, j->pod, idx[r], ni[r], c,
                                               &st);
             }
-            if (c == KS_SUCCESS) {
-                s->feasible_flag[at] = 1;
-                found++;
-            } else {
-                s->smap.st[idx[r]] = st;
-                s->feasible_flag[at] = 2;
-                if (c == KS_ERROR)
-                    atomic_store(&j->error, (int)idx[r] + 1);
-            }
+            record_verdict(j, pos + r, idx[r], c, &st, &found);
         }
     }
     if (found)
@@ -384,11 +387,11 @@ static void lazy_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     uint32_t pos;
     (void)worker;
     for (pos = b; pos < e; pos++) {
-        uint32_t at = s->next_start + pos, idx;
+        uint32_t idx;
         ks_code_t c;
         if (s->feasible_flag[pos] != 3)
             continue;
-        idx = s->cand[at >= j->n_cand ? at - j->n_cand : at];
+        idx = cand_at(s, s->next_start, pos, j->n_cand);
         c = ks_fw_run_filter_from(j->fw, j->cs, j->pod, j->all[idx],
                                   s->opts.run_all_filters,
                                   s->lazy_rej[idx] & ~KS_FW_BULK_UNSURE,

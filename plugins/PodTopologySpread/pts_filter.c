@@ -302,6 +302,25 @@ ks_code_t pts_pre_filter_remove_pod(void *self, ks_cycle_state_t *cs,
     return pts_update_with_pod(self, cs, pod, to_remove, ni, -1, st);
 }
 
+/* The count constraint c's skew is measured against: its key's smallest
+ * domain count, or 0 while fewer domains than minDomains exist. k: the
+ * key's state, with at least one domain. */
+static int64_t pts_skew_min(const pts_constraint_t *c,
+                            const pts_key_state_t *k)
+{
+    return k->domains < c->min_domains ? 0 : k->paths[0].num;
+}
+
+/* Does the pod in domain `value` keep c's skew within maxSkew? */
+static int pts_skew_fits(const pts_prefilter_state_t *s,
+                         const pts_constraint_t *c, int64_t min,
+                         const char *value)
+{
+    int64_t skew = ks_tpmap_get(&s->pairs, c->topology_key, value) +
+                   (c->self_match ? 1 : 0) - min;
+    return skew <= c->max_skew;
+}
+
 ks_code_t pts_filter_with_state(void *self, ks_cycle_state_t *cs, void *state,
                                const ks_pod_t *pod, const ks_node_info_t *ni,
                                ks_status_t *st)
@@ -324,7 +343,6 @@ ks_code_t pts_filter_with_state(void *self, ks_cycle_state_t *cs, void *state,
         const pts_constraint_t *c = &s->cons.items[i];
         const char *value = ks_labels_get_interned(&node->labels, c->topology_key);
         const pts_key_state_t *k;
-        int64_t min, skew;
         if (value == NULL) {
             pl->api->status_reason(st, PTS_REASON_MISSING_LABEL);
             return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
@@ -332,12 +350,7 @@ ks_code_t pts_filter_with_state(void *self, ks_cycle_state_t *cs, void *state,
         k = pts_key_state(s, c->topology_key);
         if (k == NULL || k->domains == 0)
             continue; /* no eligible domain at all: nothing to compare to */
-        min = k->paths[0].num;
-        if (k->domains < c->min_domains)
-            min = 0;
-        skew = ks_tpmap_get(&s->pairs, c->topology_key, value) +
-               (c->self_match ? 1 : 0) - min;
-        if (skew > c->max_skew) {
+        if (!pts_skew_fits(s, c, pts_skew_min(c, k), value)) {
             pl->api->status_reason(st, PTS_REASON_CONSTRAINTS);
             return KS_UNSCHEDULABLE;
         }
@@ -360,9 +373,9 @@ ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
 {
     const pts_prefilter_state_t *s = state;
     struct {
-        const char *key;
-        const pts_key_state_t *k; /* NULL: nothing to compare to */
-        int64_t min, max_skew, self_match;
+        const pts_constraint_t *con;
+        int compare; /* 0: no eligible domain, nothing to compare to */
+        int64_t min;
         const char *memo_value[PTS_BULK_MEMO];
         uint8_t memo_ok[PTS_BULK_MEMO];
         uint32_t n_memo;
@@ -380,13 +393,9 @@ ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
     for (j = 0; j < s->cons.n; j++) {
         const pts_constraint_t *con = &s->cons.items[j];
         const pts_key_state_t *k = pts_key_state(s, con->topology_key);
-        c[j].key = con->topology_key;
-        c[j].k = k != NULL && k->domains != 0 ? k : NULL;
-        c[j].min = c[j].k == NULL                   ? 0
-                   : k->domains < con->min_domains ? 0
-                                                   : k->paths[0].num;
-        c[j].max_skew = con->max_skew;
-        c[j].self_match = con->self_match ? 1 : 0;
+        c[j].con = con;
+        c[j].compare = k != NULL && k->domains != 0;
+        c[j].min = c[j].compare ? pts_skew_min(con, k) : 0;
         c[j].n_memo = 0;
     }
     for (i = 0; i < n; i++) {
@@ -398,14 +407,14 @@ ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
             continue;
         }
         for (j = 0; j < s->cons.n && pass[i]; j++) {
-            const char *value =
-                ks_labels_get_interned(&node->labels, c[j].key);
+            const char *value = ks_labels_get_interned(
+                &node->labels, c[j].con->topology_key);
             int ok = -1;
             if (value == NULL) {
                 pass[i] = 0;
                 break;
             }
-            if (c[j].k == NULL)
+            if (!c[j].compare)
                 continue;
             for (m = 0; m < c[j].n_memo; m++)
                 if (c[j].memo_value[m] == value) {
@@ -413,9 +422,7 @@ ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
                     break;
                 }
             if (ok < 0) {
-                int64_t skew = ks_tpmap_get(&s->pairs, c[j].key, value) +
-                               c[j].self_match - c[j].min;
-                ok = skew <= c[j].max_skew;
+                ok = pts_skew_fits(s, c[j].con, c[j].min, value);
                 if (c[j].n_memo < PTS_BULK_MEMO) {
                     c[j].memo_value[c[j].n_memo] = value;
                     c[j].memo_ok[c[j].n_memo++] = (uint8_t)ok;
