@@ -95,6 +95,11 @@ void ks_cli_generation_opts(const ks_cli_opts_t *o,
  * success; otherwise prints the usage error and returns KS_EXIT_USAGE. */
 int ks_cli_parse_int(const char *cmd, const char *opt, const char *arg,
                      long lo, long hi, int *out);
+/* Parse `arg` of --batching or --bulk (`opt`): on, off or verify, into
+ * *out (KS_BATCHING_* / KS_BULK_*, the same values). 0 on success;
+ * otherwise prints the usage error and returns KS_EXIT_USAGE. */
+int ks_cli_parse_mode(const char *cmd, const char *opt, const char *arg,
+                      int *out);
 /* Print "ksched <cmd>: <msg>\nTry 'ksched <cmd> --help'." and return 2. */
 int ks_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

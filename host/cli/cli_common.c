@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "framework/batch.h"
 #include "framework/generation.h"
 
 void ks_cli_opts_init(ks_cli_opts_t *o, const char *cmd, const char *usage)
@@ -50,6 +51,18 @@ int ks_cli_parse_int(const char *cmd, const char *opt, const char *arg,
                                        "got '%s'",
                                   opt, lo, hi, arg);
     *out = (int)v;
+    return 0;
+}
+
+int ks_cli_parse_mode(const char *cmd, const char *opt, const char *arg,
+                      int *out)
+{
+    int v = ks_batching_parse(arg); /* --bulk takes the same words */
+    if (v < 0)
+        return ks_cli_usage_error(cmd, "%s must be on, off or verify, got "
+                                       "'%s'",
+                                  opt, arg);
+    *out = v;
     return 0;
 }
 

@@ -216,18 +216,14 @@ int ks_cli_conformance(int argc, char **argv)
         if (c == 'f')
             o.filter = optarg;
         else if (c == 1401) {
-            if ((o.batching = ks_batching_parse(optarg)) < 0)
-                return ks_cli_usage_error("conformance", "--batching must "
-                                                         "be on, off or "
-                                                         "verify, got '%s'",
-                                          optarg);
+            if (ks_cli_parse_mode("conformance", "--batching", optarg,
+                                  &o.batching) != 0)
+                return KS_EXIT_USAGE;
         }
         else if (c == 1402) {
-            if ((o.bulk = ks_bulk_parse(optarg)) < 0)
-                return ks_cli_usage_error("conformance", "--bulk must be on, "
-                                                         "off or verify, got "
-                                                         "'%s'",
-                                          optarg);
+            if (ks_cli_parse_mode("conformance", "--bulk", optarg, &o.bulk) !=
+                0)
+                return KS_EXIT_USAGE;
         }
         else if ((rc = ks_cli_common_opt(&o.cli, c, argv)) != KS_CLI_CONTINUE)
             return rc;

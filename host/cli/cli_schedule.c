@@ -460,17 +460,13 @@ int ks_cli_schedule(int argc, char **argv)
         case 'D': deterministic = 1; break;
         case 'A': run_all = 1; break;
         case 1402:
-            if ((bulk = ks_bulk_parse(optarg)) < 0)
-                return ks_cli_usage_error("schedule", "--bulk must be on, "
-                                                      "off or verify, not "
-                                                      "'%s'", optarg);
+            if (ks_cli_parse_mode("schedule", "--bulk", optarg, &bulk) != 0)
+                return KS_EXIT_USAGE;
             break;
         case 1401:
-            if ((batching = ks_batching_parse(optarg)) < 0)
-                return ks_cli_usage_error("schedule", "--batching must be "
-                                                      "on, off or verify, "
-                                                      "got '%s'",
-                                          optarg);
+            if (ks_cli_parse_mode("schedule", "--batching", optarg,
+                                  &batching) != 0)
+                return KS_EXIT_USAGE;
             break;
         case 1201: /* --plugin-deadline */
             if ((rc = ks_cli_faults_opt(&fo, "schedule", c, optarg)) !=

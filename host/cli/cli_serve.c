@@ -320,16 +320,13 @@ int ks_cli_serve(int argc, char **argv)
         case 1303: tls_key = optarg; break;
         case 1206: state_file = optarg; break;
         case 1401:
-            if ((batching = ks_batching_parse(optarg)) < 0)
-                return ks_cli_usage_error("serve", "--batching must be on, "
-                                                   "off or verify, got '%s'",
-                                          optarg);
+            if (ks_cli_parse_mode("serve", "--batching", optarg, &batching) !=
+                0)
+                return KS_EXIT_USAGE;
             break;
         case 1402:
-            if ((bulk = ks_bulk_parse(optarg)) < 0)
-                return ks_cli_usage_error("serve", "--bulk must be on, off "
-                                                   "or verify, got '%s'",
-                                          optarg);
+            if (ks_cli_parse_mode("serve", "--bulk", optarg, &bulk) != 0)
+                return KS_EXIT_USAGE;
             break;
         case 1004: cl.le.lease_name = optarg; break;
         case 1005: cl.le.lease_namespace = optarg; break;
