@@ -243,7 +243,7 @@ int ks_cli_serve(int argc, char **argv)
     uv_loop_t loop;
     char bound[128] = "";
     ks_cli_faults_t fo;
-    char relisten[160], journal[600], leader_id[256];
+    char journal[600], leader_id[256];
     static char help[sizeof usage + sizeof usage_faults];
     const char *state_file = NULL;
 
@@ -385,22 +385,24 @@ int ks_cli_serve(int argc, char **argv)
     if (!fo.no_supervise) {
         /* From here on this is the worker (supervisor/supervisor.h). */
         char smsg[600];
-        if (ks_supervisor_run(NULL, smsg, sizeof smsg) != 0) {
+        ks_supervisor_opts_t so = {0};
+        so.stand_in_addr = socket_path || tls_cert
+                               ? NULL
+                               : (const struct sockaddr *)&ss;
+        if (ks_supervisor_run(&so, smsg, sizeof smsg) != 0) {
             fprintf(stderr, "ksched serve: %s (or pass --no-supervise)\n",
                     smsg);
             return KS_EXIT_INVALID;
         }
-        /* A replacement worker listens where the first one did (the port
-         * it picked, when the flag said 0). */
-        snprintf(relisten, sizeof relisten, "%s",
-                 ks_call_board()->listen_addr);
+        /* A replacement worker listens where the first one did: `ss` as
+         * parsed above, at the port the first one picked when the flag
+         * said 0. */
+        if (socket_path == NULL)
+            ks_supervisor_worker_address(&ss);
         snprintf(leader_id, sizeof leader_id, "%s",
                  ks_call_board()->leader_identity);
         if (cl.le.identity == NULL && leader_id[0])
             cl.le.identity = leader_id;
-        if (relisten[0] && socket_path == NULL &&
-            parse_listen(relisten, &ss, &loopback) == 0)
-            listen_arg = relisten;
     }
     /* A crash inside a plugin call names the plugin (call_board.h). */
     ks_call_board_crash_handlers(0);
@@ -569,9 +571,7 @@ int ks_cli_serve(int argc, char **argv)
             ks_error_set(&err, KS_ENOMEM, "out of memory");
             goto fail;
         }
-        if (socket_path == NULL)
-            snprintf(board->listen_addr, sizeof board->listen_addr, "%s",
-                     bound + strlen("http://"));
+        ks_supervisor_worker_listening(ks_http_tcp_port(srv->http));
         atomic_store(&board->ready, 1);
     }
     fprintf(stderr, "ksched serve: listening on %s (generation %llu, %zu "

@@ -120,7 +120,11 @@ typedef struct ks_call_board {
     _Atomic uint32_t n_good;       /* registrations ever (ring) */
     ks_board_good_t good[KS_BOARD_GOOD];
 
-    char listen_addr[160];         /* the address the worker bound */
+    /* The TCP port the worker bound (host order; 0: none yet). Only the
+     * port: a replacement worker and the supervisor's stand-in take the
+     * address from the value `serve` parsed before the first worker
+     * started (supervisor.h), never from text on the board. */
+    _Atomic uint32_t listen_port;
     /* The first worker's leader-election identity: a replacement keeps it,
      * so it renews the Lease its dead predecessor held at once instead of
      * waiting for it to expire (no split brain: the predecessor is dead). */

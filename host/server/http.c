@@ -1174,6 +1174,18 @@ int ks_http_listen_tcp(ks_http_server_t *s, const struct sockaddr *addr,
     return 0;
 }
 
+unsigned ks_http_tcp_port(const ks_http_server_t *s)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    if (!s->tcp.open ||
+        uv_tcp_getsockname(&s->tcp.h.tcp, (struct sockaddr *)&ss, &len) != 0)
+        return 0;
+    return ss.ss_family == AF_INET6
+               ? ntohs(((const struct sockaddr_in6 *)&ss)->sin6_port)
+               : ntohs(((const struct sockaddr_in *)&ss)->sin_port);
+}
+
 int ks_http_listen_unix(ks_http_server_t *s, const char *path,
                         ks_error_t *err)
 {

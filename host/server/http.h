@@ -127,6 +127,9 @@ void ks_http_server_stats(const ks_http_server_t *s, ks_http_stats_t *st);
  * bound is written to `bound` as "HOST:PORT" ("[HOST]:PORT" for IPv6). */
 int ks_http_listen_tcp(ks_http_server_t *s, const struct sockaddr *addr,
                        char *bound, size_t bound_len, ks_error_t *err);
+/* The TCP port the server listens on (host order), or 0 when it does not
+ * listen on TCP. Loop thread. */
+unsigned ks_http_tcp_port(const ks_http_server_t *s);
 /* Listen on a Unix socket created with mode 0600 (a stale socket file at
  * `path` is replaced; any other file is an error). The file is removed by
  * ks_http_server_close(). */

@@ -16,9 +16,9 @@
  *  - Other deaths (a crash outside plugin code, an unexpected exit) restart
  *    the worker with capped exponential backoff (100 ms doubling to 30 s,
  *    reset after a worker ran 60 s).
- *  - Exits the worker chose end the supervisor with the same status: 0
- *    after a drain, 4 after a lost Lease, and 1 or 2 when the very first
- *    worker refused its configuration.
+ *  - Exits the worker chose end the supervisor with the same status
+ *    (cli/cli.h's codes): 0 after a drain, 4 after a lost Lease, and 1 or
+ *    2 when no worker was ever ready (the configuration was refused).
  *  - Its private directory ($TMPDIR/ksched-keep-PID-XXXXXX: known-good
  *    plugin copies, the embedded journal) is removed at exit; one left by
  *    a supervisor that was killed is removed by the next one to start.
@@ -32,6 +32,7 @@
 #define KS_SUPERVISOR_H
 
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include "framework/call_board.h"
 
@@ -40,6 +41,12 @@ typedef struct ks_supervisor_opts {
      * it and removed at exit); NULL: $TMPDIR or /tmp. */
     const char *keep_parent;
     unsigned backoff_max_ms; /* 0: 30000 */
+    /* Where the supervisor answers 503 while no worker runs: the address
+     * `serve` parsed from --listen (copied; its port is replaced by the
+     * one the worker bound, see ks_supervisor_worker_listening). NULL: no
+     * stand-in (a Unix socket; or TLS, since the supervisor holds no key,
+     * so the port is closed meanwhile). */
+    const struct sockaddr *stand_in_addr;
 } ks_supervisor_opts_t;
 
 /*
@@ -50,5 +57,20 @@ typedef struct ks_supervisor_opts {
  * (nothing forked) when supervision cannot be set up.
  */
 int ks_supervisor_run(const ks_supervisor_opts_t *o, char *msg, size_t len);
+
+/*
+ * What crosses from one worker to the next is the state on the board;
+ * everything `serve` parsed from its arguments before calling
+ * ks_supervisor_run is in every worker's memory by fork, unchanged. The
+ * listening address is such a parsed value: a worker passes it to
+ * ks_supervisor_worker_address before listening, which gives it the port
+ * an earlier worker bound (when the flag said port 0) and leaves the host
+ * part as parsed, so a replacement listens exactly where the first worker
+ * did. Once listening, the worker publishes its port with
+ * ks_supervisor_worker_listening. Both are no-ops without a supervisor
+ * (the board is then private). Main or loop thread of the worker.
+ */
+void ks_supervisor_worker_address(struct sockaddr_storage *addr);
+void ks_supervisor_worker_listening(unsigned port);
 
 #endif
