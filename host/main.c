@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "ksched/plugin.h"
+#include "version.h"
 
 #ifndef KS_VERSION
 #define KS_VERSION "0.1.0"
@@ -39,8 +40,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-        printf("ksched %s (plugin ABI %d.%d)\n", KS_VERSION, KS_ABI_MAJOR,
-               KS_ABI_MINOR);
+        printf("ksched %s commit %s (plugin ABI %d.%d)\n", KS_VERSION,
+               KS_COMMIT, KS_ABI_MAJOR, KS_ABI_MINOR);
         return 0;
     }
     if (strcmp(cmd, "validate") == 0)

@@ -14,6 +14,7 @@
 #include "framework/call_board.h"
 #include "server/faults.h"
 #include "server/journal.h"
+#include "server/secure.h"
 #include "server/server.h"
 #include "supervisor/supervisor.h"
 #include "server/signals.h"
@@ -111,6 +112,14 @@ static const char usage_faults[] =
     "      --state-file FILE    keep the embedded API's objects in FILE across\n"
     "                           restarts of serve (a worker's survive its\n"
     "                           crash anyway)\n"
+    "\n"
+    "Delegated authentication (README, Deploying it):\n"
+    "      --authentication-kubeconfig FILE, --authorization-kubeconfig FILE\n"
+    "                           ask that API server (TokenReview,\n"
+    "                           SubjectAccessReview), over HTTPS (self-signed\n"
+    "                           without --tls-cert-file); --allow-remote in\n"
+    "                           cluster mode without --token-file does so\n"
+    "                           with the cluster's own connection\n"
     "\n"
     "Opportunistic batching (README, Performance):\n"
     "      --batching MODE      on (default), off, or verify (reuse nothing;\n"
@@ -220,6 +229,8 @@ int ks_cli_serve(int argc, char **argv)
         {"token-file", required_argument, NULL, 1301},
         {"tls-cert-file", required_argument, NULL, 1302},
         {"tls-private-key-file", required_argument, NULL, 1303},
+        {"authentication-kubeconfig", required_argument, NULL, 1304},
+        {"authorization-kubeconfig", required_argument, NULL, 1305},
         KS_CLI_OPT_HELP};
     /* The HTTP server's limits (0: its default; see http.h). */
     long long lim[8] = {0};
@@ -227,6 +238,7 @@ int ks_cli_serve(int argc, char **argv)
     const char *listen_arg = NULL, *socket_path = NULL;
     const char *kubeconfig = NULL, *context = NULL;
     const char *token_file = NULL, *tls_cert = NULL, *tls_key = NULL;
+    const char *authn_kc = NULL, *authz_kc = NULL;
     ks_auth_t *auth = NULL;
     ks_tls_ctx_t *tls = NULL;
     int allow_remote = 0, c, rc, loopback = 1;
@@ -318,6 +330,8 @@ int ks_cli_serve(int argc, char **argv)
         case 1301: token_file = optarg; break;
         case 1302: tls_cert = optarg; break;
         case 1303: tls_key = optarg; break;
+        case 1304: authn_kc = optarg; break;
+        case 1305: authz_kc = optarg; break;
         case 1206: state_file = optarg; break;
         case 1401:
             if (ks_cli_parse_mode("serve", "--batching", optarg, &batching) !=
@@ -356,12 +370,18 @@ int ks_cli_serve(int argc, char **argv)
     if (tls_cert && socket_path)
         return ks_cli_usage_error("serve", "TLS is for --listen, not for "
                                            "--socket (a 0600 Unix socket)");
-    if (allow_remote && token_file == NULL && tls_cert == NULL)
+    /* Cluster mode (--kubeconfig, --context, in a pod) delegates it. */
+    if (allow_remote && token_file == NULL && tls_cert == NULL &&
+        authn_kc == NULL && authz_kc == NULL &&
+        (embedded || (kubeconfig == NULL && context == NULL &&
+                      getenv("KUBERNETES_SERVICE_HOST") == NULL)))
         return ks_cli_usage_error("serve", "--allow-remote needs "
                                            "authentication: --token-file "
                                            "FILE, or --tls-cert-file and "
                                            "--tls-private-key-file, or "
-                                           "both");
+                                           "both, or delegated to an API "
+                                           "server (cluster mode, or "
+                                           "--authentication-kubeconfig)");
     if (listen_arg && socket_path)
         return ks_cli_usage_error("serve", "--listen and --socket exclude "
                                            "each other");
@@ -515,6 +535,13 @@ int ks_cli_serve(int argc, char **argv)
     tls = NULL;
     if (rc != 0)
         goto fail;
+    {
+        /* Delegated authentication and the self-signed certificate. */
+        ks_server_secure_opts_t sec = {authn_kc, authz_kc, allow_remote,
+                                       socket_path ? NULL : listen_arg};
+        if (ks_server_secure(srv, &sec, &err) != 0)
+            goto fail;
+    }
     ks_scheduler_set_batching(srv->sched, batching);
     ks_scheduler_set_bulk(srv->sched, bulk);
     if (srv->tls)

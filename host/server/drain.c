@@ -46,6 +46,9 @@ void ks_server_stop(ks_server_t *srv)
     if (srv->http)
         ks_http_server_close(srv->http);
     srv->http = NULL; /* freed by libuv close callbacks */
+    /* After the connections: a request still waiting for its verdict gets
+     * 503 (or nothing, when its connection is gone). */
+    ks_delegate_close(srv->delegate);
 }
 
 static void released(void *ud)

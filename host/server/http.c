@@ -56,6 +56,8 @@ struct ks_http_conn {
     int reserved;       /* in a reserved slot: reserved paths only */
     int input_seen;     /* input arrived (read, or waiting in the socket) */
     int out_paused;     /* too much queued: later requests wait */
+    int deferred;       /* the handler answers later (ks_http_defer) */
+    int in_handler;     /* inside the handler's call */
     unsigned long served; /* requests answered */
     uint64_t last_active; /* loop time of the last progress */
     size_t pending;     /* bytes queued for writing */
@@ -355,7 +357,7 @@ static void on_write(uv_write_t *req, int status)
         begin_shutdown(c);
         return;
     }
-    if (c->shutting || c->streaming)
+    if (c->shutting || c->streaming || c->deferred)
         return;
     /* The client reads: the idle deadline counts from now. */
     c->last_active = uv_now(c->srv->loop);
@@ -451,6 +453,20 @@ static int conn_write(ks_http_conn_t *c, const char *a, size_t alen,
     return c->closing ? -1 : 0;
 }
 
+/* A deferred request got its answer: parse the requests that waited
+ * behind it and read again (not from inside the handler's call: the
+ * parser is still running there). */
+static void deferred_done(ks_http_conn_t *c)
+{
+    if (!c->deferred)
+        return;
+    c->deferred = 0;
+    if (c->in_handler || c->closing || c->shutting || c->streaming)
+        return;
+    if (!c->out_paused)
+        conn_resume(c);
+}
+
 static void respond_raw(ks_http_conn_t *c, int status, const char *ctype,
                         const char *extra, const char *body, size_t len,
                         int head)
@@ -481,8 +497,11 @@ static void respond_raw(ks_http_conn_t *c, int status, const char *ctype,
     }
     if (conn_write(c, hdr, (size_t)n, body, head ? 0 : len) != 0)
         return;
-    if (c->close_after && c->pending == 0)
+    if (c->close_after && c->pending == 0) {
         begin_shutdown(c);
+        return;
+    }
+    deferred_done(c);
 }
 
 void ks_http_respond(ks_http_conn_t *c, int status, const char *content_type,
@@ -540,6 +559,7 @@ int ks_http_stream_begin(ks_http_conn_t *c, int status,
         return -1;
     c->streaming = 1;
     c->ignore_input = 1;
+    c->deferred = 0; /* a stream reads no further request */
     uv_timer_stop(&c->timer);
     /* Keep reading (and dropping) input to notice when the client goes. */
     start_reading(c);
@@ -591,6 +611,12 @@ void ks_http_stream_end(ks_http_conn_t *c)
     c->close_after = 1;
     if (c->pending == 0)
         begin_shutdown(c);
+}
+
+void ks_http_defer(ks_http_conn_t *c)
+{
+    if (!c->closing && !c->shutting && !c->streaming)
+        c->deferred = 1;
 }
 
 void ks_http_conn_on_close(ks_http_conn_t *c,
@@ -786,7 +812,9 @@ static int cb_message_complete(http_parser *p)
         c->served++;
         s->requests++;
         c->last_active = uv_now(s->loop);
+        c->in_handler = 1;
         s->fn(s->ud, c, &req);
+        c->in_handler = 0;
     }
     /* Waiting for the next request, or for the client to read the
      * answers (a closing connection too: it may never read them). */
@@ -794,6 +822,11 @@ static int cb_message_complete(http_parser *p)
         arm_timer(c, s->lim.idle_timeout_ms);
     if (c->ignore_input || c->closing) {
         http_parser_pause(p, 1); /* stop at this message */
+    } else if (c->deferred) {
+        /* The answer comes later: parse nothing more (the request's
+         * buffers stay as they are) and read nothing until then. */
+        stop_reading(c);
+        http_parser_pause(p, 1);
     } else if (!c->streaming && c->pending > s->lim.max_output) {
         /* Its answers are not being read: parse no further request until
          * they drain (one read could hold thousands of requests). */
@@ -824,7 +857,7 @@ static void conn_feed(ks_http_conn_t *c, const char *data, size_t len)
         return;
     if (e == HPE_PAUSED) {
         http_parser_pause(&c->parser, 0);
-        if (c->ignore_input || !c->out_paused) {
+        if (c->ignore_input || (!c->out_paused && !c->deferred)) {
             c->ignore_input = 1; /* paused after a message ending input */
             return;
         }
@@ -856,7 +889,7 @@ static void conn_resume(ks_http_conn_t *c)
     if (b.len > 0)
         conn_feed(c, b.data, b.len);
     ks_buf_free(&b);
-    if (!c->closing && !c->out_paused && !c->ignore_input)
+    if (!c->closing && !c->out_paused && !c->ignore_input && !c->deferred)
         start_reading(c);
 }
 
@@ -865,7 +898,7 @@ static void plain_input(ks_http_conn_t *c, const char *data, size_t len)
 {
     if (c->ignore_input)
         return;
-    if (c->out_paused) {
+    if (c->out_paused || c->deferred) {
         /* Read before the pause took effect: keep it for later. */
         ks_buf_append(&c->backlog, data, len);
         if (c->backlog.oom)
@@ -983,7 +1016,8 @@ static ks_http_conn_t *pick_victim(ks_http_server_t *s, int reserved)
 {
     ks_http_conn_t *c, *idle = NULL, *busy = NULL;
     for (c = s->conns; c; c = c->next) {
-        if (c->closing || c->streaming || c->reserved != reserved)
+        if (c->closing || c->streaming || c->reserved != reserved ||
+            c->deferred)
             continue;
         if (c->shutting)
             return c;

@@ -169,6 +169,16 @@ size_t ks_http_conn_queued(const ks_http_conn_t *c);
 /* End a stream and close the connection. */
 void ks_http_stream_end(ks_http_conn_t *c);
 
+/* From inside the handler: the answer comes later (an asynchronous check,
+ * such as a delegated authentication). The connection then parses and
+ * reads no further request until ks_http_respond (or
+ * ks_http_stream_begin) answers this one; the request's strings (path,
+ * query, body, ...) stay valid until then. The idle deadline still runs:
+ * a request left unanswered that long closes the connection. The caller
+ * must learn of a close meanwhile (ks_http_conn_on_close) and then forget
+ * the connection. */
+void ks_http_defer(ks_http_conn_t *c);
+
 /* Called once when the connection closes (for stream owners). */
 void ks_http_conn_on_close(ks_http_conn_t *c, void (*fn)(void *ud,
                                                         ks_http_conn_t *c),

@@ -2,6 +2,7 @@
 #include "router.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
@@ -92,20 +93,116 @@ static const struct route {
     {R_BINDINGS, "/api/v1/bindings", "GET"},
 };
 
+/* A request waiting for the API server's verdict on its caller. */
+typedef struct auth_wait {
+    ks_server_t *srv;
+    ks_http_conn_t *c;
+    ks_http_request_t req; /* its strings live while the answer waits */
+    ks_delegate_req_t *pending;
+} auth_wait_t;
+
+static void route(ks_server_t *srv, ks_http_conn_t *c,
+                  const ks_http_request_t *req);
+
+/* 401, 403, 500 or 503 as a v1.Status, as upstream answers them. */
+static void refuse(ks_http_conn_t *c, const ks_delegate_result_t *r)
+{
+    switch (r->status) {
+    case 401:
+        ks_api_status_hdr(c, "WWW-Authenticate: Bearer realm=\"ksched\"\r\n",
+                          401, "Unauthorized", NULL, NULL, "%s",
+                          "Unauthorized");
+        break;
+    case 403:
+        ks_api_status(c, 403, "Forbidden", NULL, NULL, "%s", r->message);
+        break;
+    case 503:
+        ks_api_status(c, 503, "ServiceUnavailable", NULL, NULL, "%s",
+                      r->message);
+        break;
+    default:
+        ks_api_status(c, 500, "InternalError", NULL, NULL, "%s", r->message);
+        break;
+    }
+}
+
+static void auth_answered(void *ud, const ks_delegate_result_t *r)
+{
+    auth_wait_t *w = ud;
+    ks_http_conn_on_close(w->c, NULL, NULL);
+    if (r->status == 200)
+        route(w->srv, w->c, &w->req);
+    else
+        refuse(w->c, r);
+    free(w);
+}
+
+/* The client left before the verdict: nobody to answer. */
+static void auth_conn_closed(void *ud, ks_http_conn_t *c)
+{
+    auth_wait_t *w = ud;
+    (void)c;
+    ks_delegate_cancel(w->pending);
+    free(w);
+}
+
+/* Delegated authentication and authorization (delegate.h): answered now
+ * from the cache, or later, the connection waiting meanwhile. */
+static void delegate(ks_server_t *srv, ks_http_conn_t *c,
+                     const ks_http_request_t *req)
+{
+    ks_delegate_result_t res;
+    auth_wait_t *w = calloc(1, sizeof *w);
+    if (w == NULL) {
+        ks_api_status(c, 500, "InternalError", NULL, NULL, "out of memory");
+        return;
+    }
+    w->srv = srv;
+    w->c = c;
+    w->req = *req;
+    if (ks_delegate_check(srv->delegate, req->authorization, req->method,
+                          req->path, &res, auth_answered, w,
+                          &w->pending) == 0) {
+        free(w);
+        if (res.status == 200)
+            route(srv, c, req);
+        else
+            refuse(c, &res);
+        return;
+    }
+    ks_http_defer(c);
+    ks_http_conn_on_close(c, auth_conn_closed, w);
+}
+
 void ks_server_handle(void *ud, ks_http_conn_t *c,
                       const ks_http_request_t *req)
 {
     ks_server_t *srv = ud;
+    int token_ok;
+    /* With --token-file or delegated authentication, everything but the
+     * health checks needs a bearer token (any path: an unknown one is 401
+     * too, as upstream). A token of the file is allowed everything; any
+     * other goes to the API server when authentication is delegated. */
+    if ((srv->auth || srv->delegate) && !ks_auth_always_allowed(req->path)) {
+        token_ok = srv->auth && ks_auth_check(srv->auth, req->authorization);
+        if (!token_ok && srv->delegate) {
+            delegate(srv, c, req);
+            return;
+        }
+        if (!token_ok) {
+            ks_api_status_hdr(c, "WWW-Authenticate: Bearer realm=\"ksched\"\r\n",
+                              401, "Unauthorized", NULL, NULL, "Unauthorized");
+            return;
+        }
+    }
+    route(srv, c, req);
+}
+
+static void route(ks_server_t *srv, ks_http_conn_t *c,
+                  const ks_http_request_t *req)
+{
     char caps[KS_ROUTE_MAX_CAPS][KS_ROUTE_CAP_MAX];
     size_t i;
-    /* With --token-file, everything but the health checks needs a bearer
-     * token (any path: an unknown one is 401 too, as upstream). */
-    if (srv->auth && !ks_auth_always_allowed(req->path) &&
-        !ks_auth_check(srv->auth, req->authorization)) {
-        ks_api_status_hdr(c, "WWW-Authenticate: Bearer realm=\"ksched\"\r\n",
-                          401, "Unauthorized", NULL, NULL, "Unauthorized");
-        return;
-    }
     for (i = 0; i < sizeof routes / sizeof routes[0]; i++) {
         const struct route *r = &routes[i];
         if (ks_route_match(r->pattern, req->path, caps, KS_ROUTE_MAX_CAPS) <

@@ -630,6 +630,9 @@ void ks_server_free(ks_server_t *srv)
     free(srv->last_error);
     ks_kube_conn_free(srv->kconn);
     ks_auth_free(srv->auth);
+    ks_delegate_free(srv->delegate);
+    ks_kube_conn_free(srv->delegate_conn[0]);
+    ks_kube_conn_free(srv->delegate_conn[1]);
     ks_tls_ctx_free(srv->tls); /* after the HTTP server's connections */
     memset(srv, 0, sizeof *srv);
 }

@@ -29,6 +29,7 @@
 #include "kube/leader.h"
 #include "kube/source.h"
 #include "auth.h"
+#include "delegate.h"
 #include "http.h"
 #include "tls.h"
 #include "metrics.h"
@@ -85,6 +86,12 @@ typedef struct ks_server {
     char listen_addr[128];
     ks_auth_t *auth;    /* --token-file, or NULL: no authentication */
     ks_tls_ctx_t *tls;  /* --tls-*-file, or NULL: plain HTTP */
+    /* Delegated authentication and authorization (delegate.h), or NULL,
+     * and the connections of --authentication-kubeconfig [0] and
+     * --authorization-kubeconfig [1] (NULL: not given), freed with the
+     * server (secure.h). */
+    struct ks_delegate *delegate;
+    ks_kube_conn_t *delegate_conn[2];
 
     /* objects */
     ks_strmap_t nodes;    /* interned node name -> (void *)1 */

@@ -7,6 +7,7 @@
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 
 struct ks_tls_ctx {
@@ -30,8 +31,8 @@ static void last_error(char *buf, size_t len)
     ERR_clear_error();
 }
 
-ks_tls_ctx_t *ks_tls_ctx_new(const char *cert_file, const char *key_file,
-                             ks_error_t *err)
+/* A server context with ksched's settings and no certificate yet. */
+static ks_tls_ctx_t *ctx_base(ks_error_t *err)
 {
     ks_tls_ctx_t *c = calloc(1, sizeof *c);
     char why[256];
@@ -53,6 +54,16 @@ ks_tls_ctx_t *ks_tls_ctx_new(const char *cert_file, const char *key_file,
     SSL_CTX_set_mode(c->ctx, SSL_MODE_RELEASE_BUFFERS);
     SSL_CTX_set_options(c->ctx, SSL_OP_NO_RENEGOTIATION |
                                     SSL_OP_CIPHER_SERVER_PREFERENCE);
+    return c;
+}
+
+ks_tls_ctx_t *ks_tls_ctx_new(const char *cert_file, const char *key_file,
+                             ks_error_t *err)
+{
+    ks_tls_ctx_t *c = ctx_base(err);
+    char why[256];
+    if (c == NULL)
+        return NULL;
     if (SSL_CTX_use_certificate_chain_file(c->ctx, cert_file) != 1) {
         last_error(why, sizeof why);
         ks_error_set(err, KS_EINVAL, "--tls-cert-file %s: %s", cert_file,
@@ -79,6 +90,38 @@ fail:
     SSL_CTX_free(c->ctx);
     free(c);
     return NULL;
+}
+
+ks_tls_ctx_t *ks_tls_ctx_new_pem(const char *cert_pem, const char *key_pem,
+                                 ks_error_t *err)
+{
+    ks_tls_ctx_t *c = ctx_base(err);
+    BIO *cb = NULL, *kb = NULL;
+    X509 *x = NULL;
+    EVP_PKEY *k = NULL;
+    char why[256];
+    if (c == NULL)
+        return NULL;
+    cb = BIO_new_mem_buf(cert_pem, -1);
+    kb = BIO_new_mem_buf(key_pem, -1);
+    if (cb && kb) {
+        x = PEM_read_bio_X509(cb, NULL, NULL, NULL);
+        k = PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL);
+    }
+    if (x == NULL || k == NULL || SSL_CTX_use_certificate(c->ctx, x) != 1 ||
+        SSL_CTX_use_PrivateKey(c->ctx, k) != 1 ||
+        SSL_CTX_check_private_key(c->ctx) != 1) {
+        last_error(why, sizeof why);
+        ks_error_set(err, KS_EINVAL, "TLS certificate: %s", why);
+        SSL_CTX_free(c->ctx);
+        free(c);
+        c = NULL;
+    }
+    X509_free(x);
+    EVP_PKEY_free(k);
+    BIO_free(cb);
+    BIO_free(kb);
+    return c;
 }
 
 void ks_tls_ctx_free(ks_tls_ctx_t *c)

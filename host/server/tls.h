@@ -30,6 +30,10 @@ typedef struct ks_tls_conn ks_tls_conn_t;
  * naming the file and OpenSSL's reason). */
 ks_tls_ctx_t *ks_tls_ctx_new(const char *cert_file, const char *key_file,
                              ks_error_t *err);
+/* The same from PEM texts in memory (a certificate and its key, e.g.
+ * self_signed.h's); the texts are not kept. NULL with err (KS_EINVAL). */
+ks_tls_ctx_t *ks_tls_ctx_new_pem(const char *cert_pem, const char *key_pem,
+                                 ks_error_t *err);
 void ks_tls_ctx_free(ks_tls_ctx_t *ctx);
 
 /* A server connection; NULL on ENOMEM. */

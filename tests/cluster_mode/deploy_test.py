@@ -1,62 +1,40 @@
 #!/usr/bin/env python3
-"""The manifests in deploy/ on a real kube-apiserver (see cluster_test.py).
+"""The manifests in deploy/ on a real kube-apiserver (see cluster_test.py),
+with ksched from the build tree (image_test.py runs the image itself).
 
 Usage: deploy_test.py KSCHED PLUGIN_DIR K8S_DIR DEPLOY_DIR
 
 Creates deploy/'s ServiceAccount, ConfigMap and Deployment on the API
-server (no kubelet runs there, so the Deployment's pods never start: the
-test runs ksched itself as one of its replicas would: in-cluster, with a
-token of the ServiceAccount from the TokenRequest API, the ConfigMap's
-configuration file and the container's arguments). Without deploy/'s RBAC
-the API server refuses it and the log names the verb and resource; with
-the RBAC applied it leads (its Lease) and schedules.
+server. No kubelet runs there, so the Deployment's pods never start: the
+test runs ksched as one of its replicas would (deploy_util.py): in-cluster
+with a token of the ServiceAccount from the TokenRequest API, the
+ConfigMap's configuration file, and the container's own arguments, only
+the mounted folders and the listen port mapped. So --allow-remote is
+there: the replica serves HTTPS with a self-signed certificate and
+delegates authentication and authorization to the API server.
+
+Without deploy/'s RBAC the API server refuses it and the log names the
+verb and resource (and no review can be made: /metrics is 401 to any
+token); with the RBAC applied it leads (its Lease), schedules, answers
+the probes over HTTPS, serves /metrics to the prometheus ServiceAccount
+that rbac.yaml binds and 403 to others.
 Needs PyYAML (Debian: python3-yaml) to read the manifests.
 """
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster_test as ct  # noqa: E402
-
-try:
-    import yaml
-except ImportError:
-    yaml = None
-
-PLURAL = {"ServiceAccount": "serviceaccounts", "ConfigMap": "configmaps",
-          "Deployment": "deployments", "ClusterRoleBinding":
-          "clusterrolebindings", "Role": "roles", "RoleBinding":
-          "rolebindings"}
-
-
-def path_for(obj):
-    kind = obj["kind"]
-    group, _, version = obj["apiVersion"].rpartition("/")
-    base = "/apis/%s/%s" % (group, version) if group else "/api/" + version
-    ns = obj["metadata"].get("namespace")
-    if ns:
-        base += "/namespaces/" + ns
-    return base + "/" + PLURAL[kind]
-
-
-def apply(api, file):
-    objs = [o for o in yaml.safe_load_all(open(file)) if o]
-    for o in objs:
-        st, doc = api.call("POST", path_for(o), o)
-        ct.check(st == 201, "created %s %s from %s (%d)"
-                 % (o["kind"], o["metadata"]["name"],
-                    os.path.basename(file), st))
-    return objs
+import deploy_util as du  # noqa: E402
 
 
 def main():
     if len(sys.argv) != 5:
         sys.exit(__doc__)
     ksched, plugin_dir, k8s, deploy = sys.argv[1:]
-    if yaml is None:
+    if du.yaml is None:
         ct.skip("no PyYAML for %s (apt-get install python3-yaml)"
                 % sys.executable)
     up, down = ct.k8s_scripts(k8s)
@@ -65,89 +43,80 @@ def main():
     servers = []
     try:
         api = ct.Api(env, env["ADMIN_TOKEN"])
-        apply(api, os.path.join(deploy, "serviceaccount.yaml"))
-        cms = apply(api, os.path.join(deploy, "configmap.yaml"))
-        deps = apply(api, os.path.join(deploy, "deployment.yaml"))
-        dep = deps[0]
-        ct.check(dep["spec"]["replicas"] == 2, "the Deployment runs 2 "
-                 "replicas")
-        c = dep["spec"]["template"]["spec"]["containers"][0]
-        ct.check(c["securityContext"].get("readOnlyRootFilesystem") is True,
-                 "with a read-only root filesystem")
-        ct.check(c["livenessProbe"]["httpGet"]["path"] == "/livez" and
-                 c["readinessProbe"]["httpGet"]["path"] == "/readyz",
-                 "probes on /livez and /readyz")
-        # What a replica would have: the mounted config, a service-account
-        # token, the CA and the namespace.
-        etc = os.path.join(tmp, "etc")
-        os.makedirs(etc)
-        for name, text in cms[0]["data"].items():
-            ct.write(os.path.join(etc, name), text, 0o644)
-        sa = os.path.join(tmp, "sa")
-        os.makedirs(sa)
-        tr = api.must("POST", "/api/v1/namespaces/kube-system/"
-                      "serviceaccounts/ksched/token",
-                      {"apiVersion": "authentication.k8s.io/v1",
-                       "kind": "TokenRequest",
-                       "spec": {"expirationSeconds": 3600}})
-        ct.write(os.path.join(sa, "token"), tr["status"]["token"])
-        shutil.copy(env["K8S_CA"], os.path.join(sa, "ca.crt"))
-        ct.write(os.path.join(sa, "namespace"), "kube-system")
-        plugins = os.path.join(tmp, "plugins")
-        os.makedirs(plugins)
+        du.apply(api, os.path.join(deploy, "serviceaccount.yaml"))
+        cms = du.apply(api, os.path.join(deploy, "configmap.yaml"))
+        dep = du.apply(api, os.path.join(deploy, "deployment.yaml"))[0]
+        c = du.check_manifest(dep)
+        du.service_account(api, "monitoring", "prometheus")
+        du.service_account(api, "monitoring", "nobody")
+        etc, sa, plugins, scratch = du.replica_files(api, env, tmp, cms[0])
+        cport = c["ports"][0]["containerPort"]
+        ct.check(du.listen_port(c["args"]) == cport,
+                 "the container listens on its containerPort %d" % cport)
+        port = du.free_port()
+        # The container's arguments; the volumes are folders here.
         args = []
-        for a in c["args"][1:]:
+        for a in du.map_port(c["args"], port)[1:]:
             a = a.replace("/etc/ksched", etc)
             a = a.replace("/var/lib/ksched/plugins", plugins)
-            if a.startswith("--listen") or a == "--allow-remote":
-                continue
             args.append(a)
-        args += ["--plugin-dir", plugin_dir]
-        host, port = env["K8S_URL"][len("https://"):].rsplit(":", 1)
+        ct.check("--allow-remote" in args and "--token-file" not in
+                 " ".join(args), "the container runs with --allow-remote "
+                 "and no token file: %s" % " ".join(c["args"]))
+        host, kport = env["K8S_URL"][len("https://"):].rsplit(":", 1)
         penv = dict(os.environ, KUBERNETES_SERVICE_HOST=host,
-                    KUBERNETES_SERVICE_PORT=port,
-                    KSCHED_SERVICE_ACCOUNT_DIR=sa)
+                    KUBERNETES_SERVICE_PORT=kport,
+                    KSCHED_SERVICE_ACCOUNT_DIR=sa, TMPDIR=scratch,
+                    KSCHED_PLUGIN_PATH=plugin_dir)
         penv.pop("KUBECONFIG", None)
-        s = ct.Serve(ksched, args, env=penv)
+        s = ct.ksched_test.ServeProcess(ksched, args, env=penv)
         servers.append(s)
-        ct.check(bool(s.log_has(r"cluster mode: .*in-cluster", 20)),
+        s.started.wait(30)
+        ct.check((s.addr or "").startswith("https://"),
+                 "it serves HTTPS (%s)" % s.addr)
+        ct.check(any("self-signed certificate" in l for l in s.lines),
+                 "with a self-signed certificate")
+        ct.check(any(("cluster mode:" in l and "in-cluster" in l)
+                     for l in s.lines) or bool(ct.wait_for(
+                         "in-cluster", lambda: any(
+                             "in-cluster" in l for l in s.lines), 20)),
                  "it runs in-cluster with the service account")
-        ct.check(bool(s.log_has(
-            r'403 Forbidden: .*User \\?"system:serviceaccount:kube-system:'
-            r'ksched\\?" cannot (list|get|create) resource', 30)),
+        ct.check(bool(ct.wait_for("the refusal", lambda: any(
+            "403 Forbidden" in l and
+            "system:serviceaccount:kube-system:ksched" in l and
+            "cannot" in l for l in s.lines), 30)),
             "without deploy/rbac.yaml the log names the forbidden verb and "
             "resource")
-        st, body = s.get("/readyz")
+        st, body = du.https(port, "/readyz")
         ct.check(st == 503, "and /readyz is 503 (%s)" % body[:120].strip())
-        s.stop()
-        apply(api, os.path.join(deploy, "rbac.yaml"))
-        s = ct.Serve(ksched, args, env=penv)
+        st, body = du.https(port, "/metrics",
+                            du.token(api, "monitoring", "prometheus"))
+        ct.check(st == 401, "no TokenReview allowed yet: /metrics is 401 "
+                 "(%d)" % st)
+        s.proc.terminate()
+        s.proc.wait(30)
+        du.apply(api, os.path.join(deploy, "rbac.yaml"))
+        s = ct.ksched_test.ServeProcess(ksched, args, env=penv)
         servers.append(s)
-        lead = ct.wait_for("leader", lambda: "leader" in s.get("/readyz")[1]
-                           and "standby" not in s.get("/readyz")[1], 60)
-        ct.check(bool(lead), "with the RBAC applied it becomes leader")
-        lease = api.must("GET", "/apis/coordination.k8s.io/v1/namespaces/"
-                         "kube-system/leases/ksched")
-        ct.check(lease["spec"].get("holderIdentity", "").startswith(
-                 os.uname().nodename + "_"),
+        s.started.wait(30)
+        lead = ct.wait_for("leader", lambda: "ok: leader" in
+                           du.https(port, "/readyz")[1], 60)
+        ct.check(bool(lead), "with the RBAC applied it becomes leader and "
+                 "/readyz (HTTPS, as the probe) is 200")
+        st, _ = du.https(port, "/livez")
+        ct.check(st == 200, "/livez is 200 (%d)" % st)
+        holder = du.lease_holder(api)
+        ct.check(holder.startswith(os.uname().nodename + "_"),
                  "the Lease kube-system/ksched is held by HOSTNAME_suffix "
-                 "(%s)" % lease["spec"].get("holderIdentity"))
-        for i in range(2):
-            api.must("POST", "/api/v1/nodes", ct.node_obj("d%d" % i))
-        for i in range(20):
-            api.must("POST", "/api/v1/namespaces/default/pods",
-                     ct.pod_obj("dp%d" % i))
-        ok = ct.wait_for("pods bound", lambda: all(
-            p["spec"].get("nodeName") for k, p in
-            ct.pods_by_name(api).items() if k.startswith("dp")), 60)
-        ct.check(bool(ok), "the pods with schedulerName ksched are bound")
-        rc = s.stop()
+                 "(%s)" % holder)
+        du.scrape_checks(api, port, "host binary")
+        du.cert_checks(port, tmp)
+        du.schedule_checks(api, "d")
+        s.proc.terminate()
+        rc = s.proc.wait(30)
         ct.check(rc == 0, "SIGTERM: exit 0 (%s)" % rc)
-        lease = api.must("GET", "/apis/coordination.k8s.io/v1/namespaces/"
-                         "kube-system/leases/ksched")
-        ct.check(lease["spec"].get("holderIdentity", "") == "",
-                 "and the Lease is released on the way out (%r)"
-                 % lease["spec"].get("holderIdentity"))
+        ct.check(du.lease_holder(api) == "",
+                 "and the Lease is released on the way out")
     finally:
         for s in servers:
             if s.proc.poll() is None:
