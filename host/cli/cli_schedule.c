@@ -251,7 +251,8 @@ static void explain(run_t *run, const ks_cycle_result_t *r)
             }
             if (sent != SIZE_MAX)
                 printf("  %-24s rejected by extender %s: not in its "
-                       "answer\n",
+                       "answer, no reason given (counted in the FitError's "
+                       "total without a reason; not tried by preemption)\n",
                        ni->node->name, t->ext[sent].cfg->url_prefix);
             else if (asked)
                 printf("  %-24s passes the Filter plugins\n", ni->node->name);

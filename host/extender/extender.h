@@ -76,16 +76,22 @@ int ks_extender_parse_preemption(const char *body, size_t len,
                                  ks_ext_victims_fn fn, void *ud, char *msg,
                                  size_t msg_len);
 
-/* ExtenderFilterResult. Strings point into the parsed document, which
+/* The answers (ext_answer.c) are read as kube-scheduler reads them, with
+ * Go's encoding/json rules (base/json_go.h): field names match
+ * case-insensitively, the last repeated key wins, unknown keys are
+ * ignored, and a malformed answer's error is Go's text.
+ *
+ * ExtenderFilterResult. Strings point into the parsed document, which
  * lives until ks_extender_filter_result_free. */
 typedef struct ks_ext_pair {
     const char *node, *reason;
 } ks_ext_pair_t;
 
 typedef struct ks_ext_filter_result {
-    void *doc_;               /* json_t */
+    void *doc_;               /* ks_gj_doc_t (base/json_go.h) */
     const char **nodes;       /* NodeNames, or Nodes.items[].metadata.name */
     size_t n_nodes;
+    int has_nodes;            /* the list read was given (not null) */
     ks_ext_pair_t *failed;    /* FailedNodes */
     size_t n_failed;
     ks_ext_pair_t *unresolvable; /* FailedAndUnresolvableNodes */

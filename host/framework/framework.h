@@ -238,6 +238,10 @@ struct ks_node_status_map {
     uint8_t *set;    /* 1 when st[i] holds a failure */
     uint32_t n;
     const ks_snapshot_t *snap;
+    /* The code a node without a status reads as (host API
+     * node_status_code): UnschedulableAndUnresolvable, upstream v1.36's
+     * absentNodesStatus; Success under v1.24.1's rules (nil status). */
+    ks_code_t absent;
 };
 
 struct ks_prefilter_result {

@@ -130,6 +130,10 @@ static uint32_t api_owner_selectors(ks_handle_t *h, const ks_pod_t *pod,
                          : 0;
 }
 
+/* A node the map has no status for (an extender dropped it from its
+ * answer without a reason, PreFilter's node names left it out, or it is
+ * not in the snapshot) reads as m->absent: UnschedulableAndUnresolvable,
+ * upstream v1.36's absentNodesStatus, so preemption does not try it. */
 static ks_code_t api_node_status_code(const ks_node_status_map_t *m,
                                       const char *node_name)
 {
@@ -137,7 +141,7 @@ static ks_code_t api_node_status_code(const ks_node_status_map_t *m,
     if (m == NULL || m->snap == NULL || node_name == NULL)
         return KS_SUCCESS;
     i = ks_snapshot_index(m->snap, node_name);
-    return i < m->n && m->set[i] ? m->st[i].code : KS_SUCCESS;
+    return i < m->n && m->set[i] ? m->st[i].code : m->absent;
 }
 
 static int api_cs_write(ks_cycle_state_t *cs, const char *key, void *data,

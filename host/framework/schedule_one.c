@@ -63,12 +63,13 @@ void ks_fit_error_format(const struct ks_node_status_map *m, uint32_t n_nodes,
         ks_fit_error_write(buf, len, n_nodes, h, nr, post_msg);
         return;
     }
-    /* No reason at all: "0/N nodes are available." (upstream prints
-     * "available: ." here; kept as the host always printed it). */
+    /* No reason at all (every node dropped by an extender without one):
+     * upstream's FitError adds no histogram, so the text stops at the
+     * colon, with PostFilter's message after it when there is one. */
     if (post_msg && post_msg[0])
-        snprintf(buf, len, "0/%u nodes are available. %s", n_nodes, post_msg);
+        snprintf(buf, len, "0/%u nodes are available: %s", n_nodes, post_msg);
     else
-        snprintf(buf, len, "0/%u nodes are available.", n_nodes);
+        snprintf(buf, len, "0/%u nodes are available:", n_nodes);
 }
 
 /* --- one attempt --------------------------------------------------------------- */

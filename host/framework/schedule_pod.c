@@ -1096,6 +1096,8 @@ int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
     /* Clear the statuses the previous cycle set. */
     if (s->smap.n > 0) /* no nodes: no array (memset(NULL, 0, 0) is UB) */
         memset(s->smap.set, 0, s->smap.n);
+    s->smap.absent = s->opts.absent_success ? KS_SUCCESS
+                                            : KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
     o->r.n_nodes = n_all;
     o->r.statuses = &s->smap;
     o->r.feasible = s->feasible;

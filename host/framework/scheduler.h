@@ -148,6 +148,11 @@ typedef struct ks_sched_opts {
     /* Score plugins that returned Skip at PreScore anyway (framework.h
      * score_skipped): the conformance runner's v1.24.1 scores. */
     int score_skipped;
+    /* A node without a status (dropped by an extender without a reason,
+     * left out by PreFilter's node names) reads as Success, v1.24.1's nil
+     * status, instead of v1.36's UnschedulableAndUnresolvable: the
+     * conformance runner's v1.24.1 preemption. */
+    int absent_success;
     ks_sched_observer_t obs;
     ks_sched_writer_t writer;
 } ks_sched_opts_t;

@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "base/buf.h"
+#include "base/json_go.h"
 #include "base/log.h"
 #include "base/mono_clock.h"
 #include "cluster/objects.h"
@@ -143,6 +144,20 @@ static int has_ctl(const char *s)
     return 0;
 }
 
+/* The value of the last key of obj that fills the Go field `field` under
+ * encoding/json's case-insensitive matching, or NULL. */
+static json_t *gvk_field(json_t *obj, const char *field)
+{
+    const char *key;
+    json_t *v, *found = NULL;
+    json_object_foreach(obj, key, v)
+    {
+        if (ks_gj_key_fills(key, strlen(key), field))
+            found = v;
+    }
+    return found;
+}
+
 /* Optional string member `key` of `obj` into a malloc'd copy (*out stays
  * NULL when absent, null or ""). */
 static int opt_string(json_t *obj, const char *key, const char *cmd,
@@ -217,9 +232,11 @@ int ks_exec_credential_parse(const char *json, size_t len,
                           command);
         goto out;
     }
-    v = json_object_get(root, "kind");
+    /* client-go finds the kind and apiVersion with encoding/json (Go's
+     * case-insensitive keys); the rest is decoded case-sensitively. */
+    v = gvk_field(root, "kind");
     kind = json_is_string(v) ? json_string_value(v) : NULL;
-    v = json_object_get(root, "apiVersion");
+    v = gvk_field(root, "apiVersion");
     av = json_is_string(v) ? json_string_value(v) : NULL;
     if (kind == NULL || strcmp(kind, "ExecCredential") != 0) {
         rc = ks_error_set(err, KS_EAUTH,

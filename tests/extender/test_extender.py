@@ -12,7 +12,11 @@ test can change the behaviour per case:
                   were sent, else Nodes),
    "prioritize": {"scores": {"node": 0..10}, "mode": ..., "delay": ...},
    "bind":       {"mode": ..., "message": ...},
-   "preempt":    {"drop": [node], "victims": {"node": [uid]}, "mode": ...}}
+   "preempt":    {"drop": [node], "victims": {"node": [uid]}, "mode": ...},
+   "case":       "lower|camel|upper" (the answers' field names so spelled,
+                  as extenders written outside Go often answer)}
+  A filter's "drop": [node] leaves nodes out of its answer without a
+  reason in FailedNodes.
 
 Every request is appended to <control>.log as one JSON line
 {"verb", "body"} so tests can check what ksched sent.
@@ -35,6 +39,36 @@ def control():
         return {}
 
 
+GO_FIELDS = {"NodeNames", "Nodes", "FailedNodes", "FailedAndUnresolvableNodes",
+             "Error", "Host", "Score", "NodeNameToMetaVictims", "Pods", "UID",
+             "NumPDBViolations", "items", "metadata", "name"}
+
+
+def spell(key, case):
+    if key not in GO_FIELDS:
+        return key
+    if case == "lower":
+        return key.lower()
+    if case == "upper":
+        return key.upper()
+    if case == "camel":
+        return key[0].lower() + key[1:]
+    return key
+
+
+def respell(v, case, in_map=False):
+    """The answer with its Go field names spelled in `case` (map keys, the
+    node names of FailedNodes and NodeNameToMetaVictims, are left)."""
+    if isinstance(v, list):
+        return [respell(x, case) for x in v]
+    if isinstance(v, dict):
+        return {(k if in_map else spell(k, case)):
+                respell(x, case, k in ("FailedNodes", "FailedAndUnresolvableNodes",
+                                       "NodeNameToMetaVictims") and not in_map)
+                for k, x in v.items()}
+    return v
+
+
 class H(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -42,6 +76,12 @@ class H(BaseHTTPRequestHandler):
         pass
 
     def reply(self, code, body):
+        case = control().get("case")
+        if case and code == 200 and isinstance(body, str):
+            try:
+                body = json.dumps(respell(json.loads(body), case))
+            except ValueError:
+                pass
         data = body.encode() if isinstance(body, str) else body
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
@@ -101,7 +141,9 @@ class H(BaseHTTPRequestHandler):
         rej = c.get("reject", {})
         unr = c.get("unresolvable", {})
         names = self.names(body)
-        keep = [n for n in names if n not in rej and n not in unr]
+        drop = c.get("drop", [])
+        keep = [n for n in names if n not in rej and n not in unr and
+                n not in drop]
         res = {"FailedNodes": {n: r for n, r in rej.items() if n in names},
                "FailedAndUnresolvableNodes": {n: r for n, r in unr.items() if n in names},
                "Error": ""}

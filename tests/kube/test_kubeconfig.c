@@ -1227,6 +1227,30 @@ START_TEST(test_exec_parse_and_info)
     ck_assert_int_eq(c.expiry_ms, 1714550400500LL);
     ks_exec_cred_clear(&c);
     ck_assert_ptr_null(c.token);
+    {
+        /* client-go finds apiVersion and kind with encoding/json (any
+         * case), then decodes the object case-sensitively: "Status" is
+         * not "status". */
+        static const char mixed[] =
+            "{\"APIVERSION\":\"client.authentication.k8s.io/v1beta1\","
+            "\"Kind\":\"ExecCredential\",\"status\":{\"token\":\"m\"}}";
+        static const char status_case[] =
+            "{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\","
+            "\"kind\":\"ExecCredential\",\"Status\":{\"token\":\"m\"}}";
+        ck_assert_int_eq(ks_exec_credential_parse(mixed, strlen(mixed),
+                                                  KS_EXEC_API_V1BETA1, "x",
+                                                  &c, &err),
+                         0);
+        ck_assert_str_eq(c.token, "m");
+        ks_exec_cred_clear(&c);
+        ck_assert_int_eq(ks_exec_credential_parse(status_case,
+                                                  strlen(status_case),
+                                                  KS_EXEC_API_V1BETA1, "x",
+                                                  &c, &err),
+                         KS_EAUTH);
+        ck_assert_msg(strstr(err.msg, "didn't return a status") != NULL,
+                      "%s", err.msg);
+    }
 
     p = ks_exec_plugin_new();
     ck_assert_ptr_nonnull(p);
