@@ -1,8 +1,11 @@
 /*
  * Manifest reader: a multi-document YAML stream of Kubernetes objects, each
  * document one object or a `kind: List` (what `kubectl get -o yaml` prints)
- * whose items are flattened. Node, Pod, Service and Namespace are kept;
- * other kinds are counted and reported through the notice callback.
+ * whose items are flattened. Node, Pod, Service and Namespace are kept,
+ * and so are ReplicaSet, StatefulSet and ReplicationController, as selector
+ * holders (PodTopologySpread's system-default spreading reads their
+ * selectors, as cluster mode does); other kinds are counted and reported
+ * through the notice callback, one line per kind and input.
  *
  * Documents are built by base/yaml_doc.h's builder, with one alias budget
  * for the whole stream: at most KS_YAML_MAX_ALIASES alias references and an
@@ -19,6 +22,16 @@
 #include "objects.h"
 #include "objects_yaml.h"
 
+#define READS "Node, Pod, Service, Namespace, ReplicaSet, StatefulSet, " \
+              "ReplicationController"
+
+/* The objects of one kind skipped in one input: reported once at its end. */
+typedef struct skipped_kind {
+    char *kind;
+    size_t count, line;
+    char first[520]; /* "ns/name" of the first one */
+} skipped_kind_t;
+
 typedef struct loader {
     ks_manifest_t *m;
     const char *file;
@@ -26,6 +39,8 @@ typedef struct loader {
     ks_intern_t *in;
     void (*notice)(const char *msg);
     ks_error_t *err;
+    skipped_kind_t *skipped;
+    size_t n_skipped;
 } loader_t;
 
 /* Append to a manifest array. The capacity is implied by the count: 8,
@@ -61,6 +76,9 @@ static const yaml_node_t *map_field(const loader_t *l, const yaml_node_t *map,
 {
     return ks_yaml_get(l->doc, map, key);
 }
+
+static int note_skipped(loader_t *l, const yaml_node_t *obj,
+                        const char *kind);
 
 static int load_object(loader_t *l, yaml_node_t *obj, const char *where)
 {
@@ -107,23 +125,78 @@ static int load_object(loader_t *l, yaml_node_t *obj, const char *where)
             ks_namespace_free(ns);
             rc = ks_error_set(l->err, KS_ENOMEM, "out of memory");
         }
-    } else {
-        const yaml_node_t *md = map_field(l, obj, "metadata");
-        const char *ns = scalar_field(l, md, "namespace");
-        const char *name = scalar_field(l, md, "name");
-        char msg[1024];
-        l->m->n_skipped++;
-        if (l->notice != NULL) {
-            snprintf(msg, sizeof(msg),
-                     "%s:%zu: skipping %s %s%s%s (ksched reads Node, Pod, "
-                     "Service, Namespace)",
-                     l->file, obj->start_mark.line + 1, kind,
-                     ns && ns[0] ? ns : "", ns && ns[0] ? "/" : "",
-                     name ? name : "(unnamed)");
-            l->notice(msg);
+    } else if (strcmp(kind, "ReplicaSet") == 0 ||
+               strcmp(kind, "StatefulSet") == 0 ||
+               strcmp(kind, "ReplicationController") == 0) {
+        ks_service_t *owner;
+        rc = ks_workload_from_yaml(kind, l->file, l->doc, obj, l->in, &owner,
+                                   l->err);
+        if (rc == 0 &&
+            push_service(&l->m->services, &l->m->n_services, owner)) {
+            ks_service_free(owner);
+            rc = ks_error_set(l->err, KS_ENOMEM, "out of memory");
         }
+    } else {
+        l->m->n_skipped++;
+        rc = note_skipped(l, obj, kind);
     }
     return rc;
+}
+
+/* Count a skipped object under its kind (the first one's name and line are
+ * kept for the notice). */
+static int note_skipped(loader_t *l, const yaml_node_t *obj, const char *kind)
+{
+    const yaml_node_t *md = map_field(l, obj, "metadata");
+    const char *ns = scalar_field(l, md, "namespace");
+    const char *name = scalar_field(l, md, "name");
+    skipped_kind_t *k;
+    size_t i;
+    for (i = 0; i < l->n_skipped; i++)
+        if (strcmp(l->skipped[i].kind, kind) == 0) {
+            l->skipped[i].count++;
+            return 0;
+        }
+    k = realloc(l->skipped, (l->n_skipped + 1) * sizeof *k);
+    if (k == NULL)
+        return ks_error_set(l->err, KS_ENOMEM, "out of memory");
+    l->skipped = k;
+    k = &l->skipped[l->n_skipped];
+    if ((k->kind = strdup(kind)) == NULL)
+        return ks_error_set(l->err, KS_ENOMEM, "out of memory");
+    l->n_skipped++;
+    k->count = 1;
+    k->line = obj->start_mark.line + 1;
+    snprintf(k->first, sizeof k->first, "%s%s%s", ns && ns[0] ? ns : "",
+             ns && ns[0] ? "/" : "", name ? name : "(unnamed)");
+    return 0;
+}
+
+/* One notice per skipped kind, in the order the kinds first appeared:
+ * "FILE:LINE: skipping KIND NAME (...)" for one object, "FILE: skipping N
+ * KIND objects, the first KIND NAME at line L (...)" for several. */
+static void report_skipped(loader_t *l)
+{
+    size_t i;
+    char msg[1400];
+    for (i = 0; i < l->n_skipped; i++) {
+        const skipped_kind_t *k = &l->skipped[i];
+        if (l->notice != NULL && k->count == 1)
+            snprintf(msg, sizeof msg, "%s:%zu: skipping %s %s (ksched reads "
+                                      READS ")",
+                     l->file, k->line, k->kind, k->first);
+        else if (l->notice != NULL)
+            snprintf(msg, sizeof msg, "%s: skipping %zu %s objects, the "
+                                      "first %s at line %zu (ksched reads "
+                                      READS ")",
+                     l->file, k->count, k->kind, k->first, k->line);
+        if (l->notice != NULL)
+            l->notice(msg);
+        free(k->kind);
+    }
+    free(l->skipped);
+    l->skipped = NULL;
+    l->n_skipped = 0;
 }
 
 static int is_list_kind(const char *kind)
@@ -298,13 +371,14 @@ int ks_manifest_load_string(ks_manifest_t *m, const char *name,
                             void (*notice)(const char *msg), ks_error_t *err)
 {
     yaml_parser_t parser;
-    loader_t l = {m, name ? name : "<input>", NULL, in, notice, err};
+    loader_t l = {m, name ? name : "<input>", NULL, in, notice, err, NULL, 0};
     int rc;
     if (!yaml_parser_initialize(&parser))
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
     rc = load_parser(&l, &parser, yaml, len);
     yaml_parser_delete(&parser);
+    report_skipped(&l);
     return rc;
 }
 
@@ -312,7 +386,7 @@ int ks_manifest_load_file(ks_manifest_t *m, const char *path, ks_intern_t *in,
                           void (*notice)(const char *msg), ks_error_t *err)
 {
     yaml_parser_t parser;
-    loader_t l = {m, path, NULL, in, notice, err};
+    loader_t l = {m, path, NULL, in, notice, err, NULL, 0};
     FILE *f = fopen(path, "rb");
     int rc;
     if (f == NULL)
@@ -325,6 +399,7 @@ int ks_manifest_load_file(ks_manifest_t *m, const char *path, ks_intern_t *in,
     yaml_parser_set_input_file(&parser, f);
     rc = load_parser(&l, &parser, NULL, 0);
     yaml_parser_delete(&parser);
+    report_skipped(&l);
     if (rc == 0 && ferror(f))
         rc = ks_error_set(err, KS_EIO, "%s: read error", path);
     fclose(f);

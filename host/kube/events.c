@@ -31,7 +31,7 @@ struct ks_event_recorder {
     char *hostname;
     ks_strmap_t series; /* key -> series_t */
     uv_timer_t flush;
-    uint64_t seq;
+    uint64_t last_name_ns; /* the last event name's time, kept increasing */
     ks_event_stats_t stats;
     int closed;
     unsigned pending;    /* requests in flight (the client's calls owned
@@ -323,9 +323,18 @@ void ks_event_record(ks_event_recorder_t *r, const char *controller,
         ks_strmap_del(&r->series, s->key);
         series_free(s);
     }
-    /* client-go names events "<object name>.<unique suffix>". */
-    snprintf(name, sizeof name, "%s.%" PRIx64 "%04" PRIx64, regarding->name,
-             (uint64_t)now * 1000u, (r->seq++) & 0xffff);
+    /* client-go names events "<object name>.<UnixNano in hex>"; a name
+     * is kept unique by never reusing a nanosecond. */
+    {
+        struct timespec ts;
+        uint64_t ns;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        if (ns <= r->last_name_ns)
+            ns = r->last_name_ns + 1;
+        r->last_name_ns = ns;
+        snprintf(name, sizeof name, "%s.%" PRIx64, regarding->name, ns);
+    }
     kl = strlen(key) + 1;
     if ((s = calloc(1, sizeof *s + kl)) == NULL)
         return;

@@ -88,10 +88,12 @@ START_TEST(test_stream_and_list)
     ck_assert_int_eq(n_notices, 2);
     ck_assert_str_eq(notices[0], "c.yaml:13: skipping Deployment shop/web "
                                  "(ksched reads Node, Pod, Service, "
-                                 "Namespace)");
+                                 "Namespace, ReplicaSet, StatefulSet, "
+                                 "ReplicationController)");
     ck_assert_str_eq(notices[1], "c.yaml:25: skipping ClusterRole admin "
                                  "(ksched reads Node, Pod, Service, "
-                                 "Namespace)");
+                                 "Namespace, ReplicaSet, StatefulSet, "
+                                 "ReplicationController)");
     /* appending a second input to the same manifest */
     ck_assert_int_eq(load(&m, "kind: Pod\nmetadata: {name: p3}\n", &err), 0);
     ck_assert_uint_eq(m.n_pods, 3);
@@ -431,7 +433,57 @@ START_TEST(test_items_key_on_other_kinds)
     ck_assert_uint_eq(m.n_namespaces, 1);
     ck_assert_uint_eq(m.n_skipped, 1);
     ck_assert_str_eq(notices[0], "c.yaml:1: skipping Widget w (ksched reads "
-                                 "Node, Pod, Service, Namespace)");
+                                 "Node, Pod, Service, Namespace, ReplicaSet, "
+                                 "StatefulSet, ReplicationController)");
+    ks_manifest_free(&m);
+}
+END_TEST
+
+/* ReplicaSets, StatefulSets and ReplicationControllers are read as
+ * selector holders; skipped kinds are reported once per kind. */
+START_TEST(test_workloads_and_folded_notices)
+{
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    int rc = load(&m,
+                  "kind: List\n"                                    /* 1 */
+                  "items:\n"                                        /* 2 */
+                  "- kind: ReplicaSet\n"                            /* 3 */
+                  "  metadata: {name: web-1, namespace: shop}\n"
+                  "  spec: {selector: {matchLabels: {app: web}}}\n"
+                  "- kind: StatefulSet\n"                           /* 6 */
+                  "  metadata: {name: db, namespace: shop}\n"
+                  "  spec: {selector: {matchExpressions: [{key: app, "
+                  "operator: In, values: [db]}]}}\n"
+                  "- kind: ReplicationController\n"                 /* 9 */
+                  "  metadata: {name: old, namespace: shop}\n"
+                  "  spec: {selector: {app: old}}\n"
+                  "- kind: ConfigMap\n"                             /* 12 */
+                  "  metadata: {name: a, namespace: shop}\n"
+                  "- kind: Secret\n"                                /* 14 */
+                  "  metadata: {name: s, namespace: shop}\n"
+                  "- kind: ConfigMap\n"                             /* 16 */
+                  "  metadata: {name: b, namespace: shop}\n"
+                  "- kind: ConfigMap\n"
+                  "  metadata: {name: c, namespace: shop}\n",
+                  &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    ck_assert_uint_eq(m.n_services, 3);
+    ck_assert_str_eq(m.services[0]->name, "ReplicaSet/web-1");
+    ck_assert_str_eq(m.services[1]->name, "StatefulSet/db");
+    ck_assert_str_eq(m.services[2]->name, "ReplicationController/old");
+    ck_assert_ptr_nonnull(m.services[0]->selector);
+    ck_assert_uint_eq(m.services[1]->selector->n, 1);
+    ck_assert_uint_eq(m.n_skipped, 4);
+    ck_assert_int_eq(n_notices, 2);
+    ck_assert_str_eq(notices[0], "c.yaml: skipping 3 ConfigMap objects, the "
+                                 "first shop/a at line 12 (ksched reads "
+                                 "Node, Pod, Service, Namespace, ReplicaSet, "
+                                 "StatefulSet, ReplicationController)");
+    ck_assert_str_eq(notices[1], "c.yaml:14: skipping Secret shop/s (ksched "
+                                 "reads Node, Pod, Service, Namespace, "
+                                 "ReplicaSet, StatefulSet, "
+                                 "ReplicationController)");
     ks_manifest_free(&m);
 }
 END_TEST
@@ -477,6 +529,7 @@ int main(void)
     tcase_add_test(tc, test_alias_across_items);
     tcase_add_test(tc, test_items_key_on_other_kinds);
     tcase_add_test(tc, test_load_file);
+    tcase_add_test(tc, test_workloads_and_folded_notices);
     tcase_add_test(tc, test_alias_bomb);
     tcase_add_test(tc, test_alias_bomb_spread);
     tcase_add_test(tc, test_recursive_alias);

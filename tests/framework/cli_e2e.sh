@@ -241,6 +241,25 @@ if run_bin "$TMP/bin/ksched" 0 plugins; then
     fi
 fi
 
+# A snapshot's ReplicaSets are selector holders: a pod the ReplicaSet owns
+# spreads by its selector (PodTopologySpread's system defaults), away from
+# the node that already runs one of its pods; without the ReplicaSet the
+# plugin has no constraint and skips.
+RS="$DATA/replicaset-spread.yaml"
+if run 0 schedule --cluster "$RS" --plugin-dir "$PLUG" \
+        --no-default-plugin-path --deterministic --explain default/w2; then
+    grep -q '^  n1 .*PodTopologySpread [0-9]' "$OUT" ||
+        fail "PodTopologySpread did not score the ReplicaSet's pod"
+    has "$OUT" "default/w2"
+    grep -q '^default/w2 *n2$' "$OUT" || fail "w2 not spread to n2"
+fi
+grep -v -e '^- kind: ReplicaSet' -e 'name: web-1, namespace' \
+    -e 'matchLabels: {app: web}' "$RS" >"$TMP/no-rs.yaml"
+if run 0 schedule --cluster "$TMP/no-rs.yaml" --plugin-dir "$PLUG" \
+        --no-default-plugin-path --deterministic --explain default/w2; then
+    has "$OUT" "PodTopologySpread skipped"
+fi
+
 if [ "$failures" -ne 0 ]; then
     echo "$failures check(s) failed"
     exit 1
