@@ -406,7 +406,10 @@ int ks_cli_serve(int argc, char **argv)
         /* From here on this is the worker (supervisor/supervisor.h). */
         char smsg[600];
         ks_supervisor_opts_t so = {0};
-        so.stand_in_addr = socket_path || tls_cert
+        /* Delegated authentication may serve HTTPS (secure.h): no
+         * plain-HTTP stand-in then either. */
+        so.stand_in_addr = socket_path || tls_cert || authn_kc || authz_kc ||
+                                   (allow_remote && !token_file && !embedded)
                                ? NULL
                                : (const struct sockaddr *)&ss;
         if (ks_supervisor_run(&so, smsg, sizeof smsg) != 0) {

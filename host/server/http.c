@@ -22,6 +22,9 @@
 #define MAX_URL 8192
 #define LINGER_MS 2000
 #define READ_BUF 65536
+/* Input kept while an answer is deferred (ks_http_defer) before reading
+ * stops until it is sent. */
+#define DEFERRED_BACKLOG_MAX (64 * 1024)
 /* Descriptors kept free beyond the connections (listeners, the loop,
  * plugin files, watches, clients of an API server). */
 #define FD_MARGIN 256
@@ -823,9 +826,9 @@ static int cb_message_complete(http_parser *p)
     if (c->ignore_input || c->closing) {
         http_parser_pause(p, 1); /* stop at this message */
     } else if (c->deferred) {
-        /* The answer comes later: parse nothing more (the request's
-         * buffers stay as they are) and read nothing until then. */
-        stop_reading(c);
+        /* The answer comes later: parse nothing more until then (the
+         * request's buffers stay as they are). Reading goes on, into the
+         * backlog, so that a client that leaves is noticed. */
         http_parser_pause(p, 1);
     } else if (!c->streaming && c->pending > s->lim.max_output) {
         /* Its answers are not being read: parse no further request until
@@ -899,10 +902,13 @@ static void plain_input(ks_http_conn_t *c, const char *data, size_t len)
     if (c->ignore_input)
         return;
     if (c->out_paused || c->deferred) {
-        /* Read before the pause took effect: keep it for later. */
+        /* Read before the pause took effect (or while an answer is
+         * deferred): keep it for later, up to a bound. */
         ks_buf_append(&c->backlog, data, len);
         if (c->backlog.oom)
             conn_close(c);
+        else if (c->backlog.len > DEFERRED_BACKLOG_MAX)
+            stop_reading(c);
         return;
     }
     conn_feed(c, data, len);

@@ -25,6 +25,16 @@ static char dir[64], sock_path[100];
 static int handled;             /* requests the handler saw */
 static int stream_writes_ok;    /* pieces ks_http_stream_write took */
 static int stream_unbounded;    /* /stream: no limit on this stream */
+static ks_http_conn_t *deferred; /* /defer: answered later by the test */
+static int deferred_closed;     /* its client left before the answer */
+
+static void deferred_gone(void *ud, ks_http_conn_t *c)
+{
+    (void)ud;
+    (void)c;
+    deferred = NULL;
+    deferred_closed++;
+}
 
 #define BIG (32 * 1024)
 
@@ -33,7 +43,11 @@ static void handler(void *ud, ks_http_conn_t *c, const ks_http_request_t *req)
     static char big[BIG];
     (void)ud;
     handled++;
-    if (strcmp(req->path, "/big") == 0) {
+    if (strcmp(req->path, "/defer") == 0) {
+        ks_http_defer(c);
+        ks_http_conn_on_close(c, deferred_gone, NULL);
+        deferred = c;
+    } else if (strcmp(req->path, "/big") == 0) {
         memset(big, 'x', sizeof big);
         ks_http_respond(c, 200, "text/plain", NULL, big, sizeof big);
     } else if (strcmp(req->path, "/stream") == 0) {
@@ -82,7 +96,8 @@ static void start(const ks_http_limits_t *l)
     ks_http_server_set_limits(srv, l);
     ck_assert_msg(ks_http_listen_unix(srv, sock_path, &err) == 0, "%s",
                   err.msg);
-    handled = stream_writes_ok = stream_unbounded = 0;
+    handled = stream_writes_ok = stream_unbounded = deferred_closed = 0;
+    deferred = NULL;
 }
 
 static void stop(void)
@@ -381,6 +396,50 @@ START_TEST(stream_limit)
 }
 END_TEST
 
+/* A deferred answer (ks_http_defer): the requests pipelined behind it wait
+ * unparsed, then are answered in order once it is; a client that leaves
+ * meanwhile is reported to the deferring party. */
+START_TEST(deferred_answer)
+{
+    ks_http_limits_t l;
+    char buf[4096], pipelined[256];
+    const char *first, *second;
+    int fd, eof;
+    size_t got;
+    ks_http_limits_default(&l);
+    start(&l);
+    fd = cl_connect();
+    snprintf(pipelined, sizeof pipelined,
+             "GET /defer HTTP/1.1\r\nHost: x\r\n\r\n%s", get_ok);
+    cl_send(fd, pipelined, strlen(pipelined));
+    pump(50);
+    ck_assert_ptr_nonnull(deferred);
+    ck_assert_int_eq(handled, 1); /* the second request waits */
+    got = cl_read(fd, buf, sizeof buf - 1, 100, &eof);
+    ck_assert_uint_eq(got, 0);
+    ck_assert_int_eq(eof, 0);
+    ks_http_conn_on_close(deferred, NULL, NULL);
+    ks_http_respond(deferred, 200, "text/plain", NULL, "later", 5);
+    deferred = NULL;
+    pump(50);
+    ck_assert_int_eq(handled, 2);
+    got = cl_read(fd, buf, sizeof buf - 1, 2000, &eof);
+    buf[got] = '\0';
+    first = strstr(buf, "later");
+    second = strstr(buf, "\r\n\r\nok");
+    ck_assert_msg(first && second && first < second, "answers: %s", buf);
+    /* Deferred again, and the client goes away. */
+    cl_send(fd, "GET /defer HTTP/1.1\r\nHost: x\r\n\r\n", 32);
+    pump(50);
+    ck_assert_ptr_nonnull(deferred);
+    close(fd);
+    pump(100);
+    ck_assert_ptr_null(deferred);
+    ck_assert_int_eq(deferred_closed, 1);
+    stop();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("http_limits");
@@ -393,6 +452,7 @@ int main(void)
     tcase_add_test(t, slots);
     tcase_add_test(t, pipelined_output_bound);
     tcase_add_test(t, stream_limit);
+    tcase_add_test(t, deferred_answer);
     suite_add_tcase(s, t);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
