@@ -196,6 +196,42 @@ const ks_board_good_t *ks_call_board_good(const ks_call_board_t *b,
     return NULL;
 }
 
+const ks_board_good_t *ks_call_board_swapped(const ks_call_board_t *b,
+                                             const char *name)
+{
+    uint32_t n = atomic_load_explicit(&b->n_swapped, memory_order_acquire);
+    uint32_t i, first = n > KS_BOARD_SWAPPED ? n - KS_BOARD_SWAPPED : 0;
+    for (i = n; i > first; i--) {
+        const ks_board_good_t *g = &b->swapped[(i - 1) % KS_BOARD_SWAPPED];
+        if (strcmp(g->name, name) == 0)
+            return g;
+    }
+    return NULL;
+}
+
+const ks_board_good_t *ks_call_board_rollback(const ks_call_board_t *b,
+                                              const char *name,
+                                              uint64_t bad_hash,
+                                              const ks_board_good_t **before)
+{
+    uint32_t n = atomic_load_explicit(&b->n_swapped, memory_order_acquire);
+    uint32_t i, first = n > KS_BOARD_SWAPPED ? n - KS_BOARD_SWAPPED : 0;
+    const ks_board_good_t *prev = NULL;
+    /* The version serving when `bad_hash` came in: the newest record
+     * with another hash (records only change with the version). */
+    for (i = n; i > first && prev == NULL; i--) {
+        const ks_board_good_t *g = &b->swapped[(i - 1) % KS_BOARD_SWAPPED];
+        if (strcmp(g->name, name) == 0 && g->hash != bad_hash)
+            prev = g;
+    }
+    if (before)
+        *before = prev;
+    if (prev && ks_call_board_quarantined(b, prev->name, prev->hash) == NULL)
+        return prev;
+    /* None, or it faulted too: probation decides. */
+    return ks_call_board_good(b, name);
+}
+
 void ks_call_board_fault_add(ks_call_board_t *b, const ks_board_fault_t *f)
 {
     uint32_t n = atomic_load_explicit(&b->n_faults, memory_order_relaxed);
@@ -208,6 +244,17 @@ void ks_call_board_good_add(ks_call_board_t *b, const ks_board_good_t *g)
     uint32_t n = atomic_load_explicit(&b->n_good, memory_order_relaxed);
     b->good[n % KS_BOARD_GOOD] = *g;
     atomic_store_explicit(&b->n_good, n + 1, memory_order_release);
+}
+
+void ks_call_board_swapped_add(ks_call_board_t *b, const ks_board_good_t *g)
+{
+    const ks_board_good_t *last = ks_call_board_swapped(b, g->name);
+    uint32_t n;
+    if (last && last->hash == g->hash)
+        return;
+    n = atomic_load_explicit(&b->n_swapped, memory_order_relaxed);
+    b->swapped[n % KS_BOARD_SWAPPED] = *g;
+    atomic_store_explicit(&b->n_swapped, n + 1, memory_order_release);
 }
 
 void ks_call_board_fault_from_slot(const ks_call_board_t *b, size_t slot_idx,

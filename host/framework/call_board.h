@@ -38,6 +38,7 @@
 #define KS_BOARD_PLUGINS 1024  /* plugin instances registered (a ring) */
 #define KS_BOARD_FAULTS 64     /* faults remembered (a ring) */
 #define KS_BOARD_GOOD 256      /* known-good plugin versions (a ring) */
+#define KS_BOARD_SWAPPED 256   /* versions serving when a reload began */
 #define KS_BOARD_POD_MAX 320   /* "namespace/name" */
 
 /* Call kinds beyond the extension points (KS_EP_* and KS_FW_EP_*). */
@@ -119,6 +120,13 @@ typedef struct ks_call_board {
     _Atomic uint32_t ready;        /* 1 once the worker serves */
     _Atomic uint32_t n_good;       /* registrations ever (ring) */
     ks_board_good_t good[KS_BOARD_GOOD];
+    /* The plugin versions that were serving when a reload began (each
+     * kept as a file like the good ones), recorded when they differ from
+     * the newest record of the same plugin: what a faulty version that
+     * reload brought in rolls back to, whatever their probation
+     * (ks_call_board_rollback). */
+    _Atomic uint32_t n_swapped;    /* records ever (ring) */
+    ks_board_good_t swapped[KS_BOARD_SWAPPED];
 
     /* The TCP port the worker bound (host order; 0: none yet). Only the
      * port: a replacement worker and the supervisor's stand-in take the
@@ -254,10 +262,31 @@ const ks_board_fault_t *ks_call_board_quarantined(const ks_call_board_t *b,
  * NULL. */
 const ks_board_good_t *ks_call_board_good(const ks_call_board_t *b,
                                           const char *name);
+/* The newest record of `name` among the versions serving when a reload
+ * began (ks_call_board_swapped_add), or NULL. */
+const ks_board_good_t *ks_call_board_swapped(const ks_call_board_t *b,
+                                             const char *name);
+/*
+ * What the quarantined version `bad_hash` of plugin `name` rolls back to:
+ *  1. the version that was serving when a reload brought it in (the newest
+ *     swapped-out record of `name` with another hash), whatever its
+ *     probation, unless that version has a fault too;
+ *  2. else the newest known-good version without a fault
+ *     (ks_call_board_good): probation chooses among older versions.
+ * NULL when neither. *before (when not NULL) is the version of step 1,
+ * faulty or not, or NULL when there was none.
+ */
+const ks_board_good_t *ks_call_board_rollback(const ks_call_board_t *b,
+                                              const char *name,
+                                              uint64_t bad_hash,
+                                              const ks_board_good_t **before);
 /* Append a fault (the supervisor, or batch mode's reporter). */
 void ks_call_board_fault_add(ks_call_board_t *b, const ks_board_fault_t *f);
 /* Append a known-good version. Loop thread of the worker. */
 void ks_call_board_good_add(ks_call_board_t *b, const ks_board_good_t *g);
+/* Record a version serving when a reload began, unless it is already the
+ * newest record of its plugin. Loop thread of the worker. */
+void ks_call_board_swapped_add(ks_call_board_t *b, const ks_board_good_t *g);
 
 /* Describe a fault in one line: plugin "X" version V (file) <crashed with
  * SIGSEGV | overran its 1000 ms deadline> in Filter while scheduling pod

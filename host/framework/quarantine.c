@@ -1,6 +1,7 @@
 /* Quarantine and deadlines: see quarantine.h. */
 #include "quarantine.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,9 +23,10 @@ int ks_quarantine_vet(const char *path, const char **load_path,
     const ks_call_board_t *b = ks_call_board();
     const ks_board_fault_t *f;
     const ks_board_good_t *g;
+    const ks_board_good_t *before;
     uint32_t n = atomic_load_explicit(&b->n_faults, memory_order_acquire);
     uint64_t h;
-    char what[1024];
+    char what[1024], prev[256];
 
     *load_path = path;
     *hash = 0;
@@ -36,13 +38,16 @@ int ks_quarantine_vet(const char *path, const char **load_path,
     if (f == NULL)
         return 0;
     ks_board_fault_describe(f, what, sizeof what);
-    g = ks_call_board_good(b, f->plugin.name);
+    g = ks_call_board_rollback(b, f->plugin.name, h, &before);
     if (g != NULL) {
         ks_log(KS_LOGL_WARN,
                "%s: quarantined (%s); rolling back to version %s of "
-               "generation %llu",
+               "generation %llu (%s)",
                path, what, g->version[0] ? g->version : "(none)",
-               (unsigned long long)g->generation);
+               (unsigned long long)g->generation,
+               g == before ? "the version serving when the faulty one was "
+                             "swapped in"
+                           : "it passed its probation");
         *load_path = g->path;
         *hash = g->hash;
         return 0;
@@ -62,12 +67,21 @@ int ks_quarantine_vet(const char *path, const char **load_path,
                path, what, f->plugin.name);
         return 1;
     }
+    if (before)
+        snprintf(prev, sizeof prev, "version %s of \"%s\", serving when "
+                                    "this one was swapped in, faulted too",
+                 before->version[0] ? before->version : "(none)",
+                 before->name);
+    else
+        snprintf(prev, sizeof prev, "no version of \"%s\" was serving "
+                                    "when this one was swapped in",
+                 f->plugin.name);
     ks_error_append(err, KS_EQUARANTINED,
-                    "%s: quarantined: %s; no earlier version of \"%s\" ran "
-                    "through its probation, so there is nothing to roll back "
-                    "to; replace the file (a reload picks it up), or pass "
+                    "%s: quarantined: %s; %s, and no earlier one ran through "
+                    "its probation, so there is nothing to roll back to; "
+                    "replace the file (a reload picks it up), or pass "
                     "--quarantine=disable to run without the plugin",
-                    path, what, f->plugin.name);
+                    path, what, prev);
     return -1;
 }
 

@@ -7,8 +7,11 @@
  * where the supervisor of `ksched serve` keeps them across workers. When a
  * generation is built, every .so about to be loaded is vetted:
  *  - not quarantined: loaded as found;
- *  - quarantined, and a known-good version of the same plugin was kept:
- *    that version is loaded instead (the automatic rollback);
+ *  - quarantined, and a version to roll back to was kept: that version
+ *    is loaded instead (the automatic rollback). The version that was
+ *    serving when a reload brought the faulty one in comes first, whatever
+ *    its probation, unless it faulted too; else the newest version that
+ *    passed its probation (ks_call_board_rollback);
  *  - quarantined, no good version, policy KS_QUARANTINE_DISABLE: the file
  *    is skipped and the plugin is removed from every profile;
  *  - otherwise the build fails with a message naming the fault and the fix.

@@ -42,6 +42,29 @@ static int copy_file(const char *from, const char *to)
     return 0;
 }
 
+/* Keep plugin `lp` of generation `gen` as a file in the keep directory
+ * (once per version) and describe it in `rec`. -1 (logged) when it cannot
+ * be copied. */
+static int keep_plugin(const ks_call_board_t *b, const ks_loaded_plugin_t *lp,
+                       uint64_t gen, const char *as, ks_board_good_t *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    snprintf(rec->name, sizeof rec->name, "%s", lp->desc.name);
+    snprintf(rec->version, sizeof rec->version, "%s",
+             lp->desc.version ? lp->desc.version : "");
+    snprintf(rec->path, sizeof rec->path, "%s/%s-%016llx.so", b->keep_dir,
+             lp->desc.name, (unsigned long long)lp->hash);
+    rec->hash = lp->hash;
+    rec->generation = gen;
+    if (access(rec->path, F_OK) != 0 &&
+        copy_file(lp->copy_path, rec->path) != 0) {
+        ks_log(KS_LOGL_WARN, "cannot keep %s as %s: %s", lp->path, as,
+               strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* Keep every plugin file of generation g as a good version. */
 static void keep_generation(const ks_generation_t *g)
 {
@@ -58,25 +81,33 @@ static void keep_generation(const ks_generation_t *g)
         have = ks_call_board_good(b, lp->desc.name);
         if (have && have->hash == lp->hash)
             continue; /* already the newest good version */
-        memset(&good, 0, sizeof good);
-        snprintf(good.name, sizeof good.name, "%s", lp->desc.name);
-        snprintf(good.version, sizeof good.version, "%s",
-                 lp->desc.version ? lp->desc.version : "");
-        snprintf(good.path, sizeof good.path, "%s/%s-%016llx.so", b->keep_dir,
-                 lp->desc.name, (unsigned long long)lp->hash);
-        good.hash = lp->hash;
-        good.generation = g->id;
-        if (access(good.path, F_OK) != 0 &&
-            copy_file(lp->copy_path, good.path) != 0) {
-            ks_log(KS_LOGL_WARN, "cannot keep %s as a known-good version: %s",
-                   lp->path, strerror(errno));
-            continue;
-        }
-        ks_call_board_good_add(b, &good);
+        if (keep_plugin(b, lp, g->id, "a known-good version", &good) == 0)
+            ks_call_board_good_add(b, &good);
     }
     ks_log(KS_LOGL_INFO, "generation %llu passed its probation; its plugin "
                          "versions are kept for rollback",
            (unsigned long long)g->id);
+}
+
+void ks_faults_note_swap(const ks_generation_t *serving)
+{
+    ks_call_board_t *b = ks_call_board();
+    size_t i;
+    if (b->keep_dir[0] == '\0' || serving == NULL)
+        return;
+    for (i = 0; i < serving->reg->n; i++) {
+        const ks_loaded_plugin_t *lp = serving->reg->plugins[i];
+        const ks_board_good_t *have;
+        ks_board_good_t rec;
+        if (lp->hash == 0)
+            continue;
+        have = ks_call_board_swapped(b, lp->desc.name);
+        if (have && have->hash == lp->hash)
+            continue; /* recorded at an earlier reload */
+        if (keep_plugin(b, lp, serving->id, "the version to roll back to",
+                        &rec) == 0)
+            ks_call_board_swapped_add(b, &rec);
+    }
 }
 
 static void on_tick(uv_timer_t *t)
@@ -153,6 +184,7 @@ json_t *ks_faults_json(void)
 {
     const ks_call_board_t *b = ks_call_board();
     json_t *faults = json_array(), *good = json_array();
+    json_t *swapped = json_array();
     uint32_t n = atomic_load(&b->n_faults), i;
     for (i = n > KS_BOARD_FAULTS ? n - KS_BOARD_FAULTS : 0; faults && i < n;
          i++) {
@@ -189,10 +221,23 @@ json_t *ks_faults_json(void)
                             ks_call_board_quarantined(b, g->name, g->hash) !=
                                 NULL));
     }
-    return json_pack("{s:b, s:I, s:o, s:o, s:b}", "supervised",
+    n = atomic_load(&b->n_swapped);
+    for (i = n > KS_BOARD_SWAPPED ? n - KS_BOARD_SWAPPED : 0; swapped && i < n;
+         i++) {
+        const ks_board_good_t *g = &b->swapped[i % KS_BOARD_SWAPPED];
+        json_array_append_new(
+            swapped,
+            json_pack("{s:s, s:s, s:s, s:I, s:b}", "name", g->name, "version",
+                      g->version, "path", g->path, "generation",
+                      (json_int_t)g->generation, "quarantined",
+                      ks_call_board_quarantined(b, g->name, g->hash) !=
+                          NULL));
+    }
+    return json_pack("{s:b, s:I, s:o, s:o, s:o, s:b}", "supervised",
                      ks_call_board_shared(), "workerStarts",
                      (json_int_t)atomic_load(&b->worker_starts), "faults",
                      faults ? faults : json_array(), "knownGood",
-                     good ? good : json_array(), "generationPassedProbation",
-                     P.good);
+                     good ? good : json_array(), "swappedOut",
+                     swapped ? swapped : json_array(),
+                     "generationPassedProbation", P.good);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "faults.h"
 #include "server.h"
 
 #define DEBOUNCE_MS 300
@@ -36,6 +37,9 @@ int ks_server_reload(ks_server_t *srv, const char *trigger, uint64_t *gen_id,
     uv_timeval64_t tv;
     int rc;
 
+    /* What a faulty version this reload brings in rolls back to (even one
+     * that crashes while the generation is built). */
+    ks_faults_note_swap(old);
     rc = ks_generation_build(&srv->gen_opts, &g, err);
     snprintf(srv->last_trigger, sizeof srv->last_trigger, "%s", trigger);
     srv->last_time = uv_gettimeofday(&tv) == 0
