@@ -2,7 +2,8 @@
  * The call board and quarantine (framework/call_board.h, quarantine.h):
  * slots record the running call, the deadline scan finds an overrun from
  * consecutive scans, a fault names plugin, version, file, point and pod,
- * quarantine matches a version by hash and rolls back to the newest good
+ * quarantine matches a version by hash and rolls back to the version that
+ * was serving when the faulty one was swapped in, else to the newest good
  * version that is not itself quarantined, and --quarantine=disable removes
  * the plugin from every profile. A shared board survives fork: what a
  * child writes, the parent reads.
@@ -158,6 +159,72 @@ START_TEST(test_quarantine_and_good_versions)
 }
 END_TEST
 
+static ks_board_good_t rec_of(const char *name, const char *version,
+                              uint64_t hash, uint64_t gen)
+{
+    ks_board_good_t g;
+    memset(&g, 0, sizeof g);
+    snprintf(g.name, sizeof g.name, "%s", name);
+    snprintf(g.version, sizeof g.version, "%s", version);
+    snprintf(g.path, sizeof g.path, "/keep/%s-%llu.so", name,
+             (unsigned long long)hash);
+    g.hash = hash;
+    g.generation = gen;
+    return g;
+}
+
+/* The rollback rule: the version serving when the faulty one was swapped
+ * in comes first, whatever its probation; probation chooses only when that
+ * one faulted too or there is none. */
+START_TEST(test_rollback_prefers_the_swapped_out_version)
+{
+    ks_board_good_t v1 = rec_of("Faulty", "1.0.0", 111, 1);
+    ks_board_good_t v2 = rec_of("Faulty", "2.0.0", 222, 2);
+    ks_board_good_t other = rec_of("Other", "9", 999, 2);
+    const ks_board_good_t *before, *g;
+    ks_board_fault_t f;
+
+    /* nothing recorded: nothing to roll back to */
+    ck_assert_ptr_null(ks_call_board_rollback(shared, "Faulty", 333,
+                                              &before));
+    ck_assert_ptr_null(before);
+
+    /* v1 never passed probation, but served when 3.0.0 came in */
+    ks_call_board_swapped_add(shared, &v1);
+    ks_call_board_swapped_add(shared, &other);
+    ks_call_board_swapped_add(shared, &v1); /* no second record */
+    ck_assert_uint_eq(atomic_load(&shared->n_swapped), 2);
+    g = ks_call_board_rollback(shared, "Faulty", 333, &before);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_str_eq(g->version, "1.0.0");
+    ck_assert_ptr_eq(g, before);
+
+    /* 1.0.0 -> 2.0.0 -> 3.0.0: 2.0.0 is what 3.0.0 replaced */
+    ks_call_board_swapped_add(shared, &v2);
+    g = ks_call_board_rollback(shared, "Faulty", 333, NULL);
+    ck_assert_str_eq(g->version, "2.0.0");
+    /* and 1.0.0 is what 2.0.0 replaced */
+    g = ks_call_board_rollback(shared, "Faulty", 222, NULL);
+    ck_assert_str_eq(g->version, "1.0.0");
+
+    /* 2.0.0 faulted too: probation decides, and nothing passed it */
+    f = fault_of("Faulty", "2.0.0", 222);
+    ks_call_board_fault_add(shared, &f);
+    ck_assert_ptr_null(ks_call_board_rollback(shared, "Faulty", 333,
+                                              &before));
+    ck_assert_ptr_nonnull(before);
+    ck_assert_str_eq(before->version, "2.0.0");
+    /* ... not the older 1.0.0, unless it passed its probation */
+    ks_call_board_good_add(shared, &v1);
+    g = ks_call_board_rollback(shared, "Faulty", 333, &before);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_str_eq(g->version, "1.0.0");
+    ck_assert_ptr_ne(g, before);
+    ck_assert_str_eq(ks_call_board_rollback(shared, "Other", 1, NULL)->version,
+                     "9");
+}
+END_TEST
+
 START_TEST(test_vet_rolls_back_or_refuses)
 {
     char dir[] = "/tmp/ks-board-XXXXXX", bad[200], good[200];
@@ -306,6 +373,7 @@ int main(void)
     tcase_add_test(tc, test_deadline_scan_needs_two_looks);
     tcase_add_test(tc, test_fault_text);
     tcase_add_test(tc, test_quarantine_and_good_versions);
+    tcase_add_test(tc, test_rollback_prefers_the_swapped_out_version);
     tcase_add_test(tc, test_vet_rolls_back_or_refuses);
     tcase_add_test(tc, test_disable_removes_from_profiles);
     tcase_add_test(tc, test_shared_board_survives_fork);
