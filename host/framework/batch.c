@@ -261,8 +261,13 @@ int ks_sched_batch_filter_get(ks_scheduler_t *s, uint32_t idx,
     *c = b->f_code[idx];
     if (*c != KS_SUCCESS)
         *st = b->f_st[idx];
-    atomic_fetch_add(&b->reused, 1);
     return 1;
+}
+
+void ks_sched_batch_add_reused(ks_scheduler_t *s, uint64_t n)
+{
+    if (n > 0)
+        atomic_fetch_add_explicit(&s->bt.reused, n, memory_order_relaxed);
 }
 
 void ks_sched_batch_filter_put(ks_scheduler_t *s, const ks_pod_t *pod,
@@ -319,6 +324,7 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
     size_t np = j->fw->n_points[KS_EP_SCORE], p;
     const ks_point_entry_t *pl = j->fw->points[KS_EP_SCORE];
     uint32_t k;
+    uint64_t reused = 0;
     /* score_with_state (since ABI 1.1): the PreScore state, looked up once
      * per chunk as ks_fw_run_score does */
     void *state[64];
@@ -337,7 +343,7 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
             for (p = 0; p < np; p++)
                 if (!((j->skip >> p) & 1))
                     s->scores[p * j->n + k] = kept[p];
-            atomic_fetch_add(&b->reused, 1);
+            reused++;
             continue;
         }
         for (p = 0; p < np; p++) {
@@ -364,6 +370,7 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
             if (c != KS_SUCCESS) {
                 b->s_gen[idx] = 0;
                 atomic_store(&j->failed, 1);
+                ks_sched_batch_add_reused(s, reused);
                 return;
             }
             if (have && b->verify && kept[p] != v) {
@@ -377,9 +384,10 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
             s->scores[p * j->n + k] = v;
         }
         if (have && b->verify)
-            atomic_fetch_add(&b->reused, 1);
+            reused++;
         b->s_gen[idx] = ni->generation;
     }
+    ks_sched_batch_add_reused(s, reused);
 }
 
 ks_code_t ks_sched_batch_score(ks_scheduler_t *s, ks_framework_t *fw,

@@ -66,8 +66,13 @@ typedef struct ks_batch {
     int active;
     int verify;
     /* nodes whose kept results were reused (verify: compared), and
-     * differences found in verify mode; counted by the workers */
-    _Atomic uint64_t reused, mismatches;
+     * differences found in verify mode; counted by the workers, each
+     * adding its chunk's count once (ks_sched_batch_add_reused), on a
+     * cache line of their own: a counter bumped per node next to the
+     * arrays every worker reads cost more than the Filter it saved */
+    _Alignas(64) _Atomic uint64_t reused;
+    _Atomic uint64_t mismatches;
+    char pad_[64 - 2 * sizeof(uint64_t)];
 } ks_batch_t;
 
 enum { KS_BATCHING_ON = 0, KS_BATCHING_OFF = 1, KS_BATCHING_VERIFY = 2 };
@@ -82,10 +87,12 @@ int ks_sched_batch_begin(struct ks_scheduler *s, ks_framework_t *fw,
                          const ks_pod_t *pod, int full_eval, size_t n_ext);
 /* Filter of node idx for the active cycle: 1 with *c and *st from the
  * kept result, or 0 (run Filter, then ks_sched_batch_filter_put). In
- * verify mode always 0; the put compares. Workers. */
+ * verify mode always 0; the put compares. Workers; the caller counts the
+ * 1s and adds them with ks_sched_batch_add_reused once per chunk. */
 int ks_sched_batch_filter_get(struct ks_scheduler *s, uint32_t idx,
                               const ks_node_info_t *ni, ks_code_t *c,
                               ks_status_t *st);
+void ks_sched_batch_add_reused(struct ks_scheduler *s, uint64_t n);
 void ks_sched_batch_filter_put(struct ks_scheduler *s, const ks_pod_t *pod,
                                uint32_t idx, const ks_node_info_t *ni,
                                ks_code_t c, const ks_status_t *st);

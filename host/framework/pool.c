@@ -2,36 +2,64 @@
  * Worker threads for parallel-for loops (pool.h). Out of memory in
  * ks_pool_new: NULL, every thread started so far stopped and joined; a
  * thread the system refuses to start leaves a smaller pool.
+ *
+ * How a job runs, and why so:
+ * - The caller publishes the job and takes part in it at once. Chunks are
+ *   claimed from one 64-bit word holding the job's epoch and the next
+ *   index, by compare-and-swap: a claim succeeds only while its job is
+ *   the current one, so a worker that wakes late can never run a chunk of
+ *   the next job with the previous job's function.
+ * - The caller waits for the chunks to be *done* (a count of finished
+ *   items), not for the workers to check in. A worker still waking up
+ *   when the caller has claimed every chunk costs the caller nothing: it
+ *   finds no chunk and goes back to waiting. (Waiting for every worker to
+ *   acknowledge each job made a sleeping worker's wake-up latency part of
+ *   every scheduling cycle, which made two threads slower than one.)
+ * - The job's description lives in one of two slots, chosen by the
+ *   epoch's parity, written before the epoch is published; a claim that
+ *   succeeds proves the job is still running (its items are not all
+ *   done), so the slot cannot have been reused for the job after next.
+ * - Between jobs a worker spins for a bounded time (SPIN_NS), because
+ *   scheduling cycles come back to back tens of microseconds apart, then
+ *   sleeps on a condition variable: an idle pool takes no CPU. The caller
+ *   pays for a wake-up only when some worker sleeps.
+ * - Jobs too small to share (a single chunk) run inline.
  */
 #include "pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
-/* Scheduling cycles come back to back, tens of microseconds apart: a
- * worker (and the caller waiting for the workers) spins this many times
- * before sleeping on the condition variable, so a cycle's parallel phase
- * does not pay a futex wake-up each time. Kept short: a spinning worker
- * takes a core the API server (cluster mode) may need. */
-#define SPIN_LIMIT 1000
+/* How long an idle worker spins for the next job before it sleeps. */
+#define SPIN_NS 50000
+/* Epoch and next index in one word: the index is the low 32 bits. */
+#define WORD(epoch, next) (((uint64_t)(epoch) << 32) | (uint32_t)(next))
+#define WORD_EPOCH(w) ((uint32_t)((w) >> 32))
+#define WORD_NEXT(w) ((uint32_t)(w))
 
 _Thread_local int ks_pool_job_depth;
+
+typedef struct job_slot {
+    _Atomic(ks_pool_fn) fn;
+    _Atomic(void *) ud;
+    atomic_uint n, chunk;
+} job_slot_t;
 
 struct ks_pool {
     pthread_t *threads;
     unsigned n_threads; /* extra threads */
-    pthread_mutex_t mu;
-    pthread_cond_t work_cv, done_cv;
-    atomic_ullong epoch;
+    /* written by the caller, read by the workers: own cache lines */
+    _Alignas(64) atomic_ullong word; /* epoch << 32 | next index */
+    job_slot_t slots[2];             /* slots[epoch & 1] */
+    _Alignas(64) atomic_uint done;   /* items finished in this job */
+    _Alignas(64) atomic_uint sleepers;
     atomic_int stop;
-    /* the current job */
-    ks_pool_fn fn;
-    void *ud;
-    uint32_t n, chunk;
-    atomic_uint next;
-    atomic_uint active;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv;
 };
 
 static inline void cpu_relax(void)
@@ -41,25 +69,81 @@ static inline void cpu_relax(void)
 #endif
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 typedef struct worker_arg {
     ks_pool_t *p;
     unsigned id;
 } worker_arg_t;
 
-static void do_chunks(ks_pool_t *p, unsigned id)
+/* Claim and run chunks of job `epoch` until none is left (or a newer job
+ * replaced it). */
+static void do_chunks(ks_pool_t *p, uint32_t epoch, unsigned id)
 {
+    const job_slot_t *s = &p->slots[epoch & 1];
     ks_pool_job_depth++;
     for (;;) {
-        uint32_t b = atomic_fetch_add(&p->next, p->chunk);
-        uint32_t e;
-        if (b >= p->n)
+        uint64_t w = atomic_load_explicit(&p->word, memory_order_acquire);
+        uint32_t n = atomic_load_explicit(&s->n, memory_order_relaxed);
+        uint32_t chunk = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+        uint32_t b = WORD_NEXT(w), e;
+        if (WORD_EPOCH(w) != epoch || b >= n)
             break;
-        e = b + p->chunk;
-        if (e > p->n)
-            e = p->n;
-        p->fn(p->ud, b, e, id);
+        e = n - b > chunk ? b + chunk : n;
+        if (!atomic_compare_exchange_weak_explicit(&p->word, &w,
+                                                   WORD(epoch, e),
+                                                   memory_order_acq_rel,
+                                                   memory_order_relaxed))
+            continue;
+        /* The claim holds the job open: its slot is this job's. */
+        atomic_load_explicit(&s->fn, memory_order_relaxed)(
+            atomic_load_explicit(&s->ud, memory_order_relaxed), b, e, id);
+        atomic_fetch_add_explicit(&p->done, e - b, memory_order_release);
     }
     ks_pool_job_depth--;
+}
+
+/* A job newer than `seen` to take part in, or stop: its epoch, or 0 when
+ * the pool stops (epochs start at 1). */
+static uint32_t wait_for_job(ks_pool_t *p, uint32_t seen)
+{
+    uint64_t t0 = 0;
+    unsigned spins = 0;
+    for (;;) {
+        uint32_t e = WORD_EPOCH(atomic_load_explicit(&p->word,
+                                                     memory_order_acquire));
+        if (atomic_load_explicit(&p->stop, memory_order_relaxed))
+            return 0;
+        if (e != seen)
+            return e;
+        if ((++spins & 63) == 0) {
+            uint64_t t = now_ns();
+            if (t0 == 0)
+                t0 = t;
+            else if (t - t0 > SPIN_NS)
+                break;
+        }
+        cpu_relax();
+    }
+    pthread_mutex_lock(&p->mu);
+    atomic_fetch_add(&p->sleepers, 1);
+    for (;;) {
+        uint32_t e = WORD_EPOCH(atomic_load(&p->word));
+        if (atomic_load(&p->stop)) {
+            e = 0;
+        } else if (e == seen) {
+            pthread_cond_wait(&p->work_cv, &p->mu);
+            continue;
+        }
+        atomic_fetch_sub(&p->sleepers, 1);
+        pthread_mutex_unlock(&p->mu);
+        return e;
+    }
 }
 
 static void *worker_main(void *arg)
@@ -67,38 +151,22 @@ static void *worker_main(void *arg)
     worker_arg_t *wa = arg;
     ks_pool_t *p = wa->p;
     unsigned id = wa->id;
-    uint64_t seen = 0;
+    uint32_t seen = 0, e;
     free(wa);
-    for (;;) {
-        int spins = 0;
-        while (atomic_load(&p->epoch) == seen && !atomic_load(&p->stop) &&
-               spins++ < SPIN_LIMIT)
-            cpu_relax();
-        if (atomic_load(&p->epoch) == seen && !atomic_load(&p->stop)) {
-            pthread_mutex_lock(&p->mu);
-            while (atomic_load(&p->epoch) == seen && !atomic_load(&p->stop))
-                pthread_cond_wait(&p->work_cv, &p->mu);
-            pthread_mutex_unlock(&p->mu);
-        }
-        if (atomic_load(&p->stop))
-            break;
-        seen = atomic_load(&p->epoch);
-        do_chunks(p, id);
-        if (atomic_fetch_sub(&p->active, 1) == 1) {
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_signal(&p->done_cv);
-            pthread_mutex_unlock(&p->mu);
-        }
+    while ((e = wait_for_job(p, seen)) != 0) {
+        seen = e;
+        do_chunks(p, e, id);
     }
     return NULL;
 }
 
 ks_pool_t *ks_pool_new(int threads)
 {
-    ks_pool_t *p = calloc(1, sizeof *p);
+    ks_pool_t *p = aligned_alloc(64, (sizeof(ks_pool_t) + 63) / 64 * 64);
     unsigned i;
     if (p == NULL)
         return NULL;
+    *p = (ks_pool_t){0};
     if (threads < 1)
         threads = 1;
     /* More threads than online CPUs would only take turns (and spin for
@@ -110,7 +178,6 @@ ks_pool_t *ks_pool_new(int threads)
     }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work_cv, NULL);
-    pthread_cond_init(&p->done_cv, NULL);
     p->threads = calloc((size_t)threads, sizeof *p->threads);
     if (p->threads == NULL) {
         ks_pool_free(p);
@@ -151,7 +218,6 @@ void ks_pool_free(ks_pool_t *p)
         pthread_join(p->threads[i], NULL);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->work_cv);
-    pthread_cond_destroy(&p->done_cv);
     free(p->threads);
     free(p);
 }
@@ -159,6 +225,9 @@ void ks_pool_free(ks_pool_t *p)
 void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
                  void *ud)
 {
+    uint32_t epoch;
+    job_slot_t *s;
+    unsigned spins = 0;
     if (chunk == 0)
         chunk = 1;
     if (p == NULL || p->n_threads == 0 || n <= chunk) {
@@ -169,28 +238,37 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
         }
         return;
     }
-    p->fn = fn;
-    p->ud = ud;
-    p->n = n;
-    p->chunk = chunk;
-    atomic_store(&p->next, 0);
-    atomic_store(&p->active, p->n_threads);
-    /* Publish the job: spinning workers see the epoch move, sleeping ones
-     * are woken (a broadcast with no sleeper costs no system call). */
-    pthread_mutex_lock(&p->mu);
-    atomic_fetch_add(&p->epoch, 1);
-    pthread_cond_broadcast(&p->work_cv);
-    pthread_mutex_unlock(&p->mu);
-    do_chunks(p, 0);
-    {
-        int spins = 0;
-        while (atomic_load(&p->active) > 0 && spins++ < SPIN_LIMIT)
-            cpu_relax();
-    }
-    if (atomic_load(&p->active) > 0) {
+    /* The previous job is finished (this function waited for it): no
+     * claim on it can succeed any more, so its slot and the other one are
+     * free to write. Epoch 0 means "none"; after 2^32 jobs it wraps past
+     * it. */
+    epoch = WORD_EPOCH(atomic_load_explicit(&p->word, memory_order_relaxed)) +
+            1;
+    if (epoch == 0)
+        epoch = 1;
+    s = &p->slots[epoch & 1];
+    atomic_store_explicit(&s->fn, fn, memory_order_relaxed);
+    atomic_store_explicit(&s->ud, ud, memory_order_relaxed);
+    atomic_store_explicit(&s->n, n, memory_order_relaxed);
+    atomic_store_explicit(&s->chunk, chunk, memory_order_relaxed);
+    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+    /* seq_cst, with the load of sleepers after it: a worker that goes to
+     * sleep adds itself to sleepers before it reads the word again
+     * (wait_for_job), so either it sees this job or this sees it. */
+    atomic_store(&p->word, WORD(epoch, 0));
+    /* Spinning workers see the word move; sleeping ones need a wake-up. */
+    if (atomic_load(&p->sleepers) > 0) {
         pthread_mutex_lock(&p->mu);
-        while (atomic_load(&p->active) > 0)
-            pthread_cond_wait(&p->done_cv, &p->mu);
+        pthread_cond_broadcast(&p->work_cv);
         pthread_mutex_unlock(&p->mu);
+    }
+    do_chunks(p, epoch, 0);
+    /* Every chunk is claimed; wait for the ones other threads run, which
+     * are running now (claimed by an awake worker), so a spin suffices. */
+    while (atomic_load_explicit(&p->done, memory_order_acquire) < n) {
+        if (++spins > 4000)
+            sched_yield();
+        else
+            cpu_relax();
     }
 }

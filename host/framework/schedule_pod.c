@@ -291,6 +291,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     filter_job_t *j = ud;
     ks_scheduler_t *s = j->s;
     uint32_t pos, found = 0, r, n_run, n_eval;
+    uint64_t reused = 0; /* batching's kept verdicts, added once */
     const ks_node_info_t *ni[FILTER_RUN], *eval[FILTER_RUN];
     uint32_t idx[FILTER_RUN];
     uint8_t pass[FILTER_RUN], kept[FILTER_RUN], rej[FILTER_RUN];
@@ -304,7 +305,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             found = 0;
         }
         if (atomic_load(&j->found) >= j->want || atomic_load(&j->error))
-            return;
+            break;
         if (j->bulk && !s->bt.active && j->fw->env->bulk == KS_BULK_ON) {
             /* The common case: every node of the run in bulk, the ones it
              * rejected node by node for their statuses. */
@@ -352,6 +353,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             if (kept[r]) {
                 c = kept_c[r];
                 st = kept_st[r];
+                reused++;
             } else {
                 c = filter_verdict(j, ni[r], j->bulk ? pass[n_eval] : -1,
                                    j->bulk ? rej[n_eval] : 0, &st);
@@ -365,6 +367,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     }
     if (found)
         atomic_fetch_add(&j->found, found);
+    ks_sched_batch_add_reused(s, reused);
 }
 
 typedef struct lazy_job {

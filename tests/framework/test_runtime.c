@@ -192,6 +192,7 @@ START_TEST(test_filter_reasons_merged)
     m.set = set;
     m.n = 3;
     m.snap = R.w.snap;
+    m.absent = KS_UNSCHEDULABLE_AND_UNRESOLVABLE; /* v1.36 */
     ks_fit_error_format(&m, 3, NULL, NULL, buf, sizeof buf);
     ck_assert_str_eq(buf, "0/3 nodes are available: 2 node(s) had reason "
                           "one, 2 node(s) had reason two.");
@@ -245,6 +246,7 @@ START_TEST(test_fit_error_sorted_as_strings)
     m.set = set;
     m.n = 12;
     m.snap = NULL;
+    m.absent = KS_UNSCHEDULABLE_AND_UNRESOLVABLE; /* v1.36 */
     /* Whole lines are compared: "1 alpha" < "10 zeta" (' ' < '0'). */
     ks_fit_error_format(&m, 12, NULL, NULL, buf, sizeof buf);
     ck_assert_str_eq(buf, "0/12 nodes are available: 1 alpha, 10 zeta.");
@@ -780,11 +782,12 @@ START_TEST(test_post_filter_sees_statuses)
     ks_status_reset(&sts[1]);
     sts[1].code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
     ks_status_reset(&sts[2]);
-    sts[2].code = KS_ERROR; /* not set: must read as Success */
+    sts[2].code = KS_ERROR; /* not set: reads as the map's absent code */
     m.st = sts;
     m.set = set;
     m.n = 3;
     m.snap = R.w.snap;
+    m.absent = KS_UNSCHEDULABLE_AND_UNRESOLVABLE; /* v1.36 */
     ck_assert_int_eq(ks_fw_run_post_filter(R.fw, R.cs, pod, &m, &nominated,
                                            &st),
                      KS_SUCCESS);
@@ -792,9 +795,11 @@ START_TEST(test_post_filter_sees_statuses)
     t = trace_text();
     ck_assert_str_eq(t, "Probe1 Create\nProbe2 Create\nProbe3 Create\n"
                         "Probe1 PostFilter p1 n1=Unschedulable "
-                        "n2=UnschedulableAndUnresolvable n3=Success\n"
+                        "n2=UnschedulableAndUnresolvable "
+                        "n3=UnschedulableAndUnresolvable\n"
                         "Probe2 PostFilter p1 n1=Unschedulable "
-                        "n2=UnschedulableAndUnresolvable n3=Success\n");
+                        "n2=UnschedulableAndUnresolvable "
+                        "n3=UnschedulableAndUnresolvable\n");
     free(t);
 }
 END_TEST
@@ -822,6 +827,7 @@ START_TEST(test_post_filter_all_fail)
     m.set = set;
     m.n = 3;
     m.snap = R.w.snap;
+    m.absent = KS_UNSCHEDULABLE_AND_UNRESOLVABLE; /* v1.36 */
     ck_assert_int_eq(ks_fw_run_post_filter(R.fw, R.cs, pod, &m, &nominated,
                                            &st),
                      KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
