@@ -31,8 +31,9 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "base/mono_clock.h"
 
 /* How long an idle worker spins for the next job before it sleeps. */
 #define SPIN_NS 50000
@@ -67,13 +68,6 @@ static inline void cpu_relax(void)
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 typedef struct worker_arg {
@@ -122,7 +116,7 @@ static uint32_t wait_for_job(ks_pool_t *p, uint32_t seen)
         if (e != seen)
             return e;
         if ((++spins & 63) == 0) {
-            uint64_t t = now_ns();
+            uint64_t t = ks_mono_ns();
             if (t0 == 0)
                 t0 = t;
             else if (t - t0 > SPIN_NS)
