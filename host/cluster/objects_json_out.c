@@ -3,6 +3,8 @@
 
 #include <stdio.h>
 
+#include "ksched/helpers.h"
+
 json_t *ks_json_labels(ks_labels_t l)
 {
     json_t *o = json_object();
@@ -27,16 +29,6 @@ json_t *ks_json_int_quantity(int64_t v)
     char b[32];
     snprintf(b, sizeof b, "%lld", (long long)v);
     return json_string(b);
-}
-
-const char *ks_taint_effect_name(ks_taint_effect_t e)
-{
-    switch (e) {
-    case KS_EFFECT_NO_SCHEDULE: return "NoSchedule";
-    case KS_EFFECT_PREFER_NO_SCHEDULE: return "PreferNoSchedule";
-    case KS_EFFECT_NO_EXECUTE: return "NoExecute";
-    default: return "";
-    }
 }
 
 json_t *ks_json_taints(const ks_taint_t *t, uint32_t n)

@@ -21,8 +21,7 @@ json_t *ks_json_labels(ks_labels_t l);
 json_t *ks_json_cpu(int64_t milli);
 /* An integer quantity as Kubernetes writes it: "268435456". */
 json_t *ks_json_int_quantity(int64_t v);
-/* "NoSchedule", "PreferNoSchedule", "NoExecute"; "" for the empty one. */
-const char *ks_taint_effect_name(ks_taint_effect_t e);
+/* Taint effects' names: ks_taint_effect_name in ksched/helpers.h. */
 /* spec.taints: [{key, value (when not empty), effect}, ...]. */
 json_t *ks_json_taints(const ks_taint_t *t, uint32_t n);
 

@@ -11,6 +11,8 @@
 
 #include <jansson.h>
 
+#include "ksched/helpers.h"
+
 #include "base/buf.h"
 #include "base/mono_clock.h"
 #include "cluster/objects.h"
