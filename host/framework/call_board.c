@@ -141,10 +141,10 @@ const char *ks_call_point_name(uint32_t point)
     case KS_CALL_SIGN: return "Sign";
     default: break;
     }
-    if (point == KS_EP_QUEUE_SORT)
-        return "QueueSort";
-    if (point == KS_EP_PRE_ENQUEUE)
-        return "PreEnqueue";
+    /* the extension points' names from their one table (ext_points.h),
+     * the timed extras (NormalizeScore, Unreserve...) by their labels */
+    if (point < KS_EP_COUNT)
+        return ks_ext_point_name((ks_ext_point_t)point);
     return ks_fw_metric_point_name((int)point);
 }
 
