@@ -13,9 +13,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "base/intern.h"
+#include "cluster/object_store.h"
+#include "cluster/object_view.h"
 #include "cycle_state.h"
 #include "base/log.h"
 #include "base/mono_clock.h"
@@ -523,6 +526,109 @@ static void *api_plugin_state_get(ks_handle_t *h, const ks_cycle_state_t *cs,
     return ks_cycle_state_slot_get(cs, h, (unsigned)slot);
 }
 
+/* --- cluster objects (ABI 1.3; cluster/object_store.h) --------------------- */
+
+/* The store of a resource the plugin declared; NULL otherwise (a plugin
+ * reads only what it declared, so the host knows what to keep). */
+static const ks_store_t *api_store_get(ks_handle_t *h, const char *group,
+                                       const char *version,
+                                       const char *resource)
+{
+    const ks_plugin_t *d;
+    uint32_t i;
+    if (h == NULL || H(h)->inst == NULL || version == NULL ||
+        resource == NULL)
+        return NULL;
+    if (group == NULL)
+        group = "";
+    d = H(h)->inst->d;
+    for (i = 0; d->resources != NULL && i < d->n_resources; i++) {
+        const ks_resource_ref_t *r = &d->resources[i];
+        if (strcmp(r->group, group) == 0 &&
+            strcmp(r->version, version) == 0 &&
+            strcmp(r->resource, resource) == 0)
+            return ks_store_find(group, version, resource);
+    }
+    return NULL;
+}
+
+static uint32_t api_store_count(const ks_store_t *s)
+{
+    return ks_store_count(s);
+}
+
+static const ks_object_t *api_object_get(const ks_store_t *s, const char *ns,
+                                         const char *name)
+{
+    return ks_store_get(s, ns, name);
+}
+
+static uint32_t api_object_list(const ks_store_t *s, const char *ns,
+                                const ks_label_selector_t *sel,
+                                ks_object_fn fn, void *ud)
+{
+    return ks_store_list(s, ns, sel, fn, ud);
+}
+
+static const char *api_object_name(const ks_object_t *o)
+{
+    return o ? o->name : "";
+}
+
+static const char *api_object_namespace(const ks_object_t *o)
+{
+    return o ? o->ns : "";
+}
+
+static const char *api_object_uid(const ks_object_t *o)
+{
+    return o ? o->uid : "";
+}
+
+static ks_labels_t api_object_labels(const ks_object_t *o)
+{
+    ks_labels_t none = {NULL, 0};
+    return o ? o->labels : none;
+}
+
+static ks_field_rc_t api_object_string(const ks_object_t *o, const char *path,
+                                       const char **out)
+{
+    return ks_field_string(o ? o->root : NULL, path, out);
+}
+
+static ks_field_rc_t api_object_int(const ks_object_t *o, const char *path,
+                                    int64_t *out)
+{
+    return ks_field_int(o ? o->root : NULL, path, out);
+}
+
+static ks_field_rc_t api_object_bool(const ks_object_t *o, const char *path,
+                                     int *out)
+{
+    return ks_field_bool(o ? o->root : NULL, path, out);
+}
+
+static ks_field_rc_t api_object_len(const ks_object_t *o, const char *path,
+                                    uint32_t *out)
+{
+    return ks_field_len(o ? o->root : NULL, path, out);
+}
+
+static ks_field_type_t api_object_type(const ks_object_t *o, const char *path)
+{
+    return ks_field_type(o ? o->root : NULL, path);
+}
+
+static ks_field_rc_t api_object_map_iterate(const ks_object_t *o,
+                                            const char *path,
+                                            ks_field_kv_fn fn, void *ud)
+{
+    if (fn == NULL)
+        return KS_FIELD_MISSING;
+    return ks_field_map_iterate(o ? o->root : NULL, path, fn, ud);
+}
+
 static const ks_host_api_t api = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -580,6 +686,20 @@ static const ks_host_api_t api = {
     .plugin_state_get = api_plugin_state_get,
     .waiting_pod_pending_plugins = api_wp_pending,
     .snapshot_changes = api_snapshot_changes,
+    .store_get = api_store_get,
+    .store_count = api_store_count,
+    .object_get = api_object_get,
+    .object_list = api_object_list,
+    .object_name = api_object_name,
+    .object_namespace = api_object_namespace,
+    .object_uid = api_object_uid,
+    .object_labels = api_object_labels,
+    .object_string = api_object_string,
+    .object_int = api_object_int,
+    .object_bool = api_object_bool,
+    .object_len = api_object_len,
+    .object_type = api_object_type,
+    .object_map_iterate = api_object_map_iterate,
 };
 
 const ks_host_api_t *ks_host_api(void)

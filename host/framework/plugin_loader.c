@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/file_copy.h"
+#include "cluster/object_store.h"
 
 static atomic_int live_count;
 static atomic_ullong load_counter;
@@ -207,6 +208,33 @@ static void release(ks_loaded_plugin_t *p)
     free(p);
 }
 
+/* (ABI 1.3) The cluster resources the descriptor declares: each must be
+ * complete; each gets its store (one per resource in the process, shared
+ * by every plugin and profile that declares it). */
+static int register_resources(const ks_loaded_plugin_t *p, const char *path,
+                              ks_error_t *err)
+{
+    const ks_plugin_t *d = &p->desc;
+    uint32_t i;
+    if (d->n_resources == 0)
+        return 0;
+    if (d->resources == NULL)
+        return ks_error_set(err, KS_EINVAL,
+                            "%s: plugin %s: n_resources is %u but resources "
+                            "is NULL", path, d->name, d->n_resources);
+    for (i = 0; i < d->n_resources; i++) {
+        ks_error_t why;
+        ks_store_t *st;
+        ks_error_init(&why);
+        if (ks_store_register(&d->resources[i], &st, &why) != 0)
+            return ks_error_set(err, why.code == KS_ECONFLICT ? KS_ECONFLICT
+                                                              : KS_EINVAL,
+                                "%s: plugin %s: resources[%u]: %s", path,
+                                d->name, i, why.msg);
+    }
+    return 0;
+}
+
 int ks_plugin_load(const char *path, ks_loaded_plugin_t **out, ks_error_t *err)
 {
     ks_loaded_plugin_t *p;
@@ -320,6 +348,10 @@ int ks_plugin_load(const char *path, ks_loaded_plugin_t **out, ks_error_t *err)
     }
     if (p->desc.version == NULL)
         p->desc.version = "";
+    if ((rc = register_resources(p, path, err)) != 0) {
+        release(p);
+        return rc;
+    }
     *out = p;
     return 0;
 }

@@ -138,9 +138,11 @@ static const refusal_t refusals[] = {
      {"not a ksched plugin", "magic is 0xdeadbeef, expected 0x4b53504c",
       NULL}},
     {"bad/abimajor.so", KS_EABIMAJOR,
-     {"built for ABI 2.0", "this host speaks ABI 1.2", "rebuild"}},
+     {"built for ABI 2.0", "this host speaks ABI 1.3", "rebuild"}},
     {"bad/abiminor.so", KS_EABIMINOR,
-     {"needs ABI 1.3", "newer than this host's 1.2", NULL}},
+     {"needs ABI 1.4", "newer than this host's 1.3", NULL}},
+    {"bad/badresource.so", KS_EINVAL,
+     {"plugin BadResource: resources[1]: kind is empty", NULL, NULL}},
     {"bad/short.so", KS_ESHORT, {"descriptor is", "at least", NULL}},
     {"bad/noname.so", KS_ENONAME, {"plugin has no name", NULL, NULL}},
     {"bad/notelf.so", KS_EDLOPEN, {"cannot load shared object", NULL, NULL}},
@@ -282,8 +284,8 @@ START_TEST(test_registry_reports_every_bad_file)
     ks_registry_t *reg = NULL;
     ks_error_t err = {0};
     static const char *const files[] = {
-        "abimajor.so", "abiminor.so", "badmagic.so", "nodesc.so",
-        "noname.so",   "notelf.so",   "short.so"};
+        "abimajor.so", "abiminor.so", "badmagic.so", "badresource.so",
+        "nodesc.so",   "noname.so",   "notelf.so",  "short.so"};
     size_t i;
     int lines = 1, base = ks_plugin_live_count();
     const char *s;
@@ -296,7 +298,7 @@ START_TEST(test_registry_reports_every_bad_file)
                       files[i], err.msg);
     for (s = err.msg; *s; s++)
         lines += *s == '\n';
-    ck_assert_int_eq(lines, 7);
+    ck_assert_int_eq(lines, 8);
     ck_assert_int_eq(ks_plugin_live_count(), base);
     free(dir);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Plugins built against the ABI 1.0 and 1.1 headers (abi_1_0/, abi_1_1/)
-load in the current host and decide exactly as the same source built against the
+"""Plugins built against the ABI 1.0, 1.1 and 1.2 headers (abi_1_0/,
+abi_1_1/, abi_1_2/) load in the current host and decide exactly as the same source built against the
 current headers: same bindings, same FitError messages, hand-checked.
 
 Usage: abi_1_0_plugin.py KSCHED PLUGIN_DIR PROBE_DIR
@@ -82,7 +82,7 @@ def main():
     if got != WANT_BINDINGS:
         print("FAIL 1.0 plugin bindings: %r, want %r" % (got, WANT_BINDINGS))
         ok = False
-    for name in ("AbiProbe11", "AbiProbe12"):
+    for name in ("AbiProbe11", "AbiProbe12", "AbiProbe13"):
         new = run(name)
         if old != new:
             print("FAIL the 1.0 build and %s differ:\n%r\n%r"
@@ -103,7 +103,8 @@ def main():
                         "--plugin-dir", PROBE_DIR],
                        capture_output=True, text=True, timeout=60)
     if r.returncode != 0 or any(n not in r.stdout for n in
-                                ("AbiProbe10", "AbiProbe11", "AbiProbe12")):
+                                ("AbiProbe10", "AbiProbe11", "AbiProbe12",
+                                 "AbiProbe13")):
         print("FAIL ksched plugins: %d %s %s" % (r.returncode, r.stdout,
                                                  r.stderr))
         ok = False

@@ -1,7 +1,7 @@
 /*
- * ksched plugin SDK, ABI v1.2 (backward compatible with v1.0 and v1.1: a
- * plugin built against older headers loads and behaves the same). Members
- * added after 1.0 say "(since ABI 1.1)" or "(since ABI 1.2)"; check them
+ * ksched plugin SDK, ABI v1.3 (backward compatible with v1.0, v1.1 and
+ * v1.2: a plugin built against older headers loads and behaves the same).
+ * Members added after 1.0 say "(since ABI 1.x)"; check them
  * with KS_API_HAS / KS_PLUGIN_HAS (below) before use, never with a
  * hand-written offsetof.
  *
@@ -52,7 +52,7 @@ extern "C" {
 /* The plugin ABI version: defined here only (sdk/meson.build reads these
  * two lines for ksched-plugin.pc's abi_major and abi_minor). */
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 2
+#define KS_ABI_MINOR 3
 #define KS_PLUGIN_MAGIC 0x4b53504cu /* "KSPL" */
 
 /* The one symbol a plugin exports. */
@@ -211,6 +211,98 @@ typedef struct ks_cluster_event_hint {
     ks_cluster_event_t event;
     ks_queueing_hint_fn hint;
 } ks_cluster_event_hint_t;
+
+/* --- cluster objects (since ABI 1.3) -------------------------------------- */
+
+/*
+ * A cluster resource a plugin reads (upstream: a lister of the Handle's
+ * SharedInformerFactory), named in the descriptor's `resources`. The host
+ * keeps one store per group/version/resource, whichever plugins and
+ * profiles declare it, filled from the source in use: in `ksched schedule`
+ * the snapshot files' objects whose kind (and apiVersion's group) match;
+ * in cluster mode a list/watch of the resource. Custom resources are
+ * declared the same way.
+ *
+ *   group:    "" for the core group, "storage.k8s.io", "example.com"
+ *   version:  "v1"
+ *   resource: the plural, lower-case name: "persistentvolumeclaims"
+ *   kind:     the objects' kind: "PersistentVolumeClaim"
+ *
+ * All four are required (the host refuses the plugin otherwise); the
+ * strings are read when the plugin is loaded.
+ */
+typedef struct ks_resource_ref {
+    const char *group;
+    const char *version;
+    const char *resource;
+    const char *kind;
+} ks_resource_ref_t;
+
+/* One resource's objects (opaque, owned by the host; lives as long as the
+ * host process). */
+typedef struct ks_store ks_store_t;
+
+/*
+ * A read-only view of one stored object: the object as the API server
+ * serves it (or as the snapshot file wrote it), read by field path with
+ * the typed accessors of the host API table (object_string, object_int,
+ * ...).
+ *
+ * Lifetime: a view stays valid until the plugin callback in which it was
+ * obtained returns; keep what you need beyond that by copying it (intern
+ * strings with ks_host_api_t.intern), as PreFilter does for its Filter.
+ * Objects are immutable once stored: an update replaces the whole object
+ * and frees the old one, which never happens while a plugin callback
+ * runs, so two reads of one view always agree. (Not "for the cycle": a
+ * cycle can wait for scheduler extenders between PreFilter and Score, and
+ * the stores follow the cluster meanwhile.)
+ *
+ * Threads: stores change only on the host's loop thread, between plugin
+ * callbacks, never while Filter or Score run (the loop thread runs its
+ * share of the nodes and waits for the workers), so reading stores and
+ * views from any callback, including Filter and Score on several threads
+ * at once, is safe.
+ */
+typedef struct ks_object ks_object_t;
+
+/*
+ * Field paths: dotted names from the object's root, with [N] for the N-th
+ * item of an array (0-based) and ["key"] for a map key that holds dots or
+ * brackets (label keys, annotation keys):
+ *     "spec.storageClassName"   "spec.accessModes[0]"
+ *     "metadata.labels[\"topology.kubernetes.io/zone\"]"
+ * "" is the object itself.
+ */
+
+/* What an accessor found. */
+typedef enum ks_field_rc {
+    KS_FIELD_OK = 0,
+    KS_FIELD_MISSING = 1,    /* absent, or JSON null (as upstream's
+                                decoders treat null) */
+    KS_FIELD_WRONG_TYPE = 2, /* present, but not the asked type (an
+                                intermediate segment that is not a map
+                                or array counts as missing) */
+    KS_FIELD_BAD_PATH = 3    /* the path is malformed */
+} ks_field_rc_t;
+
+/* The type of a field (object_type). */
+typedef enum ks_field_type {
+    KS_FIELD_ABSENT = 0, /* absent or null */
+    KS_FIELD_STRING,
+    KS_FIELD_INT,
+    KS_FIELD_REAL,
+    KS_FIELD_BOOL,
+    KS_FIELD_ARRAY,
+    KS_FIELD_MAP,
+    KS_FIELD_INVALID /* the path is malformed */
+} ks_field_type_t;
+
+/* object_list's callback: return 0 to go on, anything else to stop. */
+typedef int (*ks_object_fn)(const ks_object_t *obj, void *ud);
+/* object_map_iterate's callback, for each key of a map in the object's
+ * order: `value` is the entry's text when it is a string, NULL otherwise.
+ * Both valid during the call. Return 0 to go on, anything else to stop. */
+typedef int (*ks_field_kv_fn)(const char *key, const char *value, void *ud);
 
 /* --- logging, events ----------------------------------------------------- */
 
@@ -498,6 +590,67 @@ typedef struct ks_host_api {
      * every node. Loop thread only (refused: returns 0 with *idx NULL). */
     uint64_t (*snapshot_changes)(ks_handle_t *h, uint64_t since,
                                  const uint32_t **idx, uint32_t *n);
+
+    /* (since ABI 1.3) Cluster objects (see ks_resource_ref_t, ks_object_t
+     * above for lifetimes and threads). All thread-safe.
+     *
+     * store_get: the store of a resource the plugin declared in its
+     * descriptor's `resources` (group "" for core), NULL when it did not
+     * declare it. Stable for the plugin's life: look it up once in
+     * create. store_count: how many objects it holds now.
+     *
+     * object_get: the object `name` in namespace `ns` (NULL or "" for a
+     * cluster-scoped resource), NULL when the store has none.
+     *
+     * object_list: calls fn for each object in namespace `ns` (NULL: every
+     * namespace, and every object of a cluster-scoped resource) whose
+     * metadata.labels match `sel` (NULL: every object; ks_label_selector_t
+     * as in types.h, values compared by content), in no particular order,
+     * until fn returns non-zero. Returns how many objects fn was called
+     * for. The store does not change during the walk. */
+    const ks_store_t *(*store_get)(ks_handle_t *h, const char *group,
+                                   const char *version,
+                                   const char *resource);
+    uint32_t (*store_count)(const ks_store_t *s);
+    const ks_object_t *(*object_get)(const ks_store_t *s, const char *ns,
+                                     const char *name);
+    uint32_t (*object_list)(const ks_store_t *s, const char *ns,
+                            const ks_label_selector_t *sel, ks_object_fn fn,
+                            void *ud);
+
+    /* (since ABI 1.3) An object's metadata: name, namespace ("" for a
+     * cluster-scoped object) and uid ("" when none), valid as the view;
+     * labels (metadata.labels, interned as types.h says: compare keys and
+     * values by address with interned strings). */
+    const char *(*object_name)(const ks_object_t *o);
+    const char *(*object_namespace)(const ks_object_t *o);
+    const char *(*object_uid)(const ks_object_t *o);
+    ks_labels_t (*object_labels)(const ks_object_t *o);
+
+    /* (since ABI 1.3) Typed reads by field path (see "Field paths"). Each
+     * returns KS_FIELD_OK and writes *out, or another ks_field_rc_t and
+     * leaves *out alone. object_string: *out valid as the view;
+     * object_int: a JSON integer (a real is KS_FIELD_WRONG_TYPE);
+     * object_bool: *out 0 or 1; object_len: the number of items of an
+     * array or entries of a map. */
+    ks_field_rc_t (*object_string)(const ks_object_t *o, const char *path,
+                                   const char **out);
+    ks_field_rc_t (*object_int)(const ks_object_t *o, const char *path,
+                                int64_t *out);
+    ks_field_rc_t (*object_bool)(const ks_object_t *o, const char *path,
+                                 int *out);
+    ks_field_rc_t (*object_len)(const ks_object_t *o, const char *path,
+                                uint32_t *out);
+    /* The field's type: KS_FIELD_ABSENT when absent or null (an
+     * "exists" test is != KS_FIELD_ABSENT), KS_FIELD_INVALID for a
+     * malformed path. */
+    ks_field_type_t (*object_type)(const ks_object_t *o, const char *path);
+    /* Calls fn for each entry of the map at `path` ("metadata.labels",
+     * "spec.parameters", ...) until it returns non-zero; KS_FIELD_OK,
+     * or why not (KS_FIELD_WRONG_TYPE when it is not a map). */
+    ks_field_rc_t (*object_map_iterate)(const ks_object_t *o,
+                                        const char *path, ks_field_kv_fn fn,
+                                        void *ud);
 } ks_host_api_t;
 
 /* --- pod signatures (since ABI 1.1) -------------------------------------- */
@@ -711,6 +864,14 @@ typedef struct ks_plugin {
                              const ks_pod_t *pod,
                              const ks_node_info_t *const *nodes, uint32_t n,
                              int64_t *scores, ks_status_t *scratch);
+
+    /* (since ABI 1.3) The cluster resources the plugin reads
+     * (n_resources entries; see ks_resource_ref_t): the host keeps a store
+     * for each and hands it out through ks_host_api_t.store_get. The host
+     * refuses a plugin whose entries lack a field, and reads the array
+     * when it loads the plugin (it may be static data of the .so). */
+    const ks_resource_ref_t *resources;
+    uint32_t n_resources;
 } ks_plugin_t;
 
 /*

@@ -243,6 +243,28 @@ typedef struct ks_container {
     uint32_t n_ports;
 } ks_container_t;
 
+/* --- volumes (since ABI 1.3) -------------------------------------------- */
+
+/* What a pod volume is, as far as the scheduler's volume plugins care. */
+typedef enum ks_volume_source {
+    KS_VOLUME_OTHER = 0,     /* any other source (emptyDir, configMap, ...) */
+    KS_VOLUME_PVC,           /* persistentVolumeClaim */
+    KS_VOLUME_EPHEMERAL      /* ephemeral (a generic ephemeral volume) */
+} ks_volume_source_t;
+
+/* One entry of a pod's spec.volumes. */
+typedef struct ks_volume {
+    const char *name; /* interned (lives as long as the pod) */
+    ks_volume_source_t source;
+    /* The claim the volume uses: persistentVolumeClaim.claimName as
+     * written ("" when absent: upstream's plugins report a claim with no
+     * name), or for an ephemeral volume the claim the API server makes for
+     * it, "<pod name>-<volume name>"; "" for other sources. Interned
+     * (lives as long as the pod). */
+    const char *claim_name;
+    int read_only; /* persistentVolumeClaim.readOnly */
+} ks_volume_t;
+
 typedef struct ks_pod {
     const char *ns;   /* interned, "default" when absent */
     const char *name; /* interned */
@@ -300,6 +322,14 @@ typedef struct ks_pod {
     ks_resources_t pod_requests;
     ks_resources_t pod_limits;
     int has_pod_requests;
+
+    /* --- since ABI 1.3 (a 1.2 plugin never reads past has_pod_requests;
+     * the host refuses a plugin newer than itself, so a 1.3 plugin always
+     * finds these) --- */
+
+    /* spec.volumes, in order (n_volumes entries; NULL when none). */
+    const struct ks_volume *volumes;
+    uint32_t n_volumes;
 } ks_pod_t;
 
 /* --- nodes --------------------------------------------------------------- */

@@ -1,0 +1,348 @@
+/*
+ * The per-resource object stores (object_store.h): a process-wide list of
+ * stores, each a string map from "ns/name" to an immutable object.
+ */
+#include "object_store.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ksched/helpers.h>
+
+#include "base/intern.h"
+#include "base/strmap.h"
+
+struct ks_store {
+    ks_resource_ref_t ref; /* owned copies */
+    ks_strmap_t objects;   /* key "ns/name" -> ks_object_t * */
+    atomic_int synced;
+    _Atomic(struct ks_store *) next;
+};
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(struct ks_store *) first;
+
+static int str_ok(const char *s)
+{
+    return s != NULL && s[0] != '\0';
+}
+
+int ks_resource_ref_check(const ks_resource_ref_t *ref, ks_error_t *err)
+{
+    if (ref->group == NULL)
+        return ks_error_set(err, KS_EINVAL, "group is NULL (\"\" is the "
+                            "core group)");
+    if (!str_ok(ref->version))
+        return ks_error_set(err, KS_EINVAL, "version is empty");
+    if (!str_ok(ref->resource))
+        return ks_error_set(err, KS_EINVAL, "resource is empty");
+    if (!str_ok(ref->kind))
+        return ks_error_set(err, KS_EINVAL, "kind is empty");
+    if (strchr(ref->group, '/') != NULL || strchr(ref->version, '/') ||
+        strchr(ref->resource, '/') != NULL)
+        return ks_error_set(err, KS_EINVAL, "group, version and resource "
+                            "must not contain '/'");
+    return 0;
+}
+
+ks_store_t *ks_store_next(const ks_store_t *s)
+{
+    return s == NULL ? atomic_load(&first) : atomic_load(&s->next);
+}
+
+ks_store_t *ks_store_find(const char *group, const char *version,
+                          const char *resource)
+{
+    ks_store_t *s;
+    if (group == NULL)
+        group = "";
+    if (version == NULL || resource == NULL)
+        return NULL;
+    for (s = ks_store_next(NULL); s != NULL; s = ks_store_next(s))
+        if (strcmp(s->ref.group, group) == 0 &&
+            strcmp(s->ref.version, version) == 0 &&
+            strcmp(s->ref.resource, resource) == 0)
+            return s;
+    return NULL;
+}
+
+ks_store_t *ks_store_find_kind(const char *api_version, const char *kind)
+{
+    const char *slash;
+    size_t glen;
+    ks_store_t *s;
+    if (api_version == NULL || kind == NULL)
+        return NULL;
+    slash = strchr(api_version, '/');
+    glen = slash ? (size_t)(slash - api_version) : 0;
+    for (s = ks_store_next(NULL); s != NULL; s = ks_store_next(s))
+        if (strcmp(s->ref.kind, kind) == 0 &&
+            strlen(s->ref.group) == glen &&
+            strncmp(s->ref.group, api_version, glen) == 0)
+            return s;
+    return NULL;
+}
+
+const ks_resource_ref_t *ks_store_ref(const ks_store_t *s)
+{
+    return &s->ref;
+}
+
+int ks_store_register(const ks_resource_ref_t *ref, ks_store_t **out,
+                      ks_error_t *err)
+{
+    ks_store_t *s, *last = NULL;
+    int rc = 0;
+    *out = NULL;
+    if ((rc = ks_resource_ref_check(ref, err)) != 0)
+        return rc;
+    pthread_mutex_lock(&reg_mu);
+    for (s = ks_store_next(NULL); s != NULL; last = s, s = ks_store_next(s))
+        if (strcmp(s->ref.group, ref->group) == 0 &&
+            strcmp(s->ref.version, ref->version) == 0 &&
+            strcmp(s->ref.resource, ref->resource) == 0)
+            break;
+    if (s != NULL) {
+        if (strcmp(s->ref.kind, ref->kind) != 0)
+            rc = ks_error_set(err, KS_ECONFLICT,
+                              "resource %s%s%s/%s is declared with kind %s "
+                              "here and with kind %s by another plugin",
+                              ref->group, ref->group[0] ? "/" : "",
+                              ref->version, ref->resource, ref->kind,
+                              s->ref.kind);
+        else
+            *out = s;
+        pthread_mutex_unlock(&reg_mu);
+        return rc;
+    }
+    s = calloc(1, sizeof *s);
+    if (s == NULL || (s->ref.group = strdup(ref->group)) == NULL ||
+        (s->ref.version = strdup(ref->version)) == NULL ||
+        (s->ref.resource = strdup(ref->resource)) == NULL ||
+        (s->ref.kind = strdup(ref->kind)) == NULL) {
+        if (s != NULL) {
+            free((char *)s->ref.group);
+            free((char *)s->ref.version);
+            free((char *)s->ref.resource);
+        }
+        free(s);
+        pthread_mutex_unlock(&reg_mu);
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    }
+    /* Published complete: readers walk the list without the lock. */
+    if (last == NULL)
+        atomic_store(&first, s);
+    else
+        atomic_store(&last->next, s);
+    pthread_mutex_unlock(&reg_mu);
+    *out = s;
+    return 0;
+}
+
+/* --- objects ---------------------------------------------------------------- */
+
+static void object_free(ks_object_t *o)
+{
+    if (o == NULL)
+        return;
+    json_decref(o->root);
+    free((void *)o->labels.items);
+    free(o->key);
+    free(o);
+}
+
+static const char *meta_str(const json_t *meta, const char *key)
+{
+    const json_t *v = json_object_get(meta, key);
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/* metadata.labels, interned; string values only (others are skipped, as
+ * the API server would have refused them). */
+static int object_labels(ks_object_t *o, const json_t *meta)
+{
+    const json_t *labels = json_object_get(meta, "labels"), *v;
+    ks_intern_t *in = ks_intern_global();
+    ks_label_t *items;
+    const char *k;
+    uint32_t n = 0;
+    if (!json_is_object(labels) || json_object_size(labels) == 0)
+        return 0;
+    items = calloc(json_object_size(labels), sizeof *items);
+    if (items == NULL)
+        return -1;
+    json_object_foreach((json_t *)labels, k, v) {
+        if (!json_is_string(v))
+            continue;
+        items[n].key = ks_intern_str(in, k);
+        items[n].value = ks_intern_str(in, json_string_value(v));
+        if (items[n].key == NULL || items[n].value == NULL) {
+            free(items);
+            return -1;
+        }
+        n++;
+    }
+    o->labels.items = items;
+    o->labels.n = n;
+    return 0;
+}
+
+int ks_store_put(ks_store_t *s, json_t *obj, const char *what,
+                 ks_error_t *err)
+{
+    const json_t *meta;
+    ks_object_t *o, *old;
+    size_t klen;
+    if (what == NULL)
+        what = "object";
+    if (!json_is_object(obj)) {
+        json_decref(obj);
+        return ks_error_set(err, KS_ESCHEMA, "%s: %s: expected an object",
+                            what, s->ref.kind);
+    }
+    meta = json_object_get(obj, "metadata");
+    if (!json_is_object(meta) || meta_str(meta, "name")[0] == '\0') {
+        json_decref(obj);
+        return ks_error_set(err, KS_ESCHEMA, "%s: %s: metadata.name is "
+                            "required", what, s->ref.kind);
+    }
+    o = calloc(1, sizeof *o);
+    if (o == NULL) {
+        json_decref(obj);
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    }
+    o->root = obj;
+    o->name = meta_str(meta, "name");
+    o->ns = meta_str(meta, "namespace");
+    o->uid = meta_str(meta, "uid");
+    klen = strlen(o->ns) + strlen(o->name) + 2;
+    if ((o->key = malloc(klen)) == NULL || object_labels(o, meta) != 0) {
+        object_free(o);
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    }
+    snprintf(o->key, klen, "%s/%s", o->ns, o->name);
+    /* Room first, so that the replacement below cannot fail half way;
+     * the old object's key is the map's key: delete it before freeing. */
+    if (ks_strmap_reserve(&s->objects, s->objects.count + 1) != 0) {
+        object_free(o);
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    }
+    old = ks_strmap_del(&s->objects, o->key);
+    if (ks_strmap_put(&s->objects, o->key, o) != 0) {
+        /* Not reached after the reserve; kept for safety. */
+        if (old != NULL)
+            (void)ks_strmap_put(&s->objects, old->key, old);
+        object_free(o);
+        return ks_error_set(err, KS_ENOMEM, "out of memory");
+    }
+    object_free(old);
+    return 0;
+}
+
+int ks_store_put_text(ks_store_t *s, const char *json, size_t len,
+                      const char *what, ks_error_t *err)
+{
+    json_error_t jerr;
+    json_t *obj = json_loadb(json, len, 0, &jerr);
+    if (obj == NULL)
+        return ks_error_set(err, KS_EPARSE, "%s: %s: invalid JSON: %s",
+                            what ? what : "object", s->ref.kind, jerr.text);
+    return ks_store_put(s, obj, what, err);
+}
+
+static int make_key(char *buf, size_t len, const char *ns, const char *name)
+{
+    int n = snprintf(buf, len, "%s/%s", ns ? ns : "", name ? name : "");
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int ks_store_delete(ks_store_t *s, const char *ns, const char *name)
+{
+    char key[1024];
+    ks_object_t *o;
+    if (make_key(key, sizeof key, ns, name) != 0)
+        return KS_ENOTFOUND;
+    o = ks_strmap_del(&s->objects, key);
+    if (o == NULL)
+        return KS_ENOTFOUND;
+    object_free(o);
+    return 0;
+}
+
+void ks_store_clear(ks_store_t *s)
+{
+    size_t i;
+    for (i = 0; i < s->objects.cap; i++)
+        if (s->objects.slots[i].key != NULL)
+            object_free(s->objects.slots[i].val);
+    ks_strmap_destroy(&s->objects);
+    memset(&s->objects, 0, sizeof s->objects);
+}
+
+void ks_store_set_synced(ks_store_t *s, int synced)
+{
+    atomic_store(&s->synced, synced ? 1 : 0);
+}
+
+int ks_store_synced(const ks_store_t *s)
+{
+    return atomic_load(&((ks_store_t *)s)->synced);
+}
+
+uint32_t ks_store_count(const ks_store_t *s)
+{
+    return s == NULL ? 0 : (uint32_t)s->objects.count;
+}
+
+const ks_object_t *ks_store_get(const ks_store_t *s, const char *ns,
+                                const char *name)
+{
+    char key[1024];
+    if (s == NULL || name == NULL ||
+        make_key(key, sizeof key, ns, name) != 0)
+        return NULL;
+    return ks_strmap_get(&s->objects, key);
+}
+
+uint32_t ks_store_list(const ks_store_t *s, const char *ns,
+                       const ks_label_selector_t *sel, ks_object_fn fn,
+                       void *ud)
+{
+    uint32_t n = 0;
+    size_t i;
+    if (s == NULL || fn == NULL)
+        return 0;
+    for (i = 0; i < s->objects.cap; i++) {
+        const ks_object_t *o = s->objects.slots[i].val;
+        if (s->objects.slots[i].key == NULL)
+            continue;
+        if (ns != NULL && strcmp(o->ns, ns) != 0)
+            continue;
+        if (sel != NULL && !ks_selector_matches(sel, &o->labels))
+            continue;
+        n++;
+        if (fn(o, ud) != 0)
+            break;
+    }
+    return n;
+}
+
+void ks_stores_reset(void)
+{
+    ks_store_t *s, *next;
+    pthread_mutex_lock(&reg_mu);
+    for (s = atomic_load(&first); s != NULL; s = next) {
+        next = atomic_load(&s->next);
+        ks_store_clear(s);
+        free((char *)s->ref.group);
+        free((char *)s->ref.version);
+        free((char *)s->ref.resource);
+        free((char *)s->ref.kind);
+        free(s);
+    }
+    atomic_store(&first, NULL);
+    pthread_mutex_unlock(&reg_mu);
+}
