@@ -199,6 +199,11 @@ unsigned ks_pool_size(const ks_pool_t *p)
     return p ? p->n_threads + 1 : 1;
 }
 
+unsigned ks_pool_sleeping(ks_pool_t *p)
+{
+    return p ? atomic_load(&p->sleepers) : 0;
+}
+
 void ks_pool_free(ks_pool_t *p)
 {
     unsigned i;

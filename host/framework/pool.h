@@ -27,6 +27,10 @@ typedef void (*ks_pool_fn)(void *ud, uint32_t begin, uint32_t end,
 ks_pool_t *ks_pool_new(int threads);
 void ks_pool_free(ks_pool_t *p);
 unsigned ks_pool_size(const ks_pool_t *p);
+/* How many of the extra threads sleep (waiting for a job without
+ * spinning): after SPIN_NS without a job, every one of them. For tests and
+ * diagnostics; any thread. */
+unsigned ks_pool_sleeping(ks_pool_t *p);
 /* p may be NULL: runs inline. */
 void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
                  void *ud);

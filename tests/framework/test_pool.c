@@ -1,0 +1,139 @@
+/*
+ * The worker pool (framework/pool.h): every index of every job run once,
+ * by chunks of the size asked, across many jobs back to back of every
+ * size (the path a late worker could get wrong: a chunk of the next job
+ * run with the last job's function); jobs too small to share run inline on
+ * the caller; idle workers end up asleep, not spinning.
+ */
+#include <check.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "framework/pool.h"
+
+typedef struct job {
+    atomic_uchar *hits; /* per index */
+    uint32_t n, chunk;
+    unsigned tag;         /* which job: a late chunk shows as a wrong tag */
+    atomic_uint *owner;   /* per index: the tag of the job that ran it */
+    atomic_uint bad_chunk;
+    atomic_uint in_job_off;
+} job_t;
+
+static void run_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    job_t *j = ud;
+    uint32_t i;
+    (void)worker;
+    /* a chunk of the size asked (the last one shorter), or the whole job
+     * at once when it runs inline */
+    if (e <= b || e > j->n ||
+        (!(b == 0 && e == j->n) &&
+         (e - b > j->chunk || (e - b < j->chunk && e != j->n))))
+        atomic_fetch_add(&j->bad_chunk, 1);
+    if (!ks_pool_in_job())
+        atomic_fetch_add(&j->in_job_off, 1);
+    for (i = b; i < e; i++) {
+        atomic_fetch_add(&j->hits[i], 1);
+        atomic_store(&j->owner[i], j->tag);
+    }
+}
+
+static void check_job(ks_pool_t *p, uint32_t n, uint32_t chunk, unsigned tag)
+{
+    job_t j;
+    uint32_t i;
+    memset(&j, 0, sizeof j);
+    j.n = n;
+    j.chunk = chunk ? chunk : 1;
+    j.tag = tag;
+    j.hits = calloc(n + 1, sizeof *j.hits);
+    j.owner = calloc(n + 1, sizeof *j.owner);
+    ck_assert_ptr_nonnull(j.hits);
+    ck_assert_ptr_nonnull(j.owner);
+    ks_pool_run(p, n, chunk, run_chunk, &j);
+    /* one assertion per job: Check reports every passing one */
+    for (i = 0; i < n && j.hits[i] == 1 && j.owner[i] == tag; i++)
+        ;
+    ck_assert_msg(i == n, "job %u (n %u chunk %u): index %u run %u times, "
+                          "last by job %u",
+                  tag, n, chunk, i, i < n ? (unsigned)j.hits[i] : 0,
+                  i < n ? (unsigned)j.owner[i] : 0);
+    ck_assert_msg(atomic_load(&j.bad_chunk) == 0 &&
+                      atomic_load(&j.in_job_off) == 0 && !ks_pool_in_job(),
+                  "job %u: %u chunks of a wrong size, %u outside a job", tag,
+                  atomic_load(&j.bad_chunk), atomic_load(&j.in_job_off));
+    free(j.hits);
+    free(j.owner);
+}
+
+START_TEST(every_index_once)
+{
+    ks_pool_t *p = ks_pool_new(4);
+    unsigned tag = 1, k;
+    static const uint32_t sizes[] = {0, 1, 2, 7, 31, 32, 33, 100, 313,
+                                     1000, 5000, 4097};
+    ck_assert_ptr_nonnull(p);
+    for (k = 0; k < 3000; k++) {
+        uint32_t n = sizes[k % (sizeof sizes / sizeof *sizes)];
+        uint32_t chunk = (k % 5) == 0 ? 0 : (uint32_t)(k % 97) + 1;
+        check_job(p, n, chunk, tag++);
+    }
+    ks_pool_free(p);
+}
+END_TEST
+
+START_TEST(no_pool_and_small_jobs_inline)
+{
+    /* NULL pool and a job of one chunk run on the caller as worker 0 */
+    check_job(NULL, 50, 8, 1);
+    {
+        ks_pool_t *p = ks_pool_new(2);
+        check_job(p, 10, 10, 2);
+        check_job(p, 10, 64, 3);
+        ks_pool_free(p);
+    }
+}
+END_TEST
+
+START_TEST(idle_workers_sleep)
+{
+    ks_pool_t *p = ks_pool_new(2);
+    unsigned extra = ks_pool_size(p) - 1, i;
+    struct timespec ms = {0, 1000000};
+    ck_assert_ptr_nonnull(p);
+    if (extra == 0) {
+        ks_pool_free(p); /* one CPU: no worker thread to check */
+        return;
+    }
+    check_job(p, 1000, 10, 1);
+    /* after the spin (50 us) every worker waits on the condition
+     * variable; allow 5 s for a loaded machine */
+    for (i = 0; i < 5000 && ks_pool_sleeping(p) < extra; i++)
+        nanosleep(&ms, NULL);
+    ck_assert_uint_eq(ks_pool_sleeping(p), extra);
+    /* and a sleeping pool still runs the next job completely */
+    check_job(p, 1000, 10, 2);
+    ks_pool_free(p);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("pool");
+    TCase *tc = tcase_create("pool");
+    SRunner *sr;
+    int failed;
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, every_index_once);
+    tcase_add_test(tc, no_pool_and_small_jobs_inline);
+    tcase_add_test(tc, idle_workers_sleep);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
