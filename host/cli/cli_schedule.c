@@ -12,6 +12,7 @@
 #include "cluster/objects.h"
 #include "framework/batch.h"
 #include "framework/call_board.h"
+#include "cluster/object_store.h"
 #include "framework/generation.h"
 #include "base/log.h"
 #include "extender/ext_trace.h"
@@ -521,6 +522,10 @@ int ks_cli_schedule(int argc, char **argv)
     }
     rc = KS_EXIT_OK;
     memset(&m, 0, sizeof m);
+    /* Objects of the resources the loaded plugins declare (SDK ABI 1.3)
+     * go to their stores instead of being skipped. */
+    m.wants = ks_store_manifest_wants;
+    m.take = ks_store_manifest_take;
     for (i = 0; i < n_clusters; i++) {
         if (ks_manifest_load_file(&m, clusters[i], ks_intern_global(), notice,
                                   &err) != 0) {

@@ -330,6 +330,25 @@ uint32_t ks_store_list(const ks_store_t *s, const char *ns,
     return n;
 }
 
+int ks_store_manifest_wants(void *ud, const char *api_version,
+                            const char *kind)
+{
+    (void)ud;
+    return ks_store_find_kind(api_version, kind) != NULL;
+}
+
+int ks_store_manifest_take(void *ud, const char *api_version,
+                           const char *kind, const char *json, size_t len,
+                           const char *where, ks_error_t *err)
+{
+    ks_store_t *s = ks_store_find_kind(api_version, kind);
+    (void)ud;
+    if (s == NULL)
+        return ks_error_set(err, KS_EINVAL, "%s: no store for %s", where,
+                            kind);
+    return ks_store_put_text(s, json, len, where, err);
+}
+
 void ks_stores_reset(void)
 {
     ks_store_t *s, *next;

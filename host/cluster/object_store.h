@@ -86,6 +86,15 @@ uint32_t ks_store_list(const ks_store_t *s, const char *ns,
                        const ks_label_selector_t *sel, ks_object_fn fn,
                        void *ud);
 
+/* ks_manifest_t's wants/take (cluster/objects.h) over these stores: a
+ * snapshot file's object whose apiVersion's group and kind match a store
+ * (ks_store_find_kind) is stored there. `ud` is unused. Loop thread. */
+int ks_store_manifest_wants(void *ud, const char *api_version,
+                            const char *kind);
+int ks_store_manifest_take(void *ud, const char *api_version,
+                           const char *kind, const char *json, size_t len,
+                           const char *where, ks_error_t *err);
+
 /* Tests: empty and forget every store (no plugin may hold one). */
 void ks_stores_reset(void);
 

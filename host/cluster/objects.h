@@ -60,11 +60,25 @@ typedef struct ks_manifest {
     ks_namespace_t **namespaces;
     size_t n_namespaces;
     size_t n_skipped; /* objects of other kinds, skipped with a notice */
+    /* Objects of other kinds the caller keeps (the stores of cluster
+     * objects plugins declare, SDK ABI 1.3): when `take` is set and
+     * wants(take_ud, apiVersion, kind) is non-zero, the object is handed
+     * to take() as compact JSON (base/yaml_json.h: as sigs.k8s.io/yaml
+     * converts it; NUL-terminated, valid during the call) instead of
+     * being skipped; `where` names it in messages ("FILE:LINE" or
+     * "FILE:LINE: items[N]"). A non-zero return from take() stops the
+     * read with that error. Set these before loading. */
+    int (*wants)(void *take_ud, const char *api_version, const char *kind);
+    int (*take)(void *take_ud, const char *api_version, const char *kind,
+                const char *json, size_t len, const char *where,
+                ks_error_t *err);
+    void *take_ud;
+    size_t n_taken;
 } ks_manifest_t;
 
 /* Read a manifest file (multi-document; `kind: List` items are flattened).
- * Appends to *m (zero-initialise it first). Unknown kinds are skipped with a
- * notice written to `notice` (may be NULL: silent), "FILE:LINE: skipping
+ * Appends to *m (zero-initialise it first). Unknown kinds that the caller
+ * does not take (wants/take above) are skipped with a notice written to `notice` (may be NULL: silent), "FILE:LINE: skipping
  * Deployment ns/name (ksched reads Node, Pod, Service, Namespace)". An
  * object without `kind` is an error. Malformed objects fail with
  * "FILE:LINE:COL: ..."; objects read before the error stay in *m (free

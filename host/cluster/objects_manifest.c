@@ -4,8 +4,10 @@
  * whose items are flattened. Node, Pod, Service and Namespace are kept,
  * and so are ReplicaSet, StatefulSet and ReplicationController, as selector
  * holders (PodTopologySpread's system-default spreading reads their
- * selectors, as cluster mode does); other kinds are counted and reported
- * through the notice callback, one line per kind and input.
+ * selectors, as cluster mode does); objects of the kinds the caller takes
+ * (ks_manifest_t.wants/take: the declared resources of plugins) are
+ * handed over as JSON; other kinds are counted and reported through the
+ * notice callback, one line per kind and input.
  *
  * Documents are built by base/yaml_doc.h's builder, with one alias budget
  * for the whole stream: at most KS_YAML_MAX_ALIASES alias references and an
@@ -18,7 +20,9 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "base/buf.h"
 #include "base/yaml_doc.h"
+#include "base/yaml_json.h"
 #include "objects.h"
 #include "objects_yaml.h"
 
@@ -80,6 +84,36 @@ static const yaml_node_t *map_field(const loader_t *l, const yaml_node_t *map,
 static int note_skipped(loader_t *l, const yaml_node_t *obj,
                         const char *kind);
 
+/* An object of a kind the caller takes, as JSON. */
+static int take_object(loader_t *l, yaml_node_t *obj, const char *kind,
+                       const char *where)
+{
+    ks_buf_t b = {0};
+    char at[600];
+    int rc;
+    const char *api_version = scalar_field(l, obj, "apiVersion");
+    snprintf(at, sizeof at, "%s:%zu%s%.*s", l->file,
+             obj->start_mark.line + 1, where[0] ? ": " : "",
+             where[0] ? (int)(strlen(where) - 2) : 0, where);
+    rc = ks_yaml_to_json(l->doc, obj, &b, 64, (size_t)16 << 20);
+    if (rc == -1) {
+        ks_buf_free(&b);
+        return ks_error_set(l->err, KS_ESCHEMA, "%s: %s is nested deeper "
+                            "than 64 levels or larger than 16 MiB", at,
+                            kind);
+    }
+    if (rc != 0 || b.oom || b.data == NULL) {
+        ks_buf_free(&b);
+        return ks_error_set(l->err, KS_ENOMEM, "out of memory");
+    }
+    rc = l->m->take(l->m->take_ud, api_version ? api_version : "", kind,
+                    b.data, b.len, at, l->err);
+    ks_buf_free(&b);
+    if (rc == 0)
+        l->m->n_taken++;
+    return rc;
+}
+
 static int load_object(loader_t *l, yaml_node_t *obj, const char *where)
 {
     const char *kind = scalar_field(l, obj, "kind");
@@ -136,6 +170,12 @@ static int load_object(loader_t *l, yaml_node_t *obj, const char *where)
             ks_service_free(owner);
             rc = ks_error_set(l->err, KS_ENOMEM, "out of memory");
         }
+    } else if (l->m->take != NULL && l->m->wants != NULL &&
+               l->m->wants(l->m->take_ud,
+                           scalar_field(l, obj, "apiVersion") ?
+                               scalar_field(l, obj, "apiVersion") : "",
+                           kind)) {
+        rc = take_object(l, obj, kind, where);
     } else {
         l->m->n_skipped++;
         rc = note_skipped(l, obj, kind);

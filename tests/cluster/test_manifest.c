@@ -104,6 +104,70 @@ START_TEST(test_stream_and_list)
 }
 END_TEST
 
+/* The caller takes Deployments of group apps (ks_manifest_t.wants/take). */
+static char taken[4][512];
+static int n_taken_calls;
+
+static int wants_apps_deploy(void *ud, const char *api_version,
+                             const char *kind)
+{
+    (void)ud;
+    return strcmp(kind, "Deployment") == 0 &&
+           strncmp(api_version, "apps/", 5) == 0;
+}
+
+static int take_json(void *ud, const char *api_version, const char *kind,
+                     const char *json, size_t len, const char *where,
+                     ks_error_t *err)
+{
+    (void)ud;
+    (void)err;
+    ck_assert_uint_eq(strlen(json), len);
+    if (n_taken_calls < 4)
+        snprintf(taken[n_taken_calls], sizeof taken[0], "%s|%s|%s|%s",
+                 where, api_version, kind, json);
+    n_taken_calls++;
+    return strstr(json, "\"refuse\"") != NULL
+               ? ks_error_set(err, KS_ESCHEMA, "%s: refused", where)
+               : 0;
+}
+
+START_TEST(test_taken_kinds)
+{
+    ks_manifest_t m = {0};
+    ks_error_t err = {0};
+    n_taken_calls = 0;
+    m.wants = wants_apps_deploy;
+    m.take = take_json;
+    ck_assert_msg(load(&m, stream, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(m.n_taken, 1);
+    ck_assert_int_eq(n_taken_calls, 1);
+    ck_assert_str_eq(taken[0], "c.yaml:13: items[1]|apps/v1|Deployment|"
+                               "{\"apiVersion\":\"apps/v1\",\"kind\":"
+                               "\"Deployment\",\"metadata\":{\"name\":"
+                               "\"web\",\"namespace\":\"shop\"}}");
+    /* still one notice for the kinds nobody takes */
+    ck_assert_uint_eq(m.n_skipped, 1);
+    ck_assert_int_eq(n_notices, 1);
+    ck_assert_msg(strncmp(notices[0], "c.yaml:25: skipping ClusterRole", 31)
+                      == 0, "%s", notices[0]);
+    /* a top-level object, typed scalars; take's error stops the read */
+    ck_assert_int_eq(load(&m, "apiVersion: apps/v1\nkind: Deployment\n"
+                              "metadata: {name: d2}\nspec: {replicas: 3, "
+                              "paused: false}\n", &err), 0);
+    ck_assert_str_eq(taken[1], "c.yaml:1|apps/v1|Deployment|{\"apiVersion\":"
+                               "\"apps/v1\",\"kind\":\"Deployment\","
+                               "\"metadata\":{\"name\":\"d2\"},\"spec\":"
+                               "{\"replicas\":3,\"paused\":false}}");
+    ck_assert_int_eq(load(&m, "apiVersion: apps/v1\nkind: Deployment\n"
+                              "metadata: {name: refuse}\n", &err),
+                     KS_ESCHEMA);
+    ck_assert_str_eq(err.msg, "c.yaml:1: refused");
+    ck_assert_uint_eq(m.n_taken, 2);
+    ks_manifest_free(&m);
+}
+END_TEST
+
 START_TEST(test_many_objects)
 {
     /* more than the initial array capacity, in one List */
@@ -521,6 +585,7 @@ int main(void)
     int failed;
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_stream_and_list);
+    tcase_add_test(tc, test_taken_kinds);
     tcase_add_test(tc, test_many_objects);
     tcase_add_test(tc, test_malformed_yaml);
     tcase_add_test(tc, test_wrong_type_in_list);
