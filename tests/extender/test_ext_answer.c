@@ -157,7 +157,7 @@ static void prio_str(const char *body, char *out)
     out[0] = '\0';
     if (ks_extender_parse_priorities(body, strlen(body), add, out, msg,
                                      sizeof msg) != 0)
-        snprintf(out, 1024, "ERR:%s", msg);
+        snprintf(out, 1024, "ERR:%.1000s", msg);
 }
 
 static const char *const prio_cases[][2] = {
@@ -223,7 +223,7 @@ static void preempt_str(const char *body, char *out)
     out[0] = '\0';
     if (ks_extender_parse_preemption(body, strlen(body), on_victims, out,
                                      msg, sizeof msg) != 0)
-        snprintf(out, 1024, "ERR:%s", msg);
+        snprintf(out, 1024, "ERR:%.1000s", msg);
 }
 
 static const char *const preempt_cases[][2] = {
