@@ -19,8 +19,8 @@
  *  - Exits the worker chose end the supervisor with the same status
  *    (cli/cli.h's codes): 0 after a drain, 4 after a lost Lease, and 1 or
  *    2 when no worker was ever ready (the configuration was refused).
- *  - Its private directory ($TMPDIR/ksched-keep-PID-XXXXXX: known-good
- *    plugin copies, the embedded journal) is removed at exit; one left by
+ *  - Its private directory ($TMPDIR/ksched-keep-PID-XXXXXX: known-good and
+ *    swapped-out plugin copies, the journal) is removed at exit; one left by
  *    a supervisor that was killed is removed by the next one to start.
  *  - SIGTERM and SIGINT are passed to the worker (a second one too, which
  *    makes it exit at once); SIGHUP is passed on (reload). A worker dies
