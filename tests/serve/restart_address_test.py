@@ -18,6 +18,7 @@ replacement answers /healthz over the same protocol.
 """
 import http.client
 import os
+import shutil
 import signal
 import socket
 import ssl
@@ -232,7 +233,7 @@ def main():
          "-keyout", files["key"], "-out", files["cert"], "-days", "2",
          "-subj", "/CN=localhost", "-addext",
          "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost"],
-        capture_output=True) if os.path.exists("/usr/bin/openssl") else None
+        capture_output=True) if shutil.which("openssl") else None
     modes = ["plain", "unix"]
     if tls is not None and tls.returncode == 0:
         modes.append("tls")
