@@ -210,6 +210,7 @@ typedef struct sup {
     struct sockaddr_storage stand_in; /* ss_family 0: no stand-in */
     unsigned backoff_max, backoff;    /* ms */
     int stopping, ever_ready;
+    int force_sig; /* a second SIGTERM/SIGINT while stopping: end now */
     char why[1400]; /* what the stand-in answers */
 } sup_t;
 
@@ -352,7 +353,14 @@ static int sup_watch(sup_t *s, pid_t pid, int *deadline)
         struct timespec d = {0, TICK_MS * 1000000L};
         siginfo_t si;
         int sig = sigtimedwait(&s->set, &si, &d), i;
-        if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
+        if ((sig == SIGTERM || sig == SIGINT) && s->stopping) {
+            /* The second stop signal ends the worker now, as its own
+             * signal thread would. Passed on, it could merge with the
+             * first in the worker's pending set (standard signals do
+             * not queue) and be lost while a plugin blocks the loop. */
+            s->force_sig = sig;
+            kill(pid, SIGKILL);
+        } else if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
             if (sig != SIGHUP)
                 s->stopping = 1;
             kill(pid, sig);
@@ -438,6 +446,14 @@ static void sup_after_exit(sup_t *s, pid_t pid, int st, int deadline,
 {
     char how[128];
     describe_status(st, how, sizeof how);
+    if (s->force_sig) {
+        const char *a = sigabbrev_np(s->force_sig);
+        fprintf(stderr, "ksched serve: SIG%s again while stopping: exiting "
+                        "now (status %d)\n",
+                a ? a : "?", 128 + s->force_sig);
+        fflush(stderr);
+        sup_exit(s, 128 + s->force_sig);
+    }
     if (s->stopping) {
         say("worker %ld %s; exiting", (long)pid, how);
         sup_exit(s, status_code(st));
