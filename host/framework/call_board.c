@@ -264,15 +264,13 @@ void ks_call_board_fault_from_slot(const ks_call_board_t *b, size_t slot_idx,
     const ks_board_slot_t *s = &b->slots[slot_idx];
     const ks_board_plugin_t *p = ks_call_board_plugin(
         b, atomic_load_explicit(&s->plugin, memory_order_relaxed));
-    struct timespec ts;
     memset(f, 0, sizeof *f);
     f->kind = kind;
     f->signo = signo;
     f->point = atomic_load_explicit(&s->point, memory_order_relaxed);
     f->deadline_ms = atomic_load_explicit(&s->deadline_ms,
                                           memory_order_relaxed);
-    clock_gettime(CLOCK_REALTIME, &ts);
-    f->unix_time = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    f->unix_time = ks_wall_seconds();
     if (p)
         f->plugin = *p;
     memcpy(f->pod, s->pod, sizeof f->pod);

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "base/log.h"
+#include "base/mono_clock.h"
 #include "base/strmap.h"
 
 #define SERIES_WINDOW_US (6LL * 60 * 1000000) /* client-go: 6 minutes */
@@ -37,13 +38,6 @@ struct ks_event_recorder {
     unsigned pending;    /* requests in flight (the client's calls owned
                             by this recorder, cancelled at close) */
 };
-
-static int64_t now_us(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
-}
 
 void ks_micro_time_format(int64_t unix_us, char *buf, size_t len)
 {
@@ -221,7 +215,7 @@ static void patch_series(ks_event_recorder_t *r, series_t *s)
 static void on_flush(uv_timer_t *t)
 {
     ks_event_recorder_t *r = t->data;
-    int64_t now = now_us();
+    int64_t now = ks_wall_us();
     size_t i = 0;
     while (i < r->series.cap) {
         series_t *s = r->series.slots[i].val;
@@ -298,7 +292,7 @@ void ks_event_record(ks_event_recorder_t *r, const char *controller,
                      const char *note)
 {
     char key[1200], name[600], path[600], t[40], instance[400];
-    int64_t now = now_us();
+    int64_t now = ks_wall_us();
     series_t *s;
     json_t *ev;
     size_t kl;
@@ -326,10 +320,7 @@ void ks_event_record(ks_event_recorder_t *r, const char *controller,
     /* client-go names events "<object name>.<UnixNano in hex>"; a name
      * is kept unique by never reusing a nanosecond. */
     {
-        struct timespec ts;
-        uint64_t ns;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        uint64_t ns = ks_wall_ns();
         if (ns <= r->last_name_ns)
             ns = r->last_name_ns + 1;
         r->last_name_ns = ns;

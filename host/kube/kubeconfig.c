@@ -19,6 +19,7 @@
 #include "base/base64.h"
 #include "base/buf.h"
 #include "base/log.h"
+#include "base/mono_clock.h"
 #include "base/yaml_doc.h"
 #include "base/yaml_node.h"
 
@@ -27,10 +28,8 @@
 
 int64_t ks_kube_clock_realtime(void *ud)
 {
-    struct timespec ts;
     (void)ud;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return ks_wall_ms();
 }
 
 /* ==== small helpers ==================================================== */

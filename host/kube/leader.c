@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "base/log.h"
+#include "base/mono_clock.h"
 #include "base/rand.h"
 #include "kube/events.h"
 
@@ -41,16 +42,9 @@ struct ks_leader {
     uint64_t rng;
 };
 
-static int64_t mono_ms(void)
-{
-    return (int64_t)(uv_hrtime() / 1000000u);
-}
-
 static void now_micro(char *buf, size_t len)
 {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    ks_micro_time_format((int64_t)tv.tv_sec * 1000000 + tv.tv_usec, buf, len);
+    ks_micro_time_format(ks_wall_us(), buf, len);
 }
 
 void ks_leader_default_identity(char *buf, size_t len)
@@ -109,7 +103,7 @@ static void lost(ks_leader_t *l, const char *why)
 
 int ks_leader_is_leader(ks_leader_t *l)
 {
-    if (l->leader && mono_ms() - l->last_renew_ms >= l->o.renew_deadline_ms)
+    if (l->leader && ks_mono_ms() - l->last_renew_ms >= l->o.renew_deadline_ms)
         lost(l, "not renewed within the renew deadline");
     return l->leader;
 }
@@ -149,7 +143,7 @@ static void read_record(ks_leader_t *l, const json_t *lease)
         snprintf(l->holder, sizeof l->holder, "%s", h ? h : "");
         snprintf(l->observed_renew, sizeof l->observed_renew, "%s",
                  rt ? rt : "");
-        l->observed_at_ms = mono_ms();
+        l->observed_at_ms = ks_mono_ms();
     }
     snprintf(l->acquire_time, sizeof l->acquire_time, "%s", at ? at : "");
     l->their_duration_ms = (int64_t)d * 1000;
@@ -217,7 +211,7 @@ static void write_lease(ks_leader_t *l, int create)
     o.timeout_ms = l->o.renew_deadline_ms;
     o.on_done = write_done;
     o.ud = l;
-    l->write_start_ms = mono_ms();
+    l->write_start_ms = ks_mono_ms();
     l->call = ks_kube_call(l->client, &o, &err);
     free(text);
     if (l->call == NULL) {
@@ -230,7 +224,7 @@ static void read_done(void *ud, const ks_kube_result_t *r)
 {
     ks_leader_t *l = ud;
     json_t *doc;
-    int64_t now = mono_ms();
+    int64_t now = ks_mono_ms();
     l->call = NULL;
     if (l->released) {
         schedule_tick(l);
