@@ -29,6 +29,16 @@ uint32_t ks_cluster_event_node_update(const ks_node_t *old,
 /* {KS_RES_ALL, KS_ACT_ALL}: moves every unschedulable pod. */
 int ks_cluster_event_is_wildcard(ks_cluster_event_t ev);
 
+/* Does a plugin's registered event cover `ev`: some resource and some
+ * action in common (upstream's ClusterEvent.Match, without the wildcard,
+ * which callers check first)? */
+static inline int ks_cluster_event_covers(ks_cluster_event_t registered,
+                                          ks_cluster_event_t ev)
+{
+    return (registered.resource & ev.resource) != 0 &&
+           (registered.action & ev.action) != 0;
+}
+
 /* Upstream's label of one event (its metrics' "event" label): NodeAdd,
  * NodeDelete, NodeAllocatableChange, NodeLabelChange, NodeTaintChange,
  * NodeSpecUnschedulableChange, NodeAnnotationChange, NodeUpdate,

@@ -20,6 +20,7 @@
 #include "cycle_state.h"
 #include "base/intern.h"
 #include "base/log.h"
+#include "cluster_event.h"
 #include "config/ext_points.h"
 #include "grow.h"
 #include "pool.h"
@@ -1003,8 +1004,7 @@ int ks_fw_event_matters(ks_framework_t *fw, const char *plugin,
         if (in->every_event)
             return 1;
         for (k = 0; k < in->n_events; k++)
-            if ((in->events[k].resource & ev.resource) &&
-                (in->events[k].action & ev.action))
+            if (ks_cluster_event_covers(in->events[k], ev))
                 return 1;
         return 0;
     }

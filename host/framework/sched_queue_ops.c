@@ -77,8 +77,7 @@ static int plugin_queues(const ev_ctx_t *c, ks_plugin_inst_t *in,
     if (in == NULL || in->every_event)
         return 1;
     for (k = 0; k < in->n_events; k++)
-        if ((in->events[k].resource & c->ev.resource) &&
-            (in->events[k].action & c->ev.action) &&
+        if (ks_cluster_event_covers(in->events[k], c->ev) &&
             hint_queues(c, in, k, pod))
             return 1;
     return 0;
