@@ -118,6 +118,11 @@ static int fit_error(cycle_out_t *o)
     return -1;
 }
 
+int ks_sched_cycle_error(cycle_out_t *o, const ks_status_t *st)
+{
+    return cycle_error(o, st);
+}
+
 /* --- PreFilter ---------------------------------------------------------------- */
 
 /* RunPreFilterPlugins: 0 with pre filled, or -1 when the attempt ends (a
@@ -620,370 +625,6 @@ static int prioritize_nodes(ks_scheduler_t *s, ks_framework_t *fw,
     return 0;
 }
 
-/* --- extenders --------------------------------------------------------------------- */
-
-size_t ks_sched_extenders(const ks_scheduler_t *s,
-                          const ks_extender_config_t **out)
-{
-    const ks_config_t *cfg = s->susp && s->susp->gen ? s->susp->gen->cfg
-                                                    : s->gen->cfg;
-    *out = cfg->extenders;
-    return s->ext_off ? 0 : cfg->n_extenders;
-}
-
-static size_t n_extenders(const ks_scheduler_t *s, const ks_framework_t *fw,
-                          const ks_extender_config_t **out)
-{
-    (void)fw;
-    return ks_sched_extenders(s, out);
-}
-
-static void ext_answer(void *ud, const char *error, const char *body,
-                       size_t len)
-{
-    ks_sched_ext_call_t *c = ud;
-    ks_scheduler_t *s = c->s;
-    c->done = 1;
-    if (error)
-        c->error = strdup(error);
-    if (error && c->error == NULL)
-        c->error = NULL; /* out of memory: an answer of "" fails to parse */
-    if (!error) {
-        c->body = malloc(len + 1);
-        if (c->body) {
-            memcpy(c->body, body, len);
-            c->body[len] = '\0';
-            c->len = len;
-        }
-    }
-    if (s->susp && s->susp->outstanding > 0 && --s->susp->outstanding == 0)
-        ks_scheduler_kick(s);
-}
-
-ks_hc_t *ks_sched_ext_client(ks_scheduler_t *s, ks_error_t *err)
-{
-    uv_loop_t *loop = s->attached ? s->loop : NULL;
-    ks_hc_opts_t ho;
-    if (s->ext_hc)
-        return s->ext_hc;
-    if (loop == NULL) {
-        if (s->ext_loop == NULL) {
-            s->ext_loop = malloc(sizeof *s->ext_loop);
-            if (s->ext_loop == NULL || uv_loop_init(s->ext_loop) != 0) {
-                free(s->ext_loop);
-                s->ext_loop = NULL;
-                ks_error_set(err, KS_ENOMEM, "cannot set up a loop for the "
-                                             "extenders");
-                return NULL;
-            }
-        }
-        loop = s->ext_loop;
-    }
-    memset(&ho, 0, sizeof ho);
-    ho.max_host_connections = -1;
-    ho.user_agent = "ksched-extender";
-    s->ext_hc = ks_hc_new(loop, &ho, err);
-    return s->ext_hc;
-}
-
-void ks_sched_ext_calls_free(ks_scheduler_t *s)
-{
-    ks_sched_suspended_t *p = s->susp;
-    size_t i;
-    if (p == NULL || p->calls == NULL)
-        return;
-    for (i = 0; i < p->n_calls; i++) {
-        ks_extender_cancel(&p->calls[i].call);
-        free(p->calls[i].error);
-        free(p->calls[i].body);
-    }
-    free(p->calls);
-    p->calls = NULL;
-    p->n_calls = 0;
-    p->outstanding = 0;
-}
-
-/* The extender stage is over: free its calls, and the record too unless a
- * suspended cycle owns it (schedule_one.c frees that one). */
-static void ext_release(ks_scheduler_t *s)
-{
-    ks_sched_ext_calls_free(s);
-    if (s->susp && s->susp->has_pre) {
-        ks_prefilter_result_free(&s->susp->pre);
-        s->susp->has_pre = 0;
-    }
-    if (s->susp && s->susp->qp == NULL) {
-        free(s->susp);
-        s->susp = NULL;
-    }
-}
-
-int ks_sched_ext_pending(const ks_scheduler_t *s)
-{
-    return (s->susp && s->susp->outstanding > 0) || s->n_ext_binding > 0;
-}
-
-void ks_sched_ext_detach(ks_scheduler_t *s)
-{
-    ks_waiting_pod_t *wp;
-    if (s->ext_hc == NULL || s->ext_loop != NULL)
-        return; /* the scheduler's own loop: ks_sched_ext_teardown */
-    ks_sched_ext_calls_free(s);
-    for (wp = s->binding; wp; wp = wp->bnext)
-        if (wp->ext_bind)
-            wp->ext_bind->call.req = NULL; /* dropped by the close */
-    ks_hc_close(s->ext_hc, NULL, NULL);
-    s->ext_hc = NULL;
-}
-
-void ks_sched_ext_teardown(ks_scheduler_t *s)
-{
-    ks_sched_suspended_t *p = s->susp;
-    ks_ext_trace_free(&s->ext_trace);
-    ks_sched_xp_clear(s);
-    if (p != NULL) {
-        ks_sched_ext_calls_free(s);
-        if (p->has_pre)
-            ks_prefilter_result_free(&p->pre);
-        if (p->qp)
-            p->qp->assumed = 0; /* the queue frees the pod */
-        ks_cycle_state_free(p->cs);
-        if (p->wp)
-            ks_sched_wp_free(p->wp);
-        free(p->o);
-        if (p->gen)
-            ks_generation_unref(p->gen);
-        free(p);
-        s->susp = NULL;
-    }
-    if (s->ext_hc) {
-        ks_hc_close(s->ext_hc, NULL, NULL);
-        s->ext_hc = NULL;
-    }
-    if (s->ext_loop) {
-        uv_run(s->ext_loop, UV_RUN_DEFAULT); /* the client's close */
-        uv_loop_close(s->ext_loop);
-        free(s->ext_loop);
-        s->ext_loop = NULL;
-    }
-}
-
-int ks_sched_ext_start_body(ks_scheduler_t *s, const ks_extender_config_t *e,
-                            size_t k, const char *verb, const char *body)
-{
-    ks_sched_suspended_t *p = s->susp;
-    ks_sched_ext_call_t *c = &p->calls[k];
-    ks_error_t err = {0};
-    ks_hc_t *hc = ks_sched_ext_client(s, &err);
-    c->s = s;
-    c->ext = k;
-    if (hc == NULL || body == NULL ||
-        ks_extender_post(hc, e, verb, body, &c->call, ext_answer, c, &err) != 0) {
-        c->done = 1;
-        c->error = strdup(body ? err.msg : "out of memory");
-        return -1;
-    }
-    c->call.report = s->opts.obs.extender_call;
-    c->call.report_ud = s->opts.obs.ud;
-    p->outstanding++;
-    return 0;
-}
-
-/* Start the call of extender k with `verb` on the cycle's feasible nodes.
- * 0, or -1 with its error stored in the call. */
-static int ext_start(ks_scheduler_t *s, const ks_extender_config_t *e,
-                     size_t k, const char *verb, const ks_pod_t *pod)
-{
-    char *body = ks_extender_args_json(e, pod, s->feasible,
-                                       s->susp->n_feasible);
-    int rc = ks_sched_ext_start_body(s, e, k, verb, body);
-    free(body);
-    return rc;
-}
-
-int ks_sched_ext_suspend(ks_scheduler_t *s, size_t n_ext, int stage,
-                         uint32_t n_feasible)
-{
-    ks_sched_suspended_t *p = s->susp;
-    if (p == NULL) {
-        p = calloc(1, sizeof *p);
-        if (p == NULL)
-            return -1;
-        s->susp = p;
-    }
-    ks_sched_ext_calls_free(s);
-    p->calls = calloc(n_ext, sizeof *p->calls);
-    if (p->calls == NULL)
-        return -1;
-    p->n_calls = n_ext;
-    p->stage = stage;
-    p->n_feasible = n_feasible;
-    return 0;
-}
-
-static void set_status(ks_scheduler_t *s, const char *node, ks_code_t code,
-                       const char *reason)
-{
-    uint32_t idx = ks_snapshot_index(s->snap, node);
-    ks_status_t *st;
-    if (idx == UINT32_MAX || idx >= s->smap.n)
-        return; /* upstream records it by name; not a node ksched knows */
-    st = &s->smap.st[idx];
-    ks_status_reset(st);
-    st->code = code;
-    st->plugin = NULL;
-    ks_status_add_reason(st, reason);
-    s->smap.set[idx] = 1;
-}
-
-/* Apply extender k's filter answer. 0, or -1 (o says why). */
-static int ext_filter_apply(ks_scheduler_t *s, const ks_extender_config_t *e,
-                            ks_sched_ext_call_t *c, cycle_out_t *o)
-{
-    ks_sched_suspended_t *p = s->susp;
-    ks_ext_filter_result_t r;
-    char msg[2048];
-    const ks_node_info_t **keep;
-    uint32_t n_keep = 0, i;
-    size_t j, k;
-    ks_ext_trace_filter_sent(&s->ext_trace, c->ext, s->feasible,
-                             p->n_feasible);
-    if (c->error) {
-        snprintf(msg, sizeof msg, "%s", c->error);
-        goto failed;
-    }
-    if (ks_extender_parse_filter(e, c->body ? c->body : "", c->len, &r, msg,
-                                 sizeof msg) != 0)
-        goto failed;
-    keep = calloc(r.n_nodes + 1, sizeof *keep);
-    if (keep == NULL) {
-        ks_extender_filter_result_free(&r);
-        return cycle_error(o, NULL);
-    }
-    for (j = 0; j < r.n_nodes; j++) {
-        for (i = 0; i < p->n_feasible; i++)
-            if (strcmp(s->feasible[i]->node->name, r.nodes[j]) == 0)
-                break;
-        if (i == p->n_feasible) {
-            snprintf(msg, sizeof msg,
-                     "extender %s claims a filtered node %s which is not "
-                     "found in the input node list",
-                     e->url_prefix, r.nodes[j]);
-            free(keep);
-            ks_extender_filter_result_free(&r);
-            goto failed;
-        }
-        keep[n_keep++] = s->feasible[i];
-        s->names_ok = 0; /* s->feasible is rewritten from keep below */
-        ks_ext_trace_filter_passed(&s->ext_trace, c->ext, r.nodes[j]);
-    }
-    for (j = 0; j < r.n_unresolvable; j++) {
-        set_status(s, r.unresolvable[j].node, KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
-                   r.unresolvable[j].reason);
-        ks_ext_trace_filter_failed(&s->ext_trace, c->ext,
-                                   r.unresolvable[j].node, 1,
-                                   r.unresolvable[j].reason);
-    }
-    for (j = 0; j < r.n_failed; j++) {
-        for (k = 0; k < r.n_unresolvable; k++)
-            if (strcmp(r.unresolvable[k].node, r.failed[j].node) == 0)
-                break;
-        if (k == r.n_unresolvable) {
-            set_status(s, r.failed[j].node, KS_UNSCHEDULABLE,
-                       r.failed[j].reason);
-            ks_ext_trace_filter_failed(&s->ext_trace, c->ext,
-                                       r.failed[j].node, 0,
-                                       r.failed[j].reason);
-        }
-    }
-    memcpy(s->feasible, keep, n_keep * sizeof *keep);
-    p->n_feasible = n_keep;
-    free(keep);
-    ks_extender_filter_result_free(&r);
-    return 0;
-failed:
-    ks_ext_trace_filter_error(&s->ext_trace, c->ext, s->feasible,
-                              p->n_feasible, msg);
-    if (e->ignorable) {
-        ks_log(KS_LOGL_INFO, "skipping extender %s: it failed and is "
-                             "ignorable: %s",
-               e->url_prefix, msg);
-        return 0;
-    }
-    snprintf(o->message, sizeof o->message, "%s", msg);
-    o->r.error = 1;
-    return -1;
-}
-
-/* upstream findNodesThatPassExtenders, one extender at a time from
- * p->next: 1 when a call was started (suspended), 0 when every extender
- * has been asked, -1 on an Error. */
-static int ext_filter_next(ks_scheduler_t *s, const ks_pod_t *pod,
-                           cycle_out_t *o)
-{
-    ks_sched_suspended_t *p = s->susp;
-    const ks_extender_config_t *ex;
-    size_t n = n_extenders(s, NULL, &ex);
-    for (; p->next < n && p->n_feasible > 0; p->next++) {
-        const ks_extender_config_t *e = &ex[p->next];
-        if (e->filter_verb == NULL || !ks_extender_interested(e, pod))
-            continue;
-        if (ext_start(s, e, p->next, e->filter_verb, pod) == 0)
-            return 1;
-        if (ext_filter_apply(s, e, &p->calls[p->next], o) != 0)
-            return -1;
-    }
-    return 0;
-}
-
-typedef struct prio_ctx {
-    ks_scheduler_t *s;
-    int64_t factor;
-    uint32_t n;
-    size_t ext;
-} prio_ctx_t;
-
-static void add_priority(void *ud, const char *host, int64_t score)
-{
-    prio_ctx_t *c = ud;
-    uint32_t i;
-    for (i = 0; i < c->n; i++)
-        if (strcmp(c->s->feasible[i]->node->name, host) == 0) {
-            c->s->totals[i] += score * c->factor;
-            ks_ext_trace_score(&c->s->ext_trace, c->ext, host, score);
-            return;
-        }
-}
-
-/* upstream prioritizeNodes' extender part: the answers (errors ignored, as
- * upstream) added to the totals: score x weight x (100 / 10). */
-static void ext_prioritize_apply(ks_scheduler_t *s, const ks_pod_t *pod)
-{
-    ks_sched_suspended_t *p = s->susp;
-    const ks_extender_config_t *ex;
-    size_t n = n_extenders(s, NULL, &ex), k;
-    char msg[1024];
-    for (k = 0; k < n && k < p->n_calls; k++) {
-        ks_sched_ext_call_t *c = &p->calls[k];
-        prio_ctx_t pc = {s, ex[k].weight * (KS_EXT_MAX_NODE_SCORE /
-                                            KS_EXT_MAX_PRIORITY),
-                         p->n_feasible, k};
-        if (!c->done)
-            continue;
-        ks_ext_trace_prioritize_sent(&s->ext_trace, k, s->feasible,
-                                     p->n_feasible);
-        if (c->error == NULL && c->body &&
-            ks_extender_parse_priorities(c->body, c->len, add_priority, &pc,
-                                         msg, sizeof msg) == 0)
-            continue;
-        ks_ext_trace_prioritize_error(&s->ext_trace, k,
-                                      c->error ? c->error : msg);
-        ks_log(KS_LOGL_DEBUG, "extender %s gave no scores for %s/%s: %s",
-               ex[k].url_prefix, pod->ns, pod->name,
-               c->error ? c->error : msg);
-    }
-}
-
 /* --- schedulePod ------------------------------------------------------------------ */
 
 /* After Filter and the extenders' filters: select, or Score and ask the
@@ -993,7 +634,7 @@ static int after_filter(ks_scheduler_t *s, ks_framework_t *fw,
                         uint32_t n_feasible, int full_eval, cycle_out_t *o)
 {
     const ks_extender_config_t *ex;
-    size_t n_ext = n_extenders(s, fw, &ex), k;
+    size_t n_ext = ks_sched_extenders(s, &ex), k;
     int started = 0;
     if (n_feasible == 0) {
         fit_error(o);
@@ -1015,18 +656,18 @@ static int after_filter(ks_scheduler_t *s, ks_framework_t *fw,
             continue;
         if (!started && ks_sched_ext_suspend(s, n_ext, EXT_STAGE_PRIORITIZE,
                                     n_feasible) != 0) {
-            ext_release(s);
+            ks_sched_ext_release(s);
             cycle_error(o, NULL);
             return 0;
         }
         started = 1;
-        ext_start(s, &ex[k], k, ex[k].prioritize_verb, pod);
+        ks_sched_ext_start(s, &ex[k], k, ex[k].prioritize_verb, pod);
     }
     if (started && s->susp->outstanding > 0)
         return 1;
     if (started) {
-        ext_prioritize_apply(s, pod);
-        ext_release(s);
+        ks_sched_ext_prioritize_apply(s, pod);
+        ks_sched_ext_release(s);
     }
     {
         uint32_t at = ks_sched_select_host(s, n_feasible);
@@ -1046,34 +687,34 @@ static int filter_stage_done(ks_scheduler_t *s, ks_framework_t *fw,
 {
     ks_sched_suspended_t *p = s->susp;
     const ks_extender_config_t *ex;
-    size_t n_ext = n_extenders(s, fw, &ex);
+    size_t n_ext = ks_sched_extenders(s, &ex);
     uint32_t n_feasible = p->n_feasible;
     int rc;
     if (p->has_pre && n_feasible == 0) {
         p->has_pre = 0;
         if (filter_all_nodes(s, fw, cs, pod, full_eval, o, &p->pre,
                              &n_feasible) != 0) {
-            ext_release(s);
+            ks_sched_ext_release(s);
             return 0;
         }
         if (n_feasible > 0) {
             if (ks_sched_ext_suspend(s, n_ext, EXT_STAGE_FILTER, n_feasible) != 0) {
-                ext_release(s);
+                ks_sched_ext_release(s);
                 cycle_error(o, NULL);
                 return 0;
             }
             p->next = 0;
-            rc = ext_filter_next(s, pod, o);
+            rc = ks_sched_ext_filter_next(s, pod, o);
             if (rc > 0)
                 return 1;
             n_feasible = p->n_feasible;
             if (rc < 0) {
-                ext_release(s);
+                ks_sched_ext_release(s);
                 return 0;
             }
         }
     }
-    ext_release(s);
+    ks_sched_ext_release(s);
     return after_filter(s, fw, cs, pod, n_feasible, full_eval, o);
 }
 
@@ -1083,7 +724,7 @@ int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
 {
     uint32_t n_all = ks_snapshot_num_nodes(s->snap), n_feasible = 0;
     const ks_extender_config_t *ex;
-    size_t n_ext = n_extenders(s, fw, &ex);
+    size_t n_ext = ks_sched_extenders(s, &ex);
     struct ks_prefilter_result pre = {0};
     int nominated = 0;
     int full_eval = s->opts.full_eval_name &&
@@ -1126,18 +767,18 @@ int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
         if (ks_sched_ext_suspend(s, n_ext, EXT_STAGE_FILTER, n_feasible) != 0) {
             if (nominated)
                 ks_prefilter_result_free(&pre);
-            ext_release(s);
+            ks_sched_ext_release(s);
             cycle_error(o, NULL);
             return 0;
         }
         s->susp->next = 0;
         s->susp->pre = pre;
         s->susp->has_pre = nominated;
-        rc = ext_filter_next(s, pod, o);
+        rc = ks_sched_ext_filter_next(s, pod, o);
         if (rc > 0)
             return 1;
         if (rc < 0) {
-            ext_release(s);
+            ks_sched_ext_release(s);
             return 0;
         }
         return filter_stage_done(s, fw, cs, pod, full_eval, o);
@@ -1151,30 +792,30 @@ int ks_sched_schedule_pod_resume(ks_scheduler_t *s, ks_framework_t *fw,
 {
     ks_sched_suspended_t *p = s->susp;
     const ks_extender_config_t *ex;
-    size_t n_ext = n_extenders(s, fw, &ex);
+    size_t n_ext = ks_sched_extenders(s, &ex);
     int full_eval = s->opts.full_eval_name &&
                     strcmp(pod->name, s->opts.full_eval_name) == 0 &&
                     strcmp(pod->ns, s->opts.full_eval_ns) == 0;
     int rc;
     if (p->stage == EXT_STAGE_PRIORITIZE) {
         uint32_t n = p->n_feasible;
-        ext_prioritize_apply(s, pod);
-        ext_release(s);
+        ks_sched_ext_prioritize_apply(s, pod);
+        ks_sched_ext_release(s);
         o->r.selected = s->feasible[ks_sched_select_host(s, n)]->node->name;
         return 0;
     }
     /* EXT_STAGE_FILTER: the answer of extender p->next */
     if (p->next < n_ext &&
-        ext_filter_apply(s, &ex[p->next], &p->calls[p->next], o) != 0) {
-        ext_release(s);
+        ks_sched_ext_filter_apply(s, &ex[p->next], &p->calls[p->next], o) != 0) {
+        ks_sched_ext_release(s);
         return 0;
     }
     p->next++;
-    rc = ext_filter_next(s, pod, o);
+    rc = ks_sched_ext_filter_next(s, pod, o);
     if (rc > 0)
         return 1;
     if (rc < 0) {
-        ext_release(s);
+        ks_sched_ext_release(s);
         return 0;
     }
     return filter_stage_done(s, fw, cs, pod, full_eval, o);

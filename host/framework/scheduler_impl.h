@@ -356,6 +356,25 @@ int ks_sched_ext_suspend(ks_scheduler_t *s, size_t n_ext, int stage,
  * (s->susp->outstanding counts it), or -1 with the error in the call. */
 int ks_sched_ext_start_body(ks_scheduler_t *s, const ks_extender_config_t *e,
                             size_t k, const char *verb, const char *body);
+/* The same with the cycle's ExtenderArgs for `pod` and s->feasible. */
+int ks_sched_ext_start(ks_scheduler_t *s, const ks_extender_config_t *e,
+                       size_t k, const char *verb, const ks_pod_t *pod);
+/* Free the suspended cycle's calls and its PreFilter result. */
+void ks_sched_ext_release(ks_scheduler_t *s);
+/* Apply an extender's filter answer to s->feasible and the statuses: 0,
+ * or -1 with o saying why (an ignorable extender's failure is 0). */
+int ks_sched_ext_filter_apply(ks_scheduler_t *s,
+                              const ks_extender_config_t *e,
+                              ks_sched_ext_call_t *c, cycle_out_t *o);
+/* upstream findNodesThatPassExtenders from s->susp->next on: 1 when a
+ * call was started (suspended), 0 when every extender was asked, -1 on an
+ * Error. */
+int ks_sched_ext_filter_next(ks_scheduler_t *s, const ks_pod_t *pod,
+                             cycle_out_t *o);
+/* Add the prioritize answers to the totals (errors ignored, upstream). */
+void ks_sched_ext_prioritize_apply(ks_scheduler_t *s, const ks_pod_t *pod);
+/* schedule_pod.c's error outcome (o says an Error, with st's message). */
+int ks_sched_cycle_error(cycle_out_t *o, const ks_status_t *st);
 
 /* --- ext_preempt.c ------------------------------------------------------------ */
 
