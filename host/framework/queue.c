@@ -36,7 +36,27 @@ struct ks_queue {
     int moved_once;
     ks_qpod_t *unsched_head;
     uint64_t next_seq;
+    ks_queue_incoming_fn incoming; /* metrics; may be NULL */
+    void *incoming_ud;
 };
+
+void ks_queue_set_incoming(ks_queue_t *q, ks_queue_incoming_fn fn, void *ud)
+{
+    q->incoming = fn;
+    q->incoming_ud = ud;
+}
+
+/* Report a pod entering `where` (a KS_Q_*; the pool: "unschedulable"). */
+static void note_in(const ks_queue_t *q, int where, const char *event)
+{
+    if (q->incoming == NULL)
+        return;
+    q->incoming(q->incoming_ud,
+                where == KS_Q_ACTIVE    ? "active"
+                : where == KS_Q_BACKOFF ? "backoff"
+                                        : "unschedulable",
+                event);
+}
 
 static void pool_insert(ks_queue_t *q, ks_qpod_t *qp)
 {
@@ -266,6 +286,7 @@ ks_qpod_t *ks_queue_add(ks_queue_t *q, ks_pod_t *pod, int64_t now, int gated)
     } else {
         to_active(q, qp);
     }
+    note_in(q, qp->where, "PodAdd");
     return qp;
 }
 
@@ -317,6 +338,7 @@ void ks_queue_requeue_failed(ks_queue_t *q, ks_qpod_t *qp, int64_t now,
         qp->unsched_since_ms = now;
         pool_insert(q, qp);
     }
+    note_in(q, qp->where, "ScheduleAttemptFailure");
 }
 
 ks_pod_t *ks_queue_remove(ks_queue_t *q, ks_qpod_t *qp)
@@ -331,13 +353,15 @@ ks_pod_t *ks_queue_remove(ks_queue_t *q, ks_qpod_t *qp)
 }
 
 /* Move a pool pod: to backoff while still backing off, else to active. */
-static void move_out(ks_queue_t *q, ks_qpod_t *qp, int64_t now)
+static void move_out(ks_queue_t *q, ks_qpod_t *qp, int64_t now,
+                     const char *event)
 {
     detach(q, qp);
     if (qp->q.timestamp_ms + ks_queue_backoff_ms(q, qp->q.attempts) > now)
         to_backoff(q, qp, now);
     else
         to_active(q, qp);
+    note_in(q, qp->where, event);
 }
 
 size_t ks_queue_flush(ks_queue_t *q, int64_t now, int64_t max_unsched_ms)
@@ -348,13 +372,14 @@ size_t ks_queue_flush(ks_queue_t *q, int64_t now, int64_t max_unsched_ms)
         qp = q->backoff.a[0];
         heap_remove(q, &q->backoff, 0);
         to_active(q, qp);
+        note_in(q, KS_Q_ACTIVE, "BackoffComplete");
         moved++;
     }
     /* In pool order; a moved record leaves the list, `next` stays in it. */
     for (qp = q->unsched_head; qp; qp = next) {
         next = qp->unext;
         if (!qp->gated && now - qp->unsched_since_ms >= max_unsched_ms) {
-            move_out(q, qp, now);
+            move_out(q, qp, now, "UnschedulableTimeout");
             moved++;
         }
     }
@@ -375,8 +400,9 @@ size_t ks_queue_move_on_event(ks_queue_t *q, int64_t now,
         if (how == KS_QMOVE_NOW) {
             detach(q, qp);
             to_active(q, qp);
+            note_in(q, KS_Q_ACTIVE, NULL);
         } else {
-            move_out(q, qp, now);
+            move_out(q, qp, now, NULL);
         }
         moved++;
     }
@@ -397,6 +423,7 @@ void ks_queue_activate(ks_queue_t *q, ks_qpod_t *qp, int64_t now)
     detach(q, qp);
     qp->gated = 0;
     to_active(q, qp);
+    note_in(q, KS_Q_ACTIVE, "UnscheduledPodUpdate");
 }
 
 size_t ks_queue_len(const ks_queue_t *q, int where)

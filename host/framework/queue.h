@@ -59,11 +59,22 @@ typedef int (*ks_queue_less_fn)(void *ud, const ks_queued_pod_t *a,
 
 typedef struct ks_queue ks_queue_t;
 
+/* Metrics (upstream's queue_incoming_pods_total): called for every pod that
+ * enters a queue, with the queue ("active", "backoff", "unschedulable": the
+ * pool, gated pods included) and the reason as upstream labels it: PodAdd,
+ * ScheduleAttemptFailure, BackoffComplete, UnschedulableTimeout,
+ * UnscheduledPodUpdate (ungated), or NULL for a move by a cluster event
+ * (ks_queue_move_on_event: the caller knows the event's label). */
+typedef void (*ks_queue_incoming_fn)(void *ud, const char *queue,
+                                     const char *event);
+
 ks_queue_t *ks_queue_new(ks_queue_less_fn less, void *ud,
                          int64_t initial_backoff_ms, int64_t max_backoff_ms);
 /* Frees every record and the pods they own. */
 void ks_queue_free(ks_queue_t *q);
 void ks_queue_set_less(ks_queue_t *q, ks_queue_less_fn less, void *ud);
+/* Report pods entering queues to fn (NULL: stop). */
+void ks_queue_set_incoming(ks_queue_t *q, ks_queue_incoming_fn fn, void *ud);
 
 /* Add a new pending pod (takes ownership). gated: PreEnqueue refused it.
  * Returns the record, or NULL when out of memory (the pod stays the

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "base/intern.h"
 #include "base/log.h"
 #include "scheduler_impl.h"
 
@@ -115,6 +116,9 @@ ks_scheduler_t *ks_scheduler_new(ks_generation_t *gen, ks_cache_t *cache,
     s->env.ud = s;
     ks_sched_timing_init(s);
     s->vclock = 1;
+    if (s->opts.obs.queue_incoming)
+        ks_queue_set_incoming(s->q, s->opts.obs.queue_incoming,
+                              s->opts.obs.ud);
     ks_host_api_set_ops(&sched_ops);
     bind_env(s, gen);
     return s;
@@ -195,4 +199,40 @@ void ks_scheduler_foreach_pending(ks_scheduler_t *s,
 {
     pend_ctx_t c = {fn, ud};
     ks_queue_foreach(s->q, pend_visit, &c);
+}
+
+int ks_scheduler_pod_attempts(const ks_scheduler_t *s, const char *uid,
+                              uint32_t *attempts, int64_t *first_attempt_ms)
+{
+    /* Uids in the queue are interned: look the string up by content. */
+    const char *key = ks_intern_lookup(ks_intern_global(), uid);
+    const ks_qpod_t *qp = key ? ks_queue_get(s->q, key) : NULL;
+    if (qp == NULL)
+        return KS_ENOTFOUND;
+    *attempts = qp->q.attempts;
+    *first_attempt_ms = qp->q.initial_attempt_ms;
+    return 0;
+}
+
+typedef struct unsched_ctx {
+    void (*fn)(void *ud, const char *plugin, const char *profile);
+    void *ud;
+} unsched_ctx_t;
+
+static void unsched_visit(void *ud, ks_qpod_t *qp)
+{
+    unsched_ctx_t *c = ud;
+    unsigned i;
+    for (i = 0; i < qp->n_plugins; i++)
+        c->fn(c->ud, qp->plugins[i], qp->pod->scheduler_name);
+}
+
+void ks_scheduler_foreach_unsched_plugin(ks_scheduler_t *s,
+                                         void (*fn)(void *ud,
+                                                    const char *plugin,
+                                                    const char *profile),
+                                         void *ud)
+{
+    unsched_ctx_t c = {fn, ud};
+    ks_queue_foreach_unsched(s->q, unsched_visit, &c);
 }

@@ -101,6 +101,11 @@ typedef struct ks_sched_observer {
     /* Optional: one event of one kind handled by the queue (upstream's
      * event_handling_duration_seconds). Loop thread. */
     void (*event_handled)(void *ud, const char *event, double seconds);
+    /* Optional: a pod entered a queue (upstream's
+     * queue_incoming_pods_total); queue.h's ks_queue_incoming_fn has the
+     * labels. A move by a cluster event reports event NULL, and
+     * event_handled follows with the event's label. Loop thread. */
+    void (*queue_incoming)(void *ud, const char *queue, const char *event);
     void *ud;
 } ks_sched_observer_t;
 
@@ -254,6 +259,20 @@ void ks_scheduler_foreach_pending(ks_scheduler_t *s,
                                   void (*fn)(void *ud, const ks_pod_t *pod,
                                              const char *message, int gated),
                                   void *ud);
+/* A queued pod's scheduling attempts so far (upstream's
+ * QueuedPodInfo.Attempts) and the scheduler clock's time (ms, as
+ * ks_scheduler_now) of its first attempt; 0, or KS_ENOTFOUND when no
+ * queued or in-flight pod has this uid. Loop thread. */
+int ks_scheduler_pod_attempts(const ks_scheduler_t *s, const char *uid,
+                              uint32_t *attempts, int64_t *first_attempt_ms);
+/* Visit the pods in the unschedulable pool (gated ones included) once per
+ * plugin that rejected them (upstream's unschedulable_pods gauge), with the
+ * pod's schedulerName (its profile). Loop thread. */
+void ks_scheduler_foreach_unsched_plugin(ks_scheduler_t *s,
+                                         void (*fn)(void *ud,
+                                                    const char *plugin,
+                                                    const char *profile),
+                                         void *ud);
 /* Set the clock used by the next steps (tests). */
 void ks_scheduler_set_clock(ks_scheduler_t *s, int64_t (*now_ms)(void *ud),
                             void *ud);

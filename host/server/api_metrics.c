@@ -5,6 +5,7 @@
 #include "api.h"
 #include "framework/plugin_loader.h"
 #include "framework/queue.h"
+#include "process_metrics.h"
 
 /* Add to counter `m` what the scheduler's running count `now` gained
  * since *seen, and remember it. */
@@ -49,6 +50,7 @@ static void refresh(ks_server_t *srv)
     ks_metric_set(srv->m_generation, (double)g->id);
     ks_metric_set(srv->m_images, (double)ks_plugin_live_count());
     ks_plugin_samples_flush(srv->plugin_samples);
+    ks_sched_metrics_refresh(srv->sched_metrics, srv->sched, srv->cache);
     {
         ks_sched_stats_t st = ks_scheduler_stats(srv->sched);
         counter_catch_up(srv->m_batch_reused, st.batch_reused,
@@ -70,10 +72,12 @@ void ks_api_metrics(ks_server_t *srv, ks_http_conn_t *c,
     (void)req;
     refresh(srv);
     text = ks_metrics_render(srv->metrics, &len);
-    if (text != NULL && srv->ksrc) {
+    if (text != NULL) {
         ks_buf_t b = {0};
         ks_buf_append(&b, text, len);
-        ks_kube_source_metrics(srv->ksrc, &b);
+        if (srv->ksrc)
+            ks_kube_source_metrics(srv->ksrc, &b);
+        ks_process_metrics_render(&b);
         free(text);
         text = ks_buf_steal(&b, &len);
     }

@@ -99,9 +99,20 @@ static void obs_cycle(void *ud, const ks_cycle_result_t *r)
         e->permit_rejected = 0;
     }
     if (r->selected) {
+        ks_sched_metrics_algorithm(srv->sched_metrics, r->seconds);
         if (e) {
+            uint32_t attempts;
+            int64_t first_ms;
             e->attempt_open = 1;
             e->attempt_t0 = ks_server_now() - r->seconds;
+            e->sli_attempts = 0;
+            if (ks_scheduler_pod_attempts(srv->sched, r->pod->uid, &attempts,
+                                          &first_ms) == 0) {
+                e->sli_attempts = attempts;
+                e->sli_t0 = ks_server_now() -
+                            (double)(ks_scheduler_now(srv->sched) -
+                                     first_ms) * 1e-3;
+            }
         }
         return;
     }
@@ -125,6 +136,9 @@ static void obs_bound(void *ud, const ks_pod_t *pod, const char *node)
     e->node = node;
     e->bind_rv = ++srv->bind_rv;
     ks_journal_pod_bound(srv, e->key, node, e->bind_rv);
+    if (e->attempt_open && e->sli_attempts > 0)
+        ks_sched_metrics_scheduled(srv->sched_metrics, e->sli_attempts,
+                                   ks_server_now() - e->sli_t0);
     if (e->attempt_open)
         attempt_done(srv, e, "scheduled", ks_server_now() - e->attempt_t0);
     ks_server_emit_binding(srv, e);
@@ -149,6 +163,7 @@ static void obs_deleted(void *ud, const ks_pod_t *pod)
 {
     ks_server_t *srv = ud;
     ks_pod_entry_t *e = ks_server_pod_by_uid(srv, pod->uid);
+    ks_sched_metrics_victim(srv->sched_metrics);
     if (e == NULL)
         return;
     ks_server_emit_preempted(srv, e);
@@ -163,8 +178,10 @@ static void obs_ep(void *ud, const ks_framework_t *fw, int ep, ks_code_t code,
     const char *cname = ks_code_name(code);
     ks_metric_observe(srv->m_ep_dur, seconds, pname, cname,
                       fw->profile_name);
-    if (ep == KS_EP_POST_FILTER)
+    if (ep == KS_EP_POST_FILTER) {
         ks_metric_add(srv->m_preempt, 1);
+        ks_sched_metrics_postfilter_done(srv->sched_metrics);
+    }
 }
 
 /* Sampled cycles only; from the Filter and Score workers too. */
@@ -196,6 +213,13 @@ static void obs_event(void *ud, const char *event, double seconds)
 {
     ks_server_t *srv = ud;
     ks_metric_observe(srv->m_event_dur, seconds, event);
+    ks_sched_metrics_event_done(srv->sched_metrics, event);
+}
+
+static void obs_incoming(void *ud, const char *queue, const char *event)
+{
+    ks_server_t *srv = ud;
+    ks_sched_metrics_incoming(srv->sched_metrics, queue, event);
 }
 
 static void obs_permit(void *ud, const ks_pod_t *pod, int allowed,
@@ -352,6 +376,9 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
         return -1;
     srv->plugin_samples = ks_plugin_samples_new(srv->m_plugin_dur);
     if (srv->plugin_samples == NULL)
+        return -1;
+    srv->sched_metrics = ks_sched_metrics_new(r);
+    if (srv->sched_metrics == NULL)
         return -1;
     /* Series that exist from the start, at zero. */
     for (i = 0; i < g->n_fws; i++) {
@@ -518,6 +545,7 @@ int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
     so.obs.queueing_hint = obs_hint;
     so.obs.event_handled = obs_event;
     so.obs.permit_wait = obs_permit;
+    so.obs.queue_incoming = obs_incoming;
     so.obs.plugin_duration = obs_plugin;
     so.obs.ud = srv;
     if (cluster != NULL) {
@@ -621,6 +649,7 @@ void ks_server_free(ks_server_t *srv)
     if (srv->cache)
         ks_cache_free(srv->cache);
     ks_metrics_free(srv->metrics);
+    ks_sched_metrics_free(srv->sched_metrics);
     for (i = 0; i < KS_GEN_HISTORY; i++)
         gen_record_free(&srv->history[i]);
     for (i = 0; i < srv->n_fs; i++)

@@ -34,6 +34,7 @@
 #include "tls.h"
 #include "metrics.h"
 #include "plugin_samples.h"
+#include "metrics_sched.h"
 
 enum ks_pod_state {
     KS_POD_PENDING = 0, /* queued, in a cycle, at Permit or binding */
@@ -52,6 +53,8 @@ typedef struct ks_pod_entry {
     double attempt_t0;     /* start of the open attempt (monotonic s) */
     int attempt_open;      /* selected a node; binding not finished */
     int permit_rejected;   /* the open attempt was rejected at Permit */
+    uint32_t sli_attempts; /* attempts when the node was selected */
+    double sli_t0;         /* its first attempt's start (monotonic s) */
     char key[];            /* "namespace/name" */
 } ks_pod_entry_t;
 
@@ -119,6 +122,8 @@ typedef struct ks_server {
     ks_metric_t *m_bulk_compared, *m_bulk_mismatches;
     uint64_t bulk_compared_seen, bulk_mismatches_seen;
     ks_plugin_samples_t *plugin_samples; /* into m_plugin_dur, any thread */
+    /* kube-scheduler's other scheduler_* series (metrics_sched.h) */
+    ks_sched_metrics_t *sched_metrics;
 
     /* reload */
     uv_fs_event_t *fs_events;
