@@ -53,8 +53,8 @@ static const char *const note_why[NOTE_COUNT] = {
     [NOTE_RESOURCE_CLAIMS] = "upstream's DynamicResources plugin allocates "
                              "devices for it",
     [NOTE_VOLUMES] = "upstream's volume plugins (VolumeBinding, "
-                     "VolumeRestrictions, VolumeZone, NodeVolumeLimits) "
-                     "filter and score by it",
+                     "VolumeRestrictions, NodeVolumeLimits) filter and "
+                     "score by it",
     [NOTE_RESIZE] = "upstream counts the larger of the spec's and the "
                     "status's resources of a pod being resized",
 };
@@ -75,10 +75,13 @@ static void note_once(int which, const ks_pod_t *pod, const char *field)
            pod->ns, pod->name, field, note_why[which]);
 }
 
-/* Volume sources that upstream's volume plugins read. */
+/* Volume sources that upstream's volume plugins read and ksched's do not
+ * yet (persistentVolumeClaim is modelled since ABI 1.3: ks_pod_t.volumes,
+ * read by the VolumeZone plugin; the pod view carries ephemeral volumes
+ * too, but no ksched plugin reads them yet). */
 static const char *const noted_volume_kinds[] = {
-    "persistentVolumeClaim", "ephemeral", "csi", "gcePersistentDisk",
-    "awsElasticBlockStore", "azureDisk", "cinder", "rbd", "iscsi"};
+    "ephemeral", "csi", "gcePersistentDisk", "awsElasticBlockStore",
+    "azureDisk", "cinder", "rbd", "iscsi"};
 
 static void note_unmodelled(ks_yctx_t *c, const yaml_node_t *root,
                             const ks_pod_t *pod)
@@ -586,6 +589,51 @@ static int parse_gates(ks_yctx_t *c, const yaml_node_t *n, ks_pod_t *pod)
     return rc;
 }
 
+/* --- volumes (ABI 1.3) ---------------------------------------------------- */
+
+static int parse_volumes_item(ks_yctx_t *c, const yaml_node_t *item,
+                              void *elem, void *ud)
+{
+    ks_volume_t *v = elem;
+    const ks_pod_t *pod = ud;
+    const yaml_node_t *src;
+    int rc;
+    /* Names live as long as the pod (claims of a StatefulSet's pods are
+     * as many as its pods). */
+    c->counted = 1;
+    rc = ky_f_str(c, item, "name", &v->name);
+    v->claim_name = ks_intern_empty(c->in);
+    if (rc == 0 && (src = ky_get(c, item, "persistentVolumeClaim")) != NULL) {
+        size_t old = ky_push(c, "persistentVolumeClaim");
+        v->source = KS_VOLUME_PVC;
+        if ((rc = ky_expect_map(c, src)) == 0 &&
+            (rc = ky_f_str(c, src, "claimName", &v->claim_name)) == 0)
+            rc = ky_f_bool(c, src, "readOnly", &v->read_only);
+        ky_pop(c, old);
+    } else if (rc == 0 && ky_get(c, item, "ephemeral") != NULL) {
+        /* The claim the API server's ephemeral controller makes:
+         * "<pod name>-<volume name>" (upstream ephemeral.VolumeClaimName). */
+        char buf[512];
+        int w = snprintf(buf, sizeof buf, "%s-%s", pod->name, v->name);
+        v->source = KS_VOLUME_EPHEMERAL;
+        if (w < 0 || (size_t)w >= sizeof buf)
+            rc = ky_fail(c, item, "ephemeral volume claim name too long");
+        else if ((v->claim_name = ky_intern(c, buf, (size_t)w)) == NULL)
+            rc = KS_ENOMEM;
+    }
+    c->counted = 0;
+    return rc;
+}
+
+static int parse_volumes(ks_yctx_t *c, const yaml_node_t *n, ks_pod_t *pod)
+{
+    void *arr;
+    int rc = ky_seq_of_maps(c, n, sizeof(ks_volume_t), parse_volumes_item,
+                            pod, &arr, &pod->n_volumes);
+    pod->volumes = arr;
+    return rc;
+}
+
 /* --- containers ----------------------------------------------------------- */
 
 static int parse_ports_item(ks_yctx_t *c, const yaml_node_t *item,
@@ -1062,6 +1110,12 @@ static int parse_spec(ks_yctx_t *c, const yaml_node_t *spec, ks_pod_t *pod)
     if ((v = ky_get(c, spec, "schedulingGates")) != NULL) {
         size_t o2 = ky_push(c, "schedulingGates");
         if ((rc = parse_gates(c, v, pod)) != 0)
+            return rc;
+        ky_pop(c, o2);
+    }
+    if ((v = ky_get(c, spec, "volumes")) != NULL) {
+        size_t o2 = ky_push(c, "volumes");
+        if ((rc = parse_volumes(c, v, pod)) != 0)
             return rc;
         ky_pop(c, o2);
     }

@@ -165,7 +165,8 @@ void ks_config_free(ks_config_t *cfg);
 const ks_args_t *ks_profile_plugin_args(const ks_profile_config_t *prof,
                                         const char *plugin);
 
-/* Is `name` one of upstream's volume plugins that ksched does not model? */
+/* Is `name` one of upstream's volume plugins that ksched does not model
+ * (every one but VolumeZone)? */
 int ks_plugin_is_volume(const char *name);
 
 #endif /* KS_CONFIG_H */

@@ -73,9 +73,11 @@ const ks_plugin_ref_t *ks_cfg_default_plugins(size_t *n)
 
 int ks_plugin_is_volume(const char *name)
 {
+    /* VolumeZone is not listed: it is a plugin of its own since SDK ABI
+     * 1.3 (plugins/VolumeZone), enabled like any other. */
     static const char *const volume[] = {
         "VolumeRestrictions", "EBSLimits",    "GCEPDLimits", "NodeVolumeLimits",
-        "AzureDiskLimits",    "VolumeBinding", "VolumeZone",  "CinderLimits"};
+        "AzureDiskLimits",    "VolumeBinding", "CinderLimits"};
     size_t i;
     if (name == NULL)
         return 0;

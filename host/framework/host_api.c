@@ -542,7 +542,9 @@ static const ks_store_t *api_store_get(ks_handle_t *h, const char *group,
     if (group == NULL)
         group = "";
     d = H(h)->inst->d;
-    for (i = 0; d->resources != NULL && i < d->n_resources; i++) {
+    if (d == NULL || !KS_PLUGIN_HAS(d, resources))
+        return NULL;
+    for (i = 0; i < d->n_resources; i++) {
         const ks_resource_ref_t *r = &d->resources[i];
         if (strcmp(r->group, group) == 0 &&
             strcmp(r->version, version) == 0 &&

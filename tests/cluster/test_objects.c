@@ -439,6 +439,56 @@ START_TEST(test_pod_null_and_empty_fields)
 }
 END_TEST
 
+/* spec.volumes (ABI 1.3): claims, ephemeral volumes, other sources. */
+START_TEST(test_pod_volumes)
+{
+    ks_error_t err = {0};
+    void *out = NULL;
+    ks_pod_t *p = pod_ok("metadata: {name: web-0, namespace: shop}\n"
+                         "spec:\n"
+                         "  volumes:\n"
+                         "  - name: data\n"
+                         "    persistentVolumeClaim: {claimName: data-web-0}\n"
+                         "  - name: ro\n"
+                         "    persistentVolumeClaim: {claimName: shared, "
+                         "readOnly: true}\n"
+                         "  - name: scratch\n"
+                         "    ephemeral: {volumeClaimTemplate: {spec: {}}}\n"
+                         "  - name: cfg\n"
+                         "    configMap: {name: cfg}\n"
+                         "  - name: noname\n"
+                         "    persistentVolumeClaim: {}\n",
+                         in);
+    ck_assert_uint_eq(p->n_volumes, 5);
+    ck_assert_ptr_eq(p->volumes[0].name, I("data"));
+    ck_assert_int_eq(p->volumes[0].source, KS_VOLUME_PVC);
+    ck_assert_ptr_eq(p->volumes[0].claim_name, I("data-web-0"));
+    ck_assert_int_eq(p->volumes[0].read_only, 0);
+    ck_assert_ptr_eq(p->volumes[1].claim_name, I("shared"));
+    ck_assert_int_eq(p->volumes[1].read_only, 1);
+    ck_assert_int_eq(p->volumes[2].source, KS_VOLUME_EPHEMERAL);
+    ck_assert_ptr_eq(p->volumes[2].claim_name, I("web-0-scratch"));
+    ck_assert_int_eq(p->volumes[3].source, KS_VOLUME_OTHER);
+    ck_assert_ptr_eq(p->volumes[3].claim_name, I(""));
+    ck_assert_int_eq(p->volumes[4].source, KS_VOLUME_PVC);
+    ck_assert_ptr_eq(p->volumes[4].claim_name, I(""));
+    ks_pod_free(p);
+    p = pod_ok("metadata: {name: x}\n", in);
+    ck_assert_uint_eq(p->n_volumes, 0);
+    ck_assert_ptr_null(p->volumes);
+    ks_pod_free(p);
+    ck_assert_int_ne(parse_one("metadata: {name: x}\n"
+                               "spec:\n"
+                               "  volumes:\n"
+                               "  - name: d\n"
+                               "    persistentVolumeClaim: {claimName: [a]}\n",
+                               in, 'p', &out, &err), 0);
+    ck_assert_msg(strstr(err.msg, "spec.volumes[0].persistentVolumeClaim."
+                                  "claimName: expected a string") != NULL,
+                  "%s", err.msg);
+}
+END_TEST
+
 /* Parse expecting failure; returns the message. */
 static const char *pod_err(const char *yaml, ks_error_t *err)
 {

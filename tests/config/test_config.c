@@ -194,7 +194,7 @@ static const merge_case_t merge_cases[] = {
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
      "TaintToleration:3 NodeAffinity:2 NodeResourcesFit:1 PodTopologySpread:2 "
      "InterPodAffinity:2 DefaultPreemption NodeResourcesBalancedAllocation:1 "
-     "ImageLocality:1 DefaultBinder -NodePorts\n"},
+     "ImageLocality:1 DefaultBinder -NodePorts -VolumeZone\n"},
     {"disable at multiPoint and at score (conformance config-disabled)",
      "apiVersion: kubescheduler.config.k8s.io/v1beta3\n"
      "kind: KubeSchedulerConfiguration\n"
@@ -938,7 +938,7 @@ START_TEST(test_defaults)
     char got[4096];
     static const char *const volume[] = {
         "VolumeRestrictions", "EBSLimits",    "GCEPDLimits", "NodeVolumeLimits",
-        "AzureDiskLimits",    "VolumeBinding", "VolumeZone",  "CinderLimits"};
+        "AzureDiskLimits",    "VolumeBinding", "CinderLimits"};
     size_t i;
 
     ck_assert_ptr_nonnull(cfg);
@@ -961,6 +961,8 @@ START_TEST(test_defaults)
     for (i = 0; i < sizeof volume / sizeof volume[0]; i++)
         ck_assert_msg(ks_plugin_is_volume(volume[i]), "%s", volume[i]);
     ck_assert(!ks_plugin_is_volume("NodeResourcesFit"));
+    /* a plugin of its own since SDK ABI 1.3 */
+    ck_assert(!ks_plugin_is_volume("VolumeZone"));
     ck_assert(!ks_plugin_is_volume("volumebinding"));
     ck_assert(!ks_plugin_is_volume(NULL));
 

@@ -15,6 +15,7 @@
 #include "base/intern.h"
 #include "cluster/cache.h"
 #include "cluster/node_info.h"
+#include "cluster/object_store.h"
 #include "cluster/objects.h"
 #include "framework/cycle_state.h"
 #include "config/config.h"
@@ -1055,6 +1056,18 @@ static int plugin_create(mock_host_t *mh, const ks_plugin_t *p,
             return -1;
         }
     }
+    /* The declared resources' stores, as the host's loader makes them. */
+    if (KS_PLUGIN_HAS(p, resources)) {
+        uint32_t i;
+        for (i = 0; i < p->n_resources; i++) {
+            ks_store_t *store;
+            ks_error_t e;
+            if (ks_store_register(&p->resources[i], &store, &e) != 0) {
+                snprintf(err, errlen, "mock: resources[%u]: %s", i, e.msg);
+                return -1;
+            }
+        }
+    }
     in = fw_inst_new(mh, p, p->name, NULL);
     rc = p->create(&mh->api, &in->handle, args, self, err, errlen);
     in->self = *self;
@@ -1066,6 +1079,39 @@ static int plugin_create(mock_host_t *mh, const ks_plugin_t *p,
         made[n_made++] = in;
     }
     return rc;
+}
+
+/* --- cluster objects (ABI 1.3) ------------------------------------------- */
+
+void mock_object_put(const char *api_version, const char *kind,
+                     const char *json)
+{
+    ks_store_t *s = ks_store_find_kind(api_version, kind);
+    ks_error_t e;
+    if (s == NULL) {
+        fprintf(stderr, "mock_object_put: no store for %s %s (create a "
+                        "plugin that declares it first)\n", api_version,
+                kind);
+        abort();
+    }
+    if (ks_store_put_text(s, json, strlen(json), "mock", &e) != 0) {
+        fprintf(stderr, "mock_object_put: %s\n", e.msg);
+        abort();
+    }
+}
+
+int mock_object_delete(const char *api_version, const char *kind,
+                       const char *ns, const char *name)
+{
+    ks_store_t *s = ks_store_find_kind(api_version, kind);
+    return s != NULL && ks_store_delete(s, ns, name) == 0 ? 0 : -1;
+}
+
+void mock_objects_clear(void)
+{
+    ks_store_t *s;
+    for (s = ks_store_next(NULL); s != NULL; s = ks_store_next(s))
+        ks_store_clear(s);
 }
 
 int mock_plugin_create(mock_host_t *mh, const ks_plugin_t *p,
@@ -1557,6 +1603,16 @@ void mock_pod_add_gate(ks_pod_t *pod, const char *gate)
                                sizeof *gs);
     gs[pod->n_scheduling_gates - 1] = mock_intern(gate);
     pod->scheduling_gates = gs;
+}
+
+void mock_pod_add_volume(ks_pod_t *pod, const char *name,
+                         ks_volume_source_t source, const char *claim)
+{
+    ks_volume_t *vs = arr_push(pod->volumes, &pod->n_volumes, sizeof *vs);
+    vs[pod->n_volumes - 1].name = mock_intern(name);
+    vs[pod->n_volumes - 1].source = source;
+    vs[pod->n_volumes - 1].claim_name = mock_intern(claim ? claim : "");
+    pod->volumes = vs;
 }
 
 void mock_pod_add_spread(ks_pod_t *pod,

@@ -242,6 +242,22 @@ const ks_args_t *mock_args_parse(const char *yaml);
  * checks of args that the host's reader would change or refuse first. */
 const ks_args_t *mock_args_parse_raw(const char *yaml);
 
+/* --- cluster objects (SDK ABI 1.3) --------------------------------------- */
+
+/* The host's own stores (cluster/object_store.h): mock_plugin_create
+ * registers the resources a plugin declares, as the loader does, and the
+ * host API's store_get/object_* read them. Stores are process-wide.
+ * mock_object_put: store an object given as JSON in the store of
+ * `api_version`'s group and `kind` (replacing one of the same namespace
+ * and name); aborts when there is no such store or the JSON is bad.
+ * mock_object_delete: 0, or -1 when absent. mock_objects_clear: empty
+ * every store (the stores stay: plugin instances hold them). */
+void mock_object_put(const char *api_version, const char *kind,
+                     const char *json);
+int mock_object_delete(const char *api_version, const char *kind,
+                       const char *ns, const char *name);
+void mock_objects_clear(void);
+
 /* --- runners (fresh cycle state per call; code stored in st->code) ------- */
 
 /* PreFilter (if the plugin has one; a failure is returned as is), then
@@ -298,6 +314,9 @@ void mock_pod_add_toleration(ks_pod_t *pod, const char *key,
                              ks_toleration_op_t op, const char *value,
                              ks_taint_effect_t effect);
 void mock_pod_add_gate(ks_pod_t *pod, const char *gate);
+/* (ABI 1.3) A volume of `source` using claim `claim` (NULL: ""). */
+void mock_pod_add_volume(ks_pod_t *pod, const char *name,
+                         ks_volume_source_t source, const char *claim);
 void mock_pod_add_spread(ks_pod_t *pod,
                          const ks_topology_spread_constraint_t *c);
 void mock_pod_set_node_affinity(ks_pod_t *pod, const ks_node_affinity_t *na);
