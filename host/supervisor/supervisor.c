@@ -22,6 +22,7 @@
 
 #include "base/mono_clock.h"
 #include "cli/cli.h"
+#include "server/process_metrics.h"
 
 #define TICK_MS 10
 #define BACKOFF_MIN_MS 100
@@ -108,12 +109,43 @@ static int stand_in_listen(const struct sockaddr_storage *parsed,
     return fd;
 }
 
-/* Answer every pending connection 503 with `why`. */
+/* GET /metrics while no worker runs: 200 with the supervisor's own
+ * process_* series (a scrape keeps its CPU and memory panels), 1 when
+ * answered, 0 for any other request. */
+static int stand_in_metrics(int c, const char *req, ssize_t len)
+{
+    static const char get[] = "GET /metrics";
+    ks_buf_t body = {0}, resp = {0};
+    size_t n;
+    char *text;
+    if (len < (ssize_t)sizeof get ||
+        memcmp(req, get, sizeof get - 1) != 0 ||
+        (req[sizeof get - 1] != ' ' && req[sizeof get - 1] != '?'))
+        return 0;
+    ks_process_metrics_render(&body);
+    ks_buf_printf(&resp,
+                  "HTTP/1.1 200 OK\r\n"
+                  "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+                  "Connection: close\r\nContent-Length: %zu\r\n\r\n",
+                  body.len);
+    ks_buf_append(&resp, body.data ? body.data : "", body.len);
+    ks_buf_free(&body);
+    text = ks_buf_steal(&resp, &n);
+    if (text == NULL)
+        return 0;
+    (void)!write(c, text, n);
+    free(text);
+    return 1;
+}
+
+/* Answer every pending connection 503 with `why` (GET /metrics: the
+ * supervisor's process_* series). */
 static void stand_in_answer(int lfd, const char *why)
 {
     for (;;) {
         char req[4096], resp[2048];
         int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), n;
+        ssize_t got = 0;
         struct pollfd p;
         if (c < 0)
             return;
@@ -122,7 +154,11 @@ static void stand_in_answer(int lfd, const char *why)
         p.fd = c;
         p.events = POLLIN;
         if (poll(&p, 1, 200) > 0)
-            (void)!read(c, req, sizeof req);
+            got = read(c, req, sizeof req);
+        if (stand_in_metrics(c, req, got)) {
+            close(c);
+            continue;
+        }
         n = snprintf(resp, sizeof resp,
                      "HTTP/1.1 503 Service Unavailable\r\n"
                      "Content-Type: text/plain; charset=utf-8\r\n"

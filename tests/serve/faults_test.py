@@ -628,6 +628,23 @@ def first_generation(ksched, plugin_build_dir, faulty_dir, profile, tmp,
                   re.search(why, body) is not None,
                   "%s: the supervisor keeps running and /readyz says why: "
                   "503 /%s/ (got %s %r)" % (what, why, st, body))
+            # A scrape meanwhile gets the supervisor's own process_*
+            # series (dashboards keep their CPU and memory panels).
+            got = kt.wait_for("the stand-in's metrics", lambda: (
+                lambda r: r if r[0] == 200 else None)(
+                    request(srv, "GET", "/metrics")), 20)
+            st, body = got if got else (0, None)
+            names = set(re.findall(r"^# TYPE (\S+) ", body, re.M)
+                        if isinstance(body, str) else [])
+            want = {"process_cpu_seconds_total", "process_resident_memory_"
+                    "bytes", "process_start_time_seconds", "process_open_fds",
+                    "process_max_fds", "process_virtual_memory_bytes",
+                    "ksched_build_info"}
+            check(st == 200 and want <= names and
+                  not any(n.startswith("scheduler_") for n in names),
+                  "%s: meanwhile GET /metrics answers 200 with the "
+                  "supervisor's process_* series and ksched_build_info "
+                  "(got %s, missing %s)" % (what, st, sorted(want - names)))
             # The fix: replace the file; the next restart loads it.
             n_listen = sum(1 for l in srv.lines if "listening on" in l)
             install(faulty_dir, "ok", pd)
