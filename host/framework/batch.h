@@ -52,13 +52,25 @@ typedef struct ks_batch {
     uint32_t last_idx;         /* node the last batched pod went to */
     const ks_node_t *last_node;
     uint64_t skip_score;       /* PreScore's Skip set of the kept scores */
+    /* fresh_unused: the last batched pod started a new batch that no pod
+     * has reused yet; wasted: how many such batches in a row (at 2, a new
+     * signature is only remembered, ks_sched_batch_begin) */
+    int fresh_unused, wasted;
     size_t np;                 /* Score plugins per entry */
     /* per snapshot node index */
     uint32_t cap;
-    uint64_t *f_gen;           /* 0: no Filter result kept */
+    /* A node's kept Filter result holds while f_ep[idx] is f_epoch and
+     * f_gen[idx] its NodeInfo generation (scores: s_ep, s_epoch, s_gen).
+     * Forgetting every kept result is one epoch step, not a pass over the
+     * arrays: pods that change signature from one cycle to the next (pods
+     * of many ReplicaSets interleaved) paid that pass every cycle. Epoch 0
+     * is never current. */
+    uint64_t *f_gen;
+    uint32_t *f_ep, f_epoch;
     ks_code_t *f_code;
     ks_status_t *f_st;
-    uint64_t *s_gen;           /* 0: no scores kept */
+    uint64_t *s_gen;
+    uint32_t *s_ep, s_epoch;
     int64_t *s_raw;            /* np per node */
     size_t cap_raw;
     uint32_t *fidx;            /* this cycle's feasible nodes' indices */

@@ -23,6 +23,7 @@ SHAPES = [("SchedulingBasic/500Nodes", 100000),
           ("SchedulingNodeAffinity/5000Nodes", 100000),
           ("TopologySpreading/5000Nodes", 100000),
           ("SchedulingPodAntiAffinity/5000Nodes", 100000),
+          ("SchedulingDeployment/5000Nodes", 100000),
           ("Preemption/5000Nodes", 1)]
 
 

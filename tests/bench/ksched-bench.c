@@ -58,7 +58,10 @@ typedef enum bench_kind {
     BK_SPREAD,    /* zone spreading, maxSkew 1, DoNotSchedule */
     BK_ANTI,      /* required anti-affinity to app=bench per hostname */
     BK_NODE_AFF,  /* required node affinity bench In [yes] */
-    BK_PREEMPT    /* full nodes, high-priority pods preempt */
+    BK_PREEMPT,   /* full nodes, high-priority pods preempt */
+    BK_DEPLOY     /* pods of N_DEPLOY ReplicaSets behind Services: the
+                   * system-default spreading (hostname maxSkew 3, zone
+                   * maxSkew 5, ScheduleAnyway) applies */
 } bench_kind_t;
 
 typedef struct bench_workload {
@@ -80,6 +83,10 @@ static const bench_workload_t bench_workloads[] = {
     {"SchedulingPodAntiAffinity/5000Nodes", BK_ANTI, 5000, 2000},
     {"SchedulingNodeAffinity/5000Nodes", BK_NODE_AFF, 5000, 10000},
     {"Preemption/5000Nodes", BK_PREEMPT, 5000, 1000},
+    {"SchedulingDeployment/5000Nodes", BK_DEPLOY, 5000, 10000},
+    /* The largest public cluster's size; not in the default selection. */
+    {"SchedulingBasic/130000Nodes", BK_BASIC, 130000, 10000},
+    {"SchedulingDeployment/130000Nodes", BK_DEPLOY, 130000, 10000},
 };
 #define N_WORKLOADS (sizeof bench_workloads / sizeof bench_workloads[0])
 
@@ -94,6 +101,8 @@ static const bench_workload_t bench_workloads[] = {
 /* Preemption: each node is full of LOW_PER_NODE pods of one cpu. */
 #define LOW_PER_NODE 4
 #define HIGH_PRIORITY 1000
+/* SchedulingDeployment: pod j belongs to ReplicaSet j % N_DEPLOY. */
+#define N_DEPLOY 100
 
 static uint32_t min_u32(uint32_t a, uint32_t b)
 {
@@ -114,6 +123,7 @@ static uint32_t bench_expected_bound(const bench_workload_t *w)
     uint32_t per = pods_per_node(POD_MILLI_CPU, POD_MEMORY_MI);
     switch (w->kind) {
     case BK_BASIC:
+    case BK_DEPLOY: /* ScheduleAnyway: spreading only scores */
         return min_u32(w->pods, w->nodes * per);
     case BK_SPREAD: {
         /* Zone z holds nodes i with i % 3 == z. With maxSkew 1 a zone can
@@ -279,8 +289,56 @@ static void gen_low_pod(bench_sink_t *k, uint32_t i, uint32_t n)
     gen_container(k, "\"1\"");
 }
 
+/* SchedulingDeployment's owners: a ReplicaSet and a Service per app. */
+static void gen_deployment(bench_sink_t *k, uint32_t d)
+{
+    sink_printf(k,
+                "---\n"
+                "apiVersion: apps/v1\n"
+                "kind: ReplicaSet\n"
+                "metadata:\n"
+                "  name: rs-%u\n"
+                "  namespace: default\n"
+                "  uid: rs-uid-%u\n"
+                "spec:\n"
+                "  selector:\n"
+                "    matchLabels:\n"
+                "      app: rs-%u\n"
+                "---\n"
+                "apiVersion: v1\n"
+                "kind: Service\n"
+                "metadata:\n"
+                "  name: svc-%u\n"
+                "  namespace: default\n"
+                "spec:\n"
+                "  selector:\n"
+                "    app: rs-%u\n",
+                d, d, d, d, d);
+}
+
 static void gen_pod(bench_sink_t *k, const bench_workload_t *w, uint32_t j)
 {
+    if (w->kind == BK_DEPLOY) {
+        sink_printf(k,
+                    "---\n"
+                    "apiVersion: v1\n"
+                    "kind: Pod\n"
+                    "metadata:\n"
+                    "  name: pod-%u\n"
+                    "  namespace: default\n"
+                    "  labels:\n"
+                    "    app: rs-%u\n"
+                    "  ownerReferences:\n"
+                    "  - apiVersion: apps/v1\n"
+                    "    kind: ReplicaSet\n"
+                    "    name: rs-%u\n"
+                    "    uid: rs-uid-%u\n"
+                    "    controller: true\n"
+                    "spec:\n",
+                    j, j % N_DEPLOY, j % N_DEPLOY, j % N_DEPLOY);
+        gen_container(k, "100m");
+        return;
+    }
     sink_printf(k,
                 "---\n"
                 "apiVersion: v1\n"
@@ -327,6 +385,8 @@ static void gen_pod(bench_sink_t *k, const bench_workload_t *w, uint32_t j)
     case BK_PREEMPT:
         sink_printf(k, "  priority: %d\n", HIGH_PRIORITY);
         break;
+    case BK_DEPLOY:
+        break; /* written above */
     }
     if (w->kind == BK_PREEMPT)
         gen_container(k, "\"1\"");
@@ -346,6 +406,11 @@ static int gen_workload(bench_sink_t *k, const bench_workload_t *w)
         gen_node(k, w, i);
         sink_boundary(k);
     }
+    if (w->kind == BK_DEPLOY)
+        for (i = 0; i < N_DEPLOY; i++) {
+            gen_deployment(k, i);
+            sink_boundary(k);
+        }
     if (w->kind == BK_PREEMPT)
         for (i = 0; i < w->nodes; i++)
             for (n = 0; n < LOW_PER_NODE; n++) {
