@@ -27,6 +27,11 @@ struct ks_delegate_req {
     char verb[16];
     char tkey[65];   /* the token's cache key */
     char *path;
+    /* A request for ksched's views of API objects (/api/v1/...) is
+     * reviewed as the same request to the API server: resource
+     * attributes (res set), not the path. */
+    int res;
+    char res_verb[16], ns[64], resource[32], name[254];
     ks_delegate_req_t *prev, *next;
 };
 
@@ -110,6 +115,70 @@ static void req_finish(ks_delegate_req_t *q, const ks_delegate_result_t *r)
 
 /* --- authorization ------------------------------------------------------ */
 
+/* The segment of `p` up to the next '/' into buf (< len, non-empty); the
+ * rest after it, or NULL. */
+static const char *segment(const char *p, char *buf, size_t len, int *ok)
+{
+    const char *e = strchr(p, '/');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    *ok = n > 0 && n < len;
+    if (*ok) {
+        memcpy(buf, p, n);
+        buf[n] = '\0';
+    }
+    return e ? e + 1 : NULL;
+}
+
+/* /api/v1/RESOURCE[/NAME] or /api/v1/namespaces/NS/RESOURCE[/NAME], as
+ * the API server's request info reads them: GET is get (one object) or
+ * list, POST create, PUT update, DELETE delete. ksched's bindings stream
+ * (/api/v1/bindings) shows pods: it is reviewed as watching pods. */
+static void resource_attrs(ks_delegate_req_t *q, const char *method)
+{
+    const char *p = q->path;
+    char first[64];
+    int ok;
+    if (strncmp(p, "/api/v1/", 8) != 0)
+        return;
+    p = segment(p + 8, first, sizeof first, &ok);
+    if (!ok)
+        return;
+    if (strcmp(first, "namespaces") == 0 && p) {
+        p = segment(p, q->ns, sizeof q->ns, &ok);
+        if (!ok || p == NULL)
+            return;
+        p = segment(p, q->resource, sizeof q->resource, &ok);
+    } else {
+        ok = strlen(first) < sizeof q->resource;
+        if (ok)
+            snprintf(q->resource, sizeof q->resource, "%s", first);
+    }
+    if (!ok)
+        return;
+    if (p && *p) {
+        p = segment(p, q->name, sizeof q->name, &ok);
+        if (!ok || (p && *p))
+            return; /* a subresource: left to the path review */
+    }
+    if (strcmp(q->resource, "bindings") == 0 && q->ns[0] == '\0' &&
+        q->name[0] == '\0') {
+        snprintf(q->resource, sizeof q->resource, "pods");
+        snprintf(q->res_verb, sizeof q->res_verb, "watch");
+    } else if (strcmp(method, "GET") == 0) {
+        snprintf(q->res_verb, sizeof q->res_verb, "%s",
+                 q->name[0] ? "get" : "list");
+    } else if (strcmp(method, "POST") == 0) {
+        snprintf(q->res_verb, sizeof q->res_verb, "create");
+    } else if (strcmp(method, "PUT") == 0) {
+        snprintf(q->res_verb, sizeof q->res_verb, "update");
+    } else if (strcmp(method, "DELETE") == 0) {
+        snprintf(q->res_verb, sizeof q->res_verb, "delete");
+    } else {
+        return;
+    }
+    q->res = 1;
+}
+
 /* The authorization cache's key: the user (as reviewed), verb, path. */
 static void authz_key(char out[65], const char *user_json, const char *verb,
                       const char *path)
@@ -140,13 +209,26 @@ static int authz_cached(ks_delegate_t *d, const char *user,
 
 /* Upstream's wording: forbidden: User "u" cannot get path "/metrics"[:
  * reason]. */
-static void forbidden_message(char *buf, size_t len, const char *user,
-                              const char *verb, const char *path,
-                              const char *reason)
+static void forbidden_message(char *buf, size_t len,
+                              const ks_delegate_req_t *q, const char *reason)
 {
-    snprintf(buf, len, "forbidden: User \"%s\" cannot %s path \"%s\"%s%s",
-             user, verb, path, reason && reason[0] ? ": " : "",
-             reason ? reason : "");
+    const char *sep = reason && reason[0] ? ": " : "";
+    if (!reason)
+        reason = "";
+    if (!q->res) {
+        snprintf(buf, len, "forbidden: User \"%s\" cannot %s path \"%s\"%s%s",
+                 q->user, q->verb, q->path, sep, reason);
+        return;
+    }
+    /* pods "x" is forbidden: User "u" cannot get resource "pods" in API
+     * group "" in the namespace "ns" (or: at the cluster scope) */
+    snprintf(buf, len,
+             "%s%s%s%s is forbidden: User \"%s\" cannot %s resource \"%s\" "
+             "in API group \"\" %s%s%s%s%s",
+             q->resource, q->name[0] ? " \"" : "", q->name,
+             q->name[0] ? "\"" : "", q->user, q->res_verb, q->resource,
+             q->ns[0] ? "in the namespace \"" : "at the cluster scope",
+             q->ns, q->ns[0] ? "\"" : "", sep, reason);
 }
 
 static void sar_done(void *ud, const ks_kube_result_t *r)
@@ -183,14 +265,13 @@ static void sar_done(void *ud, const ks_kube_result_t *r)
             ks_ttl_cache_put(d->cache, key, "1", 1, now_ms(d) + d->allow_ttl,
                              now_ms(d));
         } else {
-            char msg[sizeof res.message], val[sizeof res.message + 1];
+            char msg[1400], val[sizeof msg + 1];
             if (eval && eval[0])
                 ks_log(KS_LOGL_WARN, "delegated authorization of %s %s for "
                                      "%s: evaluation error: %s",
                        q->verb, q->path, q->user, eval);
-            forbidden_message(msg, sizeof msg, q->user, q->verb, q->path,
-                              reason);
-            set_result(&res, 403, q->user, "%s%s", msg, NULL);
+            forbidden_message(msg, sizeof msg, q, reason);
+            set_result(&res, 403, q->user, "%.590s%s", msg, NULL);
             snprintf(val, sizeof val, "0%s", msg);
             ks_ttl_cache_put(d->cache, key, val, strlen(val),
                              now_ms(d) + d->deny_ttl, now_ms(d));
@@ -227,9 +308,20 @@ static int sar_start(ks_delegate_req_t *q, ks_delegate_result_t *res)
                      strcmp(k, "extra") == 0)
                 json_object_set(spec, k, v);
         }
-        json_object_set_new(spec, "nonResourceAttributes",
-                            json_pack("{s:s, s:s}", "path", q->path, "verb",
-                                      q->verb));
+        if (q->res) {
+            json_t *ra = json_pack("{s:s, s:s, s:s, s:s}", "verb",
+                                   q->res_verb, "group", "", "version", "v1",
+                                   "resource", q->resource);
+            if (ra && q->ns[0])
+                json_object_set_new(ra, "namespace", json_string(q->ns));
+            if (ra && q->name[0])
+                json_object_set_new(ra, "name", json_string(q->name));
+            json_object_set_new(spec, "resourceAttributes", ra);
+        } else {
+            json_object_set_new(spec, "nonResourceAttributes",
+                                json_pack("{s:s, s:s}", "path", q->path,
+                                          "verb", q->verb));
+        }
     }
     body = spec ? json_pack("{s:s, s:s, s:o}", "apiVersion",
                             "authorization.k8s.io/v1", "kind",
@@ -429,6 +521,7 @@ int ks_delegate_check(ks_delegate_t *d, const char *authorization,
     q->cb = cb;
     q->ud = ud;
     snprintf(q->verb, sizeof q->verb, "%s", verb);
+    resource_attrs(q, method);
     digest_key(q->tkey, "authn", token, NULL, NULL);
     cached = ks_ttl_cache_get(d->cache, q->tkey, now_ms(d), &len);
     if (cached && len > 0 && cached[0] == '0') {

@@ -11,6 +11,13 @@
  *   URL and its lower-cased method as the verb (GET /metrics: path
  *   "/metrics", verb "get"); not allowed is 403 with upstream's message
  *   (User "NAME" cannot get path "/metrics"), a review that fails is 500.
+ *   ksched's views of API objects (/api/v1/nodes[/N], /api/v1/pods,
+ *   /api/v1/namespaces/NS/pods[/P], /api/v1/bindings) are reviewed as the
+ *   same request to the API server, with resource attributes (GET of a
+ *   collection is list, of one object get; POST create, PUT update,
+ *   DELETE delete; the bindings stream is watch on pods): the built-in
+ *   system:discovery role lets every user get /api and below as a path,
+ *   which must not open the objects ksched holds to everyone.
  *
  * Answers are cached as upstream caches them: a token's review for 10 s
  * (keyed by the token's SHA-256, never the token itself), an allowed

@@ -30,6 +30,63 @@ import cluster_test as ct  # noqa: E402
 import deploy_util as du  # noqa: E402
 
 
+def flags_checks(ksched, env, d, tmp, servers):
+    """--authentication-kubeconfig and --authorization-kubeconfig in the
+    embedded mode on loopback: HTTPS, each review where its flag says."""
+    admin_kc = os.path.join(d, "admin.kubeconfig")
+    ksched_kc = os.path.join(d, "ksched.kubeconfig")
+    port = du.free_port()
+    penv = dict(os.environ, TMPDIR=os.path.join(tmp, "scratch"))
+    for k in ("KUBERNETES_SERVICE_HOST", "KUBECONFIG"):
+        penv.pop(k, None)
+    s = ct.ksched_test.ServeProcess(ksched, [
+        "--embedded", "--listen", "127.0.0.1:%d" % port,
+        "--authentication-kubeconfig", admin_kc], env=penv)
+    servers.append(s)
+    s.started.wait(30)
+    ct.check((s.addr or "").startswith("https://"), "--authentication-"
+             "kubeconfig: HTTPS on loopback too (%s)" % s.addr)
+    st, _ = du.https(port, "/debug/plugins", env["ADMIN_TOKEN"])
+    ct.check(st == 200, "an admin's token: /debug/plugins 200 (%d)" % st)
+    # (Not /api/...: the built-in system:discovery role lets every
+    # authenticated user get /api/*, as a non-resource URL.)
+    st, body = du.https(port, "/debug/plugins", env["KSCHED_TOKEN"])
+    ct.check(st == 403 and 'User \\"ksched\\" cannot get path '
+             '\\"/debug/plugins\\"' in body, "a user without the right: 403 "
+             "in upstream's words (%d %s)" % (st, body[:160]))
+    # ksched's views of API objects are reviewed as the same request to
+    # the API server would be (resource attributes), not as a path that
+    # every authenticated user may get.
+    st, body = du.https(port, "/api/v1/pods", env["KSCHED_TOKEN"])
+    ct.check(st == 403 and 'pods is forbidden: User \\"ksched\\" cannot '
+             'list resource \\"pods\\" in API group \\"\\" at the cluster '
+             'scope' in body, "/api/v1/pods for a user who may not list pods: "
+             "403 in the API server's words (%d %s)" % (st, body[:200]))
+    st, body = du.https(port, "/api/v1/namespaces/default/pods/p1",
+                        env["KSCHED_TOKEN"])
+    ct.check(st == 403 and 'pods \\"p1\\" is forbidden' in body and
+             'cannot get resource' in body and
+             'in the namespace \\"default\\"' in body,
+             "one pod: get in its namespace, 403 (%d %s)" % (st, body[:200]))
+    st, body = du.https(port, "/api/v1/pods", env["ADMIN_TOKEN"])
+    ct.check(st == 200 and "PodList" in body, "an admin lists them (%d)" % st)
+    s.proc.terminate()
+    s.proc.wait(30)
+    # Reviews of access by a user who may not create them: 500, said so.
+    s = ct.ksched_test.ServeProcess(ksched, [
+        "--embedded", "--listen", "127.0.0.1:%d" % port,
+        "--authentication-kubeconfig", admin_kc,
+        "--authorization-kubeconfig", ksched_kc], env=penv)
+    servers.append(s)
+    s.started.wait(30)
+    st, body = du.https(port, "/metrics", env["ADMIN_TOKEN"])
+    ct.check(st == 500 and "subjectaccessreviews" in body,
+             "--authorization-kubeconfig of a user who may not review: 500 "
+             "naming the refusal (%d %s)" % (st, body[:200]))
+    s.proc.terminate()
+    s.proc.wait(30)
+
+
 def main():
     if len(sys.argv) != 5:
         sys.exit(__doc__)
@@ -117,6 +174,7 @@ def main():
         ct.check(rc == 0, "SIGTERM: exit 0 (%s)" % rc)
         ct.check(du.lease_holder(api) == "",
                  "and the Lease is released on the way out")
+        flags_checks(ksched, env, d, tmp, servers)
     finally:
         for s in servers:
             if s.proc.poll() is None:

@@ -202,6 +202,10 @@ def scrape_checks(api, port, what):
     ct.check(st == 403 and 'cannot get path \\"/debug/plugins\\"' in body,
              "%s: the same token on /debug/plugins: 403 (%d %s)"
              % (what, st, body[:200]))
+    st, body = https(port, "/api/v1/pods", prom)
+    ct.check(st == 403 and "cannot list resource" in body,
+             "%s: and on ksched's pod list (a review of listing pods): 403 "
+             "(%d %s)" % (what, st, body[:200]))
     other = token(api, "monitoring", "nobody")
     st, body = https(port, "/metrics", other)
     ct.check(st == 403 and "system:serviceaccount:monitoring:nobody" in body,
