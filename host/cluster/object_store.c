@@ -144,7 +144,7 @@ int ks_store_register(const ks_resource_ref_t *ref, ks_store_t **out,
 
 /* --- objects ---------------------------------------------------------------- */
 
-static void object_free(ks_object_t *o)
+void ks_object_free(ks_object_t *o)
 {
     if (o == NULL)
         return;
@@ -190,12 +190,36 @@ static int object_labels(ks_object_t *o, const json_t *meta)
     return 0;
 }
 
+/* "kind" and "apiVersion" from the store's resource when absent. */
+static int set_type(const ks_store_t *s, json_t *obj)
+{
+    char av[300];
+    if (!json_is_string(json_object_get(obj, "kind")) &&
+        json_object_set_new(obj, "kind", json_string(s->ref.kind)) != 0)
+        return -1;
+    if (json_is_string(json_object_get(obj, "apiVersion")))
+        return 0;
+    snprintf(av, sizeof av, "%s%s%s", s->ref.group,
+             s->ref.group[0] ? "/" : "", s->ref.version);
+    return json_object_set_new(obj, "apiVersion", json_string(av));
+}
+
 int ks_store_put(ks_store_t *s, json_t *obj, const char *what,
                  ks_error_t *err)
+{
+    ks_object_t *old = NULL;
+    int rc = ks_store_replace(s, obj, what, &old, err);
+    ks_object_free(old);
+    return rc;
+}
+
+int ks_store_replace(ks_store_t *s, json_t *obj, const char *what,
+                     ks_object_t **oldp, ks_error_t *err)
 {
     const json_t *meta;
     ks_object_t *o, *old;
     size_t klen;
+    *oldp = NULL;
     if (what == NULL)
         what = "object";
     if (!json_is_object(obj)) {
@@ -210,7 +234,8 @@ int ks_store_put(ks_store_t *s, json_t *obj, const char *what,
                             "required", what, s->ref.kind);
     }
     o = calloc(1, sizeof *o);
-    if (o == NULL) {
+    if (o == NULL || set_type(s, obj) != 0) {
+        free(o);
         json_decref(obj);
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     }
@@ -220,14 +245,14 @@ int ks_store_put(ks_store_t *s, json_t *obj, const char *what,
     o->uid = meta_str(meta, "uid");
     klen = strlen(o->ns) + strlen(o->name) + 2;
     if ((o->key = malloc(klen)) == NULL || object_labels(o, meta) != 0) {
-        object_free(o);
+        ks_object_free(o);
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     }
     snprintf(o->key, klen, "%s/%s", o->ns, o->name);
     /* Room first, so that the replacement below cannot fail half way;
      * the old object's key is the map's key: delete it before freeing. */
     if (ks_strmap_reserve(&s->objects, s->objects.count + 1) != 0) {
-        object_free(o);
+        ks_object_free(o);
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     }
     old = ks_strmap_del(&s->objects, o->key);
@@ -235,10 +260,10 @@ int ks_store_put(ks_store_t *s, json_t *obj, const char *what,
         /* Not reached after the reserve; kept for safety. */
         if (old != NULL)
             (void)ks_strmap_put(&s->objects, old->key, old);
-        object_free(o);
+        ks_object_free(o);
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     }
-    object_free(old);
+    *oldp = old;
     return 0;
 }
 
@@ -259,16 +284,20 @@ static int make_key(char *buf, size_t len, const char *ns, const char *name)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-int ks_store_delete(ks_store_t *s, const char *ns, const char *name)
+ks_object_t *ks_store_take(ks_store_t *s, const char *ns, const char *name)
 {
     char key[1024];
-    ks_object_t *o;
     if (make_key(key, sizeof key, ns, name) != 0)
-        return KS_ENOTFOUND;
-    o = ks_strmap_del(&s->objects, key);
+        return NULL;
+    return ks_strmap_del(&s->objects, key);
+}
+
+int ks_store_delete(ks_store_t *s, const char *ns, const char *name)
+{
+    ks_object_t *o = ks_store_take(s, ns, name);
     if (o == NULL)
         return KS_ENOTFOUND;
-    object_free(o);
+    ks_object_free(o);
     return 0;
 }
 
@@ -277,7 +306,7 @@ void ks_store_clear(ks_store_t *s)
     size_t i;
     for (i = 0; i < s->objects.cap; i++)
         if (s->objects.slots[i].key != NULL)
-            object_free(s->objects.slots[i].val);
+            ks_object_free(s->objects.slots[i].val);
     ks_strmap_destroy(&s->objects);
     memset(&s->objects, 0, sizeof s->objects);
 }

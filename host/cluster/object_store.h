@@ -65,6 +65,18 @@ const ks_resource_ref_t *ks_store_ref(const ks_store_t *s);
  * object or has no metadata.name; KS_ENOMEM. Loop thread. */
 int ks_store_put(ks_store_t *s, json_t *obj, const char *what,
                  ks_error_t *err);
+/* ks_store_put that hands the replaced object back instead of freeing
+ * it (*old, NULL when there was none): the caller frees it with
+ * ks_object_free once done (cluster events show it to QueueingHints).
+ * The stored object always has "kind" and "apiVersion" (set from the
+ * store's resource when the object has none, as in a list's items). */
+int ks_store_replace(ks_store_t *s, json_t *obj, const char *what,
+                     ks_object_t **old, ks_error_t *err);
+/* Remove the object and hand it over (NULL when absent); free it with
+ * ks_object_free. Loop thread. */
+ks_object_t *ks_store_take(ks_store_t *s, const char *ns, const char *name);
+void ks_object_free(ks_object_t *o);
+
 /* The same from JSON text. KS_EPARSE when it does not parse. */
 int ks_store_put_text(ks_store_t *s, const char *json, size_t len,
                       const char *what, ks_error_t *err);

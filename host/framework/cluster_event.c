@@ -7,6 +7,12 @@
 
 #include "ksched/helpers.h"
 
+#include <stdio.h>
+
+#include "base/intern.h"
+#include "cluster/object_store.h"
+#include "cluster/object_view.h"
+
 static int64_t scalar_of(const ks_resources_t *r, const char *name)
 {
     uint32_t i;
@@ -133,6 +139,23 @@ static const char *pod_label(uint32_t a, const ks_pod_t *old,
     return assigned ? "AssignedPodUpdate" : "UnschedulablePodUpdate";
 }
 
+/* A declared resource's event (ABI 1.3): upstream's "<Kind><Action>"
+ * ("PersistentVolumeClaimAdd"), interned once so the label is as
+ * long-lived as a static string. */
+static const char *object_label(uint32_t a, const ks_object_t *o)
+{
+    const char *kind = NULL, *in;
+    char buf[300];
+    if (o == NULL || ks_field_string(o->root, "kind", &kind) != KS_FIELD_OK)
+        kind = "Object";
+    snprintf(buf, sizeof buf, "%s%s", kind,
+             a & KS_ACT_ADD      ? "Add"
+             : a & KS_ACT_DELETE ? "Delete"
+                                 : "Update");
+    in = ks_intern_str(ks_intern_global(), buf);
+    return in ? in : "ObjectUpdate";
+}
+
 const char *ks_cluster_event_label(ks_cluster_event_t ev, const void *old_obj,
                                    const void *new_obj)
 {
@@ -150,5 +173,7 @@ const char *ks_cluster_event_label(ks_cluster_event_t ev, const void *old_obj,
         return ev.action & KS_ACT_ADD      ? "NamespaceAdd"
                : ev.action & KS_ACT_DELETE ? "NamespaceDelete"
                                            : "NamespaceUpdate";
+    if (ev.resource == KS_RES_OBJECT)
+        return object_label(ev.action, new_obj ? new_obj : old_obj);
     return "Unknown";
 }

@@ -17,6 +17,7 @@
 #include "framework/cluster_event.h"
 #include "kube/events.h"
 #include "kube/informer.h"
+#include "kube/store_informers.h"
 
 #define BIND_TIMEOUT_MS 30000
 #define WRITE_TIMEOUT_MS 30000
@@ -68,6 +69,9 @@ struct ks_kube_source {
     ks_scheduler_t *sched;
     ks_event_recorder_t *events;
     inf_slot_t infs[INF_COUNT];
+    /* The resources plugins declare (SDK ABI 1.3): ready only once they
+     * listed too. */
+    ks_store_informers_t *stores;
     ks_strmap_t pods; /* uid -> pod_ent_t */
     int synced, inactive;
     int (*may_write)(void *ud);
@@ -963,15 +967,41 @@ void ks_kube_source_set_write_gate(ks_kube_source_t *src,
     src->may_write_ud = ud;
 }
 
+/* Every built-in informer and every declared resource's listed once. */
+static void maybe_all_synced(ks_kube_source_t *src)
+{
+    int i;
+    if (src->synced)
+        return;
+    for (i = 0; i < INF_COUNT; i++)
+        if (!ks_informer_synced(src->infs[i].inf))
+            return;
+    if (!ks_store_informers_synced(src->stores))
+        return;
+    all_synced(src);
+}
+
 static void h_synced(void *ud)
 {
     inf_slot_t *sl = ud;
-    int i;
     sl->last_error[0] = '\0';
-    for (i = 0; i < INF_COUNT; i++)
-        if (!ks_informer_synced(sl->src->infs[i].inf))
-            return;
-    all_synced(sl->src);
+    maybe_all_synced(sl->src);
+}
+
+static void stores_synced(void *ud)
+{
+    maybe_all_synced(ud);
+}
+
+/* A declared resource's object changed (SDK ABI 1.3): a KS_RES_OBJECT
+ * event with the objects, for the plugins' QueueingHints. */
+static void stores_changed(void *ud, const ks_object_t *old,
+                           const ks_object_t *n)
+{
+    uint32_t act = old == NULL ? KS_ACT_ADD
+                   : n == NULL ? KS_ACT_DELETE
+                               : KS_ACT_UPDATE;
+    emit_objs(ud, KS_RES_OBJECT, act, old, n);
 }
 
 static void h_failed(void *ud, long status, const char *message)
@@ -1020,6 +1050,13 @@ ks_kube_source_t *ks_kube_source_new(uv_loop_t *loop,
         if (sl->inf == NULL)
             goto fail;
     }
+    {
+        ks_store_informers_handler_t sh = {stores_synced, stores_changed,
+                                           src};
+        src->stores = ks_store_informers_new(loop, src->client, &sh, err);
+        if (src->stores == NULL)
+            goto fail;
+    }
     return src;
 fail:
     ks_kube_source_close(src);
@@ -1034,6 +1071,9 @@ int ks_kube_source_start(ks_kube_source_t *src, ks_scheduler_t *sched,
     for (i = 0; i < INF_COUNT; i++)
         if (ks_informer_start(src->infs[i].inf, err) != 0)
             return err ? err->code : KS_EIO;
+    if (src->stores != NULL &&
+        ks_store_informers_start(src->stores, err) != 0)
+        return err ? err->code : KS_EIO;
     return 0;
 }
 
@@ -1044,6 +1084,7 @@ void ks_kube_source_close(ks_kube_source_t *src)
         return;
     for (i = 0; i < INF_COUNT; i++)
         ks_informer_close(src->infs[i].inf);
+    ks_store_informers_close(src->stores);
     ks_kube_client_cancel_owner(src->client, src);
     ks_event_recorder_close(src->events);
     for (i = 0; i < src->pods.cap; i++)
@@ -1075,6 +1116,8 @@ void ks_kube_source_describe(const ks_kube_source_t *src, char *buf,
                                 sl->last_error, sl->last_error[0] ? ")" : "");
         first = 0;
     }
+    if (off < len)
+        ks_store_informers_describe(src->stores, buf, len, &off);
 }
 
 /* The informer series: name, type, help, and the value of informer i. */

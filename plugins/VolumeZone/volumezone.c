@@ -434,19 +434,86 @@ static ks_code_t vz_filter(void *self, ks_cycle_state_t *cs,
 
 KS_FILTER_NODES_FROM(vz_filter_nodes, vz_filter_with_state)
 
+/* QueueingHints for the declared resources (upstream's
+ * isSchedulableAfter... functions). The host sends one kind of event for
+ * every declared resource of every plugin; the objects' kind and
+ * apiVersion tell them apart. */
+static int is_type(const vz_t *v, const ks_object_t *o, const char *api_version,
+                   const char *kind)
+{
+    const char *k = NULL, *av = NULL;
+    return v->api->object_string(o, "kind", &k) == KS_FIELD_OK &&
+           v->api->object_string(o, "apiVersion", &av) == KS_FIELD_OK &&
+           strcmp(k, kind) == 0 && strcmp(av, api_version) == 0;
+}
+
+/* Does the pod use the claim (its namespace and one of its claim names)? */
+static int pod_uses_claim(const vz_t *v, const ks_pod_t *pod,
+                          const ks_object_t *pvc)
+{
+    const char *ns = v->api->object_namespace(pvc);
+    const char *name = v->api->object_name(pvc);
+    uint32_t i;
+    if (strcmp(ns, pod->ns) != 0)
+        return 0;
+    for (i = 0; i < pod->n_volumes; i++)
+        if (pod->volumes[i].source == KS_VOLUME_PVC &&
+            strcmp(pod->volumes[i].claim_name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Do two PVs have the same topology labels (getPVTopologies equal)? */
+static int same_topology(const vz_t *v, const ks_object_t *a,
+                         const ks_object_t *b)
+{
+    ks_labels_t la = v->api->object_labels(a), lb = v->api->object_labels(b);
+    uint32_t i;
+    for (i = 0; i < N_TOPO_LABELS; i++)
+        if (ks_labels_get_interned(&la, v->keys[i]) !=
+            ks_labels_get_interned(&lb, v->keys[i]))
+            return 0;
+    return 1;
+}
+
+static ks_queueing_hint_t vz_after_object(void *self, const ks_pod_t *pod,
+                                          const void *old_obj,
+                                          const void *new_obj)
+{
+    const vz_t *v = self;
+    const ks_object_t *old = old_obj, *n = new_obj;
+    const char *mode = NULL;
+    if (n == NULL)
+        return KS_QUEUE_SKIP;
+    if (is_type(v, n, "v1", "PersistentVolumeClaim"))
+        /* a claim the pod uses was added or changed (bound, say) */
+        return pod_uses_claim(v, pod, n) ? KS_QUEUE : KS_QUEUE_SKIP;
+    if (is_type(v, n, "v1", "PersistentVolume"))
+        /* a new volume, or one whose topology labels changed */
+        return old == NULL || !same_topology(v, old, n) ? KS_QUEUE
+                                                        : KS_QUEUE_SKIP;
+    if (is_type(v, n, "storage.k8s.io/v1", "StorageClass"))
+        /* only a new WaitForFirstConsumer class (the mode is immutable) */
+        return old == NULL &&
+                       v->api->object_string(n, "volumeBindingMode",
+                                             &mode) == KS_FIELD_OK &&
+                       strcmp(mode, "WaitForFirstConsumer") == 0
+                   ? KS_QUEUE
+                   : KS_QUEUE_SKIP;
+    return KS_QUEUE_SKIP; /* another plugin's resource */
+}
+
 /* EnqueueExtensions as upstream with QueueingHints on: a node added or
- * relabelled. Upstream also registers PersistentVolumeClaim and
- * PersistentVolume add/update and StorageClass add; the host does not
- * send events for declared resources yet, so those changes reach a
- * rejected pod at the periodic flush of unschedulable pods. */
+ * relabelled; a claim or volume added or updated, a class added
+ * (KS_RES_OBJECT, since ABI 1.3; the hint picks the relevant ones). */
 static uint32_t vz_events(void *self, ks_cluster_event_t *out, uint32_t cap)
 {
+    const ks_cluster_event_t ev[] = {
+        {KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL},
+        {KS_RES_OBJECT, KS_ACT_ADD | KS_ACT_UPDATE},
+    };
     (void)self;
-    if (cap >= 1) {
-        out[0].resource = KS_RES_NODE;
-        out[0].action = KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL;
-    }
-    return 1;
+    return ks_events_copy(out, cap, ev, 2);
 }
 
 static uint32_t vz_events_v2(void *self, ks_cluster_event_hint_t *out,
@@ -454,9 +521,10 @@ static uint32_t vz_events_v2(void *self, ks_cluster_event_hint_t *out,
 {
     const ks_cluster_event_hint_t ev[] = {
         {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL}, NULL},
+        {{KS_RES_OBJECT, KS_ACT_ADD | KS_ACT_UPDATE}, vz_after_object},
     };
     (void)self;
-    return ks_event_hints_copy(out, cap, ev, 1);
+    return ks_event_hints_copy(out, cap, ev, 2);
 }
 
 /* Opportunistic batching (upstream's volumes signer): the pod's namespace

@@ -870,6 +870,7 @@ int main(void)
     tcase_add_test(tp, test_pod_pod_affinity);
     tcase_add_test(tp, test_pod_tolerations_and_spread);
     tcase_add_test(tp, test_pod_containers);
+    tcase_add_test(tp, test_pod_volumes);
     tcase_add_test(tp, test_pod_derived);
     tcase_add_test(tp, test_pod_defaults);
     tcase_add_test(tp, test_pod_non_zero_rules);

@@ -300,6 +300,77 @@ START_TEST(host_api_views)
 }
 END_TEST
 
+static ks_handle_t *handle_of(fixture_t *f)
+{
+    size_t i;
+    for (i = 0; i < f->mh->fw->n_insts; i++)
+        if (f->mh->fw->insts[i]->self == f->self)
+            return &f->mh->fw->insts[i]->handle;
+    ck_abort_msg("no handle for the plugin instance");
+    return NULL;
+}
+
+/* QueueingHints for the declared resources' events (KS_RES_OBJECT). */
+START_TEST(hints_for_objects)
+{
+    fixture_t f = fx_new();
+    const ks_host_api_t *api = &f.mh->api;
+    ks_handle_t *h = handle_of(&f);
+    const ks_store_t *pvcs = api->store_get(h, "", "v1",
+                                            "persistentvolumeclaims");
+    const ks_store_t *pvs = api->store_get(h, "", "v1", "persistentvolumes");
+    const ks_store_t *scs = api->store_get(h, "storage.k8s.io", "v1",
+                                           "storageclasses");
+    ks_cluster_event_hint_t ev[4];
+    ks_queueing_hint_fn hint = NULL;
+    ks_pod_t *pod = mock_pod_new("shop", "web-0", 100, 0);
+    const ks_object_t *mine, *other, *elsewhere, *pv1, *pv1b, *pv2;
+    uint32_t n, i;
+    mock_pod_add_volume(pod, "data", KS_VOLUME_PVC, "data");
+    n = f.p->events_to_register_v2(f.self, ev, 4);
+    ck_assert_uint_eq(n, 2);
+    for (i = 0; i < n; i++)
+        if (ev[i].event.resource == KS_RES_OBJECT) {
+            ck_assert_uint_eq(ev[i].event.action, KS_ACT_ADD | KS_ACT_UPDATE);
+            hint = ev[i].hint;
+        }
+    ck_assert(hint != NULL);
+    put_pvc("shop", "data", NULL, "x");
+    put_pvc("shop", "logs", NULL, "x");
+    put_pvc("prod", "data", NULL, "x");
+    mine = api->object_get(pvcs, "shop", "data");
+    other = api->object_get(pvcs, "shop", "logs");
+    elsewhere = api->object_get(pvcs, "prod", "data");
+    /* list items carry no kind: the host sets it */
+    ck_assert_int_eq(hint(f.self, pod, NULL, mine), KS_QUEUE);
+    ck_assert_int_eq(hint(f.self, pod, other, mine), KS_QUEUE);
+    ck_assert_int_eq(hint(f.self, pod, NULL, other), KS_QUEUE_SKIP);
+    ck_assert_int_eq(hint(f.self, pod, NULL, elsewhere), KS_QUEUE_SKIP);
+    /* volumes: a new one queues; an update only when its zone changed */
+    put_pv("pv-1", "\"" ZONE "\":\"z1\"");
+    pv1 = api->object_get(pvs, NULL, "pv-1");
+    put_pv("pv-2", "\"" ZONE "\":\"z1\",\"other\":\"x\"");
+    pv1b = api->object_get(pvs, NULL, "pv-2");
+    put_pv("pv-3", "\"" ZONE "\":\"z2\"");
+    pv2 = api->object_get(pvs, NULL, "pv-3");
+    ck_assert_int_eq(hint(f.self, pod, NULL, pv1), KS_QUEUE);
+    ck_assert_int_eq(hint(f.self, pod, pv1, pv1b), KS_QUEUE_SKIP);
+    ck_assert_int_eq(hint(f.self, pod, pv1, pv2), KS_QUEUE);
+    /* classes: only a new WaitForFirstConsumer one */
+    put_sc("late", "WaitForFirstConsumer");
+    put_sc("now", "Immediate");
+    ck_assert_int_eq(hint(f.self, pod, NULL, api->object_get(scs, NULL, "late")),
+                     KS_QUEUE);
+    ck_assert_int_eq(hint(f.self, pod, NULL, api->object_get(scs, NULL, "now")),
+                     KS_QUEUE_SKIP);
+    ck_assert_int_eq(hint(f.self, pod, api->object_get(scs, NULL, "late"),
+                          api->object_get(scs, NULL, "late")),
+                     KS_QUEUE_SKIP);
+    ck_assert_int_eq(hint(f.self, pod, mine, NULL), KS_QUEUE_SKIP);
+    fx_free(&f);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("VolumeZone");
@@ -309,6 +380,7 @@ int main(void)
     tcase_add_test(tc, unbound_claims);
     tcase_add_test(tc, missing_objects);
     tcase_add_test(tc, host_api_views);
+    tcase_add_test(tc, hints_for_objects);
     suite_add_tcase(s, tc);
     return pt_run(s);
 }

@@ -148,6 +148,12 @@ typedef enum ks_resource_kind {
     KS_RES_NODE = 1 << 1,
     KS_RES_SERVICE = 1 << 2,
     KS_RES_NAMESPACE = 1 << 3,
+    /* (since ABI 1.3) An object of a cluster resource that a plugin
+     * declares (ks_resource_ref_t) was added, updated (KS_ACT_UPDATE) or
+     * deleted, in any declared resource: a hint tells them apart by the
+     * objects, `const ks_object_t *` views whose "kind" and "apiVersion"
+     * are always set (object_string(o, "kind", &k)). */
+    KS_RES_OBJECT = 1 << 4,
     KS_RES_ALL = 0xff
 } ks_resource_kind_t;
 
@@ -193,7 +199,8 @@ typedef enum ks_queueing_hint {
  * pod this plugin rejected (Unschedulable or Pending) in its last attempt.
  * `old_obj` and `new_obj` are the object before and after the change:
  * for a KS_RES_POD event a `const ks_pod_t *`, for a KS_RES_NODE event a
- * `const ks_node_t *`; old_obj is NULL for an add, new_obj NULL for a
+ * `const ks_node_t *`, for a KS_RES_OBJECT event (since ABI 1.3) a
+ * `const ks_object_t *`; old_obj is NULL for an add, new_obj NULL for a
  * delete. Both are valid during the call only. Any value other than
  * KS_QUEUE_SKIP counts as KS_QUEUE (upstream: an error means Queue). The
  * host calls a hint only with objects: an event it has none for (a
