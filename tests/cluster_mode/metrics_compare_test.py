@@ -202,6 +202,19 @@ QUERIES = [
 # series; neither is required to have one.
 SAMPLED = {"scheduler_plugin_execution_duration_seconds"}
 
+# Families whose series (label values) and values depend only on the
+# workload's end state, not on timing: each series kube-scheduler has,
+# ksched has with the same value. SERIES_SAME: each series kube-scheduler
+# has, ksched has too (values may differ with timing: retries).
+VALUES_SAME = ["scheduler_pending_pods", "scheduler_scheduler_cache_size",
+               "scheduler_scheduler_goroutines",
+               "scheduler_unschedulable_pods"]
+SERIES_SAME = ["scheduler_schedule_attempts_total",
+               "scheduler_scheduling_attempt_duration_seconds",
+               "scheduler_preemption_attempts_total",
+               "scheduler_preemption_victims",
+               "scheduler_pod_scheduling_attempts"]
+
 # Panels that read the Go runtime: kube-scheduler is a Go program, ksched
 # is not, and exposes no go_* series (ksched_build_info stands for go_info).
 GO_ONLY = {"dashboard: Goroutines"}
@@ -498,6 +511,23 @@ def families(text):
     return out
 
 
+def series(text):
+    """{family: {label pairs: value}}: counters' and gauges' samples,
+    histograms' _count, read by prometheus_client."""
+    from prometheus_client.parser import text_string_to_metric_families
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        name = fam.name
+        for smp in fam.samples:
+            if fam.type == "histogram" and not smp.name.endswith("_count"):
+                continue
+            if fam.type == "counter":
+                name = smp.name
+            key = tuple(sorted(smp.labels.items()))
+            out.setdefault(name, {})[key] = smp.value
+    return out
+
+
 def check_structure(text):
     """HELP and TYPE before each family's samples; histogram buckets in
     increasing le order ending with +Inf, cumulative, +Inf == _count, a
@@ -615,6 +645,21 @@ def compare(kube_text, ks_text, kube_q, ks_q):
               (labels is None or got[1] == labels or got[3] == 0),
               "ksched exposes v1.36's %s (%s, labels %s; got %s)"
               % (name, typ, sorted(labels or []), got and got[:2]))
+    kube_s, ks_s = series(kube_text), series(ks_text)
+    print("\nseries of kube-scheduler / ksched:")
+    for name in VALUES_SAME + SERIES_SAME:
+        k, s = kube_s.get(name, {}), ks_s.get(name, {})
+        for key in sorted(set(k) | set(s)):
+            print("  %s{%s} %s / %s" % (name, ",".join(
+                '%s="%s"' % kv for kv in key), k.get(key, "-"),
+                s.get(key, "-")))
+        for key, v in sorted(k.items()):
+            what = "%s{%s}" % (name, ",".join('%s="%s"' % kv for kv in key))
+            if name in VALUES_SAME:
+                check(s.get(key) == v, "%s: ksched has it with kube-"
+                      "scheduler's value %s (got %s)" % (what, v, s.get(key)))
+            else:
+                check(key in s, "%s: ksched has the series too" % what)
     check("ksched_build_info" in ks and
           ks["ksched_build_info"][1] == {"version", "abi"},
           "ksched exposes ksched_build_info{version,abi}")
