@@ -149,9 +149,10 @@ static void resource_attrs(ks_delegate_req_t *q, const char *method)
             return;
         p = segment(p, q->resource, sizeof q->resource, &ok);
     } else {
-        ok = strlen(first) < sizeof q->resource;
+        size_t n = strlen(first);
+        ok = n < sizeof q->resource;
         if (ok)
-            snprintf(q->resource, sizeof q->resource, "%s", first);
+            memcpy(q->resource, first, n + 1);
     }
     if (!ok)
         return;
