@@ -249,7 +249,7 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
     static const char *const l_ext_verb[] = {"extender", "verb", NULL};
     static const char *const l_hint[] = {"plugin", "event", "hint", NULL};
     static const char *const l_event[] = {"event", NULL};
-    double b_hint[12], b_event[12];
+    double b_hint[20], b_event[12];
     double b_ext[15];
     double b_attempt[15], b_ep[12], b_plugin[20], b_permit[15];
     ks_metrics_t *r = ks_metrics_new();
@@ -301,14 +301,15 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
         "Seconds from the start of a scheduler extender call to its answer "
         "(or its failure), by extender and verb.",
         l_ext_verb, b_ext, 15);
-    /* upstream's buckets: 1us * 2^k for hints, 0.1ms * 2^k for events */
-    ks_metrics_exponential_buckets(0.000001, 2, 12, b_hint);
+    /* upstream's buckets: 10us * 1.5^k for hints (as plugin execution),
+     * 0.1ms * 2^k for events */
+    ks_metrics_exponential_buckets(0.00001, 1.5, 20, b_hint);
     ks_metrics_exponential_buckets(0.0001, 2, 12, b_event);
     srv->m_hint_dur = ks_metrics_add(
         r, KS_METRIC_HISTOGRAM, "scheduler_queueing_hint_execution_duration_seconds",
         "Seconds one QueueingHint call took, by plugin, event and result "
         "(Queue, QueueSkip, or Error for a value that is neither).",
-        l_hint, b_hint, 12);
+        l_hint, b_hint, 20);
     srv->m_event_dur = ks_metrics_add(
         r, KS_METRIC_HISTOGRAM, "scheduler_event_handling_duration_seconds",
         "Seconds the scheduling queue took to handle one cluster event, by "

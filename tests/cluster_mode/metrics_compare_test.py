@@ -102,6 +102,21 @@ V136_NAMES = {
                                                            None),
 }
 
+def exp_buckets(start, factor, n):
+    """Upstream's metrics.ExponentialBuckets."""
+    return [start * factor ** i for i in range(n)]
+
+
+# v1.36's buckets of the histograms v1.24 did not have (checked when ksched
+# has a series of them).
+V136_BUCKETS = {
+    "scheduler_pod_scheduling_sli_duration_seconds": exp_buckets(0.01, 2, 20),
+    "scheduler_event_handling_duration_seconds": exp_buckets(0.0001, 2, 12),
+    "scheduler_queueing_hint_execution_duration_seconds":
+        exp_buckets(0.00001, 1.5, 20),
+    "scheduler_permit_wait_duration_seconds": exp_buckets(0.001, 2, 15),
+}
+
 # Families whose buckets ksched takes from v1.36, where v1.24 had others:
 # preemption_victims was LinearBuckets(5, 5, 10) in v1.24 and is
 # ExponentialBuckets(1, 2, 7) since.
@@ -660,6 +675,13 @@ def compare(kube_text, ks_text, kube_q, ks_q):
                       "scheduler's value %s (got %s)" % (what, v, s.get(key)))
             else:
                 check(key in s, "%s: ksched has the series too" % what)
+    for name, want in sorted(V136_BUCKETS.items()):
+        got = ks.get(name)
+        if got and got[3]:
+            check(len(got[2]) == len(want) and all(
+                math.isclose(a, b, rel_tol=1e-9) for a, b in zip(got[2],
+                                                                  want)),
+                  "%s: v1.36's buckets (got %s)" % (name, got[2]))
     check("ksched_build_info" in ks and
           ks["ksched_build_info"][1] == {"version", "abi"},
           "ksched exposes ksched_build_info{version,abi}")
