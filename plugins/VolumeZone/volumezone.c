@@ -313,8 +313,9 @@ static vz_state_t *pack(const vz_acc_t *acc)
         return NULL;
     s->n_topos = acc->n_topos;
     s->n_values = acc->n_values;
-    s->topos = (vz_topo_t *)(void *)(s + 1);
-    s->values = (const char **)(void *)(s->topos + acc->n_topos);
+    /* The pointers first: they need the stricter alignment. */
+    s->values = (const char **)(void *)(s + 1);
+    s->topos = (vz_topo_t *)(void *)(s->values + acc->n_values);
     if (acc->n_topos)
         memcpy(s->topos, acc->topos, acc->n_topos * sizeof(vz_topo_t));
     if (acc->n_values)
