@@ -250,11 +250,10 @@ void ks_metrics_exponential_buckets(double start, double factor, size_t n,
     }
 }
 
-/* The shortest text that reads back as the same double (as Go's
- * strconv.FormatFloat(v, 'g', -1, 64) writes it). */
-static void fmt_double(char *buf, size_t len, double v)
+void ks_metrics_format_double(char *buf, size_t len, double v)
 {
-    int prec;
+    char e[40];
+    int prec, exp;
     if (isinf(v)) {
         snprintf(buf, len, v > 0 ? "+Inf" : "-Inf");
         return;
@@ -263,11 +262,29 @@ static void fmt_double(char *buf, size_t len, double v)
         snprintf(buf, len, "NaN");
         return;
     }
-    for (prec = 1; prec <= 17; prec++) {
-        snprintf(buf, len, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            return;
+    if (v == 0) {
+        snprintf(buf, len, "0");
+        return;
     }
+    /* The fewest significant digits that read back as v. */
+    for (prec = 1; prec < 17; prec++) {
+        snprintf(e, sizeof e, "%.*e", prec - 1, v);
+        if (strtod(e, NULL) == v)
+            break;
+    }
+    snprintf(e, sizeof e, "%.*e", prec - 1, v);
+    exp = atoi(strchr(e, 'e') + 1);
+    /* Go: %e when the exponent is below -4 or at least 6 (shortest). */
+    if (exp < -4 || exp >= 6)
+        snprintf(buf, len, "%s", e);
+    else
+        snprintf(buf, len, "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0,
+                 v);
+}
+
+static void fmt_double(char *buf, size_t len, double v)
+{
+    ks_metrics_format_double(buf, len, v);
 }
 
 static void put_label_value(ks_buf_t *b, const char *v)

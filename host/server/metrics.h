@@ -66,6 +66,11 @@ double ks_metric_value(const ks_metric_t *m, ...);
  * frees it) and its length in *len; NULL on ENOMEM. */
 char *ks_metrics_render(const ks_metrics_t *r, size_t *len);
 
+/* v as client_golang writes it (Go's strconv 'g' with the shortest
+ * precision that reads back as v: exponent form below 1e-4 and from 1e6
+ * on, "+Inf", "-Inf", "NaN") into buf (len bytes; 32 are enough). */
+void ks_metrics_format_double(char *buf, size_t len, double v);
+
 /* n bounds: start, start*factor, start*factor^2, ... */
 void ks_metrics_exponential_buckets(double start, double factor, size_t n,
                                     double *out);

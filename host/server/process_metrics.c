@@ -9,21 +9,11 @@
 #include <unistd.h>
 
 #include "ksched/plugin.h"
+#include "metrics.h"
 
 #ifndef KS_VERSION
 #define KS_VERSION "unknown"
 #endif
-
-/* The shortest text that reads back as v (Go's 'g', -1 formatting). */
-static void fmt_num(char *buf, size_t len, double v)
-{
-    int prec;
-    for (prec = 1; prec <= 17; prec++) {
-        snprintf(buf, len, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            return;
-    }
-}
 
 static void family(ks_buf_t *b, const char *name, const char *type,
                    const char *help, int have, double v)
@@ -32,7 +22,7 @@ static void family(ks_buf_t *b, const char *name, const char *type,
     ks_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
     if (!have)
         return;
-    fmt_num(num, sizeof num, v);
+    ks_metrics_format_double(num, sizeof num, v);
     ks_buf_printf(b, "%s %s\n", name, num);
 }
 
