@@ -26,6 +26,18 @@ open(sys.argv[2] + "/my.yaml", "w").write(text[i + 8:j])
 PY
 ${CC:-cc} -shared -fPIC -fvisibility=hidden -Wall -Werror -I"$src/sdk/include" \
     "$tmp/fewpods.c" -o "$tmp/fewpods.so"
+# The cluster-objects example (ABI 1.3) builds, and loads.
+python3 - "$src/README.md" "$tmp" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+start = text.index("```c\n/* teamgate.c")
+end = text.index("```", start + 4)
+open(sys.argv[2] + "/teamgate.c", "w").write(text[start + 5:end])
+PY
+${CC:-cc} -shared -fPIC -fvisibility=hidden -Wall -Wextra -Werror \
+    -I"$src/sdk/include" "$tmp/teamgate.c" -o "$tmp/teamgate.so"
+"$ksched" plugins --no-default-plugin-path --plugin-dir "$tmp" |
+    grep -q TeamGate || fail "the README's TeamGate example does not load"
 out=$("$ksched" validate --config "$tmp/my.yaml" --no-default-plugin-path \
       --plugin-dir "$plugins" --plugin-dir "$tmp")
 echo "$out"
