@@ -519,6 +519,46 @@ def run(srv, swap_dir, versions):
     check(sample(samples, "scheduler_schedule_attempts_total",
                  result="scheduled", profile="default-scheduler") == TOTAL_PODS,
           "scheduled attempts == %d" % TOTAL_PODS)
+    # The rest of kube-scheduler's series (README, Metrics) and the
+    # process collector, in embedded mode too.
+    more = {
+        "scheduler_scheduling_algorithm_duration_seconds": "histogram",
+        "scheduler_pod_scheduling_sli_duration_seconds": "histogram",
+        "scheduler_pod_scheduling_duration_seconds": "histogram",
+        "scheduler_pod_scheduling_attempts": "histogram",
+        "scheduler_preemption_victims": "histogram",
+        "scheduler_queue_incoming_pods_total": "counter",
+        "scheduler_queue_incoming_entities_total": "counter",
+        "scheduler_queued_entities": "gauge",
+        "scheduler_inflight_events": "gauge",
+        "scheduler_goroutines": "gauge",
+        "scheduler_scheduler_goroutines": "gauge",
+        "scheduler_cache_size": "gauge",
+        "scheduler_scheduler_cache_size": "gauge",
+        "scheduler_unschedulable_pods": "gauge",
+        "process_cpu_seconds_total": "counter",
+        "process_resident_memory_bytes": "gauge",
+        "process_start_time_seconds": "gauge",
+        "process_open_fds": "gauge",
+        "process_max_fds": "gauge",
+        "process_virtual_memory_bytes": "gauge",
+        "ksched_build_info": "gauge",
+    }
+    missing = sorted(n for n, t in more.items() if types.get(n) != t)
+    check(not missing, "kube-scheduler's other series and process_* are "
+          "exposed with their types (missing or wrong: %s)" % missing)
+    for n in ("scheduler_pod_scheduling_attempts_count",
+              "scheduler_scheduling_algorithm_duration_seconds_count"):
+        check(sample(samples, n) == TOTAL_PODS, "%s == %d (got %r)"
+              % (n, TOTAL_PODS, sample(samples, n)))
+    for n in ("scheduler_pod_scheduling_sli_duration_seconds_count",
+              "scheduler_pod_scheduling_duration_seconds_count"):
+        check(sample(samples, n, attempts="1") == TOTAL_PODS,
+              "%s{attempts=\"1\"} == %d: each pod bound at its first "
+              "attempt" % (n, TOTAL_PODS))
+    check(sample(samples, "scheduler_queue_incoming_pods_total",
+                 queue="active", event="PodAdd") == TOTAL_PODS,
+          "every pod entered activeQ once with PodAdd")
     check(sample(samples, "scheduler_schedule_attempts_total",
                  result="unschedulable") == 0, "no unschedulable attempts")
     n = "scheduler_scheduling_attempt_duration_seconds"
