@@ -379,6 +379,7 @@ size_t ks_queue_flush(ks_queue_t *q, int64_t now, int64_t max_unsched_ms)
     for (qp = q->unsched_head; qp; qp = next) {
         next = qp->unext;
         if (!qp->gated && now - qp->unsched_since_ms >= max_unsched_ms) {
+            qp->flushed = 1;
             move_out(q, qp, now, "UnschedulableTimeout");
             moved++;
         }

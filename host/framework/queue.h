@@ -50,6 +50,9 @@ typedef struct ks_qpod {
      * Unschedulable (UnschedulablePlugins). */
     uint32_t pending_mask;
     char *last_message; /* last failure, malloc'd */
+    /* Moved out of the pool by the unschedulable timeout at least once
+     * (upstream's WasFlushedFromUnschedulable; metrics). */
+    int flushed;
     struct ks_qpod *hnext; /* uid hash chain */
     struct ks_qpod *uprev, *unext; /* unschedulable pool list */
 } ks_qpod_t;

@@ -202,7 +202,8 @@ void ks_scheduler_foreach_pending(ks_scheduler_t *s,
 }
 
 int ks_scheduler_pod_attempts(const ks_scheduler_t *s, const char *uid,
-                              uint32_t *attempts, int64_t *first_attempt_ms)
+                              uint32_t *attempts, int64_t *first_attempt_ms,
+                              int *flushed)
 {
     /* Uids in the queue are interned: look the string up by content. */
     const char *key = ks_intern_lookup(ks_intern_global(), uid);
@@ -211,6 +212,7 @@ int ks_scheduler_pod_attempts(const ks_scheduler_t *s, const char *uid,
         return KS_ENOTFOUND;
     *attempts = qp->q.attempts;
     *first_attempt_ms = qp->q.initial_attempt_ms;
+    *flushed = qp->flushed;
     return 0;
 }
 

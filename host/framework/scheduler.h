@@ -260,11 +260,13 @@ void ks_scheduler_foreach_pending(ks_scheduler_t *s,
                                              const char *message, int gated),
                                   void *ud);
 /* A queued pod's scheduling attempts so far (upstream's
- * QueuedPodInfo.Attempts) and the scheduler clock's time (ms, as
- * ks_scheduler_now) of its first attempt; 0, or KS_ENOTFOUND when no
+ * QueuedPodInfo.Attempts), the scheduler clock's time (ms, as
+ * ks_scheduler_now) of its first attempt, and whether the unschedulable
+ * timeout ever flushed it from the pool; 0, or KS_ENOTFOUND when no
  * queued or in-flight pod has this uid. Loop thread. */
 int ks_scheduler_pod_attempts(const ks_scheduler_t *s, const char *uid,
-                              uint32_t *attempts, int64_t *first_attempt_ms);
+                              uint32_t *attempts, int64_t *first_attempt_ms,
+                              int *flushed);
 /* Visit the pods in the unschedulable pool (gated ones included) once per
  * plugin that rejected them (upstream's unschedulable_pods gauge), with the
  * pod's schedulerName (its profile). Loop thread. */

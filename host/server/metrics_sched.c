@@ -16,7 +16,7 @@ struct ks_sched_metrics {
     ks_metric_t *algorithm, *victims, *sli, *sli_v124, *attempts;
     ks_metric_t *incoming, *incoming_entities, *queued_entities;
     ks_metric_t *inflight_events, *goroutines, *goroutines_v124;
-    ks_metric_t *cache_size, *cache_size_v124, *unsched_pods;
+    ks_metric_t *cache_size, *cache_size_v124, *unsched_pods, *after_flush;
     /* moves by a cluster event not yet labelled, per queue */
     unsigned long held[N_QUEUES];
     unsigned victims_seen; /* since the last PostFilter ended */
@@ -119,7 +119,14 @@ ks_sched_metrics_t *ks_sched_metrics_new(ks_metrics_t *r)
         "counts for every plugin that caused it to not schedule, so this "
         "metric has meaning only when broken down by plugin.",
         l_plugin_profile, NULL, 0);
-    if (!sm->algorithm || !sm->victims || !sm->sli || !sm->sli_v124 ||
+    sm->after_flush = ks_metrics_add(
+        r, KS_METRIC_COUNTER, "scheduler_pod_scheduled_after_flush_total",
+        "Number of pods that were successfully scheduled after being "
+        "flushed from the unschedulable pool due to timeout (5 minutes).",
+        NULL, NULL, 0);
+    if (sm->after_flush)
+        ks_metric_add(sm->after_flush, 0);
+    if (!sm->after_flush || !sm->algorithm || !sm->victims || !sm->sli || !sm->sli_v124 ||
         !sm->attempts || !sm->incoming || !sm->incoming_entities ||
         !sm->queued_entities || !sm->inflight_events || !sm->goroutines ||
         !sm->goroutines_v124 || !sm->cache_size || !sm->cache_size_v124 ||
@@ -171,7 +178,7 @@ void ks_sched_metrics_algorithm(ks_sched_metrics_t *sm, double seconds)
 }
 
 void ks_sched_metrics_scheduled(ks_sched_metrics_t *sm, uint32_t attempts,
-                                double seconds)
+                                double seconds, int flushed)
 {
     char a[16];
     snprintf(a, sizeof a, "%u", attempts);
@@ -180,6 +187,8 @@ void ks_sched_metrics_scheduled(ks_sched_metrics_t *sm, uint32_t attempts,
     ks_metric_observe(sm->sli, seconds, a);
     ks_metric_observe(sm->sli_v124, seconds, a);
     ks_metric_observe(sm->attempts, (double)attempts);
+    if (flushed)
+        ks_metric_add(sm->after_flush, 1);
 }
 
 void ks_sched_metrics_victim(ks_sched_metrics_t *sm)

@@ -3,7 +3,8 @@
  * do not feed one to one: the pod scheduling SLI and attempts, the
  * scheduling algorithm's duration, preemption victims, queue incoming
  * pods, queued entities, in-flight events, the cache's size, work in
- * flight by operation ("goroutines") and unschedulable pods by plugin,
+ * flight by operation ("goroutines"), unschedulable pods by plugin and
+ * pods scheduled after the unschedulable timeout flushed them,
  * with upstream v1.36's names, types, labels and buckets, and the v1.24
  * names v1.36 renamed (scheduler_scheduler_cache_size,
  * scheduler_scheduler_goroutines{work}, scheduler_pod_scheduling_
@@ -41,9 +42,11 @@ void ks_sched_metrics_event_done(ks_sched_metrics_t *sm, const char *event);
  * SchedulingAlgorithmLatency). */
 void ks_sched_metrics_algorithm(ks_sched_metrics_t *sm, double seconds);
 /* A pod was bound after `attempts` attempts, `seconds` after its first
- * attempt started (upstream's pod_scheduling_sli_duration_seconds). */
+ * attempt started (upstream's pod_scheduling_sli_duration_seconds);
+ * flushed: the unschedulable timeout had flushed it from the pool
+ * (pod_scheduled_after_flush_total). */
 void ks_sched_metrics_scheduled(ks_sched_metrics_t *sm, uint32_t attempts,
-                                double seconds);
+                                double seconds, int flushed);
 /* A preemption victim was deleted; a PostFilter run that ends after one
  * or more records their number (upstream's preemption_victims). */
 void ks_sched_metrics_victim(ks_sched_metrics_t *sm);

@@ -107,7 +107,7 @@ static void obs_cycle(void *ud, const ks_cycle_result_t *r)
             e->attempt_t0 = ks_server_now() - r->seconds;
             e->sli_attempts = 0;
             if (ks_scheduler_pod_attempts(srv->sched, r->pod->uid, &attempts,
-                                          &first_ms) == 0) {
+                                          &first_ms, &e->sli_flushed) == 0) {
                 e->sli_attempts = attempts;
                 e->sli_t0 = ks_server_now() -
                             (double)(ks_scheduler_now(srv->sched) -
@@ -138,7 +138,8 @@ static void obs_bound(void *ud, const ks_pod_t *pod, const char *node)
     ks_journal_pod_bound(srv, e->key, node, e->bind_rv);
     if (e->attempt_open && e->sli_attempts > 0)
         ks_sched_metrics_scheduled(srv->sched_metrics, e->sli_attempts,
-                                   ks_server_now() - e->sli_t0);
+                                   ks_server_now() - e->sli_t0,
+                                   e->sli_flushed);
     if (e->attempt_open)
         attempt_done(srv, e, "scheduled", ks_server_now() - e->attempt_t0);
     ks_server_emit_binding(srv, e);

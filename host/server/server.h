@@ -55,6 +55,7 @@ typedef struct ks_pod_entry {
     int permit_rejected;   /* the open attempt was rejected at Permit */
     uint32_t sli_attempts; /* attempts when the node was selected */
     double sli_t0;         /* its first attempt's start (monotonic s) */
+    int sli_flushed;       /* the unschedulable timeout flushed it once */
     char key[];            /* "namespace/name" */
 } ks_pod_entry_t;
 

@@ -121,7 +121,8 @@ START_TEST(sched_series_from_hooks)
     ks_sched_metrics_victim(sm);
     ks_sched_metrics_postfilter_done(sm);
     ks_sched_metrics_postfilter_done(sm);
-    ks_sched_metrics_scheduled(sm, 2, 0.5);
+    ks_sched_metrics_scheduled(sm, 2, 0.5, 0);
+    ks_sched_metrics_scheduled(sm, 3, 400, 1);
     ks_sched_metrics_algorithm(sm, 0.003);
     text = ks_metrics_render(r, &len);
     ck_assert_ptr_nonnull(text);
@@ -144,7 +145,9 @@ START_TEST(sched_series_from_hooks)
                            "count{attempts=\"2\"} 1\n"));
     ck_assert(strstr(text, "scheduler_pod_scheduling_attempts_bucket{le=\"1\"}"
                            " 0\nscheduler_pod_scheduling_attempts_bucket{le="
-                           "\"2\"} 1\n"));
+                           "\"2\"} 1\nscheduler_pod_scheduling_attempts_bucket"
+                           "{le=\"4\"} 2\n"));
+    ck_assert(strstr(text, "scheduler_pod_scheduled_after_flush_total 1\n"));
     ck_assert(strstr(text, "scheduler_scheduling_algorithm_duration_seconds_"
                            "bucket{le=\"0.004\"} 1\n"));
     /* v1.36's SLI buckets: 10 ms * 2^k, 20 of them. */
