@@ -96,6 +96,7 @@ V136_NAMES = {
     "scheduler_queued_entities": ("gauge", {"queue", "type"}),
     "scheduler_inflight_events": ("gauge", {"event"}),
     "scheduler_unschedulable_pods": ("gauge", {"plugin", "profile"}),
+    "scheduler_pod_scheduled_after_flush_total": ("counter", set()),
     "scheduler_event_handling_duration_seconds": ("histogram", {"event"}),
     "scheduler_permit_wait_duration_seconds": ("histogram", None),
     "scheduler_queueing_hint_execution_duration_seconds": ("histogram",

@@ -536,6 +536,7 @@ def run(srv, swap_dir, versions):
         "scheduler_cache_size": "gauge",
         "scheduler_scheduler_cache_size": "gauge",
         "scheduler_unschedulable_pods": "gauge",
+        "scheduler_pod_scheduled_after_flush_total": "counter",
         "process_cpu_seconds_total": "counter",
         "process_resident_memory_bytes": "gauge",
         "process_start_time_seconds": "gauge",
