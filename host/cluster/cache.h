@@ -127,9 +127,11 @@ uint32_t ks_snapshot_image_num_nodes(const ks_snapshot_t *s, const char *image);
  * (anti-)affinity; nodes with pods that have required anti-affinity. Valid
  * until the next update of the snapshot. */
 /* What changed (plugin.h snapshot_changes): the version, and when `since`
- * is the version before the last change and that change only refreshed
- * NodeInfos in place, their positions in *idx (*n of them); *idx NULL:
- * anything may have changed; since == version: *n = 0, *idx not NULL. */
+ * is an earlier version of this snapshot after which every change only
+ * refreshed NodeInfos in place (the last one, or an older one its change
+ * log still covers: up to 65,536 positions), their positions in *idx (*n
+ * of them, a position may repeat); *idx NULL: anything may have changed;
+ * since == version: *n = 0, *idx not NULL. */
 uint64_t ks_snapshot_changed_since(const ks_snapshot_t *s, uint64_t since,
                                    const uint32_t **idx, uint32_t *n);
 const ks_node_info_t *const *ks_snapshot_nodes(const ks_snapshot_t *s,

@@ -42,7 +42,23 @@ struct ks_snapshot {
     uint64_t version, prev_version;
     uint32_t *chg, n_chg, cap_chg;
     int chg_all;
+    /* The positions refreshed in place by every update since log_floor
+     * (a version), in order; marks[k]: the version an update ended at and
+     * the log's length then. An update that added or dropped nodes
+     * restarts the log; a full log keeps its newer half. So an aggregate
+     * last used many cycles ago (one of PodTopologySpread's per-selector
+     * aggregates, pods of many ReplicaSets interleaved) refreshes only
+     * what changed since, not every node. */
+    uint32_t *log, n_log, cap_log;
+    struct snap_mark {
+        uint64_t version;
+        uint32_t end;
+    } *marks;
+    uint32_t n_marks, cap_marks;
+    uint64_t log_floor;
 };
+
+#define SNAP_LOG_MAX 65536u /* positions, and marks, kept at most */
 
 
 /* The version stamps of every snapshot (ks_snapshot_changed_since). */
@@ -143,6 +159,8 @@ void ks_snapshot_free(ks_snapshot_t *s)
         entry_free(s->order[i]);
     free(s->order);
     free(s->chg);
+    free(s->log);
+    free(s->marks);
     free(s->names);
     free(s->all);
     free(s->aff);
@@ -221,6 +239,70 @@ static int copy_images(ks_cache_t *c, ks_snapshot_t *s)
     s->images_gen = c->images_gen;
     s->have_images = 1;
     return 0;
+}
+
+/* Keep the newer half of a full log (the older marks and positions go,
+ * log_floor becomes the last version dropped). */
+static void log_trim(ks_snapshot_t *s)
+{
+    uint32_t k = 0, cut, i;
+    while (k < s->n_marks &&
+           (s->marks[k].end <= s->n_log / 2 || k < s->n_marks / 2))
+        k++;
+    if (k == 0)
+        k = 1;
+    if (k >= s->n_marks) {
+        s->n_log = s->n_marks = 0;
+        s->log_floor = s->version;
+        return;
+    }
+    cut = s->marks[k - 1].end;
+    s->log_floor = s->marks[k - 1].version;
+    memmove(s->log, s->log + cut, (s->n_log - cut) * sizeof *s->log);
+    s->n_log -= cut;
+    memmove(s->marks, s->marks + k, (s->n_marks - k) * sizeof *s->marks);
+    s->n_marks -= k;
+    for (i = 0; i < s->n_marks; i++)
+        s->marks[i].end -= cut;
+}
+
+/* The update that just bumped the version: its positions into the log,
+ * or a fresh log when it added or dropped nodes (or memory ran out). */
+static void log_update(ks_snapshot_t *s)
+{
+    if (s->chg_all)
+        goto restart;
+    if (s->n_log + s->n_chg > SNAP_LOG_MAX || s->n_marks + 1 > SNAP_LOG_MAX)
+        log_trim(s);
+    if (s->n_log + s->n_chg > SNAP_LOG_MAX)
+        goto restart;
+    if (s->n_log + s->n_chg > s->cap_log) {
+        uint32_t cap = s->cap_log ? s->cap_log : 256;
+        uint32_t *p;
+        while (cap < s->n_log + s->n_chg)
+            cap *= 2;
+        if ((p = realloc(s->log, cap * sizeof *p)) == NULL)
+            goto restart;
+        s->log = p;
+        s->cap_log = cap;
+    }
+    if (s->n_marks == s->cap_marks) {
+        uint32_t cap = s->cap_marks ? s->cap_marks * 2 : 64;
+        struct snap_mark *p = realloc(s->marks, cap * sizeof *p);
+        if (p == NULL)
+            goto restart;
+        s->marks = p;
+        s->cap_marks = cap;
+    }
+    if (s->n_chg > 0)
+        memcpy(s->log + s->n_log, s->chg, s->n_chg * sizeof *s->log);
+    s->n_log += s->n_chg;
+    s->marks[s->n_marks].version = s->version;
+    s->marks[s->n_marks++].end = s->n_log;
+    return;
+restart:
+    s->n_log = s->n_marks = 0;
+    s->log_floor = s->version;
 }
 
 int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
@@ -305,6 +387,7 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
         version_bump(s);
         s->chg_all = chg_all || n_added > 0 || have_dead;
         s->n_chg = s->chg_all ? 0 : n_chg;
+        log_update(s);
     }
     if (rebuild_order(s, added, n_added, have_dead) != 0)
         goto nomem;
@@ -329,6 +412,7 @@ nomem:
     version_bump(s);
     s->chg_all = 1;
     s->n_chg = 0;
+    log_update(s);
     if (n_added > 0 && rebuild_order(s, added, n_added, have_dead) != 0) {
         for (i = 0; i < n_added; i++) {
             ks_strmap_del(&s->by_name, added[i]->name);
@@ -355,6 +439,25 @@ uint64_t ks_snapshot_changed_since(const ks_snapshot_t *s, uint64_t since,
     } else if (since == s->prev_version && !s->chg_all) {
         *idx = s->n_chg ? s->chg : none;
         *n = s->n_chg;
+    } else if (since != 0 && s->log_floor != 0 && since >= s->log_floor) {
+        /* an older version the log still covers */
+        uint32_t lo = 0, hi = s->n_marks, start;
+        if (since == s->log_floor) {
+            start = 0;
+        } else {
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (s->marks[mid].version < since)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == s->n_marks || s->marks[lo].version != since)
+                return s->version; /* not a version of this snapshot */
+            start = s->marks[lo].end;
+        }
+        *idx = s->n_log > start ? s->log + start : none;
+        *n = s->n_log - start;
     }
     return s->version;
 }

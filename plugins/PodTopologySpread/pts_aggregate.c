@@ -24,9 +24,37 @@ static void pts_agg_clear(pts_agg_t *a)
 void pts_aggs_free(pts_aggs_t *aggs)
 {
     uint32_t i;
-    for (i = 0; i < PTS_AGG_SLOTS; i++)
-        pts_agg_clear(&aggs->slots[i]);
+    for (i = 0; i < aggs->n_slots; i++) {
+        pts_agg_clear(aggs->slots[i]);
+        free(aggs->slots[i]);
+    }
+    free(aggs->slots);
+    aggs->slots = NULL;
+    aggs->n_slots = 0;
     aggs->clock = 0;
+}
+
+/* A new, empty slot when the budget allows one (NULL otherwise or on
+ * ENOMEM: the caller replaces the least recently used one). */
+static pts_agg_t *pts_agg_new_slot(const pts_plugin_t *pl, pts_aggs_t *aggs,
+                                   uint32_t n_cons)
+{
+    uint32_t n_nodes = pl->api->snapshot_num_nodes(pl->h);
+    size_t per = (size_t)n_nodes * (sizeof(pts_agg_entry_t) +
+                                    n_cons * sizeof(pts_agg_contrib_t));
+    pts_agg_t **arr, *a;
+    if (aggs->n_slots >= PTS_AGG_MIN_SLOTS &&
+        (aggs->n_slots >= PTS_AGG_MAX_SLOTS ||
+         per * (aggs->n_slots + 1) > PTS_AGG_BUDGET))
+        return NULL;
+    arr = realloc(aggs->slots, (aggs->n_slots + 1) * sizeof *arr);
+    if (arr == NULL)
+        return NULL;
+    aggs->slots = arr;
+    if ((a = calloc(1, sizeof *a)) == NULL)
+        return NULL;
+    aggs->slots[aggs->n_slots++] = a;
+    return a;
 }
 
 /* Node inclusion must not depend on the pod (see the header). */
@@ -290,21 +318,25 @@ pts_agg_t *pts_agg_get(pts_plugin_t *pl, const pts_constraints_t *c,
     pts_aggs_t *aggs = &pl->aggs;
     pts_agg_t *a = NULL;
     uint32_t i;
+    int found;
 
     if (c->n == 0 || !pts_agg_possible(c, pod))
         return NULL;
-    for (i = 0; i < PTS_AGG_SLOTS && a == NULL; i++)
-        if (pts_agg_matches(pl, &aggs->slots[i], c, pod->ns, mode))
-            a = &aggs->slots[i];
-    if (a == NULL) {
-        a = &aggs->slots[0];
-        for (i = 1; i < PTS_AGG_SLOTS; i++)
-            if (!aggs->slots[i].used ||
-                (a->used && aggs->slots[i].last_use < a->last_use))
-                a = &aggs->slots[i];
-        if (pts_agg_init(pl, a, c, pod->ns, mode) != 0)
-            return NULL;
+    for (i = 0; i < aggs->n_slots && a == NULL; i++)
+        if (pts_agg_matches(pl, aggs->slots[i], c, pod->ns, mode))
+            a = aggs->slots[i];
+    found = a != NULL;
+    if (a == NULL && (a = pts_agg_new_slot(pl, aggs, c->n)) == NULL) {
+        if (aggs->n_slots == 0)
+            return NULL; /* out of memory */
+        a = aggs->slots[0];
+        for (i = 1; i < aggs->n_slots; i++)
+            if (!aggs->slots[i]->used ||
+                (a->used && aggs->slots[i]->last_use < a->last_use))
+                a = aggs->slots[i];
     }
+    if (!found && pts_agg_init(pl, a, c, pod->ns, mode) != 0)
+        return NULL;
     if (pts_agg_refresh(pl, a) != 0) {
         pts_agg_clear(a); /* half-applied: start over next time */
         return NULL;

@@ -29,7 +29,15 @@
 
 #include "tpmap.h"
 
-#define PTS_AGG_SLOTS 4
+/* How many aggregates are kept: at least PTS_AGG_MIN_SLOTS, more while
+ * their per-node arrays fit PTS_AGG_BUDGET bytes in all, at most
+ * PTS_AGG_MAX_SLOTS; the least recently used one is replaced beyond that.
+ * (Pods of many ReplicaSets interleaved, each with its own system-default
+ * spreading selector, rebuilt an aggregate over every node each cycle
+ * with four.) */
+#define PTS_AGG_MIN_SLOTS 4
+#define PTS_AGG_MAX_SLOTS 256
+#define PTS_AGG_BUDGET (64u << 20)
 
 typedef enum pts_agg_mode {
     PTS_AGG_PREFILTER = 1, /* every key required, hostname pairs counted */
@@ -79,7 +87,8 @@ typedef struct pts_agg {
 } pts_agg_t;
 
 typedef struct pts_aggs {
-    pts_agg_t slots[PTS_AGG_SLOTS];
+    pts_agg_t **slots; /* each allocated alone: its address stays */
+    uint32_t n_slots;
     uint64_t clock;
 } pts_aggs_t;
 

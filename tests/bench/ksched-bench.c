@@ -661,6 +661,15 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
         }
         m.pods[i] = NULL;
     }
+    /* Services and workload owners (the selectors of PodTopologySpread's
+     * system-default spreading), as ksched schedule fills them */
+    for (i = 0; i < m.n_services; i++) {
+        if (ks_cache_add_service(cache, m.services[i]) != 0) {
+            snprintf(r->err, sizeof r->err, "cache: out of memory");
+            goto out;
+        }
+        m.services[i] = NULL;
+    }
 
     memset(&so, 0, sizeof so);
     so.deterministic = 0;

@@ -434,6 +434,80 @@ START_TEST(test_snapshot_incremental)
 }
 END_TEST
 
+/* Does idx[0..n) contain position pos? */
+static int has_pos(const uint32_t *idx, uint32_t n, uint32_t pos)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++)
+        if (idx[i] == pos)
+            return 1;
+    return 0;
+}
+
+/* ks_snapshot_changed_since from older versions: every position refreshed
+ * in place since then; an update that adds a node restarts the log; a
+ * version of another snapshot is unknown. */
+START_TEST(test_snapshot_changes_since_older_versions)
+{
+    ks_error_t err = {0};
+    ks_snapshot_t *s = ks_snapshot_new(), *other = ks_snapshot_new();
+    const uint32_t *idx;
+    uint32_t n;
+    uint64_t v0, v1, v2, v3, v_other;
+    add_node("a", NULL);
+    add_node("b", NULL);
+    add_node("c", NULL);
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    v0 = ks_snapshot_changed_since(s, 0, &idx, &n);
+    ck_assert_ptr_null(idx); /* 0: never seen, walk every node */
+    add_pod(mkpod("p1", "a", "1", NULL, NULL));
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    v1 = ks_snapshot_changed_since(s, v0, &idx, &n);
+    ck_assert_ptr_nonnull(idx);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(idx[0], 0);
+    add_pod(mkpod("p2", "c", "1", NULL, NULL));
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    add_pod(mkpod("p3", "c", "1", NULL, NULL));
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    v3 = ks_snapshot_changed_since(s, v1, &idx, &n);
+    /* since v1: c twice (positions may repeat), not a, not b */
+    ck_assert_ptr_nonnull(idx);
+    ck_assert_uint_eq(n, 2);
+    ck_assert(has_pos(idx, n, 2) && !has_pos(idx, n, 0) &&
+              !has_pos(idx, n, 1));
+    /* since v0: a and c */
+    ck_assert_uint_eq(ks_snapshot_changed_since(s, v0, &idx, &n), v3);
+    ck_assert_ptr_nonnull(idx);
+    ck_assert(has_pos(idx, n, 0) && has_pos(idx, n, 2) &&
+              !has_pos(idx, n, 1));
+    /* since now: nothing */
+    ks_snapshot_changed_since(s, v3, &idx, &n);
+    ck_assert_ptr_nonnull(idx);
+    ck_assert_uint_eq(n, 0);
+    /* a version of another snapshot: unknown */
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, other, &err), 0);
+    v_other = ks_snapshot_changed_since(other, 0, &idx, &n);
+    ks_snapshot_changed_since(s, v_other, &idx, &n);
+    ck_assert_ptr_null(idx);
+    /* a node joins: positions shift, the older versions are forgotten */
+    add_node("b0", NULL);
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    v2 = ks_snapshot_changed_since(s, v1, &idx, &n);
+    ck_assert_ptr_null(idx);
+    ks_snapshot_changed_since(s, v3, &idx, &n);
+    ck_assert_ptr_null(idx);
+    add_pod(mkpod("p4", "b", "1", NULL, NULL));
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    ks_snapshot_changed_since(s, v2, &idx, &n);
+    ck_assert_ptr_nonnull(idx);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(idx[0], 1); /* a, b, b0, c */
+    ks_snapshot_free(s);
+    ks_snapshot_free(other);
+}
+END_TEST
+
 START_TEST(test_two_snapshots)
 {
     ks_error_t err = {0};
@@ -640,6 +714,7 @@ int main(void)
     tcase_add_test(tc, test_churn);
     tcase_add_test(ts, test_snapshot_incremental);
     tcase_add_test(ts, test_two_snapshots);
+    tcase_add_test(ts, test_snapshot_changes_since_older_versions);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, ts);
     sr = srunner_create(s);

@@ -590,11 +590,13 @@ typedef struct ks_host_api {
      * per-node aggregates across cycles (as PodTopologySpread's counts):
      * returns the snapshot's version, which grows whenever the host
      * refreshes, adds or drops a NodeInfo. When `since` is that version,
-     * nothing changed: *n = 0 and *idx is not NULL. When `since` is the
-     * version before the last change and that change only refreshed
-     * NodeInfos in place, *idx lists their positions in snapshot_nodes
-     * (*n of them, valid for the cycle). Otherwise *idx is NULL: walk
-     * every node. Loop thread only (refused: returns 0 with *idx NULL). */
+     * nothing changed: *n = 0 and *idx is not NULL. When `since` is an
+     * earlier version after which every change only refreshed NodeInfos
+     * in place (the version before the last change, or an older one the
+     * host still remembers), *idx lists their positions in
+     * snapshot_nodes (*n of them, valid for the cycle; a position may
+     * repeat). Otherwise *idx is NULL: walk every node. Loop thread only
+     * (refused: returns 0 with *idx NULL). */
     uint64_t (*snapshot_changes)(ks_handle_t *h, uint64_t since,
                                  const uint32_t **idx, uint32_t *n);
 
