@@ -720,7 +720,7 @@ static inline void ks_sign_tolerations(ks_signer_t *sg, const ks_pod_t *pod)
 typedef struct ks_plugin {
     uint32_t magic;     /* KS_PLUGIN_MAGIC */
     uint16_t abi_major; /* KS_ABI_MAJOR */
-    uint16_t abi_minor; /* KS_ABI_MINOR */
+    uint16_t abi_minor; /* KS_PLUGIN_MIN_ABI_MINOR (default KS_ABI_MINOR) */
     uint32_t size;      /* sizeof(ks_plugin_t) when built */
     const char *name;   /* unique plugin name, e.g. "NodeResourcesFit" */
     const char *version;
@@ -909,6 +909,29 @@ typedef struct ks_plugin {
                 sizeof(void *)))
 
 /*
+ * The lowest ABI minor the plugin needs from a host. By default it is the
+ * headers' own (KS_ABI_MINOR): a plugin built against 1.3 headers loads on
+ * 1.3 hosts and newer. A plugin that works without everything newer than
+ * minor N -- it checks each newer host API function with KS_API_HAS, and
+ * every descriptor slot it fills beyond N has an older counterpart it also
+ * fills (filter_nodes beside filter, say) -- may say so:
+ *
+ *     #define KS_PLUGIN_MIN_ABI_MINOR 1
+ *     #include <ksched/plugin.h>
+ *
+ * Its descriptor then carries minor N, and a 1.N host loads it: a host
+ * reads only the descriptor members it knows (desc->size tells it where
+ * the plugin's end), so the newer slots are simply not used there, as a
+ * Redis module built with newer headers runs on an older server.
+ */
+#ifndef KS_PLUGIN_MIN_ABI_MINOR
+#define KS_PLUGIN_MIN_ABI_MINOR KS_ABI_MINOR
+#endif
+#if KS_PLUGIN_MIN_ABI_MINOR > KS_ABI_MINOR || KS_PLUGIN_MIN_ABI_MINOR < 0
+#error "KS_PLUGIN_MIN_ABI_MINOR must be between 0 and KS_ABI_MINOR"
+#endif
+
+/*
  * Define the plugin's descriptor. Use once per .so, at file scope:
  *
  *     KS_PLUGIN_DEFINE("MyPlugin", "0.1.0",
@@ -918,7 +941,7 @@ typedef struct ks_plugin {
     KS_EXTERN_C KS_EXPORT const ks_plugin_t ks_plugin_descriptor = {          \
         .magic = KS_PLUGIN_MAGIC,                                             \
         .abi_major = KS_ABI_MAJOR,                                            \
-        .abi_minor = KS_ABI_MINOR,                                            \
+        .abi_minor = KS_PLUGIN_MIN_ABI_MINOR,                                 \
         .size = (uint32_t)sizeof(ks_plugin_t),                                \
         .name = (NAME),                                                       \
         .version = (VERSION),                                                 \
