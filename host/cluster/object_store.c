@@ -14,6 +14,7 @@
 
 #include "base/intern.h"
 #include "base/strmap.h"
+#include "object_view.h"
 
 struct ks_store {
     ks_resource_ref_t ref; /* owned copies */
@@ -148,10 +149,9 @@ void ks_object_free(ks_object_t *o)
 {
     if (o == NULL)
         return;
-    json_decref(o->root);
+    ks_otree_free(o->tree);
     free((void *)o->labels.items);
-    free(o->key);
-    free(o);
+    free(o); /* the key is in the same block */
 }
 
 static const char *meta_str(const json_t *meta, const char *key)
@@ -160,33 +160,50 @@ static const char *meta_str(const json_t *meta, const char *key)
     return json_is_string(v) ? json_string_value(v) : "";
 }
 
-/* metadata.labels, interned; string values only (others are skipped, as
- * the API server would have refused them). */
-static int object_labels(ks_object_t *o, const json_t *meta)
+static const char *tree_str(const ks_otree_t *t, const char *path)
 {
-    const json_t *labels = json_object_get(meta, "labels"), *v;
-    ks_intern_t *in = ks_intern_global();
+    const char *v = "";
+    return ks_field_string(t, path, &v) == KS_FIELD_OK ? v : "";
+}
+
+typedef struct label_acc {
     ks_label_t *items;
-    const char *k;
-    uint32_t n = 0;
-    if (!json_is_object(labels) || json_object_size(labels) == 0)
-        return 0;
-    items = calloc(json_object_size(labels), sizeof *items);
-    if (items == NULL)
-        return -1;
-    json_object_foreach((json_t *)labels, k, v) {
-        if (!json_is_string(v))
-            continue;
-        items[n].key = ks_intern_str(in, k);
-        items[n].value = ks_intern_str(in, json_string_value(v));
-        if (items[n].key == NULL || items[n].value == NULL) {
-            free(items);
-            return -1;
-        }
-        n++;
+    uint32_t n;
+    int oom;
+} label_acc_t;
+
+static int add_label(const char *k, const char *v, void *ud)
+{
+    label_acc_t *a = ud;
+    ks_intern_t *in = ks_intern_global();
+    if (v == NULL)
+        return 0; /* not a string: the API server would have refused it */
+    a->items[a->n].key = ks_intern_str(in, k);
+    a->items[a->n].value = ks_intern_str(in, v);
+    if (a->items[a->n].key == NULL || a->items[a->n].value == NULL) {
+        a->oom = 1;
+        return 1;
     }
-    o->labels.items = items;
-    o->labels.n = n;
+    a->n++;
+    return 0;
+}
+
+/* metadata.labels, interned. */
+static int object_labels(ks_object_t *o)
+{
+    label_acc_t a = {NULL, 0, 0};
+    uint32_t n = 0;
+    if (ks_field_len(o->tree, "metadata.labels", &n) != KS_FIELD_OK || n == 0)
+        return 0;
+    if ((a.items = calloc(n, sizeof *a.items)) == NULL)
+        return -1;
+    (void)ks_field_map_iterate(o->tree, "metadata.labels", add_label, &a);
+    if (a.oom) {
+        free(a.items);
+        return -1;
+    }
+    o->labels.items = a.items;
+    o->labels.n = a.n;
     return 0;
 }
 
@@ -233,18 +250,27 @@ int ks_store_replace(ks_store_t *s, json_t *obj, const char *what,
         return ks_error_set(err, KS_ESCHEMA, "%s: %s: metadata.name is "
                             "required", what, s->ref.kind);
     }
-    o = calloc(1, sizeof *o);
+    klen = strlen(meta_str(meta, "namespace")) +
+           strlen(meta_str(meta, "name")) + 2;
+    o = calloc(1, sizeof *o + klen);
     if (o == NULL || set_type(s, obj) != 0) {
         free(o);
         json_decref(obj);
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     }
-    o->root = obj;
-    o->name = meta_str(meta, "name");
-    o->ns = meta_str(meta, "namespace");
-    o->uid = meta_str(meta, "uid");
-    klen = strlen(o->ns) + strlen(o->name) + 2;
-    if ((o->key = malloc(klen)) == NULL || object_labels(o, meta) != 0) {
+    /* Kept compact (object_tree.h); the jansson tree goes. */
+    o->tree = ks_otree_from_json(obj, 64);
+    json_decref(obj);
+    if (o->tree == NULL) {
+        free(o);
+        return ks_error_set(err, KS_ESCHEMA, "%s: %s: nested deeper than 64 "
+                            "levels, or out of memory", what, s->ref.kind);
+    }
+    o->name = tree_str(o->tree, "metadata.name");
+    o->ns = tree_str(o->tree, "metadata.namespace");
+    o->uid = tree_str(o->tree, "metadata.uid");
+    o->key = (char *)(o + 1);
+    if (object_labels(o) != 0) {
         ks_object_free(o);
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     }

@@ -6,10 +6,10 @@
  * until the process ends (a store no plugin uses any more stays, empty or
  * not, and costs what it holds).
  *
- * An object is the JSON tree it was read as (the API server's JSON, or a
- * snapshot file's YAML converted as sigs.k8s.io/yaml does), with its
- * metadata (name, namespace, uid; labels interned) taken out once when
- * stored. Objects are immutable: ks_store_put replaces an object whole,
+ * An object is the JSON it was read as (the API server's JSON, or a
+ * snapshot file's YAML converted as sigs.k8s.io/yaml does), kept as a
+ * compact tree (object_tree.h), with its metadata (name, namespace, uid;
+ * labels interned) taken out once when stored. Objects are immutable: ks_store_put replaces an object whole,
  * and the replaced one is freed at once.
  *
  * Threads: registration (ks_store_register) takes a lock and may run on
@@ -27,16 +27,17 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "cluster/object_tree.h"
 #include "ksched/plugin.h"
 
 /* A stored object (ks_object_t in the SDK). */
 struct ks_object {
-    json_t *root;   /* owned; never changed once stored */
-    const char *ns; /* metadata.namespace in root, or "" */
+    ks_otree_t *tree; /* owned; never changed once stored */
+    const char *ns;   /* metadata.namespace in the tree, or "" */
     const char *name;
-    const char *uid;       /* metadata.uid in root, or "" */
-    ks_labels_t labels;    /* metadata.labels, interned (global table) */
-    char *key;             /* "ns/name" (owned): the store's map key */
+    const char *uid;    /* metadata.uid in the tree, or "" */
+    ks_labels_t labels; /* metadata.labels, interned (global table) */
+    char *key;          /* "ns/name", in the object's block: the map key */
 };
 
 /* Is `ref` complete (every field a non-empty string)? 0, or KS_EINVAL

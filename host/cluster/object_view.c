@@ -1,5 +1,5 @@
 /*
- * Field-path reads over a JSON tree (object_view.h): the path is walked
+ * Field-path reads over a compact JSON tree (object_view.h): the path is walked
  * segment by segment with no copy of the whole path; a quoted key is
  * unescaped into a stack buffer.
  */
@@ -73,16 +73,16 @@ static int read_bracket(const char **p, seg_t *sg)
     return 0;
 }
 
-ks_field_rc_t ks_field_lookup(const json_t *root, const char *path,
-                              const json_t **out)
+ks_field_rc_t ks_field_lookup(const ks_otree_t *t, const char *path,
+                              const ks_onode_t **out)
 {
-    const json_t *cur = root;
+    const ks_onode_t *cur = ks_otree_root(t);
     const char *p = path;
     int missing = 0;
     seg_t sg;
-    if (root == NULL || path == NULL || strlen(path) > KS_FIELD_PATH_MAX)
-        return path == NULL || root == NULL ? KS_FIELD_MISSING
-                                            : KS_FIELD_BAD_PATH;
+    if (t == NULL || path == NULL || strlen(path) > KS_FIELD_PATH_MAX)
+        return path == NULL || t == NULL ? KS_FIELD_MISSING
+                                         : KS_FIELD_BAD_PATH;
     if (*p == '.')
         return KS_FIELD_BAD_PATH;
     /* The whole path is checked even after a missing segment, so a
@@ -105,76 +105,74 @@ ks_field_rc_t ks_field_lookup(const json_t *root, const char *path,
         if (missing)
             continue;
         if (sg.is_index)
-            cur = json_is_array(cur) ? json_array_get(cur, sg.index) : NULL;
+            cur = cur->type == KS_ON_ARRAY ? ks_onode_at(t, cur, sg.index)
+                                           : NULL;
         else
-            cur = json_is_object(cur) ? json_object_get(cur, sg.key) : NULL;
-        if (cur == NULL || json_is_null(cur))
+            cur = ks_onode_get(t, cur, sg.key);
+        if (cur == NULL || cur->type == KS_ON_NULL)
             missing = 1;
     }
-    if (missing || cur == NULL || json_is_null(cur))
+    if (missing || cur == NULL || cur->type == KS_ON_NULL)
         return KS_FIELD_MISSING;
     *out = cur;
     return KS_FIELD_OK;
 }
 
-ks_field_rc_t ks_field_string(const json_t *root, const char *path,
+ks_field_rc_t ks_field_string(const ks_otree_t *t, const char *path,
                               const char **out)
 {
-    const json_t *v;
-    ks_field_rc_t rc = ks_field_lookup(root, path, &v);
+    const ks_onode_t *v;
+    ks_field_rc_t rc = ks_field_lookup(t, path, &v);
     if (rc != KS_FIELD_OK)
         return rc;
-    if (!json_is_string(v))
+    if (v->type != KS_ON_STRING)
         return KS_FIELD_WRONG_TYPE;
-    *out = json_string_value(v);
+    *out = ks_onode_str(t, v);
     return KS_FIELD_OK;
 }
 
-ks_field_rc_t ks_field_int(const json_t *root, const char *path,
+ks_field_rc_t ks_field_int(const ks_otree_t *t, const char *path,
                            int64_t *out)
 {
-    const json_t *v;
-    ks_field_rc_t rc = ks_field_lookup(root, path, &v);
+    const ks_onode_t *v;
+    ks_field_rc_t rc = ks_field_lookup(t, path, &v);
     if (rc != KS_FIELD_OK)
         return rc;
-    if (!json_is_integer(v))
+    if (v->type != KS_ON_INT)
         return KS_FIELD_WRONG_TYPE;
-    *out = (int64_t)json_integer_value(v);
+    *out = v->v.i;
     return KS_FIELD_OK;
 }
 
-ks_field_rc_t ks_field_bool(const json_t *root, const char *path, int *out)
+ks_field_rc_t ks_field_bool(const ks_otree_t *t, const char *path, int *out)
 {
-    const json_t *v;
-    ks_field_rc_t rc = ks_field_lookup(root, path, &v);
+    const ks_onode_t *v;
+    ks_field_rc_t rc = ks_field_lookup(t, path, &v);
     if (rc != KS_FIELD_OK)
         return rc;
-    if (!json_is_boolean(v))
+    if (v->type != KS_ON_TRUE && v->type != KS_ON_FALSE)
         return KS_FIELD_WRONG_TYPE;
-    *out = json_is_true(v) ? 1 : 0;
+    *out = v->type == KS_ON_TRUE;
     return KS_FIELD_OK;
 }
 
-ks_field_rc_t ks_field_len(const json_t *root, const char *path,
+ks_field_rc_t ks_field_len(const ks_otree_t *t, const char *path,
                            uint32_t *out)
 {
-    const json_t *v;
-    ks_field_rc_t rc = ks_field_lookup(root, path, &v);
+    const ks_onode_t *v;
+    ks_field_rc_t rc = ks_field_lookup(t, path, &v);
     if (rc != KS_FIELD_OK)
         return rc;
-    if (json_is_array(v))
-        *out = (uint32_t)json_array_size(v);
-    else if (json_is_object(v))
-        *out = (uint32_t)json_object_size(v);
-    else
+    if (v->type != KS_ON_ARRAY && v->type != KS_ON_MAP)
         return KS_FIELD_WRONG_TYPE;
+    *out = v->v.kids.n;
     return KS_FIELD_OK;
 }
 
-ks_field_type_t ks_field_type(const json_t *root, const char *path)
+ks_field_type_t ks_field_type(const ks_otree_t *t, const char *path)
 {
-    const json_t *v;
-    switch (ks_field_lookup(root, path, &v)) {
+    const ks_onode_t *v;
+    switch (ks_field_lookup(t, path, &v)) {
     case KS_FIELD_OK:
         break;
     case KS_FIELD_BAD_PATH:
@@ -182,40 +180,38 @@ ks_field_type_t ks_field_type(const json_t *root, const char *path)
     default:
         return KS_FIELD_ABSENT;
     }
-    switch (json_typeof(v)) {
-    case JSON_STRING:
+    switch (v->type) {
+    case KS_ON_STRING:
         return KS_FIELD_STRING;
-    case JSON_INTEGER:
+    case KS_ON_INT:
         return KS_FIELD_INT;
-    case JSON_REAL:
+    case KS_ON_REAL:
         return KS_FIELD_REAL;
-    case JSON_TRUE:
-    case JSON_FALSE:
+    case KS_ON_TRUE:
+    case KS_ON_FALSE:
         return KS_FIELD_BOOL;
-    case JSON_ARRAY:
+    case KS_ON_ARRAY:
         return KS_FIELD_ARRAY;
-    case JSON_OBJECT:
+    case KS_ON_MAP:
         return KS_FIELD_MAP;
     default:
         return KS_FIELD_ABSENT;
     }
 }
 
-ks_field_rc_t ks_field_map_iterate(const json_t *root, const char *path,
+ks_field_rc_t ks_field_map_iterate(const ks_otree_t *t, const char *path,
                                    ks_field_kv_fn fn, void *ud)
 {
-    const json_t *v, *val;
-    const char *key;
-    ks_field_rc_t rc = ks_field_lookup(root, path, &v);
+    const ks_onode_t *v, *m;
+    uint32_t i;
+    ks_field_rc_t rc = ks_field_lookup(t, path, &v);
     if (rc != KS_FIELD_OK)
         return rc;
-    if (!json_is_object(v))
+    if (v->type != KS_ON_MAP)
         return KS_FIELD_WRONG_TYPE;
-    /* json_object_foreach wants a non-const object; iterating does not
-     * change it. */
-    json_object_foreach((json_t *)v, key, val) {
-        if (fn(key, json_is_string(val) ? json_string_value(val) : NULL, ud))
+    for (i = 0; (m = ks_onode_at(t, v, i)) != NULL; i++)
+        if (fn(ks_onode_key(t, m),
+               m->type == KS_ON_STRING ? ks_onode_str(t, m) : NULL, ud))
             break;
-    }
     return KS_FIELD_OK;
 }

@@ -146,7 +146,7 @@ static const char *object_label(uint32_t a, const ks_object_t *o)
 {
     const char *kind = NULL, *in;
     char buf[300];
-    if (o == NULL || ks_field_string(o->root, "kind", &kind) != KS_FIELD_OK)
+    if (o == NULL || ks_field_string(o->tree, "kind", &kind) != KS_FIELD_OK)
         kind = "Object";
     snprintf(buf, sizeof buf, "%s%s", kind,
              a & KS_ACT_ADD      ? "Add"

@@ -596,30 +596,30 @@ static ks_labels_t api_object_labels(const ks_object_t *o)
 static ks_field_rc_t api_object_string(const ks_object_t *o, const char *path,
                                        const char **out)
 {
-    return ks_field_string(o ? o->root : NULL, path, out);
+    return ks_field_string(o ? o->tree : NULL, path, out);
 }
 
 static ks_field_rc_t api_object_int(const ks_object_t *o, const char *path,
                                     int64_t *out)
 {
-    return ks_field_int(o ? o->root : NULL, path, out);
+    return ks_field_int(o ? o->tree : NULL, path, out);
 }
 
 static ks_field_rc_t api_object_bool(const ks_object_t *o, const char *path,
                                      int *out)
 {
-    return ks_field_bool(o ? o->root : NULL, path, out);
+    return ks_field_bool(o ? o->tree : NULL, path, out);
 }
 
 static ks_field_rc_t api_object_len(const ks_object_t *o, const char *path,
                                     uint32_t *out)
 {
-    return ks_field_len(o ? o->root : NULL, path, out);
+    return ks_field_len(o ? o->tree : NULL, path, out);
 }
 
 static ks_field_type_t api_object_type(const ks_object_t *o, const char *path)
 {
-    return ks_field_type(o ? o->root : NULL, path);
+    return ks_field_type(o ? o->tree : NULL, path);
 }
 
 static ks_field_rc_t api_object_map_iterate(const ks_object_t *o,
@@ -628,7 +628,7 @@ static ks_field_rc_t api_object_map_iterate(const ks_object_t *o,
 {
     if (fn == NULL)
         return KS_FIELD_MISSING;
-    return ks_field_map_iterate(o ? o->root : NULL, path, fn, ud);
+    return ks_field_map_iterate(o ? o->tree : NULL, path, fn, ud);
 }
 
 static const ks_host_api_t api = {

@@ -43,6 +43,7 @@ static void upsert(void *ud, json_t *obj)
     json_t *copy = json_deep_copy(obj), *md;
     ks_object_t *old = NULL;
     ks_error_t err;
+    char ns[256], name[256];
     if (copy == NULL) {
         ks_log(KS_LOGL_WARN, "%s: out of memory; an object was not stored",
                sl->label);
@@ -52,14 +53,16 @@ static void upsert(void *ud, json_t *obj)
     md = json_object_get(copy, "metadata");
     if (json_is_object(md))
         json_object_del(md, "managedFields");
+    /* The store takes `copy` (and frees it): keep its key first. */
+    snprintf(ns, sizeof ns, "%s", name_ns(copy, 1));
+    snprintf(name, sizeof name, "%s", name_ns(copy, 0));
     if (ks_store_replace(sl->store, copy, sl->label, &old, &err) != 0) {
         ks_log(KS_LOGL_WARN, "%s", err.msg);
         return;
     }
     if (sl->set->h.changed && ks_informer_synced(sl->inf))
         sl->set->h.changed(sl->set->h.ud, old,
-                           ks_store_get(sl->store, name_ns(copy, 1),
-                                        name_ns(copy, 0)));
+                           ks_store_get(sl->store, ns, name));
     ks_object_free(old);
 }
 

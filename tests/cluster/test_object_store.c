@@ -119,6 +119,17 @@ START_TEST(test_put_get_replace_delete_list)
     ck_assert_ptr_eq(o->labels.items[0].key,
                      ks_intern_str(ks_intern_global(), "app"));
     ck_assert_ptr_null(ks_store_get(s, "prod", "data"));
+    {
+        /* kind and apiVersion set from the store when absent */
+        const ks_object_t *logs = ks_store_get(s, "prod", "logs");
+        const char *k = NULL;
+        ck_assert_int_eq(ks_field_string(logs->tree, "kind", &k),
+                         KS_FIELD_OK);
+        ck_assert_str_eq(k, "PersistentVolumeClaim");
+        ck_assert_int_eq(ks_field_string(logs->tree, "apiVersion", &k),
+                         KS_FIELD_OK);
+        ck_assert_str_eq(k, "v1");
+    }
     ck_assert_ptr_null(ks_store_get(s, NULL, "data"));
     ck_assert_ptr_null(ks_store_get(s, "default", NULL));
     /* list: every namespace, one namespace, a selector, early stop */
@@ -147,7 +158,7 @@ START_TEST(test_put_get_replace_delete_list)
     ck_assert_uint_eq(ks_store_count(s), 2);
     o2 = ks_store_get(s, "default", "data");
     ck_assert_uint_eq(o2->labels.n, 0);
-    ck_assert_int_eq(ks_field_type(o2->root, "spec.storageClassName"),
+    ck_assert_int_eq(ks_field_type(o2->tree, "spec.storageClassName"),
                      KS_FIELD_ABSENT);
     /* delete */
     ck_assert_int_eq(ks_store_delete(s, "default", "data"), 0);
@@ -191,8 +202,9 @@ static int kv_cb(const char *k, const char *v, void *ud)
 
 START_TEST(test_field_paths)
 {
-    json_t *root = json_loads(PVC_JSON, 0, NULL);
-    const json_t *v;
+    json_t *j = json_loads(PVC_JSON, 0, NULL);
+    ks_otree_t *root = ks_otree_from_json(j, 64);
+    const ks_onode_t *v;
     const char *str = "untouched";
     int64_t i = -1;
     int b = -1;
@@ -226,7 +238,8 @@ START_TEST(test_field_paths)
                      KS_FIELD_OK);
     ck_assert_uint_eq(len, 2);
     ck_assert_int_eq(ks_field_lookup(root, "", &v), KS_FIELD_OK);
-    ck_assert_ptr_eq(v, root);
+    ck_assert_ptr_eq(v, ks_otree_root(root));
+    json_decref(j);
     /* missing: absent, null, out of range, through a scalar */
     str = "untouched";
     ck_assert_int_eq(ks_field_string(root, "spec.volumeName", &str),
@@ -289,7 +302,45 @@ START_TEST(test_field_paths)
                                           kv_cb, buf), KS_FIELD_MISSING);
     /* no tree */
     ck_assert_int_eq(ks_field_string(NULL, "a", &str), KS_FIELD_MISSING);
-    json_decref(root);
+    ks_otree_free(root);
+}
+END_TEST
+
+/* The compact tree: one block, depth limit, scalars and order kept. */
+START_TEST(test_compact_tree)
+{
+    json_t *j = json_loads("{\"a\":[1,2.5,\"x\",true,false,null,{}],"
+                           "\"b\":{\"c\":{\"d\":-9007199254740993}}}",
+                           0, NULL);
+    ks_otree_t *t = ks_otree_from_json(j, 64);
+    const ks_onode_t *a, *n;
+    int64_t i = 0;
+    ck_assert_ptr_nonnull(t);
+    ck_assert_ptr_null(ks_otree_from_json(j, 2)); /* 4 levels deep */
+    {
+        ks_otree_t *t3 = ks_otree_from_json(j, 3);
+        ck_assert_ptr_nonnull(t3);
+        ks_otree_free(t3);
+    }
+    a = ks_onode_get(t, ks_otree_root(t), "a");
+    ck_assert_uint_eq(a->type, KS_ON_ARRAY);
+    ck_assert_uint_eq(a->v.kids.n, 7);
+    ck_assert_uint_eq(ks_onode_at(t, a, 0)->type, KS_ON_INT);
+    ck_assert(ks_onode_at(t, a, 1)->v.r == 2.5);
+    ck_assert_str_eq(ks_onode_str(t, ks_onode_at(t, a, 2)), "x");
+    ck_assert_uint_eq(ks_onode_at(t, a, 3)->type, KS_ON_TRUE);
+    ck_assert_uint_eq(ks_onode_at(t, a, 5)->type, KS_ON_NULL);
+    ck_assert_uint_eq(ks_onode_at(t, a, 6)->v.kids.n, 0);
+    ck_assert_ptr_null(ks_onode_at(t, a, 7));
+    n = ks_onode_at(t, ks_otree_root(t), 1);
+    ck_assert_str_eq(ks_onode_key(t, n), "b");
+    ck_assert_int_eq(ks_field_int(t, "b.c.d", &i), KS_FIELD_OK);
+    ck_assert_int_eq(i, -9007199254740993LL);
+    ck_assert_int_eq(ks_field_type(t, "a[5]"), KS_FIELD_ABSENT);
+    /* the whole tree is one allocation, far below jansson's */
+    ck_assert_uint_lt(ks_otree_bytes(t), 400);
+    ks_otree_free(t);
+    json_decref(j);
 }
 END_TEST
 
@@ -303,6 +354,7 @@ int main(void)
     tcase_add_test(tc, test_put_get_replace_delete_list);
     tcase_add_test(tc, test_put_refuses_bad_objects);
     tcase_add_test(tc, test_field_paths);
+    tcase_add_test(tc, test_compact_tree);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

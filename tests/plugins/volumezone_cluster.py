@@ -200,10 +200,15 @@ def main():
         check(got == "b1", "b-0 (its claim and a z2 volume created later) "
                            "is on b1 (got %r)" % got)
         st, text = srv.get("/metrics")
-        check(st == 200 and 'event="PersistentVolumeClaimAdd"' in text,
-              "/metrics counts the PersistentVolumeClaimAdd event")
+        if not check(st == 200 and 'event="PersistentVolumeClaimAdd"' in text,
+                     "/metrics counts the PersistentVolumeClaimAdd event"):
+            print("\n".join(l for l in text.splitlines()
+                            if "event=" in l and "_count" in l))
         rc = srv.stop()
         check(rc == 0, "serve exits 0 on SIGTERM (got %s)" % rc)
+        bad = [l for l in srv.lines if "Sanitizer" in l or
+               "runtime error" in l]
+        check(not bad, "no sanitizer report from serve (%s)" % bad[:3])
         srv = None
     finally:
         if srv is not None:

@@ -323,9 +323,10 @@ typedef struct ks_pod {
     ks_resources_t pod_limits;
     int has_pod_requests;
 
-    /* --- since ABI 1.3 (a 1.2 plugin never reads past has_pod_requests;
-     * the host refuses a plugin newer than itself, so a 1.3 plugin always
-     * finds these) --- */
+    /* --- since ABI 1.3 (a 1.2 plugin never reads past has_pod_requests).
+     * A plugin built with KS_PLUGIN_MIN_ABI_MINOR below 3 may run on an
+     * older host, whose pods end at has_pod_requests: read these only
+     * when api->abi_minor >= 3. --- */
 
     /* spec.volumes, in order (n_volumes entries; NULL when none). */
     const struct ks_volume *volumes;
