@@ -94,6 +94,33 @@ static int read_btime(double *out)
     return ok;
 }
 
+/* Bytes received and sent over every interface of the process's network
+ * namespace (/proc/self/net/dev, summed as client_golang does). */
+static int read_net_dev(double *rx, double *tx)
+{
+    char line[512];
+    int n = 0;
+    FILE *f = fopen("/proc/self/net/dev", "r");
+    if (f == NULL)
+        return -1;
+    *rx = *tx = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long v[9];
+        char *p = strchr(line, ':');
+        if (p == NULL) /* the two header lines */
+            continue;
+        if (sscanf(p + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu",
+                   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+                   &v[8]) != 9)
+            continue;
+        *rx += (double)v[0];
+        *tx += (double)v[8];
+        n++;
+    }
+    fclose(f);
+    return n > 0 ? 0 : -1;
+}
+
 static int count_fds(double *out)
 {
     DIR *d = opendir("/proc/self/fd");
@@ -121,7 +148,8 @@ int ks_process_metrics_render(ks_buf_t *b)
     long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
     proc_stat_t st;
     struct rlimit rl_fd, rl_as;
-    double fds = 0, btime = 0;
+    double fds = 0, btime = 0, rx = 0, tx = 0;
+    int have_net = read_net_dev(&rx, &tx) == 0;
     int have_stat = read_stat(&st) == 0 && tck > 0 && page > 0;
     int have_fds = count_fds(&fds) == 0;
     int have_btime = have_stat && read_btime(&btime) == 0;
@@ -133,6 +161,12 @@ int ks_process_metrics_render(ks_buf_t *b)
     family(b, "process_max_fds", "gauge",
            "Maximum number of open file descriptors.", have_rl_fd,
            have_rl_fd ? rlim_value(rl_fd.rlim_cur) : 0);
+    family(b, "process_network_receive_bytes_total", "counter",
+           "Number of bytes received by the process over the network.",
+           have_net, rx);
+    family(b, "process_network_transmit_bytes_total", "counter",
+           "Number of bytes sent by the process over the network.",
+           have_net, tx);
     family(b, "process_open_fds", "gauge",
            "Number of open file descriptors.", have_fds, fds);
     family(b, "process_resident_memory_bytes", "gauge",

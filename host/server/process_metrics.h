@@ -5,6 +5,10 @@
  *   process_cpu_seconds_total        counter  user + system CPU seconds
  *   process_open_fds                 gauge    entries of /proc/self/fd
  *   process_max_fds                  gauge    RLIMIT_NOFILE's soft limit
+ *   process_network_receive_bytes_total  counter  bytes received and sent
+ *   process_network_transmit_bytes_total counter  over every interface of
+ *                                             the network namespace
+ *                                             (client_golang 1.20+)
  *   process_virtual_memory_bytes     gauge    VmSize
  *   process_virtual_memory_max_bytes gauge    RLIMIT_AS's soft limit
  *                                             (unlimited: 2^64-1, as Go)

@@ -66,7 +66,9 @@ START_TEST(process_collector)
     static const char *const names[] = {
         "process_cpu_seconds_total", "process_max_fds", "process_open_fds",
         "process_resident_memory_bytes", "process_start_time_seconds",
-        "process_virtual_memory_bytes", "process_virtual_memory_max_bytes"};
+        "process_virtual_memory_bytes", "process_virtual_memory_max_bytes",
+        "process_network_receive_bytes_total",
+        "process_network_transmit_bytes_total"};
     ks_buf_t b = {0};
     struct timeval now;
     char help[128];
@@ -81,6 +83,8 @@ START_TEST(process_collector)
     }
     ck_assert(strstr(b.data, "# TYPE process_cpu_seconds_total counter\n"));
     ck_assert(strstr(b.data, "# TYPE process_open_fds gauge\n"));
+    ck_assert(strstr(b.data, "# TYPE process_network_receive_bytes_total "
+                             "counter\n"));
     /* This process: started within the last hour, some memory, and at
      * least stdin, stdout and stderr open. */
     gettimeofday(&now, NULL);
