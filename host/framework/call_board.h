@@ -137,6 +137,14 @@ typedef struct ks_call_board {
      * so it renews the Lease its dead predecessor held at once instead of
      * waiting for it to expire (no split brain: the predecessor is dead). */
     char leader_identity[256];
+    /* The self-signed serving certificate the first worker made (serve
+     * without --tls-cert-file, server/secure.c): its PEM certificate, a
+     * NUL, its PEM key, a NUL, its fingerprint, a NUL; length 0: none yet.
+     * A replacement serves the same one, so a client that trusts or pins
+     * it keeps working across a crash. The board is a private mapping of
+     * this process tree (MAP_SHARED | MAP_ANONYMOUS). */
+    _Atomic uint32_t self_signed_len;
+    char self_signed[8192];
 
     /* written by the supervisor between workers */
     char keep_dir[256];            /* where good versions are kept; "" */

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "framework/call_board.h"
 #include "self_signed.h"
 
 static int load_conn(const char *flag, const char *path, ks_kube_conn_t **out,
@@ -36,13 +37,53 @@ static void listen_host(const char *listen, char *buf, size_t len)
     }
 }
 
+/* The certificate an earlier worker of this supervisor made, from the
+ * call board: 1 with ss filled (strings malloc'd), or 0. */
+static int board_self_signed(ks_self_signed_t *ss)
+{
+    ks_call_board_t *b = ks_call_board();
+    uint32_t len = atomic_load(&b->self_signed_len);
+    const char *cert = b->self_signed, *key, *fp;
+    memset(ss, 0, sizeof *ss);
+    if (len == 0 || len > sizeof b->self_signed)
+        return 0;
+    key = memchr(cert, '\0', len);
+    fp = key ? memchr(key + 1, '\0', len - (size_t)(key + 1 - cert)) : NULL;
+    if (key == NULL || fp == NULL)
+        return 0;
+    key++;
+    fp++;
+    ss->cert_pem = strdup(cert);
+    ss->key_pem = strdup(key);
+    snprintf(ss->fingerprint, sizeof ss->fingerprint, "%s", fp);
+    if (ss->cert_pem == NULL || ss->key_pem == NULL) {
+        ks_self_signed_free(ss);
+        return 0;
+    }
+    return 1;
+}
+
+/* Keep the certificate on the board for the workers that may follow. */
+static void board_keep_self_signed(const ks_self_signed_t *ss)
+{
+    ks_call_board_t *b = ks_call_board();
+    size_t lc = strlen(ss->cert_pem) + 1, lk = strlen(ss->key_pem) + 1,
+           lf = strlen(ss->fingerprint) + 1;
+    if (lc + lk + lf > sizeof b->self_signed)
+        return; /* a replacement makes its own */
+    memcpy(b->self_signed, ss->cert_pem, lc);
+    memcpy(b->self_signed + lc, ss->key_pem, lk);
+    memcpy(b->self_signed + lc + lk, ss->fingerprint, lf);
+    atomic_store(&b->self_signed_len, (uint32_t)(lc + lk + lf));
+}
+
 static int self_signed(ks_server_t *srv, const char *listen, ks_error_t *err)
 {
     char host[256] = "", bind[256], cn[300];
     const char *names[5];
     size_t n = 0;
     ks_self_signed_t ss;
-    int rc;
+    int rc, reused = 0;
     listen_host(listen, bind, sizeof bind);
     if (gethostname(host, sizeof host - 1) != 0)
         host[0] = '\0';
@@ -57,8 +98,13 @@ static int self_signed(ks_server_t *srv, const char *listen, ks_error_t *err)
     /* upstream's subject: HOST@UNIX-TIME */
     snprintf(cn, sizeof cn, "%s@%lld", host[0] ? host : "localhost",
              (long long)time(NULL));
-    if ((rc = ks_self_signed_make(cn, names, n, &ss, err)) != 0)
-        return rc;
+    if (board_self_signed(&ss)) {
+        reused = 1;
+    } else {
+        if ((rc = ks_self_signed_make(cn, names, n, &ss, err)) != 0)
+            return rc;
+        board_keep_self_signed(&ss);
+    }
     srv->tls = ks_tls_ctx_new_pem(ss.cert_pem, ss.key_pem, err);
     if (srv->tls) {
         char list[700] = "";
@@ -72,8 +118,8 @@ static int self_signed(ks_server_t *srv, const char *listen, ks_error_t *err)
                                         "%s%s", off ? ", " : "", names[i]);
         }
         fprintf(stderr, "ksched serve: no --tls-cert-file: serving HTTPS "
-                        "with a self-signed certificate for %s (%s)\n",
-                list, ss.fingerprint);
+                        "with %s self-signed certificate for %s (%s)\n",
+                reused ? "the earlier worker's" : "a", list, ss.fingerprint);
     }
     ks_self_signed_free(&ss);
     return srv->tls ? 0 : err->code;

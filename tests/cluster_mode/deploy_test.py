@@ -21,6 +21,8 @@ that rbac.yaml binds and 403 to others.
 Needs PyYAML (Debian: python3-yaml) to read the manifests.
 """
 import os
+import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -28,6 +30,16 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster_test as ct  # noqa: E402
 import deploy_util as du  # noqa: E402
+
+
+def worker_of(pid):
+    """The supervisor's worker (its child process), or None."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = [int(x) for x in f.read().split()]
+    except OSError:
+        return None
+    return kids[0] if kids else None
 
 
 def flags_checks(ksched, env, d, tmp, servers):
@@ -70,6 +82,23 @@ def flags_checks(ksched, env, d, tmp, servers):
              "one pod: get in its namespace, 403 (%d %s)" % (st, body[:200]))
     st, body = du.https(port, "/api/v1/pods", env["ADMIN_TOKEN"])
     ct.check(st == 200 and "PodList" in body, "an admin lists them (%d)" % st)
+    # A worker that replaces a crashed one serves the same self-signed
+    # certificate (kept on the supervisor's board), so a client that
+    # trusts or pins it keeps working.
+    first_cert = ssl.get_server_certificate(("127.0.0.1", port))
+    worker = worker_of(s.proc.pid)
+    ct.check(worker is not None, "the supervisor runs a worker")
+    if worker is not None:
+        os.kill(worker, signal.SIGSEGV)
+        again = ct.wait_for("a replacement worker serves HTTPS", lambda:
+                            worker_of(s.proc.pid) not in (None, worker) and
+                            du.https(port, "/healthz", None)[0] == 200, 60)
+        ct.check(bool(again), "a replacement worker serves HTTPS again")
+        ct.check(ssl.get_server_certificate(("127.0.0.1", port)) ==
+                 first_cert, "the replacement serves the first worker's "
+                 "self-signed certificate")
+        ct.check(any("the earlier worker's self-signed certificate" in l
+                     for l in s.lines), "and says so")
     s.proc.terminate()
     s.proc.wait(30)
     # Reviews of access by a user who may not create them: 500, said so.
