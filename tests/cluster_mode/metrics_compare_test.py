@@ -594,7 +594,7 @@ def check_structure(text):
             if k == "le":
                 le = v.rstrip('"')
             else:
-                rest.append(p.rstrip('"'))
+                rest.append(p.rstrip('"') + '"')
         key = (base, ",".join(rest))
         h = hist.setdefault(key, {"buckets": [], "sum": None, "count": None})
         if name.endswith("_bucket"):
