@@ -56,7 +56,7 @@ if command -v valgrind >/dev/null 2>&1; then
     meson test -C build --print-errorlogs --num-processes 2 \
         --setup valgrind --suite framework --no-suite cli
     meson test -C build --print-errorlogs --num-processes 2 \
-        --setup valgrind serve_units http_limits
+        --setup valgrind serve_units http_limits metrics_units
 fi
 
 if command -v clang >/dev/null 2>&1; then
