@@ -132,8 +132,9 @@ static int count_fds(double *out)
         if (e->d_name[0] != '.')
             n++;
     closedir(d);
-    /* The directory's own descriptor was open while it was read. */
-    *out = (double)(n > 0 ? n - 1 : 0);
+    /* The directory's own descriptor, open while it is read, counts too,
+     * as in client_golang's collector. */
+    *out = (double)n;
     return 0;
 }
 
