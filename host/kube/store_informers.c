@@ -22,10 +22,17 @@ typedef struct slot {
     char last_error[1200];
 } slot_t;
 
+/* How often the set looks for stores registered after it was made. */
+#define REFRESH_MS 1000
+
 struct ks_store_informers {
-    slot_t *slots;
+    slot_t **slots; /* each allocated alone: informers hold the address */
     size_t n;
     ks_store_informers_handler_t h;
+    uv_loop_t *loop;
+    ks_kube_client_t *client;
+    uv_timer_t timer;
+    int timer_on;
 };
 
 /* metadata.namespace (ns = 1, "" when none) or metadata.name. */
@@ -112,78 +119,128 @@ static void failed(void *ud, long status, const char *message)
     snprintf(sl->last_error, sizeof sl->last_error, "%s", message);
 }
 
+/* A slot and its informer for store `s`; NULL with err set. */
+static slot_t *slot_new(ks_store_informers_t *si, ks_store_t *s,
+                        ks_error_t *err)
+{
+    const ks_resource_ref_t *r = ks_store_ref(s);
+    slot_t *sl = calloc(1, sizeof *sl), **slots;
+    ks_informer_opts_t io;
+    ks_informer_handler_t ih;
+    if (sl == NULL ||
+        (slots = realloc(si->slots, (si->n + 1) * sizeof *slots)) == NULL) {
+        free(sl);
+        ks_error_set(err, KS_ENOMEM, "out of memory");
+        return NULL;
+    }
+    si->slots = slots;
+    sl->set = si;
+    sl->store = s;
+    if (r->group[0] == '\0') {
+        snprintf(sl->path, sizeof sl->path, "/api/%s/%s", r->version,
+                 r->resource);
+        snprintf(sl->label, sizeof sl->label, "%s", r->resource);
+    } else {
+        snprintf(sl->path, sizeof sl->path, "/apis/%s/%s/%s", r->group,
+                 r->version, r->resource);
+        snprintf(sl->label, sizeof sl->label, "%s.%s", r->resource,
+                 r->group);
+    }
+    memset(&io, 0, sizeof io);
+    io.resource = sl->label;
+    io.path = sl->path;
+    memset(&ih, 0, sizeof ih);
+    ih.upsert = upsert;
+    ih.remove = remove_obj;
+    ih.synced = synced;
+    ih.failed = failed;
+    ih.ud = sl;
+    sl->inf = ks_informer_new(si->loop, si->client, &io, &ih, err);
+    if (sl->inf == NULL) {
+        free(sl);
+        return NULL;
+    }
+    si->slots[si->n++] = sl;
+    return sl;
+}
+
+static int slot_start(slot_t *sl, ks_error_t *err)
+{
+    /* A store fills from a fresh list: drop what an earlier run left (a
+     * replaced worker's source starts again). */
+    ks_store_clear(sl->store);
+    ks_store_set_synced(sl->store, 0);
+    return ks_informer_start(sl->inf, err);
+}
+
+static int has_store(const ks_store_informers_t *si, const ks_store_t *s)
+{
+    size_t i;
+    for (i = 0; i < si->n; i++)
+        if (si->slots[i]->store == s)
+            return 1;
+    return 0;
+}
+
+/* Stores registered after the set was made (a reload loaded a plugin
+ * that declares a new resource) get their informer here. */
+static void on_refresh(uv_timer_t *t)
+{
+    ks_store_informers_t *si = t->data;
+    ks_store_t *s;
+    for (s = ks_store_next(NULL); s != NULL; s = ks_store_next(s)) {
+        ks_error_t err;
+        slot_t *sl;
+        if (has_store(si, s))
+            continue;
+        ks_error_init(&err);
+        if ((sl = slot_new(si, s, &err)) == NULL ||
+            slot_start(sl, &err) != 0) {
+            ks_log(KS_LOGL_ERROR, "%s: cannot watch a newly declared "
+                                  "resource: %s", ks_store_ref(s)->resource,
+                   err.msg);
+            continue;
+        }
+        ks_log(KS_LOGL_INFO, "%s: a plugin loaded since the start declares "
+                             "it; listing and watching it", sl->label);
+    }
+}
+
 ks_store_informers_t *ks_store_informers_new(
     uv_loop_t *loop, ks_kube_client_t *client,
     const ks_store_informers_handler_t *h, ks_error_t *err)
 {
     ks_store_informers_t *si = calloc(1, sizeof *si);
     ks_store_t *s;
-    size_t n = 0, i = 0;
     if (si == NULL) {
         ks_error_set(err, KS_ENOMEM, "out of memory");
         return NULL;
     }
     if (h != NULL)
         si->h = *h;
+    si->loop = loop;
+    si->client = client;
     for (s = ks_store_next(NULL); s != NULL; s = ks_store_next(s))
-        n++;
-    if (n > 0 && (si->slots = calloc(n, sizeof *si->slots)) == NULL) {
-        free(si);
-        ks_error_set(err, KS_ENOMEM, "out of memory");
-        return NULL;
-    }
-    for (s = ks_store_next(NULL); s != NULL && i < n; s = ks_store_next(s)) {
-        const ks_resource_ref_t *r = ks_store_ref(s);
-        slot_t *sl = &si->slots[i];
-        ks_informer_opts_t io;
-        ks_informer_handler_t ih;
-        sl->set = si;
-        sl->store = s;
-        if (r->group[0] == '\0') {
-            snprintf(sl->path, sizeof sl->path, "/api/%s/%s", r->version,
-                     r->resource);
-            snprintf(sl->label, sizeof sl->label, "%s", r->resource);
-        } else {
-            snprintf(sl->path, sizeof sl->path, "/apis/%s/%s/%s", r->group,
-                     r->version, r->resource);
-            snprintf(sl->label, sizeof sl->label, "%s.%s", r->resource,
-                     r->group);
-        }
-        memset(&io, 0, sizeof io);
-        io.resource = sl->label;
-        io.path = sl->path;
-        memset(&ih, 0, sizeof ih);
-        ih.upsert = upsert;
-        ih.remove = remove_obj;
-        ih.synced = synced;
-        ih.failed = failed;
-        ih.ud = sl;
-        si->n = ++i;
-        sl->inf = ks_informer_new(loop, client, &io, &ih, err);
-        if (sl->inf == NULL) {
+        if (slot_new(si, s, err) == NULL) {
             ks_store_informers_close(si);
             return NULL;
         }
-    }
     return si;
 }
 
 int ks_store_informers_start(ks_store_informers_t *si, ks_error_t *err)
 {
     size_t i;
-    if (si->n == 0) {
-        if (si->h.synced)
-            si->h.synced(si->h.ud);
-        return 0;
-    }
-    for (i = 0; i < si->n; i++) {
-        /* A store fills from a fresh list: drop what an earlier run
-         * left (a replaced worker's source starts again). */
-        ks_store_clear(si->slots[i].store);
-        ks_store_set_synced(si->slots[i].store, 0);
-        if (ks_informer_start(si->slots[i].inf, err) != 0)
+    for (i = 0; i < si->n; i++)
+        if (slot_start(si->slots[i], err) != 0)
             return err ? err->code : KS_EIO;
+    if (uv_timer_init(si->loop, &si->timer) == 0) {
+        si->timer_on = 1;
+        si->timer.data = si;
+        uv_timer_start(&si->timer, on_refresh, REFRESH_MS, REFRESH_MS);
     }
+    if (si->n == 0 && si->h.synced)
+        si->h.synced(si->h.ud);
     return 0;
 }
 
@@ -193,7 +250,7 @@ int ks_store_informers_synced(const ks_store_informers_t *si)
     if (si == NULL)
         return 1;
     for (i = 0; i < si->n; i++)
-        if (!ks_informer_synced(si->slots[i].inf))
+        if (!ks_informer_synced(si->slots[i]->inf))
             return 0;
     return 1;
 }
@@ -210,7 +267,7 @@ void ks_store_informers_describe(const ks_store_informers_t *si, char *buf,
     if (si == NULL)
         return;
     for (i = 0; i < si->n && *off < len; i++) {
-        const slot_t *sl = &si->slots[i];
+        const slot_t *sl = si->slots[i];
         int w;
         if (ks_informer_synced(sl->inf))
             continue;
@@ -224,13 +281,32 @@ void ks_store_informers_describe(const ks_store_informers_t *si, char *buf,
     }
 }
 
+static void free_set(ks_store_informers_t *si)
+{
+    size_t i;
+    for (i = 0; i < si->n; i++)
+        free(si->slots[i]);
+    free(si->slots);
+    free(si);
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    free_set(h->data);
+}
+
 void ks_store_informers_close(ks_store_informers_t *si)
 {
     size_t i;
     if (si == NULL)
         return;
+    /* The informers stop calling back at once (informer.h). */
     for (i = 0; i < si->n; i++)
-        ks_informer_close(si->slots[i].inf);
-    free(si->slots);
-    free(si);
+        ks_informer_close(si->slots[i]->inf);
+    if (si->timer_on) {
+        uv_timer_stop(&si->timer);
+        uv_close((uv_handle_t *)&si->timer, on_timer_closed);
+        return;
+    }
+    free_set(si);
 }

@@ -14,8 +14,16 @@
  * ks_store_informers_describe says why; the first 404 is logged as an
  * error naming the resource and the plugin-facing fix.
  *
+ * A store registered after the set started (a reload loaded a plugin that
+ * declares a new resource) gets its informer within a second (a timer
+ * looks for new stores); until it has listed, that plugin sees an empty
+ * store (its objects' add events then queue the pods it rejected), and
+ * readiness, already reached, does not go back.
+ *
  * Threads: loop thread only. Ownership: the set references the client
  * (which must outlive it); the stores are process-wide and outlive it.
+ * Closing stops every informer at once and frees the set once its timer
+ * is closed (the loop must run).
  */
 #ifndef KS_KUBE_STORE_INFORMERS_H
 #define KS_KUBE_STORE_INFORMERS_H

@@ -19,6 +19,7 @@ Standard library only.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -157,8 +158,10 @@ def main():
             admin.must("POST", "/api/v1/namespaces/default/"
                        "persistentvolumeclaims", c)
 
-        srv = Serve(ksched, ["--plugin-dir", plugin_dir, "--config", cfg,
-                             "--kubeconfig",
+        extra = os.path.join(tmp, "extra-plugins")
+        os.mkdir(extra)
+        srv = Serve(ksched, ["--plugin-dir", plugin_dir, "--plugin-dir", extra,
+                             "--config", cfg, "--kubeconfig",
                              os.path.join(d, "ksched.kubeconfig")])
         if not check(bool(srv.ready(60)), "serve --kubeconfig becomes ready "
                                           "with the volume informers"):
@@ -204,6 +207,16 @@ def main():
                      "/metrics counts the PersistentVolumeClaimAdd event"):
             print("\n".join(l for l in text.splitlines()
                             if "event=" in l and "_count" in l))
+        # A plugin that declares a new resource arrives by a reload: its
+        # store gets an informer (here: not served, so the 404 is said).
+        shutil.copy(os.path.join(crd_dir, "widgetreader.so"),
+                    os.path.join(extra, ".widgetreader.so.tmp"))
+        os.rename(os.path.join(extra, ".widgetreader.so.tmp"),
+                  os.path.join(extra, "widgetreader.so"))
+        check(bool(srv.log_has(r"does not serve widgets\.example\.com \(404",
+                               30)),
+              "a resource declared by a plugin a reload loaded gets an "
+              "informer (its 404 is reported)")
         rc = srv.stop()
         check(rc == 0, "serve exits 0 on SIGTERM (got %s)" % rc)
         bad = [l for l in srv.lines if "Sanitizer" in l or
