@@ -138,15 +138,18 @@ static int close_children(gj_parser_t *ps, ks_gj_value_t *v, size_t base,
     v->items = ks_arena_alloc(ps->arena, (n ? n : 1) * sizeof *v->items);
     if (v->items == NULL)
         return -1;
-    memcpy(v->items, ps->stack + base, n * sizeof *v->items);
+    if (n > 0) /* the stack may be NULL: memcpy(x, NULL, 0) is UB */
+        memcpy(v->items, ps->stack + base, n * sizeof *v->items);
     if (with_keys) {
         v->keys = ks_arena_alloc(ps->arena, (n ? n : 1) * sizeof *v->keys);
         v->key_lens =
             ks_arena_alloc(ps->arena, (n ? n : 1) * sizeof *v->key_lens);
         if (v->keys == NULL || v->key_lens == NULL)
             return -1;
-        memcpy(v->keys, ps->kstack + base, n * sizeof *v->keys);
-        memcpy(v->key_lens, ps->klstack + base, n * sizeof *v->key_lens);
+        if (n > 0) {
+            memcpy(v->keys, ps->kstack + base, n * sizeof *v->keys);
+            memcpy(v->key_lens, ps->klstack + base, n * sizeof *v->key_lens);
+        }
     }
     ps->n_stack = base;
     return 0;

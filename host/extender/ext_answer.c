@@ -330,9 +330,10 @@ int ks_extender_parse_priorities(const char *body, size_t len,
         return -1;
     root = ks_gj_root(doc);
     if (root->type != KS_GJ_ARRAY && root->type != KS_GJ_NULL) {
-        ks_gj_free(doc);
-        return ks_gj_type_error(msg, msg_len, root, 0, NULL, NULL,
-                                "v1.HostPriorityList");
+        ks_gj_type_error(msg, msg_len, root, 0, NULL, NULL,
+                         "v1.HostPriorityList");
+        ks_gj_free(doc); /* after the message: it quotes the document */
+        return -1;
     }
     /* every entry checked before any is used: a bad one fails them all */
     for (i = 0; i < root->n; i++) {
@@ -340,9 +341,10 @@ int ks_extender_parse_priorities(const char *body, size_t len,
         const char *host = "";
         int64_t score = 0;
         if (it->type != KS_GJ_OBJECT && it->type != KS_GJ_NULL) {
+            ks_gj_type_error(msg, msg_len, it, 0, NULL, NULL,
+                             "v1.HostPriority");
             ks_gj_free(doc);
-            return ks_gj_type_error(msg, msg_len, it, 0, NULL, NULL,
-                                    "v1.HostPriority");
+            return -1;
         }
         if (go_string(it, "Host", "HostPriority", "Host", &host, msg,
                       msg_len) != 0 ||
