@@ -20,6 +20,7 @@ struct ks_store {
     ks_resource_ref_t ref; /* owned copies */
     ks_strmap_t objects;   /* key "ns/name" -> ks_object_t * */
     atomic_int synced;
+    atomic_int wanted; /* a plugin declaring it is enabled in a profile */
     _Atomic(struct ks_store *) next;
 };
 
@@ -419,4 +420,15 @@ void ks_stores_reset(void)
     }
     atomic_store(&first, NULL);
     pthread_mutex_unlock(&reg_mu);
+}
+
+void ks_store_set_wanted(ks_store_t *s)
+{
+    if (s)
+        atomic_store(&s->wanted, 1);
+}
+
+int ks_store_wanted(const ks_store_t *s)
+{
+    return s ? atomic_load(&s->wanted) : 0;
 }

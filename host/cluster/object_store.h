@@ -57,6 +57,13 @@ ks_store_t *ks_store_find(const char *group, const char *version,
 ks_store_t *ks_store_find_kind(const char *api_version, const char *kind);
 /* Every store, in registration order: ks_store_next(NULL) is the first. */
 ks_store_t *ks_store_next(const ks_store_t *s);
+/* A plugin that declares the store's resource was created for a profile
+ * (the plugin is enabled, not merely loaded from a plugin directory): the
+ * store is filled from the cluster from now on. A store no enabled plugin
+ * declares gets no informer, so a loaded but unused plugin never needs
+ * RBAC for what it would read. Any thread. */
+void ks_store_set_wanted(ks_store_t *s);
+int ks_store_wanted(const ks_store_t *s);
 /* What the store holds (its strings are the store's own copies). */
 const ks_resource_ref_t *ks_store_ref(const ks_store_t *s);
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cluster/object_store.h"
 #include "config/ext_points.h"
 #include "pool.h"
 
@@ -413,6 +414,21 @@ static void cache_events(ks_plugin_inst_t *in)
     }
 }
 
+/* The plugin is enabled in a profile: the stores of the resources it
+ * declares (ABI 1.3, registered when it was loaded) are filled from now
+ * on (cluster/object_store.h). */
+static void want_resources(const ks_plugin_t *d)
+{
+    uint32_t i;
+    if (!KS_PLUGIN_HAS(d, resources))
+        return;
+    for (i = 0; i < d->n_resources; i++) {
+        const ks_resource_ref_t *r = &d->resources[i];
+        ks_store_set_wanted(ks_store_find(r->group ? r->group : "",
+                                          r->version, r->resource));
+    }
+}
+
 static int create_all(ks_framework_t *fw, const ks_profile_config_t *prof,
                       const char *path, ks_error_t *err)
 {
@@ -430,6 +446,7 @@ static int create_all(ks_framework_t *fw, const ks_profile_config_t *prof,
             ks_call_board_building(), own);
         in->deadline_ms = ks_deadline_for(in->name, own);
         in->record_hot = !own || in->deadline_ms != 0;
+        want_resources(in->d);
         if (in->d->create == NULL) {
             in->created = 1;
             cache_events(in);

@@ -191,7 +191,7 @@ static void on_refresh(uv_timer_t *t)
     for (s = ks_store_next(NULL); s != NULL; s = ks_store_next(s)) {
         ks_error_t err;
         slot_t *sl;
-        if (has_store(si, s))
+        if (!ks_store_wanted(s) || has_store(si, s))
             continue;
         ks_error_init(&err);
         if ((sl = slot_new(si, s, &err)) == NULL ||
@@ -221,7 +221,7 @@ ks_store_informers_t *ks_store_informers_new(
     si->loop = loop;
     si->client = client;
     for (s = ks_store_next(NULL); s != NULL; s = ks_store_next(s))
-        if (slot_new(si, s, err) == NULL) {
+        if (ks_store_wanted(s) && slot_new(si, s, err) == NULL) {
             ks_store_informers_close(si);
             return NULL;
         }

@@ -5,8 +5,10 @@ resources plugins declare (SDK ABI 1.3) are filled by informers.
 Usage: volumezone_cluster.py KSCHED PLUGIN_DIR CRD_FIXTURE_DIR K8S_DIR
 
   - a plugin that declares a resource the server does not serve (the
-    fixture WidgetReader, widgets.example.com/v1, no CRD installed): serve
-    stays not ready, /readyz and the log say which resource and why;
+    fixture WidgetReader, widgets.example.com/v1, no CRD installed): only
+    loaded from a plugin directory, it costs nothing (serve is ready, no
+    informer, no RBAC needed); enabled in a profile, serve stays not
+    ready, /readyz and the log say which resource and why;
   - with VolumeZone enabled: a pod whose claim is bound to a volume in
     zone z1 lands on the z1 node; a claim of a WaitForFirstConsumer class
     does not constrain; a volume in a zone no node has gives
@@ -111,9 +113,26 @@ def grant_widgets(admin):
                               "apiGroup": "rbac.authorization.k8s.io"}]})
 
 
+WIDGETS = CONFIG + "      - name: WidgetReader\n"
+
+
 def scenario_crd_missing(ksched, plugin_dir, crd_dir, cfg, d):
+    # Loaded (its plugin directory is searched) but enabled nowhere: its
+    # resource gets no informer.
     srv = Serve(ksched, ["--plugin-dir", plugin_dir, "--plugin-dir", crd_dir,
                          "--config", cfg, "--kubeconfig",
+                         os.path.join(d, "ksched.kubeconfig")])
+    try:
+        check(bool(srv.ready(60)), "a plugin only loaded needs no informer: "
+                                   "serve is ready")
+        check(not any("widgets.example.com" in l for l in srv.lines),
+              "and nothing watches its resource")
+    finally:
+        srv.stop()
+    wcfg = cfg + ".widgets"
+    write(wcfg, WIDGETS)
+    srv = Serve(ksched, ["--plugin-dir", plugin_dir, "--plugin-dir", crd_dir,
+                         "--config", wcfg, "--kubeconfig",
                          os.path.join(d, "ksched.kubeconfig")])
     try:
         found = srv.log_has(r"does not serve widgets\.example\.com \(404 on "
@@ -207,12 +226,15 @@ def main():
                      "/metrics counts the PersistentVolumeClaimAdd event"):
             print("\n".join(l for l in text.splitlines()
                             if "event=" in l and "_count" in l))
-        # A plugin that declares a new resource arrives by a reload: its
-        # store gets an informer (here: not served, so the 404 is said).
+        # A plugin that declares a new resource arrives by a reload that
+        # also enables it: its store gets an informer (here: not served, so
+        # the 404 is said).
         shutil.copy(os.path.join(crd_dir, "widgetreader.so"),
                     os.path.join(extra, ".widgetreader.so.tmp"))
         os.rename(os.path.join(extra, ".widgetreader.so.tmp"),
                   os.path.join(extra, "widgetreader.so"))
+        write(cfg + ".tmp", WIDGETS)
+        os.rename(cfg + ".tmp", cfg)
         check(bool(srv.log_has(r"does not serve widgets\.example\.com \(404",
                                30)),
               "a resource declared by a plugin a reload loaded gets an "
