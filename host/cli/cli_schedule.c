@@ -410,7 +410,20 @@ static void notice(const char *msg)
     ks_log(KS_LOGL_WARN, "%s", msg); /* skipped objects: always shown */
 }
 
-int ks_cli_schedule(int argc, char **argv)
+/* What the command line says. Strings point into argv. */
+typedef struct schedule_opts {
+    ks_cli_opts_t o;
+    ks_cli_faults_t fo;
+    const char *clusters[64];
+    unsigned n_clusters;
+    const char *output, *explain_arg;
+    char explain_ns[256];
+    const char *explain_name;
+    int deterministic, run_all, batching, bulk;
+} schedule_opts_t;
+
+/* Parse and check the command line: KS_CLI_CONTINUE, or the exit code. */
+static int schedule_parse(int argc, char **argv, schedule_opts_t *so)
 {
     static const struct option opts[] = {
         {"cluster", required_argument, NULL, 'f'},
@@ -426,13 +439,161 @@ int ks_cli_schedule(int argc, char **argv)
         {"batching", required_argument, NULL, 1401},
         {"bulk", required_argument, NULL, 1402},
         KS_CLI_OPT_HELP};
-    ks_cli_opts_t o;
-    ks_cli_faults_t fo;
-    const char *clusters[64];
-    unsigned n_clusters = 0;
-    const char *output = "table", *explain_arg = NULL;
-    int deterministic = 0, run_all = 0, batching = KS_BATCHING_ON, c;
-    int bulk = KS_BULK_ON;
+    const char *slash;
+    int c, rc;
+    memset(so, 0, sizeof *so);
+    so->output = "table";
+    so->batching = KS_BATCHING_ON;
+    so->bulk = KS_BULK_ON;
+    ks_cli_opts_init(&so->o, "schedule", usage);
+    ks_cli_faults_init(&so->fo);
+    while ((c = getopt_long(argc, argv, "+f:c:p:o:e:j:vh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (so->n_clusters == 64)
+                return ks_cli_usage_error("schedule", "too many --cluster "
+                                                      "files (at most 64)");
+            so->clusters[so->n_clusters++] = optarg;
+            break;
+        case 'o': so->output = optarg; break;
+        case 'e': so->explain_arg = optarg; break;
+        case 'D': so->deterministic = 1; break;
+        case 'A': so->run_all = 1; break;
+        case 1402:
+            if (ks_cli_parse_mode("schedule", "--bulk", optarg, &so->bulk))
+                return KS_EXIT_USAGE;
+            break;
+        case 1401:
+            if (ks_cli_parse_mode("schedule", "--batching", optarg,
+                                  &so->batching))
+                return KS_EXIT_USAGE;
+            break;
+        case 1201: /* --plugin-deadline */
+            if ((rc = ks_cli_faults_opt(&so->fo, "schedule", c, optarg)) !=
+                KS_CLI_CONTINUE)
+                return rc;
+            break;
+        default:
+            if ((rc = ks_cli_common_opt(&so->o, c, argv)) != KS_CLI_CONTINUE)
+                return rc;
+            break;
+        }
+    }
+    if ((rc = ks_cli_no_operands(&so->o, argc, argv)) != KS_CLI_CONTINUE)
+        return rc;
+    if (so->n_clusters == 0)
+        return ks_cli_usage_error("schedule", "--cluster FILE is required");
+    if (strcmp(so->output, "table") && strcmp(so->output, "yaml") &&
+        strcmp(so->output, "json"))
+        return ks_cli_usage_error("schedule", "--output must be table, yaml "
+                                              "or json, got '%s'",
+                                  so->output);
+    if (so->explain_arg == NULL)
+        return KS_CLI_CONTINUE;
+    slash = strchr(so->explain_arg, '/');
+    if (slash == NULL || slash == so->explain_arg || slash[1] == '\0' ||
+        (size_t)(slash - so->explain_arg) >= sizeof so->explain_ns)
+        return ks_cli_usage_error("schedule", "--explain takes "
+                                              "NAMESPACE/POD, got '%s'",
+                                  so->explain_arg);
+    memcpy(so->explain_ns, so->explain_arg,
+           (size_t)(slash - so->explain_arg));
+    so->explain_ns[slash - so->explain_arg] = '\0';
+    so->explain_name = slash + 1;
+    return KS_CLI_CONTINUE;
+}
+
+/* Read the snapshot files into m and fill the cache with its nodes,
+ * services, owners, namespaces and bound pods (taken out of m). 0, or -1
+ * with the error printed. */
+static int schedule_load(const schedule_opts_t *so, ks_manifest_t *m,
+                         ks_cache_t *cache)
+{
+    ks_error_t err = {0};
+    size_t i;
+    /* Objects of the resources the loaded plugins declare (SDK ABI 1.3)
+     * go to their stores instead of being skipped. */
+    m->wants = ks_store_manifest_wants;
+    m->take = ks_store_manifest_take;
+    for (i = 0; i < so->n_clusters; i++)
+        if (ks_manifest_load_file(m, so->clusters[i], ks_intern_global(),
+                                  notice, &err) != 0)
+            goto fail;
+    for (i = 0; i < m->n_nodes; i++) {
+        if (ks_cache_add_node(cache, m->nodes[i], &err) != 0)
+            goto fail;
+        m->nodes[i] = NULL;
+    }
+    for (i = 0; i < m->n_services; i++) {
+        ks_cache_add_service(cache, m->services[i]);
+        m->services[i] = NULL;
+    }
+    for (i = 0; i < m->n_namespaces; i++) {
+        ks_cache_add_namespace(cache, m->namespaces[i]);
+        m->namespaces[i] = NULL;
+    }
+    for (i = 0; i < m->n_pods; i++) {
+        if (m->pods[i]->node_name[0] == '\0')
+            continue;
+        if (ks_cache_add_pod(cache, m->pods[i], &err) != 0)
+            goto fail;
+        m->pods[i] = NULL;
+    }
+    return 0;
+fail:
+    fprintf(stderr, "%s\n", err.msg);
+    return -1;
+}
+
+/* Queue m's pending pods (taken out of m); a pod no profile schedules
+ * goes to *others. 0, or -1 when out of memory. */
+static int schedule_queue(ks_scheduler_t *s, ks_manifest_t *m,
+                          ks_pod_t ***others, size_t *n_others)
+{
+    size_t i;
+    for (i = 0; i < m->n_pods; i++) {
+        ks_pod_t *pod = m->pods[i], **grown;
+        int added;
+        if (pod == NULL)
+            continue;
+        m->pods[i] = NULL;
+        added = ks_scheduler_add_pod(s, pod);
+        if (added == 0)
+            continue;
+        /* 1: no profile has its schedulerName; negative: not queued. */
+        grown = added == 1
+                    ? realloc(*others, (*n_others + 1) * sizeof **others)
+                    : NULL;
+        if (grown == NULL) {
+            fprintf(stderr, "ksched schedule: out of memory\n");
+            ks_pod_free(pod);
+            return -1;
+        }
+        *others = grown;
+        (*others)[(*n_others)++] = pod;
+    }
+    return 0;
+}
+
+/* The exit status of a finished run: unplaced pods, or a difference the
+ * verify modes found. */
+static int schedule_status(const schedule_opts_t *so, ks_scheduler_t *s,
+                           size_t n_pending)
+{
+    ks_sched_stats_t st = ks_scheduler_stats(s);
+    int rc = n_pending > 0 ? KS_EXIT_UNPLACED : KS_EXIT_OK;
+    if (so->batching == KS_BATCHING_VERIFY &&
+        verify_report("batching", st.batch_reused, st.batch_mismatches) != 0)
+        rc = KS_EXIT_BATCH_MISMATCH;
+    if (so->bulk == KS_BULK_VERIFY &&
+        verify_report("bulk", st.bulk_compared, st.bulk_mismatches) != 0)
+        rc = KS_EXIT_BATCH_MISMATCH;
+    return rc;
+}
+
+int ks_cli_schedule(int argc, char **argv)
+{
+    schedule_opts_t o;
     ks_generation_opts_t go;
     ks_generation_t *gen = NULL;
     ks_error_t err = {0};
@@ -444,67 +605,15 @@ int ks_cli_schedule(int argc, char **argv)
     pend_list_t pend = {0};
     ks_pod_t **others = NULL;
     size_t n_others = 0, i;
-    char ns_buf[256];
     int rc;
 
-    ks_cli_opts_init(&o, "schedule", usage);
-    ks_cli_faults_init(&fo);
-    while ((c = getopt_long(argc, argv, "+f:c:p:o:e:j:vh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-            if (n_clusters == 64)
-                return ks_cli_usage_error("schedule", "too many --cluster "
-                                                      "files (at most 64)");
-            clusters[n_clusters++] = optarg;
-            break;
-        case 'o': output = optarg; break;
-        case 'e': explain_arg = optarg; break;
-        case 'D': deterministic = 1; break;
-        case 'A': run_all = 1; break;
-        case 1402:
-            if (ks_cli_parse_mode("schedule", "--bulk", optarg, &bulk) != 0)
-                return KS_EXIT_USAGE;
-            break;
-        case 1401:
-            if (ks_cli_parse_mode("schedule", "--batching", optarg,
-                                  &batching) != 0)
-                return KS_EXIT_USAGE;
-            break;
-        case 1201: /* --plugin-deadline */
-            if ((rc = ks_cli_faults_opt(&fo, "schedule", c, optarg)) !=
-                KS_CLI_CONTINUE)
-                return rc;
-            break;
-        default:
-            if ((rc = ks_cli_common_opt(&o, c, argv)) != KS_CLI_CONTINUE)
-                return rc;
-            break;
-        }
-    }
-    if ((rc = ks_cli_no_operands(&o, argc, argv)) != KS_CLI_CONTINUE)
+    if ((rc = schedule_parse(argc, argv, &o)) != KS_CLI_CONTINUE)
         return rc;
-    if (n_clusters == 0)
-        return ks_cli_usage_error("schedule", "--cluster FILE is required");
-    if (strcmp(output, "table") && strcmp(output, "yaml") &&
-        strcmp(output, "json"))
-        return ks_cli_usage_error("schedule", "--output must be table, yaml "
-                                              "or json, got '%s'",
-                                  output);
     memset(&run, 0, sizeof run);
-    if (explain_arg) {
-        const char *slash = strchr(explain_arg, '/');
-        if (slash == NULL || slash == explain_arg || slash[1] == '\0' ||
-            (size_t)(slash - explain_arg) >= sizeof ns_buf)
-            return ks_cli_usage_error("schedule", "--explain takes "
-                                                  "NAMESPACE/POD, got '%s'",
-                                      explain_arg);
-        memcpy(ns_buf, explain_arg, (size_t)(slash - explain_arg));
-        ns_buf[slash - explain_arg] = '\0';
-        run.explain_ns = ns_buf;
-        run.explain_name = slash + 1;
-    }
-    ks_log_set_level(KS_LOGL_WARN + o.verbose);
-    if ((rc = ks_cli_faults_apply(&fo, "schedule")) != KS_CLI_CONTINUE)
+    run.explain_ns = o.explain_name ? o.explain_ns : NULL;
+    run.explain_name = o.explain_name;
+    ks_log_set_level(KS_LOGL_WARN + o.o.verbose);
+    if ((rc = ks_cli_faults_apply(&o.fo, "schedule")) != KS_CLI_CONTINUE)
         return rc;
     /* Before any plugin is loaded (create runs at the build): a crash in a
      * plugin call ends the run with exit 5 and a line naming the plugin;
@@ -515,112 +624,38 @@ int ks_cli_schedule(int argc, char **argv)
         fprintf(stderr, "ksched schedule: cannot watch plugin calls "
                         "(crashes and deadlines are not reported)\n");
 
-    ks_cli_generation_opts(&o, &go);
+    ks_cli_generation_opts(&o.o, &go);
     if (ks_generation_build(&go, &gen, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         return KS_EXIT_INVALID;
     }
-    rc = KS_EXIT_OK;
+    rc = KS_EXIT_INVALID;
     memset(&m, 0, sizeof m);
-    /* Objects of the resources the loaded plugins declare (SDK ABI 1.3)
-     * go to their stores instead of being skipped. */
-    m.wants = ks_store_manifest_wants;
-    m.take = ks_store_manifest_take;
-    for (i = 0; i < n_clusters; i++) {
-        if (ks_manifest_load_file(&m, clusters[i], ks_intern_global(), notice,
-                                  &err) != 0) {
-            fprintf(stderr, "%s\n", err.msg);
-            ks_manifest_free(&m);
-            ks_generation_unref(gen);
-            return KS_EXIT_INVALID;
-        }
-    }
     cache = ks_cache_new(ks_intern_global());
-    for (i = 0; i < m.n_nodes; i++) {
-        if (ks_cache_add_node(cache, m.nodes[i], &err) != 0) {
-            fprintf(stderr, "%s\n", err.msg);
-            rc = KS_EXIT_INVALID;
-            goto out;
-        }
-        m.nodes[i] = NULL;
-    }
-    for (i = 0; i < m.n_services; i++) {
-        ks_cache_add_service(cache, m.services[i]);
-        m.services[i] = NULL;
-    }
-    for (i = 0; i < m.n_namespaces; i++) {
-        ks_cache_add_namespace(cache, m.namespaces[i]);
-        m.namespaces[i] = NULL;
-    }
-    for (i = 0; i < m.n_pods; i++) {
-        ks_pod_t *pod = m.pods[i];
-        if (pod->node_name[0] == '\0')
-            continue;
-        if (ks_cache_add_pod(cache, pod, &err) != 0) {
-            fprintf(stderr, "%s\n", err.msg);
-            rc = KS_EXIT_INVALID;
-            goto out;
-        }
-        m.pods[i] = NULL;
-    }
+    if (cache == NULL || schedule_load(&o, &m, cache) != 0)
+        goto out;
     memset(&so, 0, sizeof so);
-    so.deterministic = deterministic;
-    so.run_all_filters = run_all;
-    so.bulk = bulk;
-    so.batching = batching;
-    if (explain_arg) {
-        so.full_eval_ns = run.explain_ns;
-        so.full_eval_name = run.explain_name;
-    }
+    so.deterministic = o.deterministic;
+    so.run_all_filters = o.run_all;
+    so.bulk = o.bulk;
+    so.batching = o.batching;
+    so.full_eval_ns = run.explain_ns;
+    so.full_eval_name = run.explain_name;
     so.obs.bound = on_bound;
     so.obs.cycle = on_cycle;
     so.obs.ud = &run;
-    s = ks_scheduler_new(gen, cache, &so);
-    if (s == NULL) {
+    if ((s = ks_scheduler_new(gen, cache, &so)) == NULL) {
         fprintf(stderr, "ksched schedule: out of memory\n");
-        rc = KS_EXIT_INVALID;
         goto out;
     }
-    for (i = 0; i < m.n_pods; i++) {
-        ks_pod_t *pod = m.pods[i];
-        ks_pod_t **grown;
-        int added;
-        if (pod == NULL)
-            continue;
-        m.pods[i] = NULL;
-        added = ks_scheduler_add_pod(s, pod);
-        if (added == 0)
-            continue;
-        /* 1: no profile has its schedulerName; negative: not queued. */
-        grown = added == 1 ? realloc(others, (n_others + 1) * sizeof *others)
-                           : NULL;
-        if (grown == NULL) {
-            fprintf(stderr, "ksched schedule: out of memory\n");
-            ks_pod_free(pod);
-            rc = KS_EXIT_INVALID;
-            goto out;
-        }
-        others = grown;
-        others[n_others++] = pod;
-    }
+    if (schedule_queue(s, &m, &others, &n_others) != 0)
+        goto out;
     ks_scheduler_run_batch(s);
     ks_scheduler_foreach_pending(s, collect_pending, &pend);
     if (pend.n)
         qsort(pend.a, pend.n, sizeof *pend.a, cmp_pending);
-
-    print_result(output, &run, &pend, others, n_others);
-    if (pend.n > 0)
-        rc = KS_EXIT_UNPLACED;
-    {
-        ks_sched_stats_t st = ks_scheduler_stats(s);
-        if (batching == KS_BATCHING_VERIFY &&
-            verify_report("batching", st.batch_reused,
-                          st.batch_mismatches) != 0)
-            rc = KS_EXIT_BATCH_MISMATCH;
-        if (bulk == KS_BULK_VERIFY &&
-            verify_report("bulk", st.bulk_compared, st.bulk_mismatches) != 0)
-            rc = KS_EXIT_BATCH_MISMATCH;
-    }
+    print_result(o.output, &run, &pend, others, n_others);
+    rc = schedule_status(&o, s, pend.n);
 out:
     ks_scheduler_free(s);
     ks_cache_free(cache);

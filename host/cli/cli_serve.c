@@ -4,6 +4,8 @@
 
 #include <arpa/inet.h>
 #include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,7 +195,131 @@ static void loop_finish(uv_loop_t *loop)
         ks_log(KS_LOGL_WARN, "event loop closed with handles still open");
 }
 
-int ks_cli_serve(int argc, char **argv)
+/* --- options ------------------------------------------------------------- */
+
+/* The HTTP server's limits, one row each: the flag, its range, and where
+ * the value goes (scale: the flag's unit in the field's: seconds to ms).
+ * watch_buffer is the server's own (srv->watch_buffer_limit). */
+typedef struct serve_limit {
+    const char *flag;
+    long long min, max;
+    size_t offset; /* in ks_http_limits_t; SIZE_MAX: the watch buffer */
+    int is_ms;     /* an unsigned millisecond field set from seconds */
+} serve_limit_t;
+
+#define LIM_SIZE(field) offsetof(ks_http_limits_t, field), 0
+#define LIM_MS(field) offsetof(ks_http_limits_t, field), 1
+static const serve_limit_t serve_limits[] = {
+    {"--max-connections", 1, 1000000, LIM_SIZE(max_conns)},
+    {"--health-connections", 1, 10000, LIM_SIZE(reserved_conns)},
+    {"--request-header-timeout", 1, 86400, LIM_MS(header_timeout_ms)},
+    {"--request-body-timeout", 1, 86400, LIM_MS(body_timeout_ms)},
+    {"--idle-timeout", 1, 86400, LIM_MS(idle_timeout_ms)},
+    {"--max-unread-output", 4096, 1LL << 34, LIM_SIZE(max_output)},
+    {"--watch-buffer", 4096, 1LL << 34, SIZE_MAX, 0},
+    {"--max-request-body", 1024, 1LL << 32, LIM_SIZE(body_limit)},
+};
+#define N_LIMITS (sizeof serve_limits / sizeof serve_limits[0])
+#define OPT_LIMIT 1101 /* OPT_LIMIT + row */
+
+/* What the command line says (set by serve_parse, checked by
+ * serve_check). Strings point into argv. */
+typedef struct serve_opts {
+    ks_cli_opts_t o;
+    ks_cli_faults_t fo;
+    const char *listen_arg, *socket_path, *kubeconfig, *context;
+    const char *token_file, *tls_cert, *tls_key, *authn_kc, *authz_kc;
+    const char *state_file;
+    int allow_remote, embedded, batching, bulk;
+    long long lim[N_LIMITS]; /* 0: the server's default */
+    double drain;
+    ks_server_cluster_t cl; /* leader election: flags; the rest later */
+    struct sockaddr_storage ss; /* the parsed --listen */
+} serve_opts_t;
+
+/* The usage error of a bad duration flag. */
+static int bad_duration(const char *flag, const char *arg)
+{
+    return ks_cli_usage_error("serve", "%s takes a positive duration such "
+                                       "as 15s or 1m30s, got '%s'",
+                              flag, arg);
+}
+
+/* One option of serve's own: KS_CLI_CONTINUE, or the exit code. */
+static int serve_opt(serve_opts_t *so, int c, char **argv)
+{
+    static const char *const le_flags[] = {"--leader-elect-lease-duration",
+                                           "--leader-elect-renew-deadline",
+                                           "--leader-elect-retry-period"};
+    int rc;
+    if (c >= OPT_LIMIT && c < OPT_LIMIT + (int)N_LIMITS) {
+        const serve_limit_t *l = &serve_limits[c - OPT_LIMIT];
+        char *end;
+        long long v = strtoll(optarg, &end, 10);
+        if (*end || end == optarg || v < l->min || v > l->max)
+            return ks_cli_usage_error("serve", "%s takes an integer in "
+                                               "%lld..%lld, got '%s'",
+                                      l->flag, l->min, l->max, optarg);
+        so->lim[c - OPT_LIMIT] = v;
+        return KS_CLI_CONTINUE;
+    }
+    switch (c) {
+    case 'l': so->listen_arg = optarg; break;
+    case 'R': so->allow_remote = 1; break;
+    case 'S': so->socket_path = optarg; break;
+    case 'T': {
+        char *end;
+        so->drain = strtod(optarg, &end);
+        if (*end || end == optarg || !(so->drain >= 0) || so->drain > 86400)
+            return ks_cli_usage_error("serve", "--drain-timeout takes "
+                                               "seconds in 0..86400, got "
+                                               "'%s'",
+                                      optarg);
+        break;
+    }
+    case 'K': so->kubeconfig = optarg; break;
+    case 'X': so->context = optarg; break;
+    case 'E': so->embedded = 1; break;
+    case 'L': so->cl.leader_elect = 1; break;
+    case 1001:
+    case 1002:
+    case 1003: {
+        int64_t *dst = c == 1001   ? &so->cl.le.lease_duration_ms
+                       : c == 1002 ? &so->cl.le.renew_deadline_ms
+                                   : &so->cl.le.retry_period_ms;
+        if (ks_go_duration_parse(optarg, dst) != 0 || *dst <= 0)
+            return bad_duration(le_flags[c - 1001], optarg);
+        break;
+    }
+    case 1004: so->cl.le.lease_name = optarg; break;
+    case 1005: so->cl.le.lease_namespace = optarg; break;
+    case 1006: so->cl.le.identity = optarg; break;
+    case 1201: case 1202: case 1203: case 1204: case 1205:
+        return ks_cli_faults_opt(&so->fo, "serve", c, optarg);
+    case 1206: so->state_file = optarg; break;
+    case 1301: so->token_file = optarg; break;
+    case 1302: so->tls_cert = optarg; break;
+    case 1303: so->tls_key = optarg; break;
+    case 1304: so->authn_kc = optarg; break;
+    case 1305: so->authz_kc = optarg; break;
+    case 1401:
+        if (ks_cli_parse_mode("serve", "--batching", optarg, &so->batching))
+            return KS_EXIT_USAGE;
+        break;
+    case 1402:
+        if (ks_cli_parse_mode("serve", "--bulk", optarg, &so->bulk))
+            return KS_EXIT_USAGE;
+        break;
+    default:
+        if ((rc = ks_cli_common_opt(&so->o, c, argv)) != KS_CLI_CONTINUE)
+            return rc;
+        break;
+    }
+    return KS_CLI_CONTINUE;
+}
+
+/* Parse the command line into so: KS_CLI_CONTINUE, or the exit code. */
+static int serve_parse(int argc, char **argv, serve_opts_t *so)
 {
     static const struct option opts[] = {
         KS_CLI_OPT_CONFIG,
@@ -214,14 +340,14 @@ int ks_cli_serve(int argc, char **argv)
         {"leader-elect-resource-name", required_argument, NULL, 1004},
         {"leader-elect-resource-namespace", required_argument, NULL, 1005},
         {"leader-elect-identity", required_argument, NULL, 1006},
-        {"max-connections", required_argument, NULL, 1101},
-        {"health-connections", required_argument, NULL, 1102},
-        {"request-header-timeout", required_argument, NULL, 1103},
-        {"request-body-timeout", required_argument, NULL, 1104},
-        {"idle-timeout", required_argument, NULL, 1105},
-        {"max-unread-output", required_argument, NULL, 1106},
-        {"watch-buffer", required_argument, NULL, 1107},
-        {"max-request-body", required_argument, NULL, 1108},
+        {"max-connections", required_argument, NULL, OPT_LIMIT + 0},
+        {"health-connections", required_argument, NULL, OPT_LIMIT + 1},
+        {"request-header-timeout", required_argument, NULL, OPT_LIMIT + 2},
+        {"request-body-timeout", required_argument, NULL, OPT_LIMIT + 3},
+        {"idle-timeout", required_argument, NULL, OPT_LIMIT + 4},
+        {"max-unread-output", required_argument, NULL, OPT_LIMIT + 5},
+        {"watch-buffer", required_argument, NULL, OPT_LIMIT + 6},
+        {"max-request-body", required_argument, NULL, OPT_LIMIT + 7},
         KS_CLI_FAULT_OPTS,
         {"state-file", required_argument, NULL, 1206},
         {"batching", required_argument, NULL, 1401},
@@ -232,149 +358,45 @@ int ks_cli_serve(int argc, char **argv)
         {"authentication-kubeconfig", required_argument, NULL, 1304},
         {"authorization-kubeconfig", required_argument, NULL, 1305},
         KS_CLI_OPT_HELP};
-    /* The HTTP server's limits (0: its default; see http.h). */
-    long long lim[8] = {0};
-    ks_cli_opts_t o;
-    const char *listen_arg = NULL, *socket_path = NULL;
-    const char *kubeconfig = NULL, *context = NULL;
-    const char *token_file = NULL, *tls_cert = NULL, *tls_key = NULL;
-    const char *authn_kc = NULL, *authz_kc = NULL;
-    ks_auth_t *auth = NULL;
-    ks_tls_ctx_t *tls = NULL;
-    int allow_remote = 0, c, rc, loopback = 1;
-    int embedded = 0, batching = KS_BATCHING_ON, bulk = KS_BULK_ON;
-    ks_kube_conn_t *kconn = NULL;
-    ks_server_cluster_t cl;
-    const char *dur_flag = NULL, *dur_arg = NULL;
-    double drain = 10;
-    struct sockaddr_storage ss;
-    ks_generation_opts_t go;
-    ks_generation_t *gen = NULL;
-    ks_error_t err = {0};
-    ks_server_t *srv;
-    uv_loop_t loop;
-    char bound[128] = "";
-    ks_cli_faults_t fo;
-    char journal[600], leader_id[256];
     static char help[sizeof usage + sizeof usage_faults];
-    const char *state_file = NULL;
-
-    /* Unset (0 / NULL) until a flag says; the configuration's
-     * leaderElection fills the rest. */
-    memset(&cl, 0, sizeof cl);
+    int c, rc;
+    memset(so, 0, sizeof *so);
+    so->batching = KS_BATCHING_ON;
+    so->bulk = KS_BULK_ON;
+    so->drain = 10;
     snprintf(help, sizeof help, "%s%s", usage, usage_faults);
-    ks_cli_opts_init(&o, "serve", help);
-    ks_cli_faults_init(&fo);
-    while ((c = getopt_long(argc, argv, "+c:p:l:j:vh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'l': listen_arg = optarg; break;
-        case 'R': allow_remote = 1; break;
-        case 'S': socket_path = optarg; break;
-        case 'T': {
-            char *end;
-            drain = strtod(optarg, &end);
-            if (*end || end == optarg || !(drain >= 0) || drain > 86400)
-                return ks_cli_usage_error("serve", "--drain-timeout takes "
-                                                   "seconds in 0..86400, got "
-                                                   "'%s'",
-                                          optarg);
-            break;
-        }
-        case 'K': kubeconfig = optarg; break;
-        case 'X': context = optarg; break;
-        case 'E': embedded = 1; break;
-        case 'L': cl.leader_elect = 1; break;
-        case 1101: case 1102: case 1103: case 1104:
-        case 1105: case 1106: case 1107: case 1108: {
-            static const struct {
-                const char *flag;
-                long long min, max;
-            } L[8] = {{"--max-connections", 1, 1000000},
-                      {"--health-connections", 1, 10000},
-                      {"--request-header-timeout", 1, 86400},
-                      {"--request-body-timeout", 1, 86400},
-                      {"--idle-timeout", 1, 86400},
-                      {"--max-unread-output", 4096, 1LL << 34},
-                      {"--watch-buffer", 4096, 1LL << 34},
-                      {"--max-request-body", 1024, 1LL << 32}};
-            int k = c - 1101;
-            char *end;
-            long long v = strtoll(optarg, &end, 10);
-            if (*end || end == optarg || v < L[k].min || v > L[k].max)
-                return ks_cli_usage_error("serve", "%s takes an integer in "
-                                                   "%lld..%lld, got '%s'",
-                                          L[k].flag, L[k].min, L[k].max,
-                                          optarg);
-            lim[k] = v;
-            break;
-        }
-        case 1001:
-        case 1002:
-        case 1003: {
-            int64_t *dst = c == 1001   ? &cl.le.lease_duration_ms
-                           : c == 1002 ? &cl.le.renew_deadline_ms
-                                       : &cl.le.retry_period_ms;
-            if (ks_go_duration_parse(optarg, dst) != 0 || *dst <= 0) {
-                dur_flag = c == 1001   ? "--leader-elect-lease-duration"
-                           : c == 1002 ? "--leader-elect-renew-deadline"
-                                       : "--leader-elect-retry-period";
-                dur_arg = optarg;
-            }
-            break;
-        }
-        case 1201: case 1202: case 1203: case 1204: case 1205:
-            if ((rc = ks_cli_faults_opt(&fo, "serve", c, optarg)) !=
-                KS_CLI_CONTINUE)
-                return rc;
-            break;
-        case 1301: token_file = optarg; break;
-        case 1302: tls_cert = optarg; break;
-        case 1303: tls_key = optarg; break;
-        case 1304: authn_kc = optarg; break;
-        case 1305: authz_kc = optarg; break;
-        case 1206: state_file = optarg; break;
-        case 1401:
-            if (ks_cli_parse_mode("serve", "--batching", optarg, &batching) !=
-                0)
-                return KS_EXIT_USAGE;
-            break;
-        case 1402:
-            if (ks_cli_parse_mode("serve", "--bulk", optarg, &bulk) != 0)
-                return KS_EXIT_USAGE;
-            break;
-        case 1004: cl.le.lease_name = optarg; break;
-        case 1005: cl.le.lease_namespace = optarg; break;
-        case 1006: cl.le.identity = optarg; break;
-        default:
-            if ((rc = ks_cli_common_opt(&o, c, argv)) != KS_CLI_CONTINUE)
-                return rc;
-            break;
-        }
-    }
-    if ((rc = ks_cli_no_operands(&o, argc, argv)) != KS_CLI_CONTINUE)
-        return rc;
-    if (dur_flag)
-        return ks_cli_usage_error("serve", "%s takes a positive duration such "
-                                           "as 15s or 1m30s, got '%s'",
-                                  dur_flag, dur_arg);
-    if (cl.leader_elect && embedded)
+    ks_cli_opts_init(&so->o, "serve", help);
+    ks_cli_faults_init(&so->fo);
+    while ((c = getopt_long(argc, argv, "+c:p:l:j:vh", opts, NULL)) != -1)
+        if ((rc = serve_opt(so, c, argv)) != KS_CLI_CONTINUE)
+            return rc;
+    return ks_cli_no_operands(&so->o, argc, argv);
+}
+
+/* The flags that exclude or need each other, and --listen parsed into
+ * so->ss: KS_CLI_CONTINUE, or the exit code. */
+static int serve_check(serve_opts_t *so)
+{
+    int loopback = 1;
+    if (so->cl.leader_elect && so->embedded)
         return ks_cli_usage_error("serve", "--leader-elect needs cluster "
                                            "mode, not --embedded");
-    if (embedded && (kubeconfig || context))
+    if (so->embedded && (so->kubeconfig || so->context))
         return ks_cli_usage_error("serve", "--embedded excludes --kubeconfig "
                                            "and --context");
-    if ((tls_cert == NULL) != (tls_key == NULL))
+    if ((so->tls_cert == NULL) != (so->tls_key == NULL))
         return ks_cli_usage_error("serve", "--tls-cert-file and "
                                            "--tls-private-key-file go "
                                            "together");
-    if (tls_cert && socket_path)
+    if (so->tls_cert && so->socket_path)
         return ks_cli_usage_error("serve", "TLS is for --listen, not for "
                                            "--socket (a 0600 Unix socket)");
     /* Cluster mode (--kubeconfig, --context, in a pod) delegates it. */
-    if (allow_remote && token_file == NULL && tls_cert == NULL &&
-        authn_kc == NULL && authz_kc == NULL &&
-        (embedded || (kubeconfig == NULL && context == NULL &&
-                      getenv("KUBERNETES_SERVICE_HOST") == NULL)))
+    if (so->allow_remote && so->token_file == NULL && so->tls_cert == NULL &&
+        so->authn_kc == NULL && so->authz_kc == NULL &&
+        (so->embedded ||
+         (so->kubeconfig == NULL && so->context == NULL &&
+          getenv("KUBERNETES_SERVICE_HOST") == NULL)))
         return ks_cli_usage_error("serve", "--allow-remote needs "
                                            "authentication: --token-file "
                                            "FILE, or --tls-cert-file and "
@@ -382,228 +404,254 @@ int ks_cli_serve(int argc, char **argv)
                                            "both, or delegated to an API "
                                            "server (cluster mode, or "
                                            "--authentication-kubeconfig)");
-    if (listen_arg && socket_path)
+    if (so->listen_arg && so->socket_path)
         return ks_cli_usage_error("serve", "--listen and --socket exclude "
                                            "each other");
-    if (socket_path == NULL) {
-        if (listen_arg == NULL)
-            listen_arg = "127.0.0.1:10259";
-        if (parse_listen(listen_arg, &ss, &loopback) != 0)
-            return ks_cli_usage_error("serve", "--listen takes HOST:PORT or "
-                                               "[IPV6]:PORT, got '%s'",
-                                      listen_arg);
-        if (!loopback && !allow_remote)
-            return ks_cli_usage_error("serve", "--listen %s is not a loopback "
-                                               "address: add --allow-remote "
-                                               "(with --token-file and/or "
-                                               "TLS) to listen there",
-                                      listen_arg);
-    }
-    ks_log_set_level(KS_LOGL_WARN + o.verbose);
-    if ((rc = ks_cli_faults_apply(&fo, "serve")) != KS_CLI_CONTINUE)
-        return rc;
-    if (!fo.no_supervise) {
-        /* From here on this is the worker (supervisor/supervisor.h). */
-        char smsg[600];
-        ks_supervisor_opts_t so = {0};
-        /* Delegated authentication may serve HTTPS (secure.h): no
-         * plain-HTTP stand-in then either. */
-        so.stand_in_addr = socket_path || tls_cert || authn_kc || authz_kc ||
-                                   (allow_remote && !token_file && !embedded)
-                               ? NULL
-                               : (const struct sockaddr *)&ss;
-        if (ks_supervisor_run(&so, smsg, sizeof smsg) != 0) {
-            fprintf(stderr, "ksched serve: %s (or pass --no-supervise)\n",
-                    smsg);
-            return KS_EXIT_INVALID;
-        }
-        /* A replacement worker listens where the first one did: `ss` as
-         * parsed above, at the port the first one picked when the flag
-         * said 0. */
-        if (socket_path == NULL)
-            ks_supervisor_worker_address(&ss);
-        snprintf(leader_id, sizeof leader_id, "%s",
-                 ks_call_board()->leader_identity);
-        if (cl.le.identity == NULL && leader_id[0])
-            cl.le.identity = leader_id;
-    }
-    /* A crash inside a plugin call names the plugin (call_board.h). */
-    ks_call_board_crash_handlers(0);
-    signal(SIGPIPE, SIG_IGN);
-    /* Before any thread starts (plugins' worker pool, libuv's): the
-     * signals then reach only the signal thread, which acts on them even
-     * when the loop is blocked. */
-    if (ks_signals_block("ksched serve", &err) != 0) {
-        fprintf(stderr, "ksched serve: %s\n", err.msg);
-        return KS_EXIT_INVALID;
-    }
+    if (so->socket_path != NULL)
+        return KS_CLI_CONTINUE;
+    if (so->listen_arg == NULL)
+        so->listen_arg = "127.0.0.1:10259";
+    if (parse_listen(so->listen_arg, &so->ss, &loopback) != 0)
+        return ks_cli_usage_error("serve", "--listen takes HOST:PORT or "
+                                           "[IPV6]:PORT, got '%s'",
+                                  so->listen_arg);
+    if (!loopback && !so->allow_remote)
+        return ks_cli_usage_error("serve", "--listen %s is not a loopback "
+                                           "address: add --allow-remote "
+                                           "(with --token-file and/or "
+                                           "TLS) to listen there",
+                                  so->listen_arg);
+    return KS_CLI_CONTINUE;
+}
 
-    /* Credentials before the plugins: a bad file fails fast. */
-    if (token_file && (auth = ks_auth_load(token_file, &err)) == NULL) {
-        fprintf(stderr, "ksched serve: %s\n", err.msg);
-        return KS_EXIT_INVALID;
-    }
-    if (tls_cert &&
-        (tls = ks_tls_ctx_new(tls_cert, tls_key, &err)) == NULL) {
-        fprintf(stderr, "ksched serve: %s\n", err.msg);
-        ks_auth_free(auth);
-        return KS_EXIT_INVALID;
-    }
+/* --- the worker ---------------------------------------------------------- */
 
-    ks_cli_generation_opts(&o, &go);
-    if (ks_generation_build(&go, &gen, &err) != 0) {
+/* Hand over to the supervisor (supervisor/supervisor.h); this process is
+ * a worker when it returns KS_CLI_CONTINUE. leader_id: the storage for an
+ * identity the first worker chose. */
+static int serve_supervise(serve_opts_t *so, char *leader_id, size_t len)
+{
+    char smsg[600];
+    ks_supervisor_opts_t sup = {0};
+    if (so->fo.no_supervise)
+        return KS_CLI_CONTINUE;
+    /* Delegated authentication may serve HTTPS (secure.h): no plain-HTTP
+     * stand-in then either. */
+    sup.stand_in_addr =
+        so->socket_path || so->tls_cert || so->authn_kc || so->authz_kc ||
+                (so->allow_remote && !so->token_file && !so->embedded)
+            ? NULL
+            : (const struct sockaddr *)&so->ss;
+    if (ks_supervisor_run(&sup, smsg, sizeof smsg) != 0) {
+        fprintf(stderr, "ksched serve: %s (or pass --no-supervise)\n", smsg);
+        return KS_EXIT_INVALID;
+    }
+    /* A replacement worker listens where the first one did: so->ss as
+     * parsed, at the port the first one picked when the flag said 0. */
+    if (so->socket_path == NULL)
+        ks_supervisor_worker_address(&so->ss);
+    snprintf(leader_id, len, "%s", ks_call_board()->leader_identity);
+    if (so->cl.le.identity == NULL && leader_id[0])
+        so->cl.le.identity = leader_id;
+    return KS_CLI_CONTINUE;
+}
+
+/* What the worker holds before the server owns it, released once by
+ * serve_release whatever step failed. */
+typedef struct serve_res {
+    ks_auth_t *auth;
+    ks_tls_ctx_t *tls;
+    ks_generation_t *gen;
+    ks_kube_conn_t *kconn;
+    ks_generation_opts_t go;
+} serve_res_t;
+
+static void serve_release(serve_res_t *r)
+{
+    ks_auth_free(r->auth);
+    ks_tls_ctx_free(r->tls);
+    if (r->gen)
+        ks_generation_unref(r->gen);
+    ks_kube_conn_free(r->kconn);
+    memset(r, 0, sizeof *r);
+}
+
+/* The configuration's leaderElection under the flags'; KS_CLI_CONTINUE or
+ * the exit code. */
+static int serve_leader_opts(serve_opts_t *so, const ks_config_t *cfg)
+{
+    const ks_leader_election_t *le = &cfg->leader_election;
+    ks_error_t e = {0};
+    if (!so->cl.leader_elect && !so->embedded)
+        so->cl.leader_elect = le->leader_elect;
+    if (so->cl.le.lease_duration_ms == 0)
+        so->cl.le.lease_duration_ms = le->lease_duration_ms;
+    if (so->cl.le.renew_deadline_ms == 0)
+        so->cl.le.renew_deadline_ms = le->renew_deadline_ms;
+    if (so->cl.le.retry_period_ms == 0)
+        so->cl.le.retry_period_ms = le->retry_period_ms;
+    if (so->cl.le.lease_name == NULL)
+        so->cl.le.lease_name = le->resource_name;
+    if (so->cl.le.lease_namespace == NULL)
+        so->cl.le.lease_namespace = le->resource_namespace;
+    if (so->cl.leader_elect && ks_leader_opts_check(&so->cl.le, &e) != 0)
+        return ks_cli_usage_error("serve", "%s", e.msg);
+    return KS_CLI_CONTINUE;
+}
+
+/* Credentials, plugins, configuration and the cluster connection, in the
+ * order that fails fastest: KS_CLI_CONTINUE with r filled, or the exit
+ * code (the caller releases r). */
+static int serve_prepare(serve_opts_t *so, serve_res_t *r)
+{
+    ks_error_t err = {0};
+    const char *kubeconfig = so->kubeconfig;
+    int rc;
+    if (so->token_file &&
+        (r->auth = ks_auth_load(so->token_file, &err)) == NULL)
+        goto invalid;
+    if (so->tls_cert &&
+        (r->tls = ks_tls_ctx_new(so->tls_cert, so->tls_key, &err)) == NULL)
+        goto invalid;
+    ks_cli_generation_opts(&so->o, &r->go);
+    if (ks_generation_build(&r->go, &r->gen, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
-        ks_auth_free(auth);
-        ks_tls_ctx_free(tls);
         /* The supervisor retries this one (the file may be replaced). */
         return err.code == KS_EQUARANTINED ? KS_EXIT_QUARANTINED
                                            : KS_EXIT_INVALID;
     }
-    if (!embedded && kubeconfig == NULL)
-        kubeconfig = gen->cfg->client_connection.kubeconfig;
-    {
-        /* Flags override the configuration's leaderElection. */
-        const ks_leader_election_t *le = &gen->cfg->leader_election;
-        ks_error_t e = {0};
-        if (!cl.leader_elect && !embedded)
-            cl.leader_elect = le->leader_elect;
-        if (cl.le.lease_duration_ms == 0)
-            cl.le.lease_duration_ms = le->lease_duration_ms;
-        if (cl.le.renew_deadline_ms == 0)
-            cl.le.renew_deadline_ms = le->renew_deadline_ms;
-        if (cl.le.retry_period_ms == 0)
-            cl.le.retry_period_ms = le->retry_period_ms;
-        if (cl.le.lease_name == NULL)
-            cl.le.lease_name = le->resource_name;
-        if (cl.le.lease_namespace == NULL)
-            cl.le.lease_namespace = le->resource_namespace;
-        if (cl.leader_elect && ks_leader_opts_check(&cl.le, &e) != 0) {
-            ks_generation_unref(gen);
-            ks_auth_free(auth);
-            ks_tls_ctx_free(tls);
-            return ks_cli_usage_error("serve", "%s", e.msg);
-        }
-    }
-    if (!embedded && (kubeconfig || context)) {
-        if (ks_kubeconfig_load(kubeconfig, context, &kconn, &err) != 0) {
-            fprintf(stderr, "ksched serve: %s\n", err.msg);
-            ks_generation_unref(gen);
-            ks_auth_free(auth);
-            ks_tls_ctx_free(tls);
-            return KS_EXIT_INVALID;
-        }
-    } else if (!embedded) {
+    if (!so->embedded && kubeconfig == NULL)
+        kubeconfig = r->gen->cfg->client_connection.kubeconfig;
+    if ((rc = serve_leader_opts(so, r->gen->cfg)) != KS_CLI_CONTINUE)
+        return rc;
+    if (!so->embedded && (kubeconfig || so->context)) {
+        if (ks_kubeconfig_load(kubeconfig, so->context, &r->kconn, &err))
+            goto invalid;
+    } else if (!so->embedded) {
         /* KSCHED_SERVICE_ACCOUNT_DIR: where the service account's files
          * are, when not in the standard place (tests, sidecars). */
         rc = ks_kubeconfig_in_cluster(getenv("KSCHED_SERVICE_ACCOUNT_DIR"),
-                                          &kconn, &err);
+                                      &r->kconn, &err);
         if (rc != 0 && rc != KS_ENOTFOUND) {
             fprintf(stderr, "ksched serve: in-cluster configuration: %s (or "
                             "pass --kubeconfig FILE, or --embedded)\n",
                     err.msg);
-            ks_generation_unref(gen);
-            ks_auth_free(auth);
-            ks_tls_ctx_free(tls);
             return KS_EXIT_INVALID;
         }
-        err.code = 0;
-        err.msg[0] = '\0';
     }
-    srv = calloc(1, sizeof *srv);
-    if (srv == NULL || uv_loop_init(&loop) != 0) {
-        fprintf(stderr, "ksched serve: out of memory\n");
-        free(srv);
-        ks_generation_unref(gen);
-        ks_auth_free(auth);
-        ks_tls_ctx_free(tls);
-        ks_kube_conn_free(kconn);
-        return KS_EXIT_INVALID;
-    }
-    if (cl.leader_elect && kconn == NULL) {
+    if (so->cl.leader_elect && r->kconn == NULL) {
         fprintf(stderr, "ksched serve: --leader-elect needs cluster mode: "
                         "pass --kubeconfig FILE (or run inside a pod)\n");
-        free(srv);
-        uv_loop_close(&loop);
-        ks_generation_unref(gen);
-        ks_auth_free(auth);
-        ks_tls_ctx_free(tls);
         return KS_EXIT_USAGE;
     }
-    cl.conn = kconn;
-    rc = ks_server_init(srv, &loop, &go, gen, kconn ? &cl : NULL, &err);
-    /* The server owns them from here on (ks_server_free). */
-    srv->auth = auth;
-    srv->tls = tls;
-    auth = NULL;
-    tls = NULL;
-    if (rc != 0)
-        goto fail;
-    {
-        /* Delegated authentication and the self-signed certificate. */
-        ks_server_secure_opts_t sec = {authn_kc, authz_kc, allow_remote,
-                                       socket_path ? NULL : listen_arg};
-        if (ks_server_secure(srv, &sec, &err) != 0)
-            goto fail;
+    return KS_CLI_CONTINUE;
+invalid:
+    fprintf(stderr, "ksched serve: %s\n", err.msg);
+    return KS_EXIT_INVALID;
+}
+
+/* The HTTP limits the flags set, over the server's defaults. */
+static void serve_apply_limits(const serve_opts_t *so, ks_server_t *srv)
+{
+    ks_http_limits_t hl;
+    size_t k;
+    ks_http_server_get_limits(srv->http, &hl);
+    for (k = 0; k < N_LIMITS; k++) {
+        const serve_limit_t *l = &serve_limits[k];
+        char *field = (char *)&hl + l->offset;
+        if (so->lim[k] == 0)
+            continue;
+        if (l->offset == SIZE_MAX)
+            srv->watch_buffer_limit = (size_t)so->lim[k];
+        else if (l->is_ms)
+            *(unsigned *)(void *)field = (unsigned)(so->lim[k] * 1000);
+        else
+            *(size_t *)(void *)field = (size_t)so->lim[k];
     }
-    ks_scheduler_set_batching(srv->sched, batching);
-    ks_scheduler_set_bulk(srv->sched, bulk);
+    ks_http_server_set_limits(srv->http, &hl);
+}
+
+/* Listen where so says; `bound` gets what a client connects to. */
+static int serve_listen(const serve_opts_t *so, ks_server_t *srv, char *bound,
+                        size_t len, ks_error_t *err)
+{
+    char addr[100] = "";
+    if (so->socket_path) {
+        if (ks_http_listen_unix(srv->http, so->socket_path, err) != 0)
+            return -1;
+        snprintf(bound, len, "unix:%s", so->socket_path);
+        return 0;
+    }
+    if (ks_http_listen_tcp(srv->http, (const struct sockaddr *)&so->ss, addr,
+                           sizeof addr, err) != 0) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        ks_error_set(err, KS_EIO, "%s: %s", so->listen_arg, msg);
+        return -1;
+    }
+    snprintf(bound, len, "%s://%s", srv->tls ? "https" : "http", addr);
+    return 0;
+}
+
+/* The server from the prepared parts (it owns them from here on), up to
+ * listening and ready: 0, or -1 with err. */
+static int serve_start(serve_opts_t *so, serve_res_t *r, ks_server_t *srv,
+                       uv_loop_t *loop, char *bound, size_t len,
+                       ks_error_t *err)
+{
+    char journal[600] = "";
+    ks_faults_opts_t fopts = {so->fo.probation_s, so->fo.probation_cycles};
+    ks_server_secure_opts_t sec = {so->authn_kc, so->authz_kc,
+                                   so->allow_remote,
+                                   so->socket_path ? NULL : so->listen_arg};
+    int rc;
+    so->cl.conn = r->kconn;
+    rc = ks_server_init(srv, loop, &r->go, r->gen, r->kconn ? &so->cl : NULL,
+                        err);
+    /* The server owns them from here on (ks_server_free). */
+    srv->auth = r->auth;
+    srv->tls = r->tls;
+    memset(r, 0, sizeof *r);
+    if (rc != 0)
+        return -1;
+    /* Delegated authentication and the self-signed certificate. */
+    if (ks_server_secure(srv, &sec, err) != 0)
+        return -1;
+    ks_scheduler_set_batching(srv->sched, so->batching);
+    ks_scheduler_set_bulk(srv->sched, so->bulk);
     if (srv->tls)
         ks_http_server_set_tls(srv->http, srv->tls);
     /* The embedded API's objects outlive a worker (the supervisor's
      * directory) or the process (--state-file): journal.h. */
-    journal[0] = '\0';
-    if (kconn == NULL && state_file)
-        snprintf(journal, sizeof journal, "%s", state_file);
-    else if (kconn == NULL && ks_call_board()->keep_dir[0])
+    if (srv->kconn == NULL && so->state_file)
+        snprintf(journal, sizeof journal, "%s", so->state_file);
+    else if (srv->kconn == NULL && ks_call_board()->keep_dir[0])
         snprintf(journal, sizeof journal, "%s/embedded.journal",
                  ks_call_board()->keep_dir);
-    if (journal[0] && ks_journal_open(srv, journal, &err) != 0)
-        goto fail;
-    {
-        /* Before listening: listening checks the open-file limit against
-         * the connection slots. */
-        ks_http_limits_t hl;
-        ks_http_server_get_limits(srv->http, &hl);
-        if (lim[0]) hl.max_conns = (size_t)lim[0];
-        if (lim[1]) hl.reserved_conns = (size_t)lim[1];
-        if (lim[2]) hl.header_timeout_ms = (unsigned)(lim[2] * 1000);
-        if (lim[3]) hl.body_timeout_ms = (unsigned)(lim[3] * 1000);
-        if (lim[4]) hl.idle_timeout_ms = (unsigned)(lim[4] * 1000);
-        if (lim[5]) hl.max_output = (size_t)lim[5];
-        if (lim[7]) hl.body_limit = (size_t)lim[7];
-        ks_http_server_set_limits(srv->http, &hl);
-        srv->watch_buffer_limit = (size_t)lim[6];
-    }
-    srv->drain_timeout_s = drain;
-    if (socket_path) {
-        if (ks_http_listen_unix(srv->http, socket_path, &err) != 0)
-            goto fail;
-        snprintf(bound, sizeof bound, "unix:%s", socket_path);
-    } else {
-        char addr[100] = "";
-        if (ks_http_listen_tcp(srv->http, (const struct sockaddr *)&ss, addr,
-                               sizeof addr, &err) != 0) {
-            char msg[sizeof err.msg];
-            snprintf(msg, sizeof msg, "%s", err.msg);
-            ks_error_set(&err, KS_EIO, "%s: %s", listen_arg, msg);
-            goto fail;
-        }
-        snprintf(bound, sizeof bound, "%s://%s", srv->tls ? "https" : "http",
-                 addr);
-    }
-    if (ks_server_start(srv, &err) != 0)
-        goto fail;
+    if (journal[0] && ks_journal_open(srv, journal, err) != 0)
+        return -1;
+    /* Before listening: listening checks the open-file limit against the
+     * connection slots. */
+    serve_apply_limits(so, srv);
+    srv->drain_timeout_s = so->drain;
+    if (serve_listen(so, srv, bound, len, err) != 0 ||
+        ks_server_start(srv, err) != 0)
+        return -1;
     snprintf(srv->listen_addr, sizeof srv->listen_addr, "%s", bound);
-    {
-        ks_faults_opts_t fopts = {fo.probation_s, fo.probation_cycles};
-        ks_call_board_t *board = ks_call_board();
-        if (ks_faults_start(srv, &fopts) != 0) {
-            ks_error_set(&err, KS_ENOMEM, "out of memory");
-            goto fail;
-        }
-        ks_supervisor_worker_listening(ks_http_tcp_port(srv->http));
-        atomic_store(&board->ready, 1);
+    if (ks_faults_start(srv, &fopts) != 0) {
+        ks_error_set(err, KS_ENOMEM, "out of memory");
+        return -1;
     }
+    ks_supervisor_worker_listening(ks_http_tcp_port(srv->http));
+    atomic_store(&ks_call_board()->ready, 1);
+    return 0;
+}
+
+/* What a started server says on stderr, and the identity a replacement
+ * keeps. */
+static void serve_announce(const serve_opts_t *so, ks_server_t *srv,
+                           const char *bound)
+{
     fprintf(stderr, "ksched serve: listening on %s (generation %llu, %zu "
                     "plugins)\n",
             bound,
@@ -621,22 +669,64 @@ int ks_cli_serve(int argc, char **argv)
     if (srv->leader)
         fprintf(stderr, "ksched serve: leader election: lease %s/%s as %s; "
                         "standing by until it is ours\n",
-                cl.le.lease_namespace, cl.le.lease_name,
+                so->cl.le.lease_namespace, so->cl.le.lease_name,
                 ks_leader_identity(srv->leader));
-    uv_run(&loop, UV_RUN_DEFAULT);
-    loop_finish(&loop);
-    {
-        int lost = srv->lost_lease;
+}
+
+int ks_cli_serve(int argc, char **argv)
+{
+    serve_opts_t so;
+    serve_res_t res;
+    ks_error_t err = {0};
+    ks_server_t *srv;
+    uv_loop_t loop;
+    char bound[128] = "", leader_id[256] = "";
+    int rc;
+
+    if ((rc = serve_parse(argc, argv, &so)) != KS_CLI_CONTINUE ||
+        (rc = serve_check(&so)) != KS_CLI_CONTINUE)
+        return rc;
+    ks_log_set_level(KS_LOGL_WARN + so.o.verbose);
+    if ((rc = ks_cli_faults_apply(&so.fo, "serve")) != KS_CLI_CONTINUE ||
+        (rc = serve_supervise(&so, leader_id, sizeof leader_id)) !=
+            KS_CLI_CONTINUE)
+        return rc;
+    /* A crash inside a plugin call names the plugin (call_board.h). */
+    ks_call_board_crash_handlers(0);
+    signal(SIGPIPE, SIG_IGN);
+    /* Before any thread starts (plugins' worker pool, libuv's): the
+     * signals then reach only the signal thread, which acts on them even
+     * when the loop is blocked. */
+    if (ks_signals_block("ksched serve", &err) != 0) {
+        fprintf(stderr, "ksched serve: %s\n", err.msg);
+        return KS_EXIT_INVALID;
+    }
+    memset(&res, 0, sizeof res);
+    if ((rc = serve_prepare(&so, &res)) != KS_CLI_CONTINUE) {
+        serve_release(&res);
+        return rc;
+    }
+    srv = calloc(1, sizeof *srv);
+    if (srv == NULL || uv_loop_init(&loop) != 0) {
+        fprintf(stderr, "ksched serve: out of memory\n");
+        free(srv);
+        serve_release(&res);
+        return KS_EXIT_INVALID;
+    }
+    if (serve_start(&so, &res, srv, &loop, bound, sizeof bound, &err) != 0) {
+        fprintf(stderr, "ksched serve: %s\n", err.msg);
+        serve_release(&res); /* what the server did not take */
+        ks_server_stop(srv);
+        loop_finish(&loop);
         ks_server_free(srv);
         free(srv);
-        return lost ? KS_EXIT_LOST_LEASE : KS_EXIT_OK;
+        return KS_EXIT_INVALID;
     }
-
-fail:
-    fprintf(stderr, "ksched serve: %s\n", err.msg);
-    ks_server_stop(srv);
+    serve_announce(&so, srv, bound);
+    uv_run(&loop, UV_RUN_DEFAULT);
     loop_finish(&loop);
+    rc = srv->lost_lease ? KS_EXIT_LOST_LEASE : KS_EXIT_OK;
     ks_server_free(srv);
     free(srv);
-    return KS_EXIT_INVALID;
+    return rc;
 }
