@@ -163,6 +163,27 @@ static inline int f_kept(const ks_batch_t *b, uint32_t idx)
     return b->f_ep[idx] == b->f_epoch;
 }
 
+/* Remember the current pod's signature as the batch's (and what it was
+ * computed with). 0, or -1 when out of memory. */
+static int remember_sig(ks_batch_t *b, const ks_framework_t *fw,
+                        const void *gen, size_t np)
+{
+    if (b->sig_cap < b->cur_len) {
+        uint8_t *p = realloc(b->sig, b->cur_len);
+        if (p == NULL)
+            return -1;
+        b->sig = p;
+        b->sig_cap = b->cur_len;
+    }
+    if (b->cur_len)
+        memcpy(b->sig, b->cur, b->cur_len);
+    b->sig_len = b->cur_len;
+    b->fw = fw;
+    b->gen = gen;
+    b->np = np;
+    return 0;
+}
+
 int ks_sched_batch_begin(ks_scheduler_t *s, ks_framework_t *fw,
                          const ks_pod_t *pod, int full_eval, size_t n_ext)
 {
@@ -201,6 +222,10 @@ int ks_sched_batch_begin(ks_scheduler_t *s, ks_framework_t *fw,
     } else if (b->fresh_unused && b->wasted < 2) {
         b->wasted++; /* the last pod's kept results were never reused */
     }
+    if (!same && !same_sig && remember_sig(b, fw, s->gen, np) != 0) {
+        b->kept = 0;
+        return -1;
+    }
     if (!same && !same_sig && b->wasted >= 2) {
         /* Twice in a row a pod's kept results went unused (pods of many
          * ReplicaSets interleaved change signature every cycle, and kept
@@ -208,43 +233,11 @@ int ks_sched_batch_begin(ks_scheduler_t *s, ks_framework_t *fw,
          * one, on the node-by-node paths). Until a reuse happens again, a
          * signature is only remembered the first time; a second pod with
          * it keeps its results for the third and later ones. */
-        if (b->sig_cap < b->cur_len) {
-            uint8_t *p = realloc(b->sig, b->cur_len);
-            if (p == NULL) {
-                b->kept = 0;
-                return -1;
-            }
-            b->sig = p;
-            b->sig_cap = b->cur_len;
-        }
-        if (b->cur_len)
-            memcpy(b->sig, b->cur, b->cur_len);
-        b->sig_len = b->cur_len;
-        b->fw = fw;
-        b->gen = s->gen;
-        b->np = np;
         b->kept = 0;
         b->fresh_unused = 0;
         return 0;
     }
     if (!same) {
-        if (!same_sig) {
-            if (b->sig_cap < b->cur_len) {
-                uint8_t *p = realloc(b->sig, b->cur_len);
-                if (p == NULL) {
-                    b->kept = 0;
-                    return -1;
-                }
-                b->sig = p;
-                b->sig_cap = b->cur_len;
-            }
-            if (b->cur_len)
-                memcpy(b->sig, b->cur, b->cur_len);
-            b->sig_len = b->cur_len;
-            b->fw = fw;
-            b->gen = s->gen;
-            b->np = np;
-        }
         drop(b);
         b->skip_score = 0;
         b->kept = 1;
