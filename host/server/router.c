@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "base/mono_clock.h"
 #include "server.h"
 
 int ks_route_match(const char *pattern, const char *path,
@@ -99,7 +100,21 @@ typedef struct auth_wait {
     ks_http_conn_t *c;
     ks_http_request_t req; /* its strings live while the answer waits */
     ks_delegate_req_t *pending;
+    double t0; /* when authentication started (the metrics' duration) */
 } auth_wait_t;
+
+/* A delegated verdict in the authentication series: 200 and 403 come
+ * after the user was known, 401 is a failed authentication, the rest an
+ * error of the review (metrics_authn.h). */
+static void authn_record(ks_server_t *srv, const ks_delegate_result_t *r,
+                         double t0)
+{
+    const char *result = r->status == 200 || r->status == 403 ? "success"
+                         : r->status == 401                   ? "failure"
+                                                              : "error";
+    ks_authn_metrics_record(&srv->authn_metrics, result,
+                            ks_mono_seconds() - t0, r->user);
+}
 
 static void route(ks_server_t *srv, ks_http_conn_t *c,
                   const ks_http_request_t *req);
@@ -130,6 +145,7 @@ static void auth_answered(void *ud, const ks_delegate_result_t *r)
 {
     auth_wait_t *w = ud;
     ks_http_conn_on_close(w->c, NULL, NULL);
+    authn_record(w->srv, r, w->t0);
     if (r->status == 200)
         route(w->srv, w->c, &w->req);
     else
@@ -149,7 +165,7 @@ static void auth_conn_closed(void *ud, ks_http_conn_t *c)
 /* Delegated authentication and authorization (delegate.h): answered now
  * from the cache, or later, the connection waiting meanwhile. */
 static void delegate(ks_server_t *srv, ks_http_conn_t *c,
-                     const ks_http_request_t *req)
+                     const ks_http_request_t *req, double t0)
 {
     ks_delegate_result_t res;
     auth_wait_t *w = calloc(1, sizeof *w);
@@ -160,10 +176,12 @@ static void delegate(ks_server_t *srv, ks_http_conn_t *c,
     w->srv = srv;
     w->c = c;
     w->req = *req;
+    w->t0 = t0;
     if (ks_delegate_check(srv->delegate, req->authorization, req->method,
                           req->path, &res, auth_answered, w,
                           &w->pending) == 0) {
         free(w);
+        authn_record(srv, &res, t0);
         if (res.status == 200)
             route(srv, c, req);
         else
@@ -184,11 +202,15 @@ void ks_server_handle(void *ud, ks_http_conn_t *c,
      * too, as upstream). A token of the file is allowed everything; any
      * other goes to the API server when authentication is delegated. */
     if ((srv->auth || srv->delegate) && !ks_auth_always_allowed(req->path)) {
+        double t0 = ks_mono_seconds();
         token_ok = srv->auth && ks_auth_check(srv->auth, req->authorization);
         if (!token_ok && srv->delegate) {
-            delegate(srv, c, req);
+            delegate(srv, c, req, t0);
             return;
         }
+        ks_authn_metrics_record(&srv->authn_metrics,
+                                token_ok ? "success" : "failure",
+                                ks_mono_seconds() - t0, NULL);
         if (!token_ok) {
             ks_api_status_hdr(c, "WWW-Authenticate: Bearer realm=\"ksched\"\r\n",
                               401, "Unauthorized", NULL, NULL, "Unauthorized");

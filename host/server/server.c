@@ -380,7 +380,8 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
     if (srv->plugin_samples == NULL)
         return -1;
     srv->sched_metrics = ks_sched_metrics_new(r);
-    if (srv->sched_metrics == NULL)
+    if (srv->sched_metrics == NULL ||
+        ks_authn_metrics_init(&srv->authn_metrics, r) != 0)
         return -1;
     /* Series that exist from the start, at zero. */
     for (i = 0; i < g->n_fws; i++) {

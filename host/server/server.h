@@ -34,6 +34,7 @@
 #include "tls.h"
 #include "metrics.h"
 #include "plugin_samples.h"
+#include "metrics_authn.h"
 #include "metrics_sched.h"
 
 enum ks_pod_state {
@@ -125,6 +126,8 @@ typedef struct ks_server {
     ks_plugin_samples_t *plugin_samples; /* into m_plugin_dur, any thread */
     /* kube-scheduler's other scheduler_* series (metrics_sched.h) */
     ks_sched_metrics_t *sched_metrics;
+    /* the authentication filter's series (metrics_authn.h) */
+    ks_authn_metrics_t authn_metrics;
 
     /* reload */
     uv_fs_event_t *fs_events;

@@ -234,12 +234,9 @@ SERIES_SAME = ["scheduler_schedule_attempts_total",
 # kube-scheduler's other families that have no meaning in ksched: the Go
 # runtime's, and those of the serving library it links (its serving
 # certificate's reload work queues, audit and client-certificate metrics
-# of an API server it does not run), and the authentication filter's
-# request counts, which ksched's authentication does not keep (yet; the
-# README says so). Any other family kube-scheduler exposes must be in
-# ksched.
-NOT_IN_KSCHED = ("go_", "workqueue_", "apiserver_", "authentication_",
-                 "authenticated_user_requests")
+# of an API server it does not run). Any other family kube-scheduler
+# exposes must be in ksched, the authentication filter's included.
+NOT_IN_KSCHED = ("go_", "workqueue_", "apiserver_")
 
 # Panels that read the Go runtime: kube-scheduler is a Go program, ksched
 # is not, and exposes no go_* series (ksched_build_info stands for go_info).

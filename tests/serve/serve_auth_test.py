@@ -21,6 +21,7 @@ Usage: serve_auth_test.py KSCHED PLUGIN_BUILD_DIR
 import http.client
 import json
 import os
+import re
 import shutil
 import socket
 import ssl
@@ -58,6 +59,16 @@ def run(ksched, args, env):
     return r.returncode, r.stderr.decode("utf-8", "replace")
 
 
+def metrics_text(srv, ctx):
+    """/metrics with a good token: (status, text)."""
+    c = srv.conn(context=ctx)
+    c.request("GET", "/metrics", headers=bearer(TOKEN1))
+    r = c.getresponse()
+    text = r.read().decode(errors="replace")
+    c.close()
+    return r.status, text
+
+
 def token_checks(srv, ctx=None, what="http"):
     for p in ("/healthz", "/readyz", "/livez"):
         st, _, _ = get(srv, p, ctx=ctx)
@@ -89,6 +100,21 @@ def token_checks(srv, ctx=None, what="http"):
                                              "bearer " + TOKEN1}, ctx=ctx)
     check(st == 200, "%s: header name and scheme are case-insensitive "
           "(got %d)" % (what, st))
+    # The authentication filter's series, as kube-scheduler's: every
+    # refusal above a failure, every accepted token a success; the health
+    # checks are not authenticated at all.
+    st, text = metrics_text(srv, ctx)
+    fails = re.search(r'^authentication_attempts\{result="failure"\} '
+                      r'(\d+)', text, re.M)
+    oks = re.search(r'^authentication_attempts\{result="success"\} (\d+)',
+                    text, re.M)
+    check(fails is not None and int(fails.group(1)) >= 5 + len(bad) and
+          oks is not None and int(oks.group(1)) >= 3 and
+          'authenticated_user_requests{username="other"}' in text and
+          'authentication_duration_seconds_bucket{result="failure",' in text,
+          "%s: authentication_attempts and the other authentication series "
+          "count the requests (%r %r)" % (what, fails and fails.group(0),
+                                          oks and oks.group(0)))
 
 
 def usage_checks(ksched, plugin_dir, env, tmp, tokens):
