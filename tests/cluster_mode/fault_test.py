@@ -72,13 +72,25 @@ def check_once(api, prefix, n, what, ns="default", may_lose=(),
                .get("nodeName")]
     ct.check(not unbound, "%s: all %d pods bound (unbound: %s)"
              % (what, n, unbound[:5]))
+    def scheduled_counts():
+        counts = {}
+        for e in ct.events_for(api, ns):
+            if e.get("reason") == "Scheduled" and \
+                    e["regarding"]["name"].startswith(prefix):
+                k = e["regarding"]["name"]
+                counts[k] = counts.get(k, 0) + \
+                    (e.get("series") or {}).get("count", 1)
+        return counts
+    # Events are written after the binding, asynchronously and within the
+    # client's rate limit (as client-go's broadcaster writes them): give
+    # the last ones time to arrive (slow under the sanitizers).
     counts = {}
-    for e in ct.events_for(api, ns):
-        if e.get("reason") == "Scheduled" and \
-                e["regarding"]["name"].startswith(prefix):
-            k = e["regarding"]["name"]
-            counts[k] = counts.get(k, 0) + \
-                (e.get("series") or {}).get("count", 1)
+
+    def all_events():
+        counts.clear()
+        counts.update(scheduled_counts())
+        return all(k in counts or k in may_lose for k in names)
+    ct.wait_for("%s: the Scheduled events" % what, all_events, 30)
     twice = sorted(k for k, c in counts.items() if c > 1)
     missing = sorted(k for k in names if k not in counts)
     ct.check(not twice, "%s: no pod scheduled twice (%s)" % (what, twice[:5]))
