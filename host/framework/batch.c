@@ -444,6 +444,23 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
         b->s_gen[idx] = ni->generation;
         b->s_ep[idx] = b->s_epoch;
     }
+    /* The plugins without NormalizeScore: weighted and summed here, on
+     * the workers, for this chunk's nodes (the rest waits for every raw
+     * score: ks_sched_batch_score). */
+    for (p = 0; p < np; p++) {
+        int64_t *row = s->scores + p * j->n;
+        int64_t w = j->fw->points[KS_EP_SCORE][p].weight;
+        if (((j->skip >> p) & 1) || pl[p].inst->d->normalize_score)
+            continue;
+        for (k = lo; k < hi; k++) {
+            if (row[k] < KS_MIN_NODE_SCORE || row[k] > KS_MAX_NODE_SCORE) {
+                atomic_store(&j->failed, 1); /* the caller re-runs Score */
+                break;
+            }
+            row[k] *= w;
+            s->totals[k] += row[k];
+        }
+    }
     ks_sched_batch_add_reused(s, reused);
 }
 
@@ -486,9 +503,9 @@ ks_code_t ks_sched_batch_score(ks_scheduler_t *s, ks_framework_t *fw,
         int64_t *row = s->scores + p * n;
         int32_t w = fw->points[KS_EP_SCORE][p].weight;
         ks_status_t st;
-        if (s->skipped[p])
-            continue;
-        if (in->d->normalize_score) {
+        if (s->skipped[p] || in->d->normalize_score == NULL)
+            continue; /* no NormalizeScore: weighted by bscore_chunk */
+        {
             for (k = 0; k < n; k++) {
                 ns[k].node_name = s->feasible[k]->node->name;
                 ns[k].score = row[k];
