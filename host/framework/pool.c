@@ -54,7 +54,7 @@ struct ks_pool {
     pthread_t *threads;
     unsigned n_threads; /* extra threads */
     /* written by the caller, read by the workers: own cache lines */
-    _Alignas(64) atomic_ullong word; /* epoch << 32 | next index */
+    _Alignas(64) _Atomic uint64_t word; /* epoch << 32 | next index */
     job_slot_t slots[2];             /* slots[epoch & 1] */
     _Alignas(64) atomic_uint done;   /* items finished in this job */
     _Alignas(64) atomic_uint sleepers;
