@@ -580,17 +580,6 @@ int ks_gj_key_fills(const char *key, size_t key_len, const char *field)
     return k == end && *f == '\0';
 }
 
-const ks_gj_value_t *ks_gj_field(const ks_gj_value_t *obj, const char *field)
-{
-    size_t i;
-    if (obj == NULL || obj->type != KS_GJ_OBJECT)
-        return NULL;
-    for (i = obj->n; i-- > 0;)
-        if (ks_gj_key_fills(obj->keys[i], obj->key_lens[i], field))
-            return obj->items[i];
-    return NULL;
-}
-
 const ks_gj_value_t *ks_gj_field_next(const ks_gj_value_t *obj,
                                       const char *field, size_t *at)
 {
@@ -673,8 +662,11 @@ out:
     return rc;
 }
 
-const char *ks_gj_kind(const ks_gj_value_t *v, int for_int, char *buf,
-                       size_t len)
+/* Go's name of a JSON value's kind in an UnmarshalTypeError: "string",
+ * "number" (with the literal for numbers into integers: "number 1.5"),
+ * "bool", "array", "object". buf holds the text. */
+static const char *gj_kind(const ks_gj_value_t *v, int for_int, char *buf,
+                           size_t len)
 {
     switch (v->type) {
     case KS_GJ_STRING:
@@ -716,7 +708,7 @@ int ks_gj_type_error(char *msg, size_t msg_len, const ks_gj_value_t *v,
                      const char *type)
 {
     char kb[96];
-    const char *kind = ks_gj_kind(v, for_int, kb, sizeof kb);
+    const char *kind = gj_kind(v, for_int, kb, sizeof kb);
     if (strct)
         snprintf(msg, msg_len, "json: cannot unmarshal %s into Go struct "
                                "field %s.%s of type %s",

@@ -13,9 +13,9 @@
  *   KELVIN SIGN folds to K, U+017F LATIN SMALL LETTER LONG S to S).
  *   `NodeNames`, `nodenames` and `nodeNames` all fill NodeNames.
  * - Keys are processed in document order and duplicates are kept, so the
- *   last key that fills a field wins (ks_gj_field). A map field is filled
- *   by every matching key in turn: entries merge, and a null empties it
- *   (ks_gj_map_each).
+ *   last key that fills a field wins (ks_gj_field_next gives them all).
+ *   A map field is filled by every matching key in turn: entries merge,
+ *   and a null empties it (ks_gj_map_each).
  * - Unknown keys are ignored.
  * - Numbers into Go int64 must be integers in range (no fraction, no
  *   exponent); null into a non-pointer scalar leaves it unchanged.
@@ -71,10 +71,6 @@ void ks_gj_free(ks_gj_doc_t *doc);
 /* Does the object key fill the Go field `field` (ASCII name)? */
 int ks_gj_key_fills(const char *key, size_t key_len, const char *field);
 
-/* The value the last key filling `field` carries, or NULL when no key
- * does (or obj is not an object). */
-const ks_gj_value_t *ks_gj_field(const ks_gj_value_t *obj, const char *field);
-
 /* The values of every key filling `field`, in document order: the index
  * after `*at` (start with *at = 0) of the next one, or NULL at the end.
  * Go decodes each in turn, so a type error in any of them fails the
@@ -92,12 +88,6 @@ int ks_gj_map_each(const ks_gj_value_t *obj, const char *field,
                    int (*fn)(void *ud, const char *key,
                              const ks_gj_value_t *v),
                    void *ud, const ks_gj_value_t **bad);
-
-/* Go's name of a JSON value's kind in an UnmarshalTypeError: "string",
- * "number" (with the literal for numbers into integers: "number 1.5"),
- * "bool", "array", "object". buf holds the text. */
-const char *ks_gj_kind(const ks_gj_value_t *v, int for_int, char *buf,
-                       size_t len);
 
 /* A JSON number literal as Go's int64: 0, or -1 when it has a fraction or
  * an exponent or is out of range. */

@@ -382,20 +382,23 @@ static int on_meta_victims(void *ud, const char *node,
                            const ks_gj_value_t *v)
 {
     victims_ctx_t *c = ud;
-    const ks_gj_value_t *pods;
+    const ks_gj_value_t *pods = NULL, *p;
     const char **uids;
     int64_t pdb = 0;
-    size_t i, n;
+    size_t i, n, at = 0;
     int rc;
     if (v->type != KS_GJ_OBJECT && v->type != KS_GJ_NULL)
         return ks_gj_type_error(c->msg, c->msg_len, v, 0, PREEMPT_T,
                                 "NodeNameToMetaVictims", "v1.MetaVictims");
-    pods = ks_gj_field(v, "Pods");
-    if (pods != NULL && pods->type != KS_GJ_NULL &&
-        pods->type != KS_GJ_ARRAY)
-        return ks_gj_type_error(c->msg, c->msg_len, pods, 0, "MetaVictims",
-                                "NodeNameToMetaVictims.Pods",
-                                "[]*v1.MetaPod");
+    /* Pods []*MetaPod: each value given to it in turn (a null resets it),
+     * as for NodeNames */
+    while ((p = ks_gj_field_next(v, "Pods", &at)) != NULL) {
+        if (p->type != KS_GJ_NULL && p->type != KS_GJ_ARRAY)
+            return ks_gj_type_error(c->msg, c->msg_len, p, 0, "MetaVictims",
+                                    "NodeNameToMetaVictims.Pods",
+                                    "[]*v1.MetaPod");
+        pods = p->type == KS_GJ_ARRAY ? p : NULL;
+    }
     if (go_int64(v, "NumPDBViolations", "MetaVictims",
                  "NodeNameToMetaVictims.NumPDBViolations", &pdb, c->msg,
                  c->msg_len) != 0)

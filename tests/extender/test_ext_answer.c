@@ -239,6 +239,13 @@ static const char *const preempt_cases[][2] = {
     {"{\"nodeNameToMetaVictims\":{\"n1\":{\"pods\":[{\"uid\":\"a\"}]},"
      "\"n1\":{\"pods\":[{\"uid\":\"b\"}]}}}",
      "n1:b/0"},
+    {"{\"nodeNameToMetaVictims\":{\"n1\":{\"pods\":[{\"uid\":\"a\"}],"
+     "\"Pods\":null}}}",
+     "n1:/0"},
+    {"{\"nodeNameToMetaVictims\":{\"n1\":{\"pods\":\"a\","
+     "\"Pods\":[{\"uid\":\"b\"}]}}}",
+     "ERR:json: cannot unmarshal string into Go struct field "
+     "MetaVictims.NodeNameToMetaVictims.Pods of type []*v1.MetaPod"},
     {"{\"error\":\"no\"}", "ERR:no"},
     {"{\"nodenametometavictims\":{\"n1\":{\"numpdbviolations\":\"x\"}}}",
      "ERR:json: cannot unmarshal string into Go struct field "
