@@ -325,45 +325,47 @@ int ks_extender_parse_priorities(const char *body, size_t len,
 {
     ks_gj_doc_t *doc = ks_gj_parse(body, len, msg, msg_len);
     const ks_gj_value_t *root;
+    const char **hosts = NULL;
+    int64_t *scores = NULL;
     size_t i;
+    int rc = -1;
     if (doc == NULL)
         return -1;
     root = ks_gj_root(doc);
     if (root->type != KS_GJ_ARRAY && root->type != KS_GJ_NULL) {
         ks_gj_type_error(msg, msg_len, root, 0, NULL, NULL,
                          "v1.HostPriorityList");
-        ks_gj_free(doc); /* after the message: it quotes the document */
-        return -1;
+        goto out; /* the document is freed after the message quotes it */
     }
-    /* every entry checked before any is used: a bad one fails them all */
+    hosts = calloc(root->n + 1, sizeof *hosts);
+    scores = calloc(root->n + 1, sizeof *scores);
+    if (hosts == NULL || scores == NULL) {
+        snprintf(msg, msg_len, "out of memory");
+        goto out;
+    }
+    /* every entry decoded before any is used: a bad one fails them all */
     for (i = 0; i < root->n; i++) {
         const ks_gj_value_t *it = root->items[i];
-        const char *host = "";
-        int64_t score = 0;
+        hosts[i] = "";
         if (it->type != KS_GJ_OBJECT && it->type != KS_GJ_NULL) {
             ks_gj_type_error(msg, msg_len, it, 0, NULL, NULL,
                              "v1.HostPriority");
-            ks_gj_free(doc);
-            return -1;
+            goto out;
         }
-        if (go_string(it, "Host", "HostPriority", "Host", &host, msg,
+        if (go_string(it, "Host", "HostPriority", "Host", &hosts[i], msg,
                       msg_len) != 0 ||
-            go_int64(it, "Score", "HostPriority", "Score", &score, msg,
-                     msg_len) != 0) {
-            ks_gj_free(doc);
-            return -1;
-        }
+            go_int64(it, "Score", "HostPriority", "Score", &scores[i], msg,
+                     msg_len) != 0)
+            goto out;
     }
-    for (i = 0; i < root->n; i++) {
-        const ks_gj_value_t *it = root->items[i];
-        const char *host = "";
-        int64_t score = 0;
-        go_string(it, "Host", NULL, NULL, &host, msg, msg_len);
-        go_int64(it, "Score", NULL, NULL, &score, msg, msg_len);
-        fn(ud, host, score);
-    }
+    for (i = 0; i < root->n; i++)
+        fn(ud, hosts[i], scores[i]);
+    rc = 0;
+out:
+    free(hosts);
+    free(scores);
     ks_gj_free(doc);
-    return 0;
+    return rc;
 }
 
 /* --- ExtenderPreemptionResult -------------------------------------------------- */
