@@ -10,6 +10,7 @@
 #include "call_board.h"
 #include "cycle_state.h"
 #include "pool.h"
+#include "run_call.h"
 #include "scheduler_impl.h"
 #include "status.h"
 
@@ -452,14 +453,11 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
         int64_t w = j->fw->points[KS_EP_SCORE][p].weight;
         if (((j->skip >> p) & 1) || pl[p].inst->d->normalize_score)
             continue;
-        for (k = lo; k < hi; k++) {
-            if (row[k] < KS_MIN_NODE_SCORE || row[k] > KS_MAX_NODE_SCORE) {
-                atomic_store(&j->failed, 1); /* the caller re-runs Score */
-                break;
-            }
-            row[k] *= w;
-            s->totals[k] += row[k];
+        if (ks_fw_scores_out_of_range(row + lo, hi - lo)) {
+            atomic_store(&j->failed, 1); /* the caller re-runs Score */
+            break;
         }
+        ks_fw_weigh_row(row + lo, s->totals + lo, hi - lo, w);
     }
     ks_sched_batch_add_reused(s, reused);
 }
@@ -503,35 +501,30 @@ ks_code_t ks_sched_batch_score(ks_scheduler_t *s, ks_framework_t *fw,
         int64_t *row = s->scores + p * n;
         int32_t w = fw->points[KS_EP_SCORE][p].weight;
         ks_status_t st;
+        ks_board_slot_t *slot;
+        ks_code_t nc;
         if (s->skipped[p] || in->d->normalize_score == NULL)
             continue; /* no NormalizeScore: weighted by bscore_chunk */
-        {
-            for (k = 0; k < n; k++) {
-                ns[k].node_name = s->feasible[k]->node->name;
-                ns[k].score = row[k];
-            }
-            ks_board_slot_t *slot;
-            ks_code_t nc;
-            ks_status_reset(&st);
-            slot = ks_call_enter(in->call_id, KS_FW_EP_NORMALIZE_SCORE,
-                                 in->deadline_ms, pod, pod->ns, pod->name);
-            nc = in->d->normalize_score(in->self, cs, pod, ns, n, &st);
-            ks_call_leave(slot);
-            if (nc != KS_SUCCESS) {
-                c = KS_ERROR;
-                break;
-            }
-            for (k = 0; k < n; k++)
-                row[k] = ns[k].score;
-        }
         for (k = 0; k < n; k++) {
-            if (row[k] < KS_MIN_NODE_SCORE || row[k] > KS_MAX_NODE_SCORE) {
-                c = KS_ERROR;
-                break;
-            }
-            row[k] *= w;
-            s->totals[k] += row[k];
+            ns[k].node_name = s->feasible[k]->node->name;
+            ns[k].score = row[k];
         }
+        ks_status_reset(&st);
+        slot = ks_call_enter(in->call_id, KS_FW_EP_NORMALIZE_SCORE,
+                             in->deadline_ms, pod, pod->ns, pod->name);
+        nc = in->d->normalize_score(in->self, cs, pod, ns, n, &st);
+        ks_call_leave(slot);
+        if (nc != KS_SUCCESS) {
+            c = KS_ERROR;
+            break;
+        }
+        for (k = 0; k < n; k++)
+            row[k] = ns[k].score;
+        if (ks_fw_scores_out_of_range(row, n)) {
+            c = KS_ERROR; /* the caller re-runs Score for the message */
+            break;
+        }
+        ks_fw_weigh_row(row, s->totals, n, w);
     }
     if (ns != stack_ns)
         free(ns);

@@ -18,6 +18,36 @@ static inline int timing_on(const ks_framework_t *fw)
     return e != NULL && e->sample_plugins && e->plugin_duration != NULL;
 }
 
+/* Is any of row[0..n) outside [KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE]?
+ * One flag over the row, so the loop vectorizes. */
+static inline int ks_fw_scores_out_of_range(const int64_t *row, uint32_t n)
+{
+    uint64_t bad = 0;
+    uint32_t k;
+    for (k = 0; k < n; k++)
+        bad |= (uint64_t)((uint64_t)row[k] - (uint64_t)KS_MIN_NODE_SCORE) >
+               (uint64_t)(KS_MAX_NODE_SCORE - KS_MIN_NODE_SCORE);
+    return bad != 0;
+}
+
+/* row[k] *= w; totals[k] += row[k] (scores in range, so no overflow). */
+static inline void ks_fw_weigh_row(int64_t *restrict row,
+                                   int64_t *restrict totals, uint32_t n,
+                                   int64_t w)
+{
+    uint32_t k;
+    if (w == 1) { /* most default weights: no multiply */
+        for (k = 0; k < n; k++)
+            totals[k] += row[k];
+        return;
+    }
+    for (k = 0; k < n; k++) {
+        int64_t v = row[k] * w;
+        row[k] = v;
+        totals[k] += v;
+    }
+}
+
 /* Report one timed call (t0 from ks_fw_mono_seconds) to the env. */
 void ks_fw_timing_report(ks_framework_t *fw, const ks_plugin_inst_t *in,
                          int ep, ks_code_t code, double t0);

@@ -722,34 +722,6 @@ static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     }
 }
 
-/* Is any of row[0..n) outside [KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE]? */
-static int scores_out_of_range(const int64_t *row, uint32_t n)
-{
-    uint64_t bad = 0;
-    uint32_t k;
-    for (k = 0; k < n; k++)
-        bad |= (uint64_t)((uint64_t)row[k] - (uint64_t)KS_MIN_NODE_SCORE) >
-               (uint64_t)(KS_MAX_NODE_SCORE - KS_MIN_NODE_SCORE);
-    return bad != 0;
-}
-
-/* row[k] *= w; totals[k] += row[k] (scores in range, so no overflow). */
-static void weigh_row(int64_t *restrict row, int64_t *restrict totals,
-                      uint32_t n, int64_t w)
-{
-    uint32_t k;
-    if (w == 1) { /* most default weights: no multiply */
-        for (k = 0; k < n; k++)
-            totals[k] += row[k];
-        return;
-    }
-    for (k = 0; k < n; k++) {
-        int64_t v = row[k] * w;
-        row[k] = v;
-        totals[k] += v;
-    }
-}
-
 ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                           const ks_pod_t *pod,
                           const ks_node_info_t *const *nodes,
@@ -825,8 +797,8 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
         /* The range check as one flag over the row, so both loops
          * vectorize; the node is looked for only when one was out of
          * range. */
-        if (!scores_out_of_range(row, n)) {
-            weigh_row(row, totals, n, w);
+        if (!ks_fw_scores_out_of_range(row, n)) {
+            ks_fw_weigh_row(row, totals, n, w);
             continue;
         }
         for (k = 0; row[k] >= KS_MIN_NODE_SCORE && row[k] <= KS_MAX_NODE_SCORE;
