@@ -318,27 +318,11 @@ static void gen_deployment(bench_sink_t *k, uint32_t d)
 
 static void gen_pod(bench_sink_t *k, const bench_workload_t *w, uint32_t j)
 {
-    if (w->kind == BK_DEPLOY) {
-        sink_printf(k,
-                    "---\n"
-                    "apiVersion: v1\n"
-                    "kind: Pod\n"
-                    "metadata:\n"
-                    "  name: pod-%u\n"
-                    "  namespace: default\n"
-                    "  labels:\n"
-                    "    app: rs-%u\n"
-                    "  ownerReferences:\n"
-                    "  - apiVersion: apps/v1\n"
-                    "    kind: ReplicaSet\n"
-                    "    name: rs-%u\n"
-                    "    uid: rs-uid-%u\n"
-                    "    controller: true\n"
-                    "spec:\n",
-                    j, j % N_DEPLOY, j % N_DEPLOY, j % N_DEPLOY);
-        gen_container(k, "100m");
-        return;
-    }
+    char app[32];
+    if (w->kind == BK_DEPLOY)
+        snprintf(app, sizeof app, "rs-%u", j % N_DEPLOY);
+    else
+        snprintf(app, sizeof app, "bench");
     sink_printf(k,
                 "---\n"
                 "apiVersion: v1\n"
@@ -347,9 +331,18 @@ static void gen_pod(bench_sink_t *k, const bench_workload_t *w, uint32_t j)
                 "  name: pod-%u\n"
                 "  namespace: default\n"
                 "  labels:\n"
-                "    app: bench\n"
-                "spec:\n",
-                j);
+                "    app: %s\n",
+                j, app);
+    if (w->kind == BK_DEPLOY) /* owned by its ReplicaSet */
+        sink_printf(k,
+                    "  ownerReferences:\n"
+                    "  - apiVersion: apps/v1\n"
+                    "    kind: ReplicaSet\n"
+                    "    name: %s\n"
+                    "    uid: rs-uid-%u\n"
+                    "    controller: true\n",
+                    app, j % N_DEPLOY);
+    sink_printf(k, "spec:\n");
     switch (w->kind) {
     case BK_BASIC:
         break;
@@ -386,7 +379,7 @@ static void gen_pod(bench_sink_t *k, const bench_workload_t *w, uint32_t j)
         sink_printf(k, "  priority: %d\n", HIGH_PRIORITY);
         break;
     case BK_DEPLOY:
-        break; /* written above */
+        break; /* its owner is above */
     }
     if (w->kind == BK_PREEMPT)
         gen_container(k, "\"1\"");
