@@ -23,8 +23,6 @@ FAULTY_DIR holds the fixture plugin "Faulty" built once per fault
   before it, but never through probation) is not chosen: the worker
   refuses to start and says why, until the file is replaced.
 """
-import http.client
-import json
 import os
 import re
 import shutil
@@ -36,24 +34,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 import ksched_test as kt  # noqa: E402
 from ksched_test import check  # noqa: E402
+from faults_test import (debug_plugins, faulty_version,  # noqa: E402
+                         install, node_obj, pod_obj, request)
 
 NODES = ["n0", "n1", "n2"]
-
-
-def request(srv, method, path, body=None, timeout=10):
-    try:
-        c = srv.conn(timeout)
-        c.request(method, path, body=json.dumps(body) if body else None,
-                  headers={"Content-Type": "application/json"})
-        r = c.getresponse()
-        data = r.read().decode(errors="replace")
-        c.close()
-    except (OSError, http.client.HTTPException):
-        return 0, None
-    try:
-        return r.status, json.loads(data)
-    except ValueError:
-        return r.status, data
 
 
 def request_retry(srv, method, path, body=None, timeout=30):
@@ -63,36 +47,6 @@ def request_retry(srv, method, path, body=None, timeout=30):
                                                               path, body)),
                       timeout, 0.05)
     return got or (0, None)
-
-
-def node_obj(name):
-    return {"metadata": {"name": name},
-            "status": {"allocatable": {"cpu": "1000", "memory": "4000Gi",
-                                       "pods": "20000"}}}
-
-
-def pod_obj(name):
-    return {"metadata": {"name": name},
-            "spec": {"containers": [{"name": "c", "image": "busybox",
-                                     "resources": {"requests":
-                                                   {"cpu": "10m"}}}]}}
-
-
-def install(faulty_dir, variant, pd):
-    """A copy under a temporary name, renamed over faulty.so."""
-    tmp = os.path.join(pd, ".faulty.so.new")
-    shutil.copyfile(os.path.join(faulty_dir, "faulty_%s.so" % variant), tmp)
-    os.rename(tmp, os.path.join(pd, "faulty.so"))
-
-
-def debug(srv):
-    st, doc = request_retry(srv, "GET", "/debug/plugins")
-    return doc if st == 200 and isinstance(doc, dict) else {}
-
-
-def faulty_version(doc):
-    return next((p["version"] for p in doc.get("plugins", [])
-                 if p["name"] == "Faulty"), None)
 
 
 def post_pods(srv, prefix, n):
@@ -165,7 +119,7 @@ def within_probation(ksched, plugin_build_dir, faulty_dir, profile, tmp):
     try:
         before = post_pods(srv, "before", 36)
         all_bound(srv, before, what + ": with 1.0.0")
-        doc = debug(srv)
+        doc = debug_plugins(srv)
         f = doc.get("faults", {})
         # The case at hand: generation 1 is not a known-good version yet.
         check(f.get("generationPassedProbation") is False and
@@ -186,7 +140,7 @@ def within_probation(ksched, plugin_build_dir, faulty_dir, profile, tmp):
                             old_worker and request(srv, "GET", "/readyz")[0]
                             == 200, 60)
         check(bool(ready), "%s: a new worker serves" % what)
-        doc = debug(srv)
+        doc = debug_plugins(srv)
         check(faulty_version(doc) == "1.0.0", "%s: the new worker runs "
               "Faulty 1.0.0, the version serving before the swap (got %s)"
               % (what, faulty_version(doc)))
@@ -270,7 +224,7 @@ def older_versions(ksched, plugin_build_dir, faulty_dir, profile, tmp):
                                30)), "%s: the supervisor backs off" % what)
         install(faulty_dir, "ok", pd)
         ok = kt.wait_for("a worker with 1.0.0", lambda: request(
-            srv, "GET", "/readyz")[0] == 200 and faulty_version(debug(srv))
+            srv, "GET", "/readyz")[0] == 200 and faulty_version(debug_plugins(srv))
             == "1.0.0", 60)
         check(bool(ok), "%s: with the file replaced a worker starts" % what)
     finally:
