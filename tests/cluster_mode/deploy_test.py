@@ -32,16 +32,6 @@ import cluster_test as ct  # noqa: E402
 import deploy_util as du  # noqa: E402
 
 
-def worker_of(pid):
-    """The supervisor's worker (its child process), or None."""
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            kids = [int(x) for x in f.read().split()]
-    except OSError:
-        return None
-    return kids[0] if kids else None
-
-
 def flags_checks(ksched, env, d, tmp, servers):
     """--authentication-kubeconfig and --authorization-kubeconfig in the
     embedded mode on loopback: HTTPS, each review where its flag says."""
@@ -86,12 +76,13 @@ def flags_checks(ksched, env, d, tmp, servers):
     # certificate (kept on the supervisor's board), so a client that
     # trusts or pins it keeps working.
     first_cert = ssl.get_server_certificate(("127.0.0.1", port))
-    worker = worker_of(s.proc.pid)
-    ct.check(worker is not None, "the supervisor runs a worker")
-    if worker is not None:
+    worker = ct.ksched_test.worker_pid(s.proc.pid)
+    ct.check(worker != s.proc.pid, "the supervisor runs a worker")
+    if worker != s.proc.pid:
         os.kill(worker, signal.SIGSEGV)
         again = ct.wait_for("a replacement worker serves HTTPS", lambda:
-                            worker_of(s.proc.pid) not in (None, worker) and
+                            ct.ksched_test.worker_pid(s.proc.pid) not in
+                            (s.proc.pid, worker) and
                             du.https(port, "/healthz", None)[0] == 200, 60)
         ct.check(bool(again), "a replacement worker serves HTTPS again")
         ct.check(ssl.get_server_certificate(("127.0.0.1", port)) ==
