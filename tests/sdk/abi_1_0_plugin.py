@@ -82,7 +82,8 @@ def main():
     if got != WANT_BINDINGS:
         print("FAIL 1.0 plugin bindings: %r, want %r" % (got, WANT_BINDINGS))
         ok = False
-    for name in ("AbiProbe11", "AbiProbe12", "AbiProbe13", "AbiProbe13Min0"):
+    for name in ("AbiProbe11", "AbiProbe12", "AbiProbe13", "AbiProbe14",
+                 "AbiProbe14Min0"):
         new = run(name)
         if old != new:
             print("FAIL the 1.0 build and %s differ:\n%r\n%r"
@@ -104,7 +105,8 @@ def main():
                        capture_output=True, text=True, timeout=60)
     if r.returncode != 0 or any(n not in r.stdout for n in
                                 ("AbiProbe10", "AbiProbe11", "AbiProbe12",
-                                 "AbiProbe13", "AbiProbe13Min0")):
+                                 "AbiProbe13", "AbiProbe14",
+                                 "AbiProbe14Min0")):
         print("FAIL ksched plugins: %d %s %s" % (r.returncode, r.stdout,
                                                  r.stderr))
         ok = False

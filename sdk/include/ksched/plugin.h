@@ -1,6 +1,6 @@
 /*
- * ksched plugin SDK, ABI v1.3 (backward compatible with v1.0, v1.1 and
- * v1.2: a plugin built against older headers loads and behaves the same).
+ * ksched plugin SDK, ABI v1.4 (backward compatible with v1.0 to v1.3: a
+ * plugin built against older headers loads and behaves the same).
  * Members added after 1.0 say "(since ABI 1.x)"; check them
  * with KS_API_HAS / KS_PLUGIN_HAS (below) before use, never with a
  * hand-written offsetof.
@@ -52,7 +52,7 @@ extern "C" {
 /* The plugin ABI version: defined here only (sdk/meson.build reads these
  * two lines for ksched-plugin.pc's abi_major and abi_minor). */
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 3
+#define KS_ABI_MINOR 4
 #define KS_PLUGIN_MAGIC 0x4b53504cu /* "KSPL" */
 
 /* The one symbol a plugin exports. */
@@ -310,6 +310,69 @@ typedef int (*ks_object_fn)(const ks_object_t *obj, void *ud);
  * order: `value` is the entry's text when it is a string, NULL otherwise.
  * Both valid during the call. Return 0 to go on, anything else to stop. */
 typedef int (*ks_field_kv_fn)(const char *key, const char *value, void *ud);
+
+/* --- the cluster's API: requests, timers, a PreBind that waits
+ *     (since ABI 1.4) ------------------------------------------------------ */
+
+/*
+ * A request to the cluster's API on the plugin's behalf (upstream: the
+ * Handle's ClientSet). The host sends it with its own connection,
+ * credentials and clientConnection qps/burst, so RBAC sees the scheduler's
+ * user. What happens to it depends on where the host's pods come from
+ * (ks_host_api_t.api_mode):
+ *
+ *   KS_API_CLUSTER  a real API server (`ksched serve --kubeconfig`): sent.
+ *   KS_API_RECORD   `ksched schedule` on snapshot files: nothing is sent;
+ *                   the request is recorded (printed under `requests:` by
+ *                   `-o yaml|json`) and answered 200 with the request's own
+ *                   body (or "{}" when it had none), as if applied.
+ *   KS_API_NONE     no cluster to write to (embedded `serve`, tests):
+ *                   api_request refuses (-1).
+ *
+ *   method:        "GET", "POST", "PUT", "PATCH" or "DELETE"
+ *   path:          from the server's root, query included:
+ *                  "/api/v1/namespaces/default/persistentvolumeclaims/data-0"
+ *                  "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ns/"
+ *                  "podgroups/pg/status"
+ *   body:          JSON text (copied before api_request returns), or NULL.
+ *                  A DELETE with preconditions carries DeleteOptions:
+ *                  {"preconditions":{"uid":"...","resourceVersion":"..."}}
+ *   content_type:  NULL for "application/json"; a PATCH names its kind:
+ *                  "application/merge-patch+json",
+ *                  "application/strategic-merge-patch+json" or
+ *                  "application/json-patch+json".
+ */
+typedef enum ks_api_mode {
+    KS_API_NONE = 0,
+    KS_API_CLUSTER = 1,
+    KS_API_RECORD = 2
+} ks_api_mode_t;
+
+typedef struct ks_api_request {
+    const char *method;
+    const char *path;
+    const char *body;
+    const char *content_type;
+} ks_api_request_t;
+
+/* The answer, valid during the callback only. status: the HTTP status
+ * (2xx success), or 0 when no answer came (connection, TLS, credentials:
+ * message says why). body: the response's text, NUL-terminated ("" when
+ * none). message: "" on success, else one line naming the request and the
+ * API server's reason, e.g. "PATCH /api/v1/namespaces/default/
+ * persistentvolumeclaims/x: persistentvolumeclaims \"x\" not found". */
+typedef struct ks_api_response {
+    int status;
+    const char *body;
+    size_t body_len;
+    const char *message;
+} ks_api_response_t;
+
+typedef struct ks_api_call ks_api_call_t; /* a request in flight */
+typedef void (*ks_api_done_fn)(void *ud, const ks_api_response_t *r);
+
+typedef struct ks_timer ks_timer_t; /* a one-shot timer */
+typedef void (*ks_timer_fn)(void *ud);
 
 /* --- logging, events ----------------------------------------------------- */
 
@@ -660,6 +723,58 @@ typedef struct ks_host_api {
     ks_field_rc_t (*object_map_iterate)(const ks_object_t *o,
                                         const char *path, ks_field_kv_fn fn,
                                         void *ud);
+
+    /* (since ABI 1.4) The cluster's API (see ks_api_request_t above).
+     * Loop thread only (refused: -1, NULL, KS_API_NONE).
+     *
+     * api_mode: where requests go now (stable for the host process).
+     *
+     * api_request: starts the request and returns 0; `done` then runs
+     * exactly once, on the loop thread, never from inside api_request (in
+     * KS_API_RECORD mode too: on the loop's next turn). Returns -1 and
+     * never calls `done` when the request cannot start: KS_API_NONE, a
+     * method not in the list, a path not starting with "/", out of memory.
+     * *call (call may be NULL) identifies it until `done` runs.
+     *
+     * api_cancel: `done` will not run (the request may still reach the
+     * server). Only for a call whose `done` has not run yet.
+     *
+     * The host cancels every request and timer of a plugin instance before
+     * it destroys that instance (hot swap, shutdown): their callbacks never
+     * run into a destroyed `self`. */
+    ks_api_mode_t (*api_mode)(ks_handle_t *h);
+    int (*api_request)(ks_handle_t *h, const ks_api_request_t *req,
+                       ks_api_done_fn done, void *ud, ks_api_call_t **call);
+    void (*api_cancel)(ks_handle_t *h, ks_api_call_t *call);
+
+    /* (since ABI 1.4) One-shot timers on the host's loop, e.g. to poll the
+     * stores while a PreBind waits (upstream's wait.Poll). timer_start:
+     * `fn(ud)` runs once on the loop thread after `ms` milliseconds; NULL
+     * when it cannot start (no loop: a test host; out of memory).
+     * timer_stop: `fn` will not run; only before it has run. The handle is
+     * the host's and is gone once fn has run or the timer is stopped.
+     * Loop thread only (refused: NULL / nothing). */
+    ks_timer_t *(*timer_start)(ks_handle_t *h, uint64_t ms, ks_timer_fn fn,
+                               void *ud);
+    void (*timer_stop)(ks_handle_t *h, ks_timer_t *t);
+
+    /* (since ABI 1.4) A PreBind that waits for the cluster. PreBind may
+     * return KS_PENDING (only when the host has this member): the binding
+     * cycle of that pod stops there, holding its reservation, while every
+     * other pod goes on being scheduled and bound. The plugin ends the wait
+     * by calling pre_bind_resume with the pod's uid and KS_SUCCESS (the
+     * next PreBind plugin, then Bind, run) or a failure code with a reason
+     * (the pod is unreserved and requeued with that reason, as upstream
+     * for a PreBind error), from any later loop-thread callback (an API
+     * answer, a timer, another plugin call) -- not from inside the
+     * pre_bind call that returned KS_PENDING. Returns 0, or -1 when no
+     * PreBind of this plugin waits for that pod (it was deleted meanwhile:
+     * the host then ran Unreserve and dropped it; a second resume).
+     * `reason` is copied; NULL is "". Loop thread only (refused: -1).
+     * A host without this member reads KS_PENDING from PreBind as an
+     * error. */
+    int (*pre_bind_resume)(ks_handle_t *h, const char *pod_uid,
+                           ks_code_t code, const char *reason);
 } ks_host_api_t;
 
 /* --- pod signatures (since ABI 1.1) -------------------------------------- */
@@ -789,6 +904,9 @@ typedef struct ks_plugin {
                         const char *node_name, uint64_t *timeout_ms,
                         ks_status_t *st);
 
+    /* PreBind: KS_PENDING (since ABI 1.4, with the host's
+     * pre_bind_resume) waits for the cluster without holding up other
+     * pods; see ks_host_api_t.pre_bind_resume. */
     ks_code_t (*pre_bind)(void *self, ks_cycle_state_t *cs,
                           const ks_pod_t *pod, const char *node_name,
                           ks_status_t *st);
