@@ -21,6 +21,7 @@
 #include <uv.h>
 
 #include "cluster/cache.h"
+#include "cluster/pod_state.h"
 #include "base/strmap.h"
 #include "framework/generation.h"
 #include "framework/scheduler.h"
@@ -37,15 +38,9 @@
 #include "metrics_authn.h"
 #include "metrics_sched.h"
 
-enum ks_pod_state {
-    KS_POD_PENDING = 0, /* queued, in a cycle, at Permit or binding */
-    KS_POD_BOUND,       /* bound (or created with spec.nodeName) */
-    KS_POD_OTHER        /* no profile schedules it */
-};
-
 typedef struct ks_pod_entry {
     const char *uid; /* the entry's own copy (in key's buffer, after it) */
-    int state;
+    int state;             /* enum ks_pod_state */
     ks_pod_t *other;       /* KS_POD_OTHER: owned here */
     const char *node;      /* KS_POD_BOUND: interned node name */
     uint64_t generation;   /* generation of the last scheduling cycle */
