@@ -581,17 +581,105 @@ static int wait_until(pid_t pid, int64_t deadline, int *status)
     }
 }
 
+/* The child's file actions (stdin from /dev/null, stdout and stderr into
+ * the pipes' write ends) and attributes (its own process group, no signal
+ * blocked, the signals a host may catch back to their defaults). *have_fa
+ * and *have_at say what the caller must destroy, whatever the result. */
+static int spawn_setup(posix_spawn_file_actions_t *fa, int *have_fa,
+                       posix_spawnattr_t *at, int *have_at, int out_w,
+                       int err_w, const char *w, ks_error_t *err)
+{
+    sigset_t none, def;
+    int e;
+    if (posix_spawn_file_actions_init(fa) != 0)
+        return ks_error_set(err, KS_ENOMEM, "%s: out of memory", w);
+    *have_fa = 1;
+    if (posix_spawnattr_init(at) != 0)
+        return ks_error_set(err, KS_ENOMEM, "%s: out of memory", w);
+    *have_at = 1;
+    sigemptyset(&none);
+    sigemptyset(&def);
+    sigaddset(&def, SIGPIPE);
+    sigaddset(&def, SIGINT);
+    sigaddset(&def, SIGTERM);
+    sigaddset(&def, SIGHUP);
+    sigaddset(&def, SIGQUIT);
+    sigaddset(&def, SIGCHLD);
+    sigaddset(&def, SIGUSR1);
+    sigaddset(&def, SIGUSR2);
+    if ((e = posix_spawn_file_actions_addopen(fa, STDIN_FILENO, "/dev/null",
+                                              O_RDONLY, 0)) != 0 ||
+        (e = posix_spawn_file_actions_adddup2(fa, out_w, STDOUT_FILENO)) != 0 ||
+        (e = posix_spawn_file_actions_adddup2(fa, err_w, STDERR_FILENO)) != 0 ||
+        (e = posix_spawnattr_setsigmask(at, &none)) != 0 ||
+        (e = posix_spawnattr_setsigdefault(at, &def)) != 0 ||
+        (e = posix_spawnattr_setpgroup(at, 0)) != 0 ||
+        (e = posix_spawnattr_setflags(at, POSIX_SPAWN_SETPGROUP |
+                                              POSIX_SPAWN_SETSIGMASK |
+                                              POSIX_SPAWN_SETSIGDEF)) != 0)
+        return ks_error_set(err, e == ENOMEM ? KS_ENOMEM : KS_EIO,
+                            "%s: preparing to start it: %s", w, strerror(e));
+    return 0;
+}
+
+/* The message for a run that pump or wait_until ended with `rc` (the
+ * child killed since); `e`: errno at that moment. */
+static int run_error(int rc, int e, int64_t timeout, run_io_t *io,
+                     const char *w, ks_error_t *err)
+{
+    char note[STDERR_TAIL + 64];
+    if (rc == KS_ETIMEDOUT)
+        return ks_error_set(err, KS_ETIMEDOUT,
+                            "%s did not finish within %.3g s; it was "
+                            "killed%s",
+                            w, (double)timeout / 1000.0,
+                            stderr_note(io, note, sizeof(note)));
+    if (rc == KS_EAUTH)
+        return ks_error_set(err, KS_EAUTH,
+                            "%s printed more than %u bytes on stdout; it "
+                            "was killed",
+                            w, STDOUT_MAX);
+    if (rc == KS_ENOMEM)
+        return ks_error_set(err, KS_ENOMEM, "%s: out of memory", w);
+    return ks_error_set(err, KS_EIO,
+                        "%s: lost track of the process (%s); was it "
+                        "reaped by another SIGCHLD handler?",
+                        w, strerror(e));
+}
+
+/* 0 when the child exited with status 0, else the error that says how
+ * it ended. */
+static int exit_error(const ks_exec_plugin_t *p, int status, run_io_t *io,
+                      const char *w, ks_error_t *err)
+{
+    char note[STDERR_TAIL + 64];
+    if (WIFSIGNALED(status))
+        return ks_error_set(err, KS_EAUTH,
+                            "%s: exec: executable %s was killed by signal "
+                            "%d (%s)%s",
+                            w, p->command, WTERMSIG(status),
+                            strsignal(WTERMSIG(status)),
+                            stderr_note(io, note, sizeof(note)));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return ks_error_set(err, KS_EAUTH,
+                            "%s: exec: executable %s failed with exit code "
+                            "%d%s",
+                            w, p->command,
+                            WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                            stderr_note(io, note, sizeof(note)));
+    return 0;
+}
+
 int ks_exec_plugin_run(const ks_exec_plugin_t *p, ks_exec_cred_t *out,
                        ks_error_t *err)
 {
-    char w[512], note[STDERR_TAIL + 64];
+    char w[512];
     char *info = NULL, **envp = NULL, **argv = NULL, *prog = NULL;
     int outp[2] = {-1, -1}, errp[2] = {-1, -1};
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     int have_fa = 0, have_at = 0, rc, status = 0, e;
     int64_t timeout, deadline;
-    sigset_t none, def;
     pid_t pid = -1;
     run_io_t *io;
     size_t i;
@@ -617,42 +705,9 @@ int ks_exec_plugin_run(const ks_exec_plugin_t *p, ks_exec_cred_t *out,
         rc = ks_error_set(err, KS_EIO, "%s: pipe: %s", w, strerror(errno));
         goto out;
     }
-    if ((e = posix_spawn_file_actions_init(&fa)) != 0) {
-        rc = ks_error_set(err, KS_ENOMEM, "%s: out of memory", w);
+    if ((rc = spawn_setup(&fa, &have_fa, &at, &have_at, outp[1], errp[1], w,
+                          err)) != 0)
         goto out;
-    }
-    have_fa = 1;
-    if ((e = posix_spawnattr_init(&at)) != 0) {
-        rc = ks_error_set(err, KS_ENOMEM, "%s: out of memory", w);
-        goto out;
-    }
-    have_at = 1;
-    sigemptyset(&none);
-    sigemptyset(&def);
-    sigaddset(&def, SIGPIPE);
-    sigaddset(&def, SIGINT);
-    sigaddset(&def, SIGTERM);
-    sigaddset(&def, SIGHUP);
-    sigaddset(&def, SIGQUIT);
-    sigaddset(&def, SIGCHLD);
-    sigaddset(&def, SIGUSR1);
-    sigaddset(&def, SIGUSR2);
-    if ((e = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
-                                              O_RDONLY, 0)) != 0 ||
-        (e = posix_spawn_file_actions_adddup2(&fa, outp[1],
-                                              STDOUT_FILENO)) != 0 ||
-        (e = posix_spawn_file_actions_adddup2(&fa, errp[1],
-                                              STDERR_FILENO)) != 0 ||
-        (e = posix_spawnattr_setsigmask(&at, &none)) != 0 ||
-        (e = posix_spawnattr_setsigdefault(&at, &def)) != 0 ||
-        (e = posix_spawnattr_setpgroup(&at, 0)) != 0 ||
-        (e = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
-                                               POSIX_SPAWN_SETSIGMASK |
-                                               POSIX_SPAWN_SETSIGDEF)) != 0) {
-        rc = ks_error_set(err, e == ENOMEM ? KS_ENOMEM : KS_EIO,
-                          "%s: preparing to start it: %s", w, strerror(e));
-        goto out;
-    }
     if ((e = look_path(p->command, &prog)) != 0) {
         rc = e == ENOMEM ? ks_error_set(err, KS_ENOMEM, "%s: out of memory", w)
                          : spawn_error(p, e, err);
@@ -676,45 +731,12 @@ int ks_exec_plugin_run(const ks_exec_plugin_t *p, ks_exec_cred_t *out,
         e = errno;
         kill_and_reap(pid);
         pid = -1;
-        if (rc == KS_ETIMEDOUT)
-            rc = ks_error_set(err, KS_ETIMEDOUT,
-                              "%s did not finish within %.3g s; it was "
-                              "killed%s",
-                              w, (double)timeout / 1000.0,
-                              stderr_note(io, note, sizeof(note)));
-        else if (rc == KS_EAUTH)
-            rc = ks_error_set(err, KS_EAUTH,
-                              "%s printed more than %u bytes on stdout; it "
-                              "was killed",
-                              w, STDOUT_MAX);
-        else if (rc == KS_ENOMEM)
-            rc = ks_error_set(err, KS_ENOMEM, "%s: out of memory", w);
-        else
-            rc = ks_error_set(err, KS_EIO,
-                              "%s: lost track of the process (%s); was it "
-                              "reaped by another SIGCHLD handler?",
-                              w, strerror(e));
+        rc = run_error(rc, e, timeout, io, w, err);
         goto out;
     }
     pid = -1;
-    if (WIFSIGNALED(status)) {
-        rc = ks_error_set(err, KS_EAUTH,
-                          "%s: exec: executable %s was killed by signal %d "
-                          "(%s)%s",
-                          w, p->command, WTERMSIG(status),
-                          strsignal(WTERMSIG(status)),
-                          stderr_note(io, note, sizeof(note)));
+    if ((rc = exit_error(p, status, io, w, err)) != 0)
         goto out;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        rc = ks_error_set(err, KS_EAUTH,
-                          "%s: exec: executable %s failed with exit code "
-                          "%d%s",
-                          w, p->command,
-                          WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                          stderr_note(io, note, sizeof(note)));
-        goto out;
-    }
     rc = ks_exec_credential_parse(io->out.data ? io->out.data : "",
                                   io->out.len, p->api_version,
                                   plugin_name(p, w, sizeof(w)), out, err);

@@ -3,6 +3,7 @@
 
 #include "journal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,146 +237,148 @@ static void obs_permit(void *ud, const ks_pod_t *pod, int allowed,
 
 /* --- metrics ----------------------------------------------------------------- */
 
+static const char *const l_result_profile[] = {"result", "profile", NULL};
+static const char *const l_queue[] = {"queue", NULL};
+static const char *const l_ep[] = {"extension_point", "status", "profile",
+                                   NULL};
+static const char *const l_plugin[] = {"plugin", "extension_point", "status",
+                                       NULL};
+static const char *const l_result[] = {"result", NULL};
+static const char *const l_plugin_only[] = {"plugin", NULL};
+static const char *const l_ext[] = {"extender", "verb", "result", NULL};
+static const char *const l_ext_verb[] = {"extender", "verb", NULL};
+static const char *const l_hint[] = {"plugin", "event", "hint", NULL};
+static const char *const l_event[] = {"event", NULL};
+
+#define M_AT(field) offsetof(ks_server_t, field)
+
+/* The server's own series, registered in this order: where each is kept
+ * in ks_server_t, its type, name, help and labels; for a histogram its
+ * exponential buckets (start, factor, count); `zero`: a series without
+ * labels that exists from the start at zero. */
+static const struct server_metric {
+    size_t at;
+    ks_metric_type_t type;
+    const char *name, *help;
+    const char *const *labels;
+    double start, factor;
+    size_t n_bounds;
+    int zero;
+} server_metrics[] = {
+    {M_AT(m_attempts), KS_METRIC_COUNTER, "scheduler_schedule_attempts_total",
+     "Scheduling attempts by result: scheduled, unschedulable (no node "
+     "fits the pod) or error (a plugin or the host failed).",
+     l_result_profile, 0, 0, 0, 0},
+    {M_AT(m_pending), KS_METRIC_GAUGE, "scheduler_pending_pods",
+     "Pods waiting to be scheduled, by queue: active, backoff, "
+     "unschedulable, and gated (held back by a PreEnqueue plugin).",
+     l_queue, 0, 0, 0, 0},
+    {M_AT(m_attempt_dur), KS_METRIC_HISTOGRAM,
+     "scheduler_scheduling_attempt_duration_seconds",
+     "Duration of one scheduling attempt in seconds, from taking the pod "
+     "off the queue to its binding or failure.",
+     l_result_profile, 0.001, 2, 15, 0},
+    {M_AT(m_ep_dur), KS_METRIC_HISTOGRAM,
+     "scheduler_framework_extension_point_duration_seconds",
+     "Duration in seconds of running every plugin at one extension point "
+     "(Filter and Score: the whole phase over all nodes).",
+     l_ep, 0.0001, 2, 12, 0},
+    {M_AT(m_plugin_dur), KS_METRIC_HISTOGRAM,
+     "scheduler_plugin_execution_duration_seconds",
+     "Seconds one plugin call took at one extension point (Filter and "
+     "Score: on one node), timed for every plugin call in 10% of "
+     "scheduling cycles and in their binding cycles.",
+     l_plugin, 0.00001, 1.5, 20, 0},
+    {M_AT(m_ext_requests), KS_METRIC_COUNTER, "ksched_extender_requests_total",
+     "Scheduler extender calls by extender (its urlPrefix), verb and "
+     "result: the HTTP status code, timeout (no answer within "
+     "httpTimeout), error (no HTTP answer) or cancelled (the pod went "
+     "away first).",
+     l_ext, 0, 0, 0, 0},
+    {M_AT(m_ext_latency), KS_METRIC_HISTOGRAM,
+     "ksched_extender_request_duration_seconds",
+     "Seconds from the start of a scheduler extender call to its answer "
+     "(or its failure), by extender and verb.",
+     l_ext_verb, 0.001, 2, 15, 0},
+    /* upstream's buckets: 10us * 1.5^k for hints (as plugin execution),
+     * 0.1ms * 2^k for events */
+    {M_AT(m_hint_dur), KS_METRIC_HISTOGRAM,
+     "scheduler_queueing_hint_execution_duration_seconds",
+     "Seconds one QueueingHint call took, by plugin, event and result "
+     "(Queue, QueueSkip, or Error for a value that is neither).",
+     l_hint, 0.00001, 1.5, 20, 0},
+    {M_AT(m_event_dur), KS_METRIC_HISTOGRAM,
+     "scheduler_event_handling_duration_seconds",
+     "Seconds the scheduling queue took to handle one cluster event, by "
+     "event.",
+     l_event, 0.0001, 2, 12, 0},
+    {M_AT(m_permit_wait), KS_METRIC_HISTOGRAM,
+     "scheduler_permit_wait_duration_seconds",
+     "Seconds pods spent waiting at Permit, by result.", l_result, 0.001, 2,
+     15, 0},
+    {M_AT(m_preempt), KS_METRIC_COUNTER, "scheduler_preemption_attempts_total",
+     "PostFilter (preemption) runs for pods no node could take.", NULL, 0, 0,
+     0, 1},
+    {M_AT(m_reloads), KS_METRIC_COUNTER, "ksched_plugin_reloads_total",
+     "Reloads of the configuration and plugins, by result (success or "
+     "failure; a failure keeps the running generation).",
+     l_result, 0, 0, 0, 0},
+    {M_AT(m_plugin_gen), KS_METRIC_GAUGE, "ksched_plugin_generation",
+     "The framework generation that serves each loaded plugin.",
+     l_plugin_only, 0, 0, 0, 0},
+    {M_AT(m_generation), KS_METRIC_GAUGE, "ksched_generation",
+     "The current framework generation.", NULL, 0, 0, 0, 0},
+    {M_AT(m_images), KS_METRIC_GAUGE, "ksched_plugin_images_loaded",
+     "Plugin shared objects mapped by the process, over every "
+     "generation still in use.",
+     NULL, 0, 0, 0, 0},
+    {M_AT(m_batch_reused), KS_METRIC_COUNTER,
+     "ksched_batch_reused_nodes_total",
+     "Nodes whose Filter verdict or Score results a scheduling cycle "
+     "reused from the previous pod's cycle (opportunistic batching; "
+     "with --batching verify: compared with a fresh evaluation).",
+     NULL, 0, 0, 0, 1},
+    {M_AT(m_batch_mismatches), KS_METRIC_COUNTER,
+     "ksched_batch_mismatches_total",
+     "Results that --batching verify found different from a fresh "
+     "evaluation (each is logged with its pod and node).",
+     NULL, 0, 0, 0, 1},
+    {M_AT(m_bulk_compared), KS_METRIC_COUNTER,
+     "ksched_bulk_compared_nodes_total",
+     "Node results --bulk verify compared between the bulk Filter and "
+     "Score (filter_nodes, score_nodes) and the node-by-node ones.",
+     NULL, 0, 0, 0, 1},
+    {M_AT(m_bulk_mismatches), KS_METRIC_COUNTER,
+     "ksched_bulk_mismatches_total",
+     "Results that --bulk verify found different between the bulk and "
+     "the node-by-node calls (each is logged with its pod, node and "
+     "plugin).",
+     NULL, 0, 0, 0, 1},
+};
+
 static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
 {
-    static const char *const l_result_profile[] = {"result", "profile", NULL};
-    static const char *const l_queue[] = {"queue", NULL};
-    static const char *const l_ep[] = {"extension_point", "status", "profile",
-                                       NULL};
-    static const char *const l_plugin[] = {"plugin", "extension_point",
-                                           "status", NULL};
-    static const char *const l_result[] = {"result", NULL};
-    static const char *const l_plugin_only[] = {"plugin", NULL};
-    static const char *const l_ext[] = {"extender", "verb", "result", NULL};
-    static const char *const l_ext_verb[] = {"extender", "verb", NULL};
-    static const char *const l_hint[] = {"plugin", "event", "hint", NULL};
-    static const char *const l_event[] = {"event", NULL};
-    double b_hint[20], b_event[12];
-    double b_ext[15];
-    double b_attempt[15], b_ep[12], b_plugin[20], b_permit[15];
     ks_metrics_t *r = ks_metrics_new();
     size_t i;
     if (r == NULL)
         return -1;
     srv->metrics = r;
-    ks_metrics_exponential_buckets(0.001, 2, 15, b_attempt);
-    ks_metrics_exponential_buckets(0.0001, 2, 12, b_ep);
-    ks_metrics_exponential_buckets(0.00001, 1.5, 20, b_plugin);
-    ks_metrics_exponential_buckets(0.001, 2, 15, b_permit);
-    srv->m_attempts = ks_metrics_add(
-        r, KS_METRIC_COUNTER, "scheduler_schedule_attempts_total",
-        "Scheduling attempts by result: scheduled, unschedulable (no node "
-        "fits the pod) or error (a plugin or the host failed).",
-        l_result_profile, NULL, 0);
-    srv->m_pending = ks_metrics_add(
-        r, KS_METRIC_GAUGE, "scheduler_pending_pods",
-        "Pods waiting to be scheduled, by queue: active, backoff, "
-        "unschedulable, and gated (held back by a PreEnqueue plugin).",
-        l_queue, NULL, 0);
-    srv->m_attempt_dur = ks_metrics_add(
-        r, KS_METRIC_HISTOGRAM, "scheduler_scheduling_attempt_duration_seconds",
-        "Duration of one scheduling attempt in seconds, from taking the pod "
-        "off the queue to its binding or failure.",
-        l_result_profile, b_attempt, 15);
-    srv->m_ep_dur = ks_metrics_add(
-        r, KS_METRIC_HISTOGRAM,
-        "scheduler_framework_extension_point_duration_seconds",
-        "Duration in seconds of running every plugin at one extension point "
-        "(Filter and Score: the whole phase over all nodes).",
-        l_ep, b_ep, 12);
-    srv->m_plugin_dur = ks_metrics_add(
-        r, KS_METRIC_HISTOGRAM, "scheduler_plugin_execution_duration_seconds",
-        "Seconds one plugin call took at one extension point (Filter and "
-        "Score: on one node), timed for every plugin call in 10% of "
-        "scheduling cycles and in their binding cycles.",
-        l_plugin, b_plugin, 20);
-    ks_metrics_exponential_buckets(0.001, 2, 15, b_ext);
-    srv->m_ext_requests = ks_metrics_add(
-        r, KS_METRIC_COUNTER, "ksched_extender_requests_total",
-        "Scheduler extender calls by extender (its urlPrefix), verb and "
-        "result: the HTTP status code, timeout (no answer within "
-        "httpTimeout), error (no HTTP answer) or cancelled (the pod went "
-        "away first).",
-        l_ext, NULL, 0);
-    srv->m_ext_latency = ks_metrics_add(
-        r, KS_METRIC_HISTOGRAM, "ksched_extender_request_duration_seconds",
-        "Seconds from the start of a scheduler extender call to its answer "
-        "(or its failure), by extender and verb.",
-        l_ext_verb, b_ext, 15);
-    /* upstream's buckets: 10us * 1.5^k for hints (as plugin execution),
-     * 0.1ms * 2^k for events */
-    ks_metrics_exponential_buckets(0.00001, 1.5, 20, b_hint);
-    ks_metrics_exponential_buckets(0.0001, 2, 12, b_event);
-    srv->m_hint_dur = ks_metrics_add(
-        r, KS_METRIC_HISTOGRAM, "scheduler_queueing_hint_execution_duration_seconds",
-        "Seconds one QueueingHint call took, by plugin, event and result "
-        "(Queue, QueueSkip, or Error for a value that is neither).",
-        l_hint, b_hint, 20);
-    srv->m_event_dur = ks_metrics_add(
-        r, KS_METRIC_HISTOGRAM, "scheduler_event_handling_duration_seconds",
-        "Seconds the scheduling queue took to handle one cluster event, by "
-        "event.",
-        l_event, b_event, 12);
-    srv->m_permit_wait = ks_metrics_add(
-        r, KS_METRIC_HISTOGRAM, "scheduler_permit_wait_duration_seconds",
-        "Seconds pods spent waiting at Permit, by result.", l_result,
-        b_permit, 15);
-    srv->m_preempt = ks_metrics_add(
-        r, KS_METRIC_COUNTER, "scheduler_preemption_attempts_total",
-        "PostFilter (preemption) runs for pods no node could take.", NULL,
-        NULL, 0);
-    srv->m_reloads = ks_metrics_add(
-        r, KS_METRIC_COUNTER, "ksched_plugin_reloads_total",
-        "Reloads of the configuration and plugins, by result (success or "
-        "failure; a failure keeps the running generation).",
-        l_result, NULL, 0);
-    srv->m_plugin_gen = ks_metrics_add(
-        r, KS_METRIC_GAUGE, "ksched_plugin_generation",
-        "The framework generation that serves each loaded plugin.",
-        l_plugin_only, NULL, 0);
-    srv->m_generation = ks_metrics_add(r, KS_METRIC_GAUGE, "ksched_generation",
-                                       "The current framework generation.",
-                                       NULL, NULL, 0);
-    srv->m_images = ks_metrics_add(
-        r, KS_METRIC_GAUGE, "ksched_plugin_images_loaded",
-        "Plugin shared objects mapped by the process, over every "
-        "generation still in use.",
-        NULL, NULL, 0);
-    srv->m_batch_reused = ks_metrics_add(
-        r, KS_METRIC_COUNTER, "ksched_batch_reused_nodes_total",
-        "Nodes whose Filter verdict or Score results a scheduling cycle "
-        "reused from the previous pod's cycle (opportunistic batching; "
-        "with --batching verify: compared with a fresh evaluation).",
-        NULL, NULL, 0);
-    srv->m_batch_mismatches = ks_metrics_add(
-        r, KS_METRIC_COUNTER, "ksched_batch_mismatches_total",
-        "Results that --batching verify found different from a fresh "
-        "evaluation (each is logged with its pod and node).",
-        NULL, NULL, 0);
-    srv->m_bulk_compared = ks_metrics_add(
-        r, KS_METRIC_COUNTER, "ksched_bulk_compared_nodes_total",
-        "Node results --bulk verify compared between the bulk Filter and "
-        "Score (filter_nodes, score_nodes) and the node-by-node ones.",
-        NULL, NULL, 0);
-    srv->m_bulk_mismatches = ks_metrics_add(
-        r, KS_METRIC_COUNTER, "ksched_bulk_mismatches_total",
-        "Results that --bulk verify found different between the bulk and "
-        "the node-by-node calls (each is logged with its pod, node and "
-        "plugin).",
-        NULL, NULL, 0);
-    if (!srv->m_batch_reused || !srv->m_batch_mismatches ||
-        !srv->m_bulk_compared || !srv->m_bulk_mismatches)
-        return -1;
-    ks_metric_add(srv->m_batch_reused, 0);
-    ks_metric_add(srv->m_batch_mismatches, 0);
-    ks_metric_add(srv->m_bulk_compared, 0);
-    ks_metric_add(srv->m_bulk_mismatches, 0);
-    if (!srv->m_attempts || !srv->m_pending || !srv->m_attempt_dur ||
-        !srv->m_ep_dur || !srv->m_plugin_dur || !srv->m_permit_wait ||
-        !srv->m_preempt || !srv->m_reloads || !srv->m_plugin_gen ||
-        !srv->m_generation || !srv->m_images || !srv->m_ext_requests ||
-        !srv->m_ext_latency || !srv->m_hint_dur || !srv->m_event_dur)
-        return -1;
+    for (i = 0; i < sizeof server_metrics / sizeof server_metrics[0]; i++) {
+        const struct server_metric *d = &server_metrics[i];
+        ks_metric_t **slot = (ks_metric_t **)((char *)srv + d->at);
+        double b[20];
+        if (d->n_bounds > sizeof b / sizeof b[0])
+            return -1;
+        if (d->n_bounds > 0)
+            ks_metrics_exponential_buckets(d->start, d->factor, d->n_bounds,
+                                           b);
+        *slot = ks_metrics_add(r, d->type, d->name, d->help, d->labels,
+                               d->n_bounds > 0 ? b : NULL, d->n_bounds);
+        if (*slot == NULL)
+            return -1;
+        if (d->zero)
+            ks_metric_add(*slot, 0);
+    }
     srv->plugin_samples = ks_plugin_samples_new(srv->m_plugin_dur);
     if (srv->plugin_samples == NULL)
         return -1;
@@ -383,14 +386,13 @@ static int metrics_init(ks_server_t *srv, const ks_generation_t *g)
     if (srv->sched_metrics == NULL ||
         ks_authn_metrics_init(&srv->authn_metrics, r) != 0)
         return -1;
-    /* Series that exist from the start, at zero. */
+    /* Series with labels that exist from the start, at zero. */
     for (i = 0; i < g->n_fws; i++) {
         const char *p = g->fws[i]->profile_name;
         ks_metric_add(srv->m_attempts, 0, "scheduled", p);
         ks_metric_add(srv->m_attempts, 0, "unschedulable", p);
         ks_metric_add(srv->m_attempts, 0, "error", p);
     }
-    ks_metric_add(srv->m_preempt, 0);
     ks_metric_add(srv->m_reloads, 0, "success");
     ks_metric_add(srv->m_reloads, 0, "failure");
     return 0;
