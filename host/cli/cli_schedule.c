@@ -90,9 +90,17 @@ typedef struct binding {
     const char *node;
 } binding_t;
 
+/* A plugin's API request, recorded instead of sent (SDK ABI 1.4
+ * KS_API_RECORD). Strings malloc'd. */
+typedef struct recorded {
+    char *plugin, *method, *path, *content_type, *body;
+} recorded_t;
+
 typedef struct run {
     binding_t *b;
     size_t n_b, cap_b;
+    recorded_t *req;
+    size_t n_req, cap_req;
     const char *explain_ns, *explain_name;
     uint32_t explain_attempt;
 } run_t;
@@ -278,6 +286,52 @@ static void on_cycle(void *ud, const ks_cycle_result_t *r)
         explain(run, r);
 }
 
+static int record_request(void *ud, const char *plugin,
+                          const ks_api_request_t *req)
+{
+    run_t *run = ud;
+    recorded_t *r;
+    if (run->n_req == run->cap_req) {
+        size_t cap = run->cap_req ? run->cap_req * 2 : 8;
+        recorded_t *na = realloc(run->req, cap * sizeof *na);
+        if (na == NULL)
+            return -1;
+        run->req = na;
+        run->cap_req = cap;
+    }
+    r = &run->req[run->n_req];
+    r->plugin = strdup(plugin);
+    r->method = strdup(req->method);
+    r->path = strdup(req->path);
+    r->content_type = strdup(req->content_type ? req->content_type
+                                               : "application/json");
+    r->body = req->body ? strdup(req->body) : NULL;
+    if (!r->plugin || !r->method || !r->path || !r->content_type ||
+        (req->body && !r->body)) {
+        free(r->plugin);
+        free(r->method);
+        free(r->path);
+        free(r->content_type);
+        free(r->body);
+        return -1;
+    }
+    run->n_req++;
+    return 0;
+}
+
+static void recorded_free(run_t *run)
+{
+    size_t i;
+    for (i = 0; i < run->n_req; i++) {
+        free(run->req[i].plugin);
+        free(run->req[i].method);
+        free(run->req[i].path);
+        free(run->req[i].content_type);
+        free(run->req[i].body);
+    }
+    free(run->req);
+}
+
 typedef struct pending {
     const ks_pod_t *pod;
     char *message;
@@ -351,6 +405,9 @@ static void print_result(const char *output, const run_t *run,
         printf("\n%zu bound, %zu could not be placed", run->n_b, pend->n);
         if (n_others)
             printf(", %zu left to other schedulers", n_others);
+        if (run->n_req)
+            printf(", %zu API request%s recorded (see -o yaml)", run->n_req,
+                   run->n_req == 1 ? "" : "s");
         printf("\n");
         return;
     }
@@ -371,6 +428,18 @@ static void print_result(const char *output, const run_t *run,
         for (i = 0; i < n_others; i++)
             printf("- pod: %s/%s\n  schedulerName: %s\n", others[i]->ns,
                    others[i]->name, others[i]->scheduler_name);
+        printf("requests:%s\n", run->n_req ? "" : " []");
+        for (i = 0; i < run->n_req; i++) {
+            const recorded_t *r = &run->req[i];
+            printf("- plugin: %s\n  method: %s\n  path: ", r->plugin,
+                   r->method);
+            json_str(r->path);
+            printf("\n  contentType: ");
+            json_str(r->content_type);
+            printf("\n  body: ");
+            json_str(r->body ? r->body : "");
+            printf("\n");
+        }
         return;
     }
     printf("{\"bindings\": [");
@@ -400,6 +469,21 @@ static void print_result(const char *output, const run_t *run,
         json_str(others[i]->ns);
         printf(", \"name\": ");
         json_str(others[i]->name);
+        printf("}");
+    }
+    printf("], \"requests\": [");
+    for (i = 0; i < run->n_req; i++) {
+        const recorded_t *r = &run->req[i];
+        printf("%s{\"plugin\": ", i ? ", " : "");
+        json_str(r->plugin);
+        printf(", \"method\": ");
+        json_str(r->method);
+        printf(", \"path\": ");
+        json_str(r->path);
+        printf(", \"contentType\": ");
+        json_str(r->content_type);
+        printf(", \"body\": ");
+        json_str(r->body ? r->body : "");
         printf("}");
     }
     printf("]}\n");
@@ -644,6 +728,10 @@ int ks_cli_schedule(int argc, char **argv)
     so.obs.bound = on_bound;
     so.obs.cycle = on_cycle;
     so.obs.ud = &run;
+    /* Plugins' API requests are recorded and printed, never sent. */
+    so.writer.api_mode = KS_API_RECORD;
+    so.writer.api_record = record_request;
+    so.writer.ud = &run;
     if ((s = ks_scheduler_new(gen, cache, &so)) == NULL) {
         fprintf(stderr, "ksched schedule: out of memory\n");
         goto out;
@@ -667,6 +755,7 @@ out:
         free(pend.a[i].message);
     free(pend.a);
     free(run.b);
+    recorded_free(&run);
     ks_generation_unref(gen);
     return rc;
 }

@@ -10,6 +10,12 @@
  * in the list of bindings in flight, its pod still assumed. A pod removed
  * meanwhile is dropped when the answer comes.
  *
+ * A PreBind plugin may return KS_PENDING (SDK ABI 1.4): the record then
+ * waits among the bindings in flight (BIND_PREBIND_WAIT) until the plugin
+ * calls pre_bind_resume (ks_sched_pre_bind_resume), which puts it back in
+ * the ready list to go on from that plugin's answer; a pod deleted
+ * meanwhile goes back the same way and is dropped (Unreserve runs).
+ *
  * Ownership: a record (ks_waiting_pod_t) popped from the ready list or
  * the bindings in flight is this file's until it is freed here. Loop
  * thread only; ks_scheduler_bind_done not from inside another pod's plugin
@@ -244,16 +250,40 @@ static int extender_bind(ks_scheduler_t *s, ks_waiting_pod_t *wp)
     return -1;
 }
 
+/* PreBind, from the first plugin or, for a record a plugin resumed,
+ * from the answer it gave on. KS_PENDING: the record waits. */
+static ks_code_t pre_bind(ks_scheduler_t *s, ks_waiting_pod_t *wp,
+                          ks_status_t *st)
+{
+    ks_code_t c = KS_SUCCESS;
+    double t0 = KS_SCHED_EP_T0(s);
+    if (wp->resumed) {
+        wp->resumed = 0;
+        c = ks_fw_pre_bind_resumed(wp->fw, wp->prebind_at, wp->resume_code,
+                                   wp->message, st);
+        wp->prebind_at++;
+    }
+    if (c == KS_SUCCESS)
+        c = ks_fw_run_pre_bind(wp->fw, wp->cs, wp->qp->pod, wp->node,
+                               &wp->prebind_at, st);
+    if (c == KS_PENDING) {
+        wp->bind_state = BIND_PREBIND_WAIT;
+        binding_wait(s, wp); /* ks_sched_pre_bind_resume goes on */
+        return c;
+    }
+    ks_sched_ep_done(s, wp->fw, KS_EP_PRE_BIND, c, t0);
+    return c;
+}
+
 static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
 {
     ks_status_t st;
-    ks_qpod_t *qp = wp->qp;
-    double t0;
     ks_code_t c;
 
     /* The binding cycle times plugins as its scheduling cycle did. */
     s->env.sample_plugins = wp->sampled;
-    ks_sched_report_permit_wait(s, wp);
+    if (!wp->resumed)
+        ks_sched_report_permit_wait(s, wp);
     if (is_deleted(wp)) {
         drop_deleted(s, wp);
         return;
@@ -262,9 +292,9 @@ static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
         ks_sched_fail_assumed(s, wp, wp->message, 0);
         return;
     }
-    t0 = KS_SCHED_EP_T0(s);
-    c = ks_fw_run_pre_bind(wp->fw, wp->cs, qp->pod, wp->node, &st);
-    ks_sched_ep_done(s, wp->fw, KS_EP_PRE_BIND, c, t0);
+    c = pre_bind(s, wp, &st);
+    if (c == KS_PENDING)
+        return;
     if (c == KS_SUCCESS) {
         int rc = extender_bind(s, wp);
         if (rc == 0)
@@ -275,6 +305,24 @@ static void binding_cycle(ks_scheduler_t *s, ks_waiting_pod_t *wp)
         }
     }
     bind_plugins(s, wp, c, &st);
+}
+
+int ks_sched_pre_bind_resume(ks_scheduler_t *s, const void *inst,
+                             const char *uid, ks_code_t code,
+                             const char *reason)
+{
+    ks_waiting_pod_t *wp = uid ? binding_find(s, uid) : NULL;
+    if (wp == NULL || wp->bind_state != BIND_PREBIND_WAIT ||
+        ks_fw_pre_bind_inst(wp->fw, wp->prebind_at) != inst)
+        return -1;
+    binding_unlink(s, wp);
+    wp->bind_state = BIND_NONE;
+    wp->resumed = 1;
+    wp->resume_code = code;
+    snprintf(wp->message, sizeof wp->message, "%s", reason ? reason : "");
+    ks_sched_ready_push(s, wp);
+    ks_scheduler_kick(s);
+    return 0;
 }
 
 /* Bind plugins (c: PreBind's code; they run only after its success), then
@@ -336,7 +384,8 @@ int ks_scheduler_bind_done(ks_scheduler_t *s, const char *uid, int ok,
                      message ? message : "binding failed");
         return 0;
     }
-    if ((wp = binding_find(s, uid)) == NULL)
+    if ((wp = binding_find(s, uid)) == NULL ||
+        wp->bind_state == BIND_PREBIND_WAIT)
         return KS_ENOTFOUND;
     binding_unlink(s, wp);
     s->env.sample_plugins = wp->sampled;
@@ -364,6 +413,15 @@ int ks_sched_binding_drop(ks_scheduler_t *s, const ks_qpod_t *qp)
     for (wp = s->binding; wp; wp = wp->bnext)
         if (wp->qp == qp) {
             wp->deleted = 1;
+            if (wp->bind_state == BIND_PREBIND_WAIT) {
+                /* Nothing of the cluster's to wait for: Unreserve (which
+                 * ends the plugin's wait) and the drop come from the
+                 * ready list, outside the caller's plugin call. */
+                binding_unlink(s, wp);
+                wp->bind_state = BIND_NONE;
+                ks_sched_ready_push(s, wp);
+                ks_scheduler_kick(s);
+            }
             return 1;
         }
     return 0;

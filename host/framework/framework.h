@@ -83,6 +83,22 @@ typedef struct ks_fw_ops {
                                           const ks_pod_t *pod,
                                           const ks_preempt_candidate_t **out,
                                           uint32_t *n, ks_status_t *st);
+    /* SDK ABI 1.4 (plugin_async.h). Where plugins' API requests go (NULL:
+     * KS_API_NONE). api_send (KS_API_CLUSTER): start the request; done(ud,
+     * r) runs later, once, unless api_abort(handle) comes first; NULL with
+     * a message in err when it cannot start. api_record (KS_API_RECORD):
+     * keep a copy of the request; 0, or -1 when out of memory. */
+    ks_api_mode_t (*api_mode)(ks_fw_env_t *env);
+    void *(*api_send)(ks_fw_env_t *env, const ks_api_request_t *req,
+                      ks_api_done_fn done, void *ud, char *err,
+                      size_t errlen);
+    void (*api_abort)(ks_fw_env_t *env, void *handle);
+    int (*api_record)(ks_fw_env_t *env, const char *plugin,
+                      const ks_api_request_t *req);
+    /* plugin.h pre_bind_resume for instance `inst`; may be NULL: -1. */
+    int (*pre_bind_resume)(ks_fw_env_t *env, const void *inst,
+                           const char *uid, ks_code_t code,
+                           const char *reason);
 } ks_fw_ops_t;
 
 /* What the framework needs from its surroundings; owned by the scheduler
@@ -91,6 +107,9 @@ struct ks_fw_env {
     ks_snapshot_t *snapshot; /* the snapshot of the current cycle */
     ks_cache_t *cache;
     const ks_fw_ops_t *ops; /* may be NULL: those host calls then fail */
+    /* The loop plugins' timers and API answers run on (ABI 1.4); NULL
+     * when the owner has none (a test host): timer_start refuses. */
+    struct uv_loop_s *loop;
     int deterministic;
     uint64_t rng;
     int64_t (*now_ms)(ks_fw_env_t *env);
@@ -360,9 +379,22 @@ ks_code_t ks_fw_run_permit(ks_framework_t *fw, ks_cycle_state_t *cs,
                            const ks_pod_t *pod, const char *node,
                            uint64_t *timeout_ms, uint64_t *wait_plugins,
                            const char **timeout_plugin, ks_status_t *st);
+/* PreBind from plugin *at on (0: the first). KS_PENDING (ABI 1.4): plugin
+ * *at waits for the cluster, and the cycle goes on with
+ * ks_fw_pre_bind_resumed once it calls pre_bind_resume, then with this
+ * function from *at + 1. Any other return: *at is past the last plugin
+ * run. */
 ks_code_t ks_fw_run_pre_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
                              const ks_pod_t *pod, const char *node,
-                             ks_status_t *st);
+                             size_t *at, ks_status_t *st);
+/* The outcome plugin `at` gave through pre_bind_resume, as a status
+ * ks_fw_run_pre_bind would have returned for it: running PreBind plugin
+ * "X": reason. */
+ks_code_t ks_fw_pre_bind_resumed(ks_framework_t *fw, size_t at, ks_code_t code,
+                                 const char *reason, ks_status_t *st);
+/* The instance (ks_plugin_inst_t) of PreBind plugin `at`, NULL past the
+ * list: who may resume a pod waiting there. */
+const void *ks_fw_pre_bind_inst(const ks_framework_t *fw, size_t at);
 ks_code_t ks_fw_run_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
                          const ks_pod_t *pod, const char *node,
                          ks_status_t *st);

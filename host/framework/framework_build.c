@@ -7,6 +7,7 @@
  * Loop thread only.
  */
 #include "framework.h"
+#include "plugin_async.h"
 
 #include "call_board.h"
 #include "quarantine.h"
@@ -532,6 +533,8 @@ void ks_framework_free(ks_framework_t *fw)
         ks_pool_free(fw->pool);
     for (i = 0; i < fw->n_insts; i++) {
         ks_plugin_inst_t *in = fw->insts[i];
+        /* Its timers and API requests first: no callback after destroy. */
+        ks_fw_async_cancel(NULL, in);
         if (in->created && in->d->destroy) {
             ks_board_slot_t *slot = ks_call_enter(
                 in->call_id, KS_CALL_DESTROY, in->deadline_ms, NULL, NULL,

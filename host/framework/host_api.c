@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "base/intern.h"
+#include "plugin_async.h"
 #include "cluster/object_store.h"
 #include "cluster/object_view.h"
 #include "cycle_state.h"
@@ -631,6 +632,62 @@ static ks_field_rc_t api_object_map_iterate(const ks_object_t *o,
     return ks_field_map_iterate(o ? o->tree : NULL, path, fn, ud);
 }
 
+/* --- the cluster's API, timers, PreBind's wait (ABI 1.4; plugin_async.h) */
+
+static const char *inst_name(ks_handle_t *h)
+{
+    return H(h)->inst && H(h)->inst->name ? H(h)->inst->name : "?";
+}
+
+static ks_api_mode_t api_api_mode(ks_handle_t *h)
+{
+    LOOP_ONLY("api_mode", KS_API_NONE);
+    return h ? ks_fw_api_mode(ENV(h)) : KS_API_NONE;
+}
+
+static int api_api_request(ks_handle_t *h, const ks_api_request_t *req,
+                           ks_api_done_fn done, void *ud,
+                           ks_api_call_t **call)
+{
+    LOOP_ONLY("api_request", -1);
+    if (h == NULL)
+        return -1;
+    return ks_fw_api_request(ENV(h), H(h)->inst, inst_name(h), req, done, ud,
+                             call);
+}
+
+static void api_api_cancel(ks_handle_t *h, ks_api_call_t *call)
+{
+    LOOP_ONLY("api_cancel", );
+    (void)h;
+    ks_fw_api_cancel(call);
+}
+
+static ks_timer_t *api_timer_start(ks_handle_t *h, uint64_t ms,
+                                   ks_timer_fn fn, void *ud)
+{
+    LOOP_ONLY("timer_start", NULL);
+    return h ? ks_fw_timer_start(ENV(h), H(h)->inst, ms, fn, ud) : NULL;
+}
+
+static void api_timer_stop(ks_handle_t *h, ks_timer_t *t)
+{
+    LOOP_ONLY("timer_stop", );
+    (void)h;
+    ks_fw_timer_stop(t);
+}
+
+static int api_pre_bind_resume(ks_handle_t *h, const char *pod_uid,
+                               ks_code_t code, const char *reason)
+{
+    ks_fw_env_t *e;
+    LOOP_ONLY("pre_bind_resume", -1);
+    if (h == NULL || (e = ENV(h)) == NULL || e->ops == NULL ||
+        e->ops->pre_bind_resume == NULL)
+        return -1;
+    return e->ops->pre_bind_resume(e, H(h)->inst, pod_uid, code, reason);
+}
+
 static const ks_host_api_t api = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -702,6 +759,12 @@ static const ks_host_api_t api = {
     .object_len = api_object_len,
     .object_type = api_object_type,
     .object_map_iterate = api_object_map_iterate,
+    .api_mode = api_api_mode,
+    .api_request = api_api_request,
+    .api_cancel = api_api_cancel,
+    .timer_start = api_timer_start,
+    .timer_stop = api_timer_stop,
+    .pre_bind_resume = api_pre_bind_resume,
 };
 
 const ks_host_api_t *ks_host_api(void)

@@ -905,23 +905,50 @@ ks_code_t ks_fw_run_permit(ks_framework_t *fw, ks_cycle_state_t *cs,
 
 ks_code_t ks_fw_run_pre_bind(ks_framework_t *fw, ks_cycle_state_t *cs,
                              const ks_pod_t *pod, const char *node,
-                             ks_status_t *st)
+                             size_t *at, ks_status_t *st)
 {
     size_t i;
     int on = timing_on(fw);
     ks_status_reset(st);
-    for (i = 0; i < fw->n_points[KS_EP_PRE_BIND]; i++) {
+    for (i = *at; i < fw->n_points[KS_EP_PRE_BIND]; i++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_PRE_BIND][i].inst;
         ks_code_t c;
         TIMED(on, fw, in, pod, KS_EP_PRE_BIND, c,
               in->d->pre_bind(in->self, cs, pod, node, st));
+        if (c == KS_PENDING) {
+            st->n_reasons = 0;
+            *at = i;
+            return KS_PENDING;
+        }
         if (c != KS_SUCCESS) {
             if (!valid_code((int)c))
                 return invalid_code(st, "PreBind", in->name, (int)c);
             return as_error(st, "PreBind", in->name);
         }
     }
+    *at = i;
     return KS_SUCCESS;
+}
+
+ks_code_t ks_fw_pre_bind_resumed(ks_framework_t *fw, size_t at, ks_code_t code,
+                                 const char *reason, ks_status_t *st)
+{
+    const char *name = fw->points[KS_EP_PRE_BIND][at].inst->name;
+    ks_status_reset(st);
+    if (code == KS_SUCCESS)
+        return KS_SUCCESS;
+    if (!valid_code((int)code) || code == KS_PENDING)
+        return invalid_code(st, "PreBind (resumed)", name, (int)code);
+    if (reason && reason[0])
+        ks_status_add_reason(st, reason);
+    return as_error(st, "PreBind", name);
+}
+
+const void *ks_fw_pre_bind_inst(const ks_framework_t *fw, size_t at)
+{
+    return at < fw->n_points[KS_EP_PRE_BIND]
+               ? (const void *)fw->points[KS_EP_PRE_BIND][at].inst
+               : NULL;
 }
 
 ks_code_t ks_fw_run_bind(ks_framework_t *fw, ks_cycle_state_t *cs,

@@ -18,6 +18,7 @@
  */
 #include <stdint.h>
 
+#include "plugin_async.h"
 #include "scheduler_impl.h"
 
 #define UNSCHED_FLUSH_MS (5 * 60 * 1000)
@@ -66,13 +67,17 @@ void ks_scheduler_run_batch(ks_scheduler_t *s)
     uint64_t bound = s->stats.bound;
     int64_t progress_at = ks_scheduler_now(s);
     s->batch = 1;
+    if (s->env.loop == NULL)
+        s->env.loop = ks_sched_batch_loop(s); /* plugins' timers, answers */
     for (;;) {
         int64_t d;
         if (ks_scheduler_step(s))
             continue;
-        /* Extender calls in flight: run their loop (real time) until
-         * something answers; the simulated clock stands still. */
-        if (ks_sched_ext_pending(s) && s->ext_loop != NULL) {
+        /* Extender calls or plugins' timers and API requests in flight:
+         * run their loop (real time) until something answers; the
+         * simulated clock stands still. */
+        if ((ks_sched_ext_pending(s) || ks_fw_async_count() > 0) &&
+            s->ext_loop != NULL) {
             uv_run(s->ext_loop, UV_RUN_ONCE);
             continue;
         }
@@ -151,6 +156,7 @@ int ks_scheduler_attach_loop(ks_scheduler_t *s, uv_loop_t *loop)
         return KS_EIO;
     }
     s->loop = loop;
+    s->env.loop = loop;
     s->idle.data = s;
     s->timer.data = s;
     s->attached = 1;
@@ -163,6 +169,10 @@ void ks_scheduler_detach_loop(ks_scheduler_t *s)
     if (!s->attached)
         return;
     ks_sched_ext_detach(s);
+    /* Plugins' timers and requests go with the loop (their callbacks
+     * never run); so does every PreBind waiting for them. */
+    ks_fw_async_cancel(&s->env, NULL);
+    s->env.loop = NULL;
     s->attached = 0;
     uv_idle_stop(&s->idle);
     uv_timer_stop(&s->timer);

@@ -45,24 +45,28 @@ static void ext_answer(void *ud, const char *error, const char *body,
         ks_scheduler_kick(s);
 }
 
+uv_loop_t *ks_sched_batch_loop(ks_scheduler_t *s)
+{
+    if (s->ext_loop == NULL) {
+        s->ext_loop = malloc(sizeof *s->ext_loop);
+        if (s->ext_loop == NULL || uv_loop_init(s->ext_loop) != 0) {
+            free(s->ext_loop);
+            s->ext_loop = NULL;
+        }
+    }
+    return s->ext_loop;
+}
+
 ks_hc_t *ks_sched_ext_client(ks_scheduler_t *s, ks_error_t *err)
 {
     uv_loop_t *loop = s->attached ? s->loop : NULL;
     ks_hc_opts_t ho;
     if (s->ext_hc)
         return s->ext_hc;
-    if (loop == NULL) {
-        if (s->ext_loop == NULL) {
-            s->ext_loop = malloc(sizeof *s->ext_loop);
-            if (s->ext_loop == NULL || uv_loop_init(s->ext_loop) != 0) {
-                free(s->ext_loop);
-                s->ext_loop = NULL;
-                ks_error_set(err, KS_ENOMEM, "cannot set up a loop for the "
-                                             "extenders");
-                return NULL;
-            }
-        }
-        loop = s->ext_loop;
+    if (loop == NULL && (loop = ks_sched_batch_loop(s)) == NULL) {
+        ks_error_set(err, KS_ENOMEM, "cannot set up a loop for the "
+                                     "extenders");
+        return NULL;
     }
     memset(&ho, 0, sizeof ho);
     ho.max_host_connections = -1;

@@ -15,6 +15,7 @@
 
 #include "base/intern.h"
 #include "base/log.h"
+#include "plugin_async.h"
 #include "scheduler_impl.h"
 
 /* --- clock ------------------------------------------------------------------ */
@@ -52,6 +53,48 @@ static void ops_event(ks_fw_env_t *e, const ks_pod_t *pod, const char *type,
         s->opts.writer.event(s->opts.writer.ud, pod, type, reason, message);
 }
 
+/* --- plugins' API requests and PreBind's wait (ABI 1.4) -------------------- */
+
+static ks_api_mode_t ops_api_mode(ks_fw_env_t *e)
+{
+    const ks_scheduler_t *s = e->ud;
+    return s->opts.writer.api_mode;
+}
+
+static void *ops_api_send(ks_fw_env_t *e, const ks_api_request_t *req,
+                          ks_api_done_fn done, void *ud, char *err,
+                          size_t errlen)
+{
+    ks_scheduler_t *s = e->ud;
+    if (s->opts.writer.api_send == NULL)
+        return NULL;
+    return s->opts.writer.api_send(s->opts.writer.ud, req, done, ud, err,
+                                   errlen);
+}
+
+static void ops_api_abort(ks_fw_env_t *e, void *handle)
+{
+    ks_scheduler_t *s = e->ud;
+    if (s->opts.writer.api_abort)
+        s->opts.writer.api_abort(s->opts.writer.ud, handle);
+}
+
+static int ops_api_record(ks_fw_env_t *e, const char *plugin,
+                          const ks_api_request_t *req)
+{
+    ks_scheduler_t *s = e->ud;
+    if (s->opts.writer.api_record == NULL)
+        return -1;
+    return s->opts.writer.api_record(s->opts.writer.ud, plugin, req);
+}
+
+static int ops_pre_bind_resume(ks_fw_env_t *e, const void *inst,
+                               const char *uid, ks_code_t code,
+                               const char *reason)
+{
+    return ks_sched_pre_bind_resume(e->ud, inst, uid, code, reason);
+}
+
 static const ks_fw_ops_t sched_ops = {
     .bind = ks_sched_ops_bind,
     .delete_pod = ks_sched_ops_delete_pod,
@@ -67,6 +110,11 @@ static const ks_fw_ops_t sched_ops = {
     .nominated_pods = ks_sched_ops_nominated_pods,
     .extenders_preempt = ks_sched_ops_ext_preempt,
     .extenders_preempt_result = ks_sched_ops_ext_preempt_result,
+    .api_mode = ops_api_mode,
+    .api_send = ops_api_send,
+    .api_abort = ops_api_abort,
+    .api_record = ops_api_record,
+    .pre_bind_resume = ops_pre_bind_resume,
 };
 
 /* --- construction ------------------------------------------------------------ */
@@ -129,6 +177,7 @@ void ks_scheduler_free(ks_scheduler_t *s)
     if (s == NULL)
         return;
     ks_scheduler_detach_loop(s);
+    ks_fw_async_cancel(&s->env, NULL); /* a batch run's, before its loop */
     ks_sched_waiting_teardown(s);
     ks_sched_binding_teardown(s);
     ks_queue_free(s->q);

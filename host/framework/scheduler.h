@@ -131,6 +131,18 @@ typedef struct ks_sched_writer {
     void (*nominate)(void *ud, const ks_pod_t *pod, const char *node);
     void (*event)(void *ud, const ks_pod_t *pod, const char *type,
                   const char *reason, const char *message);
+    /* Plugins' API requests (SDK ABI 1.4, framework/plugin_async.h):
+     * api_mode says where they go (KS_API_NONE, the default: refused);
+     * KS_API_CLUSTER sends them with api_send (done(dud, r) later, once,
+     * unless api_abort(handle)); KS_API_RECORD keeps them with
+     * api_record. */
+    ks_api_mode_t api_mode;
+    void *(*api_send)(void *ud, const ks_api_request_t *req,
+                      ks_api_done_fn done, void *dud, char *err,
+                      size_t errlen);
+    void (*api_abort)(void *ud, void *handle);
+    int (*api_record)(void *ud, const char *plugin,
+                      const ks_api_request_t *req);
     void *ud;
 } ks_sched_writer_t;
 

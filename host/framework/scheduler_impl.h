@@ -103,7 +103,10 @@ enum { WP_OPEN = 0, WP_ALLOWED, WP_REJECTED };
 /* A binding handed to the cluster writer (cluster mode): none yet, waiting
  * for ks_scheduler_bind_done, or answered while the Bind plugin was still
  * running. */
-enum { BIND_NONE = 0, BIND_PENDING, BIND_OK, BIND_FAILED };
+/* BIND_PREBIND_WAIT: a PreBind plugin returned KS_PENDING (plugin.h
+ * pre_bind_resume); the record waits in the bindings in flight, found by
+ * uid like a binding the writer started. */
+enum { BIND_NONE = 0, BIND_PENDING, BIND_OK, BIND_FAILED, BIND_PREBIND_WAIT };
 
 /* An assumed pod from Reserve to the end of its binding cycle: waiting at
  * Permit, ready to bind, or binding. Owns its cycle state and a reference
@@ -125,6 +128,11 @@ struct ks_waiting_pod {
     int sampled; /* its scheduling cycle timed plugins: so does binding */
     int bind_state; /* BIND_*: the writer's answer to the Bind plugin */
     ks_sched_ext_call_t *ext_bind; /* a bindVerb extender's call, or NULL */
+    /* PreBind: the plugin to run next (or waiting, BIND_PREBIND_WAIT);
+     * resumed: pre_bind_resume answered, with resume_code and message. */
+    size_t prebind_at;
+    int resumed;
+    ks_code_t resume_code;
     char message[1024];
     int registered; /* in the waiting list */
     struct ks_waiting_pod *wnext, *wprev; /* waiting list */
@@ -445,7 +453,17 @@ void ks_sched_fail_assumed(ks_scheduler_t *s, ks_waiting_pod_t *wp,
                            const char *msg, int error);
 /* The pod of qp is being removed while its binding is in flight: drop it
  * when the cluster answers (1), or 0 when it is not binding. */
+/* The loop of a batch run (no loop attached): extender calls and plugins'
+ * timers and API answers run on it, in real time. Made on first use; NULL
+ * when it cannot be. Freed by ks_sched_ext_teardown. */
+uv_loop_t *ks_sched_batch_loop(ks_scheduler_t *s);
 int ks_sched_binding_drop(ks_scheduler_t *s, const ks_qpod_t *qp);
+/* plugin.h pre_bind_resume: the pod `uid` waiting at PreBind plugin
+ * instance `inst` goes on with `code` and `reason` (copied) from the ready
+ * list. 0, or -1 when no such pod waits there. Loop thread. */
+int ks_sched_pre_bind_resume(ks_scheduler_t *s, const void *inst,
+                             const char *uid, ks_code_t code,
+                             const char *reason);
 /* Teardown: free the records of bindings still in flight. */
 void ks_sched_binding_teardown(ks_scheduler_t *s);
 int ks_sched_ops_bind(ks_fw_env_t *e, const ks_pod_t *pod, const char *node);

@@ -11,6 +11,7 @@
 
 #include "base/intern.h"
 #include "base/log.h"
+#include "kube/plugin_requests.h"
 
 #define BIND_TIMEOUT_MS 30000
 #define WRITE_TIMEOUT_MS 30000
@@ -356,10 +357,28 @@ static void w_event(void *ud, const ks_pod_t *pod, const char *type,
                  message);
 }
 
+/* Plugins' API requests (SDK ABI 1.4) go out on the writes' client. */
+static void *w_api_send(void *ud, const ks_api_request_t *req,
+                        ks_api_done_fn done, void *dud, char *err,
+                        size_t errlen)
+{
+    ks_kube_source_t *src = ud;
+    return ks_kube_plugin_request(src->client, req, done, dud, err, errlen);
+}
+
+static void w_api_abort(void *ud, void *handle)
+{
+    (void)ud;
+    ks_kube_plugin_request_abort(handle);
+}
+
 ks_sched_writer_t ks_kube_source_writer(ks_kube_source_t *src)
 {
     ks_sched_writer_t w;
     memset(&w, 0, sizeof w);
+    w.api_mode = KS_API_CLUSTER;
+    w.api_send = w_api_send;
+    w.api_abort = w_api_abort;
     w.bind = w_bind;
     w.delete_pod = w_delete;
     w.failed = w_failed;

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Needs ABI 1.3 (declared resources, object views), nothing newer. */
+#define KS_PLUGIN_MIN_ABI_MINOR 3
 #include <ksched/helpers.h>
 #include <ksched/plugin.h>
 
