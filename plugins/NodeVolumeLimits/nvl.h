@@ -18,7 +18,9 @@
  * Files: nvl_plugin.c (descriptor, events, hints), nvl_filter.c (PreFilter
  * and Filter), nvl_volumes.c (a pod's attachable volumes, the
  * VolumeAttachments), nvl_translate.c (in-tree to CSI), nvl_set.c (a set
- * of volume names).
+ * of volume names). nvl_non_csi.c is upstream v1.24's EBSLimits,
+ * GCEPDLimits and AzureDiskLimits, built as three more plugins from the
+ * same directory (see meson.build).
  *
  * Threads: create, destroy, PreFilter and the hints on the loop thread;
  * Filter on workers (it reads the stores and its immutable state, and
@@ -115,6 +117,11 @@ int nvl_pv_csi_handle(const ks_host_api_t *api, const ks_object_t *pv,
 ks_code_t nvl_pod_volumes(const nvl_plugin_t *pl, const ks_pod_t *pod,
                           int has_csinode, int new_pod, nvl_set_t *out,
                           ks_status_t *st);
+
+/* ephemeral.VolumeIsForPod: is the claim's controller (the first owner
+ * reference with controller: true) the pod, by uid? */
+int nvl_claim_is_for_pod(const nvl_plugin_t *pl, const ks_object_t *pvc,
+                         const ks_pod_t *pod);
 
 /* One VolumeAttachment that counts (upstream getNodeVolumeAttachmentInfo):
  * its node (interned) and its volume's name in `vols` (index). */

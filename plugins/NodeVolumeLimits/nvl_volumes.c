@@ -99,8 +99,8 @@ static int driver_info(const nvl_plugin_t *pl, int has_csinode,
     return 1;
 }
 
-/* ephemeral.VolumeIsForPod: the claim's controller is the pod. */
-static int controlled_by(const nvl_plugin_t *pl, const ks_object_t *pvc,
+/* ephemeral.VolumeIsForPod (see nvl.h). */
+int nvl_claim_is_for_pod(const nvl_plugin_t *pl, const ks_object_t *pvc,
                          const ks_pod_t *pod)
 {
     uint32_t n = 0, i;
@@ -152,7 +152,8 @@ ks_code_t nvl_pod_volumes(const nvl_plugin_t *pl, const ks_pod_t *pod,
             rc = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
             break;
         }
-        if (v->source == KS_VOLUME_EPHEMERAL && !controlled_by(pl, pvc, pod)) {
+        if (v->source == KS_VOLUME_EPHEMERAL &&
+            !nvl_claim_is_for_pod(pl, pvc, pod)) {
             pl->api->status_reasonf(st,
                                     "PVC %s/%s was not created for pod %s/%s "
                                     "(pod is not owner)",

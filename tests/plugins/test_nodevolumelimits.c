@@ -525,6 +525,181 @@ START_TEST(hints)
 }
 END_TEST
 
+/* --- upstream v1.24's EBSLimits, GCEPDLimits, AzureDiskLimits ---------- */
+
+/* A fixture for one of the in-tree limit plugins, built beside
+ * NodeVolumeLimits (NodeVolumeLimits/<lower name>.so). */
+static fixture_t nc_new(const char *name, const char *file)
+{
+    fixture_t f;
+    char path[4096];
+    const char *dir = getenv("KS_TEST_PLUGIN_DIR");
+    ck_assert_ptr_nonnull(dir);
+    snprintf(path, sizeof path, "%s/NodeVolumeLimits/%s", dir, file);
+    f.mh = mock_host_new();
+    f.p = mock_plugin_open(path);
+    ck_assert_msg(f.p != NULL, "cannot load %s", path);
+    ck_assert_str_eq(f.p->name, name);
+    ck_assert_str_eq(f.p->version, "1.24.1-ks1");
+    ck_assert(f.p->pre_filter == NULL); /* v1.24 had none */
+    ck_assert_uint_eq(f.p->n_resources, 4);
+    f.self = pt_create(f.mh, f.p, NULL);
+    f.st = mock_status_new();
+    mock_objects_clear();
+    return f;
+}
+
+/* Claims t1..tn bound to in-tree volumes `source` with ID <prefix><i>. */
+static void in_tree_claims(int n, const char *source, const char *id_field,
+                           const char *prefix)
+{
+    char c[16], v[16], spec[256];
+    int i;
+    for (i = 1; i <= n; i++) {
+        snprintf(c, sizeof c, "t%d", i);
+        snprintf(v, sizeof v, "tv%d", i);
+        snprintf(spec, sizeof spec, "\"%s\":{\"%s\":\"%s%d\"}", source,
+                 id_field, prefix, i);
+        put_pv(v, "", spec);
+        put_pvc("default", c, v, NULL);
+    }
+}
+
+static ks_node_info_t *limited_node(const char *name, const char *key,
+                                    int64_t limit)
+{
+    ks_node_t *n = mock_node_new(name, 4000, 8 * GI, 110);
+    if (key != NULL)
+        mock_resources_set(&n->allocatable, key, limit);
+    return mock_nodeinfo_new(n);
+}
+
+START_TEST(ebs_limits)
+{
+    fixture_t f = nc_new("EBSLimits", "ebslimits.so");
+    ks_node_info_t *n1 = limited_node("n1", "attachable-volumes-aws-ebs", 2);
+    ks_node_info_t *mig = limited_node("mig", "attachable-volumes-aws-ebs", 0);
+    ks_node_info_t *nis[2] = {n1, mig};
+    ks_cluster_event_t ev[4];
+    in_tree_claims(4, "awsElasticBlockStore", "volumeID", "vol-");
+    csi_claims(); /* CSI volumes: not this plugin's */
+    mock_nodeinfo_add_pod(n1, claims_pod("old", "t1", "c1"));
+    mock_host_set_nodes(f.mh, nis, 2);
+    ck_assert_int_eq(run(&f, claims_pod("p", "t2", "c2"), n1), KS_SUCCESS);
+    ck_assert_int_eq(run(&f, claims_pod("p", "t2", "t3"), n1),
+                     KS_UNSCHEDULABLE);
+    ck_assert_str_eq(mock_status_text(f.st), MAX_VOLUMES);
+    /* the volume the node's pod mounts is not new */
+    ck_assert_int_eq(run(&f, claims_pod("p", "t1", "t2"), n1), KS_SUCCESS);
+    /* unbound claims of the EBS provisioner's class count, others not;
+     * so does one bound to a volume that is gone */
+    put_sc("ebs", "kubernetes.io/aws-ebs");
+    put_sc("other", "ebs.csi.aws.com");
+    put_pvc("default", "u-ebs", NULL, "ebs");
+    put_pvc("default", "u-other", NULL, "other");
+    put_pvc("default", "gone", "no-such-pv", "ebs");
+    ck_assert_int_eq(run(&f, claims_pod("p", "t2", "u-ebs"), n1),
+                     KS_UNSCHEDULABLE);
+    ck_assert_int_eq(run(&f, claims_pod("p", "t2", "u-other"), n1),
+                     KS_SUCCESS);
+    ck_assert_int_eq(run(&f, claims_pod("p", "t2", "gone"), n1),
+                     KS_UNSCHEDULABLE);
+    /* migrated on the node (v1.24: the CSINode's annotation): skipped */
+    mock_object_put(SA, "CSINode",
+                    "{\"apiVersion\":\"" SA "\",\"kind\":\"CSINode\","
+                    "\"metadata\":{\"name\":\"mig\",\"annotations\":{"
+                    "\"storage.alpha.kubernetes.io/migrated-plugins\":"
+                    "\"kubernetes.io/gce-pd,kubernetes.io/aws-ebs\"}},"
+                    "\"spec\":{\"drivers\":[]}}");
+    ck_assert_int_eq(run(&f, claims_pod("p", "t2", NULL), mig), KS_SUCCESS);
+    mock_object_put(SA, "CSINode",
+                    "{\"apiVersion\":\"" SA "\",\"kind\":\"CSINode\","
+                    "\"metadata\":{\"name\":\"mig\",\"annotations\":{"
+                    "\"storage.alpha.kubernetes.io/migrated-plugins\":"
+                    "\"kubernetes.io/gce-pd\"}},\"spec\":{\"drivers\":[]}}");
+    ck_assert_int_eq(run(&f, claims_pod("p", "t2", NULL), mig),
+                     KS_UNSCHEDULABLE);
+    /* v1.24: the pod's own missing claim is an Error */
+    ck_assert_int_eq(run(&f, claims_pod("p", "nope", NULL), n1), KS_ERROR);
+    ck_assert_str_eq(mock_status_text(f.st),
+                     "looking up PVC default/nope: persistentvolumeclaim "
+                     "\"nope\" not found");
+    ck_assert_uint_eq(f.p->events_to_register(f.self, ev, 4), 2);
+    fx_free(&f);
+}
+END_TEST
+
+/* The default limits: 25 EBS volumes on Nitro instance types, 39 on
+ * others; KUBE_MAX_PD_VOLS (read at create) replaces them. */
+START_TEST(ebs_default_limits)
+{
+    fixture_t f = nc_new("EBSLimits", "ebslimits.so");
+    ks_node_t *nitro = mock_node_new("nitro", 4000, 8 * GI, 110);
+    ks_node_t *older = mock_node_new("older", 4000, 8 * GI, 110);
+    ks_node_info_t *a, *b, *nis[2];
+    ks_pod_t *old = mock_pod_new("default", "old", 100, 0);
+    ks_pod_t *old2 = mock_pod_new("default", "old2", 100, 0);
+    ks_pod_t *pod = claims_pod("p", "t26", NULL);
+    void *one;
+    char c[16];
+    int i;
+    mock_node_add_label(nitro, "node.kubernetes.io/instance-type",
+                        "m5.large");
+    mock_node_add_label(older, "beta.kubernetes.io/instance-type",
+                        "m4.large");
+    a = mock_nodeinfo_new(nitro);
+    b = mock_nodeinfo_new(older);
+    nis[0] = a;
+    nis[1] = b;
+    in_tree_claims(26, "awsElasticBlockStore", "volumeID", "vol-");
+    for (i = 1; i <= 25; i++) {
+        snprintf(c, sizeof c, "t%d", i);
+        mock_pod_add_volume(old, c, KS_VOLUME_PVC, c);
+        mock_pod_add_volume(old2, c, KS_VOLUME_PVC, c);
+    }
+    mock_nodeinfo_add_pod(a, old);
+    mock_nodeinfo_add_pod(b, old2);
+    mock_host_set_nodes(f.mh, nis, 2);
+    ck_assert_int_eq(run(&f, pod, a), KS_UNSCHEDULABLE); /* 26 > 25 */
+    ck_assert_int_eq(run(&f, pod, b), KS_SUCCESS);       /* 26 <= 39 */
+    setenv("KUBE_MAX_PD_VOLS", "30", 1);
+    one = pt_create(f.mh, f.p, NULL);
+    unsetenv("KUBE_MAX_PD_VOLS");
+    ck_assert_int_eq(mock_prefilter_filter(f.mh, f.p, one, pod, a, f.st),
+                     KS_SUCCESS);
+    f.p->destroy(one);
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(gce_pd_and_azure_disk_limits)
+{
+    fixture_t f = nc_new("GCEPDLimits", "gcepdlimits.so");
+    fixture_t g;
+    ks_node_info_t *n1 = limited_node("n1", "attachable-volumes-gce-pd", 1);
+    ks_node_info_t *n2 = limited_node("n2", NULL, 0); /* default 16 */
+    ks_node_info_t *nis[2] = {n1, n2};
+    in_tree_claims(3, "gcePersistentDisk", "pdName", "pd-");
+    mock_nodeinfo_add_pod(n1, claims_pod("old", "t1", NULL));
+    mock_host_set_nodes(f.mh, nis, 2);
+    ck_assert_int_eq(run(&f, claims_pod("p", "t1", NULL), n1), KS_SUCCESS);
+    ck_assert_int_eq(run(&f, claims_pod("p", "t2", NULL), n1),
+                     KS_UNSCHEDULABLE);
+    ck_assert_int_eq(run(&f, claims_pod("p", "t2", "t3"), n2), KS_SUCCESS);
+    fx_free(&f);
+
+    g = nc_new("AzureDiskLimits", "azuredisklimits.so");
+    n1 = limited_node("n1", "attachable-volumes-azure-disk", 1);
+    mock_host_set_nodes(g.mh, &n1, 1);
+    in_tree_claims(2, "azureDisk", "diskName", "disk-");
+    ck_assert_int_eq(run(&g, claims_pod("p", "t1", NULL), n1), KS_SUCCESS);
+    ck_assert_int_eq(run(&g, claims_pod("p", "t1", "t2"), n1),
+                     KS_UNSCHEDULABLE);
+    ck_assert_str_eq(mock_status_text(g.st), MAX_VOLUMES);
+    fx_free(&g);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("NodeVolumeLimits");
@@ -536,6 +711,11 @@ int main(void)
     tcase_add_test(tc, migrated_in_tree_volumes);
     tcase_add_test(tc, missing_and_foreign_claims);
     tcase_add_test(tc, hints);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("non-csi");
+    tcase_add_test(tc, ebs_limits);
+    tcase_add_test(tc, ebs_default_limits);
+    tcase_add_test(tc, gce_pd_and_azure_disk_limits);
     suite_add_tcase(s, tc);
     return pt_run(s);
 }
