@@ -75,7 +75,7 @@ static void record_rejected(run_ctx_t *c, ks_conf_result_t *g,
         e->node = dup_or_null(c, ni && ni->node ? ni->node->name : "?");
         for (j = 0; j < m->st[i].n_reasons; j++)
             if (ks_conf_strv_push(&e->reasons, &e->n_reasons,
-                                  m->st[i].reasons[j]) != 0)
+                                  ks_status_reason(&m->st[i], j)) != 0)
                 c->oom = 1;
     }
 }

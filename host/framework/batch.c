@@ -251,18 +251,6 @@ int ks_sched_batch_begin(ks_scheduler_t *s, ks_framework_t *fw,
     return 0;
 }
 
-static int status_equal(const ks_status_t *a, const ks_status_t *b)
-{
-    unsigned i;
-    if (a->code != b->code || a->plugin != b->plugin ||
-        a->n_reasons != b->n_reasons)
-        return 0;
-    for (i = 0; i < a->n_reasons; i++)
-        if (a->reasons[i] != b->reasons[i])
-            return 0;
-    return 1;
-}
-
 /* One difference verify found: counted and logged with the pod, the node
  * and what differed (kept: what batching would have reused). */
 static void mismatch(ks_scheduler_t *s, const ks_pod_t *pod,
@@ -315,7 +303,7 @@ int ks_sched_batch_filter_get(ks_scheduler_t *s, uint32_t idx,
         return 0;
     *c = b->f_code[idx];
     if (*c != KS_SUCCESS)
-        *st = b->f_st[idx];
+        ks_status_copy(st, &b->f_st[idx]);
     return 1;
 }
 
@@ -337,7 +325,7 @@ void ks_sched_batch_filter_put(ks_scheduler_t *s, const ks_pod_t *pod,
     if (b->verify && f_kept(b, idx) && b->f_gen[idx] == ni->generation) {
         atomic_fetch_add(&b->reused, 1);
         if (b->f_code[idx] != c ||
-            (c != KS_SUCCESS && !status_equal(&b->f_st[idx], st))) {
+            (c != KS_SUCCESS && !ks_status_equal(&b->f_st[idx], st))) {
             char kept[512], fresh[512];
             verdict_text(kept, sizeof kept, b->f_code[idx], &b->f_st[idx]);
             verdict_text(fresh, sizeof fresh, c, st);
@@ -346,7 +334,7 @@ void ks_sched_batch_filter_put(ks_scheduler_t *s, const ks_pod_t *pod,
     }
     b->f_code[idx] = c;
     if (c != KS_SUCCESS)
-        b->f_st[idx] = *st;
+        ks_status_copy(&b->f_st[idx], st);
     b->f_gen[idx] = ni->generation;
     b->f_ep[idx] = b->f_epoch;
 }

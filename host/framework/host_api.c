@@ -438,7 +438,7 @@ static uint32_t api_reason_count(const ks_status_t *st)
 
 static const char *api_reason_at(const ks_status_t *st, uint32_t i)
 {
-    return st && i < st->n_reasons ? st->reasons[i] : NULL;
+    return st && i < st->n_reasons ? ks_status_reason(st, i) : NULL;
 }
 
 static const ks_node_info_t *const *no_nodes(uint32_t *n)

@@ -30,14 +30,14 @@ void ks_fit_error_format(const struct ks_node_status_map *m, uint32_t n_nodes,
                          const ks_status_t *prefilter, const char *post_msg,
                          char *buf, size_t len)
 {
-    /* One entry per reason, found by its interned address; a PreFilter
-     * failure counts for every node. */
+    /* One entry per reason text; a PreFilter failure counts for every
+     * node. The entries point into the statuses (valid for this call). */
     ks_reason_count_t h[256];
     uint32_t nr = 0, i, k;
     unsigned j;
     if (prefilter) {
         for (j = 0; j < prefilter->n_reasons && nr < 256; j++) {
-            h[nr].reason = prefilter->reasons[j];
+            h[nr].reason = ks_status_reason(prefilter, j);
             h[nr++].count = n_nodes;
         }
     } else {
@@ -45,9 +45,9 @@ void ks_fit_error_format(const struct ks_node_status_map *m, uint32_t n_nodes,
             if (!m->set[k])
                 continue;
             for (j = 0; j < m->st[k].n_reasons; j++) {
-                const char *r = m->st[k].reasons[j];
+                const char *r = ks_status_reason(&m->st[k], j);
                 for (i = 0; i < nr; i++)
-                    if (h[i].reason == r)
+                    if (strcmp(h[i].reason, r) == 0)
                         break;
                 if (i == nr) {
                     if (nr == 256)
@@ -294,7 +294,7 @@ static void assume_reserve_permit(ks_scheduler_t *s, ks_qpod_t *qp,
         ks_reason_count_t h[KS_STATUS_MAX_REASONS];
         uint32_t k;
         for (k = 0; k < st.n_reasons && k < KS_STATUS_MAX_REASONS; k++) {
-            h[k].reason = st.reasons[k];
+            h[k].reason = ks_status_reason(&st, k);
             h[k].count = 1;
         }
         ks_fit_error_write(msg, sizeof msg, 1, h, k, NULL);

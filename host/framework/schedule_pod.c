@@ -141,7 +141,7 @@ static int run_prefilter(ks_scheduler_t *s, ks_framework_t *fw,
     if (o->pre_status.code == KS_ERROR)
         return cycle_error(o, &o->pre_status);
     for (i = 0; i < n_all; i++) {
-        s->smap.st[i] = o->pre_status;
+        ks_status_copy(&s->smap.st[i], &o->pre_status);
         s->smap.set[i] = 1;
     }
     o->prefilter_failed = 1;
@@ -285,7 +285,7 @@ static void record_verdict(filter_job_t *j, uint32_t pos, uint32_t idx,
         (*found)++;
         return;
     }
-    s->smap.st[idx] = *st;
+    ks_status_copy(&s->smap.st[idx], st);
     s->feasible_flag[pos] = 2;
     if (c == KS_ERROR)
         atomic_store(&j->error, (int)idx + 1);

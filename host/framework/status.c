@@ -1,7 +1,6 @@
 /*
- * Statuses (status.h): reasons are interned through a small per-thread
- * cache. A reason that cannot be interned (out of memory) is stored as the
- * static text "out of memory", so a status never holds NULL.
+ * Statuses (status.h): each reason's text is copied into the status that
+ * holds it. A status never holds NULL: a NULL reason is stored as "".
  */
 #include "status.h"
 
@@ -14,6 +13,8 @@
 #include "base/intern.h"
 #include "ksched/helpers.h"
 
+static const char reason_oom[] = "out of memory";
+
 void ks_status_reset(ks_status_t *st)
 {
     st->code = KS_SUCCESS;
@@ -21,71 +22,105 @@ void ks_status_reset(ks_status_t *st)
     st->n_reasons = 0;
 }
 
-/* Plugins mostly pass the same literal for a reason ("Insufficient cpu")
- * on thousands of nodes: a small per-thread cache from the caller's pointer
- * to the interned copy spares the intern table's lock. The text is compared
- * on a hit, so a reused buffer with new contents is interned afresh. */
-#define REASON_CACHE 16
-
-static _Thread_local struct {
-    const char *from;
-    const char *interned;
-} reason_cache[REASON_CACHE];
-
-static const char reason_oom[] = "out of memory";
-
-static const char *intern_reason(const char *r)
+/* Bytes of text in use. */
+static size_t text_used(const ks_status_t *st)
 {
-    unsigned h = (unsigned)(((uintptr_t)r >> 3) ^ ((uintptr_t)r >> 11)) %
-                 REASON_CACHE;
-    const char *in;
-    if (reason_cache[h].from == r && strcmp(reason_cache[h].interned, r) == 0)
-        return reason_cache[h].interned;
-    if ((in = ks_intern_str(ks_intern_global(), r)) == NULL)
-        return reason_oom; /* not cached: the next call tries again */
-    reason_cache[h].from = r;
-    reason_cache[h].interned = in;
-    return in;
+    return st->n_reasons ? st->end[st->n_reasons - 1] : 0;
+}
+
+void ks_status_copy(ks_status_t *dst, const ks_status_t *src)
+{
+    if (dst == src)
+        return;
+    dst->code = src->code;
+    dst->plugin = src->plugin;
+    dst->n_reasons = src->n_reasons;
+    memcpy(dst->end, src->end, sizeof dst->end);
+    memcpy(dst->text, src->text, text_used(src));
+}
+
+int ks_status_equal(const ks_status_t *a, const ks_status_t *b)
+{
+    size_t n;
+    if (a->code != b->code || a->plugin != b->plugin ||
+        a->n_reasons != b->n_reasons)
+        return 0;
+    n = text_used(a);
+    return n == text_used(b) &&
+           memcmp(a->end, b->end, a->n_reasons * sizeof a->end[0]) == 0 &&
+           memcmp(a->text, b->text, n) == 0;
+}
+
+/* Append `len` bytes of `r` as the next reason, cut (at a UTF-8 character
+ * boundary) to the room left; nothing when no room is left. */
+static void append(ks_status_t *st, const char *r, size_t len)
+{
+    size_t at = text_used(st), room;
+    if (st->n_reasons >= KS_STATUS_MAX_REASONS || at >= KS_STATUS_TEXT_MAX)
+        return;
+    room = KS_STATUS_TEXT_MAX - at - 1;
+    if (len > room) {
+        len = room;
+        while (len > 0 && ((unsigned char)r[len] & 0xC0) == 0x80)
+            len--;
+    }
+    memcpy(st->text + at, r, len);
+    st->text[at + len] = '\0';
+    st->end[st->n_reasons++] = (uint16_t)(at + len + 1);
 }
 
 void ks_status_add_reason(ks_status_t *st, const char *reason)
 {
-    if (st->n_reasons >= KS_STATUS_MAX_REASONS)
-        return;
-    st->reasons[st->n_reasons++] = intern_reason(reason ? reason : "");
+    if (reason == NULL)
+        reason = "";
+    append(st, reason, strlen(reason));
 }
 
 void ks_status_add_reasonf(ks_status_t *st, const char *fmt, ...)
 {
     char buf[KS_STATUS_REASON_MAX];
     va_list ap;
+    int n;
     if (st->n_reasons >= KS_STATUS_MAX_REASONS)
         return; /* full (or a bulk call's scratch): nothing to format */
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    if (n < 0)
+        buf[0] = '\0';
     ks_status_add_reason(st, buf);
+}
+
+/* The reasons as an array of pointers into the status. */
+static void reason_ptrs(const ks_status_t *st,
+                        const char *out[KS_STATUS_MAX_REASONS])
+{
+    unsigned i;
+    for (i = 0; i < st->n_reasons; i++)
+        out[i] = ks_status_reason(st, i);
 }
 
 const char *ks_status_message(const ks_status_t *st, char *buf, size_t len)
 {
-    ks_strs_join(buf, len, st->reasons, st->n_reasons);
+    const char *r[KS_STATUS_MAX_REASONS];
+    reason_ptrs(st, r);
+    ks_strs_join(buf, len, r, st->n_reasons);
     return buf;
 }
 
 const char *ks_status_message_joined(const ks_status_t *st)
 {
+    const char *r[KS_STATUS_MAX_REASONS];
     size_t len;
     char *buf;
     const char *in;
     if (st == NULL || st->n_reasons == 0)
         return "";
-    if (st->n_reasons == 1)
-        return st->reasons[0];
-    len = ks_strs_join(NULL, 0, st->reasons, st->n_reasons) + 1;
+    reason_ptrs(st, r);
+    len = ks_strs_join(NULL, 0, r, st->n_reasons) + 1;
     if ((buf = malloc(len)) == NULL)
         return reason_oom;
-    ks_strs_join(buf, len, st->reasons, st->n_reasons);
+    ks_strs_join(buf, len, r, st->n_reasons);
     in = ks_intern_str(ks_intern_global(), buf);
     free(buf);
     return in ? in : reason_oom;
@@ -109,6 +144,9 @@ void ks_status_merge_reasons(ks_status_t *dst, const ks_status_t *src)
 {
     unsigned i;
     for (i = 0; i < src->n_reasons && dst->n_reasons < KS_STATUS_MAX_REASONS;
-         i++)
-        dst->reasons[dst->n_reasons++] = src->reasons[i];
+         i++) {
+        const char *r = ks_status_reason(src, i);
+        size_t len = src->end[i] - (size_t)(i ? src->end[i - 1] : 0) - 1;
+        append(dst, r, len);
+    }
 }

@@ -181,7 +181,7 @@ int mock_status_has(const ks_status_t *st, const char *reason)
 {
     unsigned i;
     for (i = 0; i < st->n_reasons; i++)
-        if (strcmp(st->reasons[i], reason) == 0)
+        if (strcmp(ks_status_reason(st, i), reason) == 0)
             return 1;
     return 0;
 }
@@ -194,7 +194,7 @@ const char *mock_status_text(const ks_status_t *st)
     buf[0] = '\0';
     for (i = 0; i < st->n_reasons && off < sizeof buf; i++)
         off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s",
-                                i ? "; " : "", st->reasons[i]);
+                                i ? "; " : "", ks_status_reason(st, i));
     return buf;
 }
 

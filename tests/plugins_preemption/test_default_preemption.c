@@ -102,7 +102,7 @@ static ks_code_t preempt(const ks_pod_t *pod, const char **nominated)
 static void assert_message(const char *want)
 {
     ck_assert_uint_eq(st->n_reasons, 1);
-    ck_assert_str_eq(st->reasons[0], want);
+    ck_assert_str_eq(ks_status_reason(st, 0), want);
 }
 
 /* --- the conformance scenario ------------------------------------------- */
