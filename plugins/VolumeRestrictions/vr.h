@@ -25,9 +25,12 @@
 #define VR_STATE_KEY "PreFilter" VR_NAME
 
 #define VR_REASON_DISK_CONFLICT "node(s) had no available disk"
+/* v1.36's text; older releases said "node has pod using
+ * PersistentVolumeClaim with the same name and ReadWriteOncePod access
+ * mode". */
 #define VR_REASON_RWOP_CONFLICT                                               \
-    "node has pod using PersistentVolumeClaim with the same name and "        \
-    "ReadWriteOncePod access mode"
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod " \
+    "access mode already in-use by another pod"
 
 typedef struct vr_plugin {
     const ks_host_api_t *api;

@@ -69,10 +69,12 @@ static int pod_uses_claim(const ks_pod_t *pod, const char *name)
     return 0;
 }
 
-/* A pod was deleted (upstream isSchedulableAfterPodDeleted): Queue when it
- * was in the pod's namespace and mounted a disk the pod conflicts with,
- * or used one of the pod's claims (the claim's access mode is not looked
- * up, as upstream). */
+/* An assigned pod was deleted (upstream
+ * isSchedulableAfterAssignedPodDeleted; ksched's pod events carry
+ * unassigned pods too, which upstream's AssignedPod event does not):
+ * Queue when it was in the pod's namespace and mounted a disk the pod
+ * conflicts with, or used one of the pod's claims (the claim's access
+ * mode is not looked up, as upstream). */
 static ks_queueing_hint_t vr_after_pod_deleted(void *self, const ks_pod_t *pod,
                                                const void *old_obj,
                                                const void *new_obj)
@@ -83,7 +85,7 @@ static ks_queueing_hint_t vr_after_pod_deleted(void *self, const ks_pod_t *pod,
     (void)new_obj;
     if (gone == NULL)
         return KS_QUEUE;
-    if (!ks_str_eq(gone->ns, pod->ns))
+    if (gone->node_name[0] == '\0' || !ks_str_eq(gone->ns, pod->ns))
         return KS_QUEUE_SKIP;
     if (vr_pods_disk_conflict(pod, gone))
         return KS_QUEUE;

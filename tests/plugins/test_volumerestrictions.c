@@ -6,8 +6,8 @@
 #include "plugin_test.h"
 
 #define RWOP_CONFLICT                                                         \
-    "node has pod using PersistentVolumeClaim with the same name and "        \
-    "ReadWriteOncePod access mode"
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod " \
+    "access mode already in-use by another pod"
 
 typedef struct fixture {
     mock_host_t *mh;
@@ -263,6 +263,7 @@ START_TEST(hints)
     ks_cluster_event_t ev1[8];
     ks_queueing_hint_fn pod_deleted = NULL, object_added = NULL;
     ks_pod_t *pod = claim_pod("default", "new", "data");
+    ks_pod_t *gone;
     uint32_t n, i;
     int node_add = 0;
     n = f.p->events_to_register_v2(f.self, ev, 8);
@@ -283,16 +284,18 @@ START_TEST(hints)
     }
     ck_assert(node_add && pod_deleted != NULL && object_added != NULL);
     ck_assert_uint_eq(f.p->events_to_register(f.self, ev1, 8), 3);
-    /* a deleted pod of the namespace using one of the pod's claims */
-    ck_assert_int_eq(pod_deleted(f.self, pod,
-                                 claim_pod("default", "old", "data"), NULL),
-                     KS_QUEUE);
-    ck_assert_int_eq(pod_deleted(f.self, pod,
-                                 claim_pod("default", "old", "logs"), NULL),
-                     KS_QUEUE_SKIP);
-    ck_assert_int_eq(pod_deleted(f.self, pod,
-                                 claim_pod("prod", "old", "data"), NULL),
-                     KS_QUEUE_SKIP);
+    /* a deleted pod of the namespace using one of the pod's claims, once
+     * it was assigned */
+    gone = claim_pod("default", "old", "data");
+    ck_assert_int_eq(pod_deleted(f.self, pod, gone, NULL), KS_QUEUE_SKIP);
+    mock_pod_set_node(gone, "n1");
+    ck_assert_int_eq(pod_deleted(f.self, pod, gone, NULL), KS_QUEUE);
+    gone = claim_pod("default", "old", "logs");
+    mock_pod_set_node(gone, "n1");
+    ck_assert_int_eq(pod_deleted(f.self, pod, gone, NULL), KS_QUEUE_SKIP);
+    gone = claim_pod("prod", "old", "data");
+    mock_pod_set_node(gone, "n1");
+    ck_assert_int_eq(pod_deleted(f.self, pod, gone, NULL), KS_QUEUE_SKIP);
     /* a claim the pod uses, added in its namespace */
     put_pvc("default", "data", "ReadWriteOncePod");
     put_pvc("default", "logs", "ReadWriteOncePod");
