@@ -15,6 +15,12 @@
  *     made of a random per-instance prefix and the claim's name;
  *   - a generic ephemeral volume: its claim, which the pod must own.
  *
+ * Not reproduced: inline in-tree volumes written in the pod (the pod view
+ * has no in-tree volume sources, so they are not counted), VolumeLimitScaling
+ * (a CSIDriver's preventPodSchedulingIfMissing; alpha and off in v1.36)
+ * and the skip of pods whose resize is deferred (the pod view has no
+ * resize status).
+ *
  * Files: nvl_plugin.c (descriptor, events, hints), nvl_filter.c (PreFilter
  * and Filter), nvl_volumes.c (a pod's attachable volumes, the
  * VolumeAttachments), nvl_translate.c (in-tree to CSI), nvl_set.c (a set

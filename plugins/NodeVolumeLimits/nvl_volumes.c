@@ -19,7 +19,8 @@
 
 #define ANN_BETA_STORAGE_CLASS "volume.beta.kubernetes.io/storage-class"
 
-enum { HANDLE_MAX = 2048 };
+/* Room for a volume handle (Azure disk URIs are the longest, ~200). */
+enum { HANDLE_MAX = 1024 };
 
 /* storagehelpers.GetPersistentVolumeClaimClass: the beta annotation when
  * present (even empty), else spec.storageClassName, else "". */
@@ -127,10 +128,9 @@ ks_code_t nvl_pod_volumes(const nvl_plugin_t *pl, const ks_pod_t *pod,
                           int has_csinode, int new_pod, nvl_set_t *out,
                           ks_status_t *st)
 {
-    char *handle = NULL;
-    ks_code_t rc = KS_SUCCESS;
+    char handle[HANDLE_MAX];
     uint32_t i;
-    for (i = 0; i < pod->n_volumes && rc == KS_SUCCESS; i++) {
+    for (i = 0; i < pod->n_volumes; i++) {
         const ks_volume_t *v = &pod->volumes[i];
         const ks_object_t *pvc;
         const char *driver = "";
@@ -138,8 +138,7 @@ ks_code_t nvl_pod_volumes(const nvl_plugin_t *pl, const ks_pod_t *pod,
             continue; /* inline: see the top of this file */
         if (v->claim_name[0] == '\0') {
             pl->api->status_reason(st, "PersistentVolumeClaim had no name");
-            rc = KS_ERROR;
-            break;
+            return KS_ERROR;
         }
         pvc = pl->api->object_get(pl->pvcs, pod->ns, v->claim_name);
         if (pvc == NULL) {
@@ -149,8 +148,7 @@ ks_code_t nvl_pod_volumes(const nvl_plugin_t *pl, const ks_pod_t *pod,
                 st, "looking up PVC %s/%s: persistentvolumeclaim \"%s\" "
                     "not found",
                 pod->ns, v->claim_name, v->claim_name);
-            rc = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
-            break;
+            return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
         }
         if (v->source == KS_VOLUME_EPHEMERAL &&
             !nvl_claim_is_for_pod(pl, pvc, pod)) {
@@ -159,24 +157,18 @@ ks_code_t nvl_pod_volumes(const nvl_plugin_t *pl, const ks_pod_t *pod,
                                     "(pod is not owner)",
                                     pod->ns, v->claim_name, pod->ns,
                                     pod->name);
-            rc = KS_ERROR;
-            break;
+            return KS_ERROR;
         }
-        if (handle == NULL && (handle = malloc(HANDLE_MAX)) == NULL) {
-            pl->api->status_reason(st, "out of memory");
-            rc = KS_ERROR;
-            break;
-        }
-        if (!driver_info(pl, has_csinode, pvc, &driver, handle, HANDLE_MAX) ||
+        if (!driver_info(pl, has_csinode, pvc, &driver, handle,
+                         sizeof handle) ||
             driver[0] == '\0' || handle[0] == '\0')
             continue; /* no CSI driver or handle: not counted */
         if (nvl_set_put(out, driver, handle) < 0) {
             pl->api->status_reason(st, "out of memory");
-            rc = KS_ERROR;
+            return KS_ERROR;
         }
     }
-    free(handle);
-    return rc;
+    return KS_SUCCESS;
 }
 
 /* object_list's callback of nvl_attachments. */

@@ -340,7 +340,8 @@ START_TEST(migrated_in_tree_volumes)
     ck_assert_int_eq(run(&f, claims_pod("p", "t-ebs-1", NULL), n1),
                      KS_SUCCESS);
     /* another EBS disk: 1 + 1 > 1 */
-    put_pv("tree-ebs-2", "", "\"awsElasticBlockStore\":{\"volumeID\":\"vol-2\"}");
+    put_pv("tree-ebs-2", "",
+           "\"awsElasticBlockStore\":{\"volumeID\":\"vol-2\"}");
     put_pvc("default", "t-ebs-2", "tree-ebs-2", NULL);
     ck_assert_int_eq(run(&f, claims_pod("p", "t-ebs-2", NULL), n1),
                      KS_UNSCHEDULABLE);
@@ -411,7 +412,8 @@ START_TEST(missing_and_foreign_claims)
                      "looking up PVC default/e-scratch: persistentvolumeclaim "
                      "\"e-scratch\" not found");
     mock_object_put("v1", "PersistentVolumeClaim",
-                    "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\","
+                    "{\"apiVersion\":\"v1\","
+                    "\"kind\":\"PersistentVolumeClaim\","
                     "\"metadata\":{\"name\":\"e-scratch\",\"namespace\":"
                     "\"default\",\"ownerReferences\":[{\"kind\":\"Pod\","
                     "\"name\":\"e\",\"uid\":\"default/e\",\"controller\":"
@@ -421,7 +423,8 @@ START_TEST(missing_and_foreign_claims)
     ck_assert_int_eq(run(&f, eph, n1), KS_UNSCHEDULABLE); /* 0 + 2 */
     /* another pod's ephemeral claim */
     mock_object_put("v1", "PersistentVolumeClaim",
-                    "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\","
+                    "{\"apiVersion\":\"v1\","
+                    "\"kind\":\"PersistentVolumeClaim\","
                     "\"metadata\":{\"name\":\"t-scratch\",\"namespace\":"
                     "\"default\",\"ownerReferences\":[{\"kind\":\"Pod\","
                     "\"name\":\"e\",\"uid\":\"default/e\",\"controller\":"
