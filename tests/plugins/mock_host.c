@@ -462,6 +462,257 @@ static uint32_t api_image_num_nodes(ks_handle_t *h, const char *image)
     return ks_host_api()->image_num_nodes(h, image);
 }
 
+/* --- the cluster's API, timers, PreBind resumes (ABI 1.4) ----------------- */
+
+static mock_host_t *handle_host(ks_handle_t *h)
+{
+    return ((struct ks_handle *)h)->fw->env->ud;
+}
+
+static char *dup_or_null(const char *s)
+{
+    char *d;
+    if (s == NULL)
+        return NULL;
+    d = strdup(s);
+    if (d == NULL)
+        oom();
+    return d;
+}
+
+/* Grow `*arr` (of `size`-byte items) to hold n + 1. */
+static void grow_one(void **arr, uint32_t *cap, uint32_t n, size_t size)
+{
+    void *na;
+    uint32_t nc;
+    if (n < *cap)
+        return;
+    nc = *cap ? *cap * 2 : 16;
+    na = realloc(*arr, (size_t)nc * size);
+    if (na == NULL)
+        oom();
+    *arr = na;
+    *cap = nc;
+}
+
+static ks_api_mode_t api_mode(ks_handle_t *h)
+{
+    return handle_host(h)->api_mode;
+}
+
+static int api_request(ks_handle_t *h, const ks_api_request_t *req,
+                       ks_api_done_fn done, void *ud, ks_api_call_t **call)
+{
+    static const char *const methods[] = {"GET", "POST", "PUT", "PATCH",
+                                          "DELETE"};
+    mock_host_t *mh = handle_host(h);
+    mock_api_call_t *c;
+    size_t i;
+    int known = 0;
+    if (mh->api_mode == KS_API_NONE || req == NULL || req->method == NULL ||
+        req->path == NULL || req->path[0] != '/' || done == NULL)
+        return -1;
+    for (i = 0; i < sizeof methods / sizeof methods[0]; i++)
+        known |= strcmp(req->method, methods[i]) == 0;
+    if (!known)
+        return -1;
+    grow_one((void **)&mh->calls, &mh->cap_calls, mh->n_calls,
+             sizeof *mh->calls);
+    c = &mh->calls[mh->n_calls];
+    memset(c, 0, sizeof *c);
+    snprintf(c->method, sizeof c->method, "%s", req->method);
+    c->path = dup_or_null(req->path);
+    c->body = dup_or_null(req->body);
+    c->content_type = dup_or_null(req->content_type);
+    c->done = done;
+    c->ud = ud;
+    c->state = MOCK_CALL_PENDING;
+    /* The handle is the call's index + 1 (the array moves as it grows). */
+    if (call != NULL)
+        *call = (ks_api_call_t *)(uintptr_t)(mh->n_calls + 1);
+    mh->n_calls++;
+    return 0;
+}
+
+static void api_cancel(ks_handle_t *h, ks_api_call_t *call)
+{
+    mock_host_t *mh = handle_host(h);
+    uintptr_t i = (uintptr_t)call;
+    if (i == 0 || i > mh->n_calls ||
+        mh->calls[i - 1].state != MOCK_CALL_PENDING) {
+        fprintf(stderr, "mock host: api_cancel of a call that is not "
+                        "pending\n");
+        abort();
+    }
+    mh->calls[i - 1].state = MOCK_CALL_CANCELLED;
+}
+
+int mock_api_answer(mock_host_t *mh, uint32_t i, int status, const char *body,
+                    const char *message)
+{
+    ks_api_response_t r;
+    char msg[1024];
+    mock_api_call_t *c;
+    if (i >= mh->n_calls || mh->calls[i].state != MOCK_CALL_PENDING)
+        return -1;
+    c = &mh->calls[i];
+    c->state = MOCK_CALL_ANSWERED;
+    if (message == NULL) {
+        if (status >= 200 && status < 300)
+            msg[0] = '\0';
+        else
+            snprintf(msg, sizeof msg, "%s %s: failed", c->method, c->path);
+        message = msg;
+    }
+    r.status = status;
+    r.body = body ? body : "";
+    r.body_len = strlen(r.body);
+    r.message = message;
+    c->done(c->ud, &r);
+    return 0;
+}
+
+uint32_t mock_api_run_record(mock_host_t *mh)
+{
+    uint32_t i, n = 0;
+    int again = 1;
+    while (again) {
+        again = 0;
+        for (i = 0; i < mh->n_calls; i++) {
+            char *body;
+            if (mh->calls[i].state != MOCK_CALL_PENDING)
+                continue;
+            body = dup_or_null(mh->calls[i].body ? mh->calls[i].body : "{}");
+            mock_api_answer(mh, i, 200, body, "");
+            free(body);
+            n++;
+            again = 1;
+        }
+    }
+    return n;
+}
+
+uint32_t mock_api_pending(const mock_host_t *mh)
+{
+    uint32_t i, n = 0;
+    for (i = 0; i < mh->n_calls; i++)
+        n += mh->calls[i].state == MOCK_CALL_PENDING;
+    return n;
+}
+
+static ks_timer_t *api_timer_start(ks_handle_t *h, uint64_t ms, ks_timer_fn fn,
+                                   void *ud)
+{
+    mock_host_t *mh = handle_host(h);
+    mock_timer_t *t;
+    grow_one((void **)&mh->timers, &mh->cap_timers, mh->n_timers,
+             sizeof *mh->timers);
+    t = &mh->timers[mh->n_timers++];
+    t->due_ms = mh->now_ms + (int64_t)ms;
+    t->fn = fn;
+    t->ud = ud;
+    t->live = 1;
+    return (ks_timer_t *)(uintptr_t)mh->n_timers; /* index + 1 */
+}
+
+static void api_timer_stop(ks_handle_t *h, ks_timer_t *t)
+{
+    mock_host_t *mh = handle_host(h);
+    uintptr_t i = (uintptr_t)t;
+    if (i == 0 || i > mh->n_timers || !mh->timers[i - 1].live) {
+        fprintf(stderr, "mock host: timer_stop of a timer that is not "
+                        "live\n");
+        abort();
+    }
+    mh->timers[i - 1].live = 0;
+}
+
+uint32_t mock_clock_advance(mock_host_t *mh, int64_t ms)
+{
+    int64_t end = mh->now_ms + ms;
+    uint32_t ran = 0;
+    for (;;) {
+        uint32_t i, best = UINT32_MAX;
+        for (i = 0; i < mh->n_timers; i++)
+            if (mh->timers[i].live && mh->timers[i].due_ms <= end &&
+                (best == UINT32_MAX ||
+                 mh->timers[i].due_ms < mh->timers[best].due_ms))
+                best = i;
+        if (best == UINT32_MAX)
+            break;
+        if (mh->timers[best].due_ms > mh->now_ms)
+            mh->now_ms = mh->timers[best].due_ms;
+        mh->timers[best].live = 0;
+        mh->timers[best].fn(mh->timers[best].ud);
+        ran++;
+    }
+    mh->now_ms = end;
+    return ran;
+}
+
+uint32_t mock_timers_live(const mock_host_t *mh)
+{
+    uint32_t i, n = 0;
+    for (i = 0; i < mh->n_timers; i++)
+        n += mh->timers[i].live != 0;
+    return n;
+}
+
+static int api_pre_bind_resume(ks_handle_t *h, const char *pod_uid,
+                               ks_code_t code, const char *reason)
+{
+    mock_host_t *mh = handle_host(h);
+    mock_resume_t *r;
+    const char *uid = mock_intern(pod_uid);
+    uint32_t i;
+    grow_one((void **)&mh->resumes, &mh->cap_resumes, mh->n_resumes,
+             sizeof *mh->resumes);
+    r = &mh->resumes[mh->n_resumes++];
+    memset(r, 0, sizeof *r);
+    r->pod_uid = uid;
+    r->code = code;
+    snprintf(r->reason, sizeof r->reason, "%s", reason ? reason : "");
+    r->inside_pre_bind = mh->in_pre_bind;
+    r->rc = -1;
+    if (mh->in_pre_bind)
+        return -1;
+    for (i = 0; i < mh->n_waiting_prebind; i++)
+        if (mh->waiting_prebind[i] == uid) {
+            mh->waiting_prebind[i] =
+                mh->waiting_prebind[--mh->n_waiting_prebind];
+            r->rc = 0;
+            break;
+        }
+    return r->rc;
+}
+
+ks_code_t mock_pre_bind(mock_host_t *mh, const ks_plugin_t *p, void *self,
+                        ks_cycle_state_t *cs, const ks_pod_t *pod,
+                        const char *node_name, ks_status_t *st)
+{
+    ks_code_t c;
+    mock_status_reset(st);
+    mh->in_pre_bind = 1;
+    c = p->pre_bind(self, cs, pod, mock_intern(node_name), st);
+    mh->in_pre_bind = 0;
+    if (c == KS_PENDING) {
+        if (mh->n_waiting_prebind == MOCK_MAX_ITEMS)
+            abort();
+        mh->waiting_prebind[mh->n_waiting_prebind++] = mock_intern(pod->uid);
+    }
+    return st->code = c;
+}
+
+int mock_pre_bind_waiting(const mock_host_t *mh, const ks_pod_t *pod)
+{
+    const char *uid = mock_intern(pod->uid);
+    uint32_t i;
+    for (i = 0; i < mh->n_waiting_prebind; i++)
+        if (mh->waiting_prebind[i] == uid)
+            return 1;
+    return 0;
+}
+
 /* --- the framework --------------------------------------------------------- */
 
 /* A new instance of `d` in the framework (not created by the framework:
@@ -804,6 +1055,12 @@ mock_host_t *mock_host_new(void)
         oom();
     mh->api = *ks_host_api();
     mh->api.image_num_nodes = api_image_num_nodes;
+    mh->api.api_mode = api_mode;
+    mh->api.api_request = api_request;
+    mh->api.api_cancel = api_cancel;
+    mh->api.timer_start = api_timer_start;
+    mh->api.timer_stop = api_timer_stop;
+    mh->api.pre_bind_resume = api_pre_bind_resume;
     mh->cache = ks_cache_new(ks_intern_global());
     mh->snap = ks_snapshot_new();
     mh->sync = calloc(1, sizeof *mh->sync);
@@ -865,6 +1122,14 @@ void mock_host_free(mock_host_t *mh)
     free(mh->sync->pods);
     free(mh->sync);
     free(mh->nodes);
+    for (i = 0; i < mh->n_calls; i++) {
+        free(mh->calls[i].path);
+        free(mh->calls[i].body);
+        free(mh->calls[i].content_type);
+    }
+    free(mh->calls);
+    free(mh->timers);
+    free(mh->resumes);
     free(mh);
 }
 

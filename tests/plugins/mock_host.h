@@ -167,6 +167,19 @@ struct mock_host {
     /* Private bookkeeping of the sync. */
     struct mock_sync *sync;
     mock_host_t *next_live;
+
+    /* The cluster's API, timers and PreBind resumes (SDK ABI 1.4; see
+     * "the cluster's API" below). */
+    ks_api_mode_t api_mode; /* what api_mode answers (default KS_API_NONE) */
+    struct mock_api_call *calls; /* every request, in order (n_calls) */
+    uint32_t n_calls, cap_calls;
+    struct mock_timer *timers; /* started timers, live or not (n_timers) */
+    uint32_t n_timers, cap_timers;
+    struct mock_resume *resumes; /* every pre_bind_resume call */
+    uint32_t n_resumes, cap_resumes;
+    const char *waiting_prebind[MOCK_MAX_ITEMS]; /* uids (interned) */
+    uint32_t n_waiting_prebind;
+    int in_pre_bind; /* set by mock_pre_bind while pre_bind runs */
 };
 
 mock_host_t *mock_host_new(void);
@@ -257,6 +270,74 @@ void mock_object_put(const char *api_version, const char *kind,
 int mock_object_delete(const char *api_version, const char *kind,
                        const char *ns, const char *name);
 void mock_objects_clear(void);
+
+/* --- the cluster's API, timers, a PreBind that waits (SDK ABI 1.4) ------ */
+
+/* The fixture's api_mode, api_request, api_cancel, timer_start,
+ * timer_stop and pre_bind_resume (mh->api), for plugins that write to the
+ * cluster. Nothing is sent: api_request records the request (refusing, as
+ * the host does, in KS_API_NONE mode, for an unknown method or a path not
+ * starting with "/") and the test answers it with mock_api_answer, or
+ * with mock_api_run_record for KS_API_RECORD's "200 with the request's
+ * own body". Timers run on a fake clock, mh->now_ms (the host's now_ms
+ * too), moved by mock_clock_advance. pre_bind_resume records its
+ * arguments; it answers 0 only for a pod whose PreBind returned
+ * KS_PENDING through mock_pre_bind and was not resumed yet, and a call
+ * made from inside that pre_bind is recorded with `inside_pre_bind` set
+ * (the host forbids it). All main thread. */
+
+typedef struct mock_api_call {
+    char method[8];
+    char *path, *body, *content_type; /* copies; body/content_type NULL
+                                         when the request had none */
+    ks_api_done_fn done;
+    void *ud;
+    int state; /* MOCK_CALL_PENDING, _ANSWERED or _CANCELLED */
+} mock_api_call_t;
+
+enum { MOCK_CALL_PENDING = 0, MOCK_CALL_ANSWERED, MOCK_CALL_CANCELLED };
+
+typedef struct mock_timer {
+    int64_t due_ms; /* on mh->now_ms */
+    ks_timer_fn fn;
+    void *ud;
+    int live; /* 0 once fired or stopped */
+} mock_timer_t;
+
+typedef struct mock_resume {
+    const char *pod_uid; /* interned */
+    ks_code_t code;
+    char reason[1024];
+    int rc;              /* what pre_bind_resume returned */
+    int inside_pre_bind; /* called from inside pre_bind */
+} mock_resume_t;
+
+/* Answer request `i` (index into mh->calls): `done` runs with that status,
+ * body (NULL: "") and message (NULL: "" for a 2xx status, else
+ * "METHOD PATH: failed"). -1 when it is not pending (answered, cancelled,
+ * out of range). */
+int mock_api_answer(mock_host_t *mh, uint32_t i, int status, const char *body,
+                    const char *message);
+/* Answer every pending request 200 with its own body ("{}" when none), as
+ * the host does in KS_API_RECORD mode, until none is pending (answers may
+ * start more requests); returns how many were answered. */
+uint32_t mock_api_run_record(mock_host_t *mh);
+/* How many requests are pending. */
+uint32_t mock_api_pending(const mock_host_t *mh);
+/* Move the clock forward by `ms`, running each live timer that falls due
+ * on the way in order of its due time (timers those start run too when
+ * they fall due before the end); returns how many ran. */
+uint32_t mock_clock_advance(mock_host_t *mh, int64_t ms);
+/* How many timers are live. */
+uint32_t mock_timers_live(const mock_host_t *mh);
+/* Run `p`'s pre_bind as the host's binding cycle does (st reset first;
+ * code stored in st->code); when it returns KS_PENDING the pod waits for
+ * pre_bind_resume. */
+ks_code_t mock_pre_bind(mock_host_t *mh, const ks_plugin_t *p, void *self,
+                        ks_cycle_state_t *cs, const ks_pod_t *pod,
+                        const char *node_name, ks_status_t *st);
+/* 1 while the pod's PreBind waits (returned KS_PENDING, not resumed). */
+int mock_pre_bind_waiting(const mock_host_t *mh, const ks_pod_t *pod);
 
 /* --- runners (fresh cycle state per call; code stored in st->code) ------- */
 
