@@ -25,9 +25,11 @@
 #define VR_STATE_KEY "PreFilter" VR_NAME
 
 #define VR_REASON_DISK_CONFLICT "node(s) had no available disk"
-/* v1.36's text; older releases said "node has pod using
- * PersistentVolumeClaim with the same name and ReadWriteOncePod access
- * mode". */
+/* v1.36's text (kubernetes/kubernetes#129145); older releases said "node
+ * has pod using PersistentVolumeClaim with the same name and
+ * ReadWriteOncePod access mode", and until #114051 (v1.27) rejected the
+ * pod at PreFilter, UnschedulableAndUnresolvable, which preemption could
+ * not help. */
 #define VR_REASON_RWOP_CONFLICT                                               \
     "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod " \
     "access mode already in-use by another pod"
