@@ -8,7 +8,9 @@ them with an attachment of another volume already): of three pods with
 their own claim one binds, the others get upstream's "exceed max volume
 count"; a pod sharing the bound volume still fits. Of two pods using one
 ReadWriteOncePod claim the second is refused with upstream's message; a
-missing claim is reported by name.
+pod of higher priority takes such a claim from the bound pod using it
+(preemption through VolumeRestrictions' RemovePod); a missing claim is
+reported by name.
 
 Skipped (exit 77) while the host's configuration reader still refuses
 these plugins' names as unmodelled volume plugins.
@@ -64,26 +66,32 @@ def va(name, node_name, volume):
                      "source": {"persistentVolumeName": volume}}}
 
 
-def pod(name, claim):
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "shop"},
-            "spec": {"containers": [{"name": "c", "image": "pause",
-                                     "resources": {"requests":
-                                                   {"cpu": "100m"}}}],
-                     "volumes": [{"name": "data", "persistentVolumeClaim":
-                                  {"claimName": claim}}]}}
+def pod(name, claim, priority=0, node_name=None):
+    p = {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": name, "namespace": "shop"},
+         "spec": {"priority": priority,
+                  "containers": [{"name": "c", "image": "pause",
+                                  "resources": {"requests":
+                                                {"cpu": "100m"}}}],
+                  "volumes": [{"name": "data", "persistentVolumeClaim":
+                               {"claimName": claim}}]}}
+    if node_name:
+        p["spec"]["nodeName"] = node_name
+    return p
 
 
 CLUSTER = {"apiVersion": "v1", "kind": "List", "items": [
     node("n1"), node("n2"), csinode("n1", 1), csinode("n2", 1),
     pv("pv-1", "csi.a"), pv("pv-2", "csi.a"), pv("pv-3", "csi.a"),
-    pv("pv-busy", "csi.a"), pv("pv-solo", "csi.b"),
+    pv("pv-busy", "csi.a"), pv("pv-solo", "csi.b"), pv("pv-held", "csi.b"),
     pvc("c1", "pv-1"), pvc("c2", "pv-2"), pvc("c3", "pv-3"),
     pvc("solo", "pv-solo", "ReadWriteOncePod"),
+    pvc("held", "pv-held", "ReadWriteOncePod"),
     va("va-busy", "n2", "pv-busy"),
     pod("v-1", "c1"), pod("v-2", "c2"), pod("v-3", "c3"),
     pod("w-1", "c1"),
     pod("s-1", "solo"), pod("s-2", "solo"),
+    pod("r-low", "held", 0, "n2"), pod("r-high", "held", 1000),
     pod("missing-0", "nope"),
 ]}
 
@@ -151,6 +159,9 @@ def main():
         if p not in got and msgs.get(p) != \
                 "0/2 nodes are available: 2 " + RWOP + ".":
             fail("%s: %r" % (p, msgs.get(p)))
+    # only the bound low-priority pod stands in r-high's way: preempted
+    if got.get("r-high") != "n2":
+        fail("r-high on %r, want n2 (r-low preempted)" % got.get("r-high"))
     if 'persistentvolumeclaim "nope" not found' not in \
             msgs.get("missing-0", ""):
         fail("missing-0: %r" % msgs.get("missing-0"))
