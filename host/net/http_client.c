@@ -93,6 +93,8 @@ struct ks_hc {
     uv_timer_t timer;      /* curl's timeout */
     uv_timer_t rate_timer; /* next token for the queue head */
     ks_rate_t rate;
+    uint64_t (*now_ms)(void *ud); /* NULL: uv_now */
+    void *clock_ud;
     int limited;
     size_t max_running, slots_used, in_flight_max;
     CURL *idle[HC_IDLE_EASY];   /* reset easy handles kept for reuse */
@@ -185,9 +187,15 @@ static void *hc_memdup(const void *p, size_t n)
     return d;
 }
 
+/* The client's clock (ks_hc_opts_t.now_ms), in ms and in ns. */
+static uint64_t hc_now_ms(const ks_hc_t *c)
+{
+    return c->now_ms ? c->now_ms(c->clock_ud) : (uint64_t)uv_now(c->loop);
+}
+
 static uint64_t hc_now_ns(const ks_hc_t *c)
 {
-    return (uint64_t)uv_now(c->loop) * 1000000u;
+    return hc_now_ms(c) * 1000000u;
 }
 
 static int hc_is_token(const char *s)
@@ -679,7 +687,7 @@ static int hc_timer_cb(CURLM *m, long timeout_ms, void *userp)
 static int hc_add(ks_hc_t *c, ks_hc_req_t *r, int report)
 {
     CURLMcode mc;
-    r->started_ms = uv_now(c->loop);
+    r->started_ms = hc_now_ms(c);
     hc_list_push(&c->running, r, HC_RUNNING);
     mc = curl_multi_add_handle(c->multi, r->easy);
     if (mc == CURLM_OK)
@@ -1127,6 +1135,8 @@ ks_hc_t *ks_hc_new(uv_loop_t *loop, const ks_hc_opts_t *o, ks_error_t *err)
     c->max_body = o->max_body ? o->max_body : KS_HC_DEFAULT_MAX_BODY;
     c->observe = o->observe;
     c->observe_ud = o->observe_ud;
+    c->now_ms = o->now_ms;
+    c->clock_ud = o->clock_ud;
     maxconn = o->max_host_connections == 0
                   ? KS_HC_DEFAULT_MAX_HOST_CONNECTIONS
                   : o->max_host_connections < 0 ? 0L
@@ -1230,7 +1240,7 @@ ks_hc_req_t *ks_hc_start(ks_hc_t *c, const ks_hc_request_t *q,
     if (rc)
         goto fail;
 
-    r->queued_ms = r->started_ms = uv_now(c->loop);
+    r->queued_ms = r->started_ms = hc_now_ms(c);
     r->capped = !q->no_rate_limit && c->max_running > 0;
     if (r->capped && (c->queued.head != NULL || !hc_slot_free(c))) {
         /* Behind the queue, or every slot taken: a release or the rate

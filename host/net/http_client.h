@@ -121,6 +121,13 @@ typedef struct ks_hc_opts {
     void (*observe)(void *ud, const char *verb, const char *host, long code,
                     double seconds);
     void *observe_ud;
+    /* Optional: the clock of the rate limit and of queued_seconds, in
+     * milliseconds on any monotonic scale (NULL: the loop's, uv_now).
+     * Called on the loop thread; tests set it to move time by hand. The
+     * rate timer still waits on the loop: when a token is due it looks
+     * at this clock again. */
+    uint64_t (*now_ms)(void *ud);
+    void *clock_ud;
 } ks_hc_opts_t;
 
 /* What on_done gets. Everything in it (strings, body) lives during the

@@ -1035,18 +1035,54 @@ START_TEST(many_concurrent)
 }
 END_TEST
 
+/* The client's clock in rate_limited_starts: moved by hand. */
+static uint64_t fake_now_ms;
+
+static uint64_t fake_clock(void *ud)
+{
+    (void)ud;
+    return fake_now_ms;
+}
+
+static void run_for_done(uv_timer_t *t)
+{
+    *(int *)t->data = 1;
+}
+
+static void run_for_closed(uv_handle_t *h)
+{
+    *(int *)h->data = 2;
+}
+
+/* Run the loop for `ms` of the loop's own time (long enough for the rate
+ * timer to fire; nothing is asserted about how long anything took). */
+static void run_for_ms(uint64_t ms)
+{
+    uv_timer_t t;
+    int done = 0;
+    uv_timer_init(&loop, &t);
+    t.data = &done;
+    uv_timer_start(&t, run_for_done, ms, 0);
+    RUN_UNTIL(done);
+    uv_close((uv_handle_t *)&t, run_for_closed);
+    RUN_UNTIL(done == 2);
+}
+
 START_TEST(rate_limited_starts)
 {
-    /* qps 2, burst 2: of 5 requests started together, 2 go at once and 3
-     * wait for tokens; a no_rate_limit request skips the queue. The
-     * server records the queue length as each request arrives. */
+    /* qps 2, burst 2, on a clock the test moves: of 5 requests started
+     * together, 2 go at once and 3 wait for tokens, one per 500 ms of
+     * that clock; a no_rate_limit request skips the queue. The server
+     * records the queue length as each request arrives. */
     ks_hc_opts_t o = {0};
     seen_t s[6];
     ks_hc_request_t q = {0};
     int i;
     memset(s, 0, sizeof s);
+    fake_now_ms = 1000;
     o.qps = 2;
     o.burst = 2;
+    o.now_ms = fake_clock;
     hc = client_new(&o);
     srv.client = hc;
     for (i = 0; i < 5; i++)
@@ -1058,26 +1094,39 @@ START_TEST(rate_limited_starts)
     start(&q, &s[5]);
     ck_assert_uint_eq(ks_hc_queued(hc), 3);
     RUN_UNTIL(s[0].done && s[1].done && s[5].done);
-    /* Only the burst and the exempt request reached the server before the
-     * first refill. */
+    /* The clock has not moved: only the burst and the exempt request
+     * reached the server, however long that took. */
     ck_assert_int_eq(srv.n_requests, 3);
     ck_assert_uint_eq(srv.queued_at[0], 3);
     ck_assert_uint_eq(srv.queued_at[1], 3);
     ck_assert_uint_eq(srv.queued_at[2], 3);
     ck_assert_uint_eq(ks_hc_queued(hc), 3);
+    /* 499 ms: still no token, however often the rate timer looks. */
+    fake_now_ms = 1499;
+    run_for_ms(600);
+    ck_assert_uint_eq(ks_hc_queued(hc), 3);
+    ck_assert_int_eq(srv.n_requests, 3);
+    /* 500 ms: one token, for the head of the queue. */
+    fake_now_ms = 1500;
+    RUN_UNTIL(s[2].done);
+    ck_assert_int_eq(srv.n_requests, 4);
+    ck_assert_uint_eq(srv.queued_at[3], 2);
+    ck_assert_uint_eq(ks_hc_queued(hc), 2);
+    /* 1.5 s after the start: the two tokens left, in order. */
+    fake_now_ms = 2500;
     RUN_UNTIL(ks_hc_in_flight(hc) == 0);
     ck_assert_int_eq(srv.n_requests, 6);
-    /* Each later request arrived only after it left the queue, in
-     * order. */
-    ck_assert_uint_le(srv.queued_at[3], 2);
-    ck_assert_uint_le(srv.queued_at[4], 1);
+    ck_assert_uint_eq(srv.queued_at[4], 0);
     ck_assert_uint_eq(srv.queued_at[5], 0);
     for (i = 0; i < 6; i++) {
         ck_assert_int_eq(s[i].done, 1);
         ck_assert_int_eq(s[i].r.status, 200);
     }
-    ck_assert(s[0].r.queued_seconds == 0 && s[5].r.queued_seconds == 0);
-    ck_assert(s[2].r.queued_seconds > 0 && s[4].r.queued_seconds > 0);
+    /* Time in the queue, on the client's clock. */
+    ck_assert(s[0].r.queued_seconds == 0 && s[1].r.queued_seconds == 0);
+    ck_assert(s[5].r.queued_seconds == 0);
+    ck_assert(s[2].r.queued_seconds == 0.5);
+    ck_assert(s[3].r.queued_seconds == 1.5 && s[4].r.queued_seconds == 1.5);
     for (i = 0; i < 6; i++)
         seen_free(&s[i]);
 }
