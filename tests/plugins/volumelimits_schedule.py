@@ -44,19 +44,36 @@ def csinode(name, count):
                                   "allocatable": {"count": count}}]}}
 
 
-def pv(name, driver):
-    return {"apiVersion": "v1", "kind": "PersistentVolume",
-            "metadata": {"name": name},
-            "spec": {"capacity": {"storage": "1Gi"},
-                     "accessModes": ["ReadWriteOnce"],
-                     "csi": {"driver": driver, "volumeHandle": name}}}
+def pv(name, driver, claim=None):
+    """A CSI volume, bound to claim shop/<claim> as the PV controller
+    leaves it."""
+    v = {"apiVersion": "v1", "kind": "PersistentVolume",
+         "metadata": {"name": name},
+         "spec": {"capacity": {"storage": "1Gi"},
+                  "accessModes": ["ReadWriteOnce"],
+                  "persistentVolumeReclaimPolicy": "Delete",
+                  "csi": {"driver": driver, "volumeHandle": name}},
+         "status": {"phase": "Available"}}
+    if claim:
+        v["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim",
+                                 "apiVersion": "v1", "namespace": "shop",
+                                 "name": claim}
+        v["status"]["phase"] = "Bound"
+    return v
 
 
 def pvc(name, volume, mode="ReadWriteOnce"):
+    """A claim bound to `volume` (bind completed, as the PV controller
+    marks it)."""
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": name, "namespace": "shop"},
+            "metadata": {"name": name, "namespace": "shop",
+                         "annotations": {
+                             "pv.kubernetes.io/bind-completed": "yes",
+                             "pv.kubernetes.io/bound-by-controller": "yes"}},
             "spec": {"accessModes": [mode], "volumeName": volume,
-                     "resources": {"requests": {"storage": "1Gi"}}}}
+                     "resources": {"requests": {"storage": "1Gi"}}},
+            "status": {"phase": "Bound", "accessModes": [mode],
+                       "capacity": {"storage": "1Gi"}}}
 
 
 def va(name, node_name, volume):
@@ -82,8 +99,9 @@ def pod(name, claim, priority=0, node_name=None):
 
 CLUSTER = {"apiVersion": "v1", "kind": "List", "items": [
     node("n1"), node("n2"), csinode("n1", 1), csinode("n2", 1),
-    pv("pv-1", "csi.a"), pv("pv-2", "csi.a"), pv("pv-3", "csi.a"),
-    pv("pv-busy", "csi.a"), pv("pv-solo", "csi.b"), pv("pv-held", "csi.b"),
+    pv("pv-1", "csi.a", "c1"), pv("pv-2", "csi.a", "c2"),
+    pv("pv-3", "csi.a", "c3"), pv("pv-busy", "csi.a"),
+    pv("pv-solo", "csi.b", "solo"), pv("pv-held", "csi.b", "held"),
     pvc("c1", "pv-1"), pvc("c2", "pv-2"), pvc("c3", "pv-3"),
     pvc("solo", "pv-solo", "ReadWriteOncePod"),
     pvc("held", "pv-held", "ReadWriteOncePod"),
