@@ -1030,6 +1030,113 @@ START_TEST(queueing_hints)
 }
 END_TEST
 
+START_TEST(filter_errors_and_reserve_out_of_sync)
+{
+    fixture_t f = fx_new();
+    ks_cycle_state_t *cs = mock_cycle_state_new();
+    ks_pod_t *p = pod_with("p", "gone-class", NULL);
+    ks_pod_t *q = pod_with("q", "c", NULL);
+    /* a WaitForFirstConsumer claim whose class vanished after PreFilter */
+    sc("brief", "WaitForFirstConsumer", "csi.example.com", NULL);
+    pvc("gone-class", "brief", "1Gi", NULL, NULL, NULL);
+    ck_assert_int_eq(prefilter(&f, cs, p, NULL), KS_SUCCESS);
+    ck_assert_int_eq(mock_object_delete("storage.k8s.io/v1", "StorageClass",
+                                        NULL, "brief"),
+                     0);
+    ck_assert_int_eq(filter(&f, cs, p, 0), KS_ERROR);
+    ck_assert_str_eq(why(&f), "failed to find storage class \"brief\"");
+    mock_cycle_state_free(cs);
+    /* the PV changed between Filter and Reserve */
+    cs = mock_cycle_state_new();
+    pvc("c", "fast", "1Gi", NULL, NULL, NULL);
+    pv("pv", "fast", "1Gi", NULL, NULL);
+    ck_assert_int_eq(prefilter(&f, cs, q, NULL), KS_SUCCESS);
+    ck_assert_int_eq(filter(&f, cs, q, 0), KS_SUCCESS);
+    put("v1", "PersistentVolume",
+        "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":"
+        "{\"name\":\"pv\",\"resourceVersion\":\"6\"},\"spec\":{"
+        "\"storageClassName\":\"fast\",\"capacity\":{\"storage\":\"1Gi\"},"
+        "\"accessModes\":[\"ReadWriteOnce\"]},\"status\":{\"phase\":"
+        "\"Available\"}}");
+    mock_status_reset(f.st);
+    ck_assert_int_eq(f.p->reserve(f.self, cs, q, "n1", f.st), KS_ERROR);
+    ck_assert_str_eq(why(&f), "v1.PersistentVolume \"pv\" is out of sync "
+                              "(stored: 6, assume: 5)");
+    mock_cycle_state_free(cs);
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(bulk_filter_agrees)
+{
+    fixture_t f = fx_new();
+    ks_cycle_state_t *cs = mock_cycle_state_new();
+    ks_pod_t *p = pod_with("p", "c", NULL);
+    const ks_node_info_t *nodes[3] = {f.n[0], f.n[1], f.n[2]};
+    uint8_t pass[3] = {1, 1, 0};
+    pvc("c", "fast", "1Gi", NULL, NULL, NULL);
+    pv("pv-b", "fast", "1Gi", AFFINITY(ZONE, "b"), NULL);
+    ck_assert_int_eq(prefilter(&f, cs, p, NULL), KS_SUCCESS);
+    ck_assert_int_eq(f.p->filter_nodes(f.self, cs,
+                                       mock_plugin_state(cs, f.self,
+                                                         KS_STATE_FILTER),
+                                       p, nodes, 3, pass, f.st),
+                     KS_SUCCESS);
+    ck_assert_uint_eq(pass[0], 0);
+    ck_assert_uint_eq(pass[1], 1);
+    ck_assert_uint_eq(pass[2], 0); /* already rejected: left alone */
+    /* the bulk pass kept n2's decision for Reserve */
+    mock_status_reset(f.st);
+    ck_assert_int_eq(f.p->reserve(f.self, cs, p, "n2", f.st), KS_SUCCESS);
+    ck_assert_str_eq(patched_pv(&f, cs, p, 1, "c"), "pv-b");
+    mock_cycle_state_free(cs);
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(score_dynamic_capacity)
+{
+    fixture_t f = fx_args("enableStorageCapacityScoring: true\n"
+                          "shape:\n- utilization: 0\n  score: 0\n"
+                          "- utilization: 100\n  score: 10\n");
+    ks_cycle_state_t *cs = mock_cycle_state_new();
+    ks_pod_t *p = pod_with("p", "dyn", NULL);
+    const ks_node_info_t *nodes[3] = {f.n[0], f.n[1], f.n[2]};
+    int64_t s0 = -1, s1 = -1;
+    sc("csi", "WaitForFirstConsumer", "csi.example.com", NULL);
+    pvc("dyn", "csi", "10Gi", NULL, NULL, NULL);
+    put("storage.k8s.io/v1", "CSIDriver",
+        "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"CSIDriver\","
+        "\"metadata\":{\"name\":\"csi.example.com\"},\"spec\":"
+        "{\"storageCapacity\":true}}");
+    put("storage.k8s.io/v1", "CSIStorageCapacity",
+        "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"CSIStorageCapacity\","
+        "\"metadata\":{\"name\":\"a\",\"namespace\":\"ks\"},"
+        "\"storageClassName\":\"csi\",\"capacity\":\"20Gi\","
+        "\"nodeTopology\":{\"matchLabels\":{\"" ZONE "\":\"a\"}}}");
+    put("storage.k8s.io/v1", "CSIStorageCapacity",
+        "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"CSIStorageCapacity\","
+        "\"metadata\":{\"name\":\"b\",\"namespace\":\"ks\"},"
+        "\"storageClassName\":\"csi\",\"capacity\":\"40Gi\","
+        "\"nodeTopology\":{\"matchLabels\":{\"" ZONE "\":\"b\"}}}");
+    ck_assert_int_eq(prefilter(&f, cs, p, NULL), KS_SUCCESS);
+    ck_assert_int_eq(filter(&f, cs, p, 0), KS_SUCCESS);
+    ck_assert_int_eq(filter(&f, cs, p, 1), KS_SUCCESS);
+    ck_assert_int_eq(f.p->pre_score(f.self, cs, p, nodes, 3, f.st),
+                     KS_SUCCESS);
+    ck_assert_int_eq(f.p->score(f.self, cs, p, f.n[0], &s0, f.st),
+                     KS_SUCCESS);
+    ck_assert_int_eq(f.p->score(f.self, cs, p, f.n[1], &s1, f.st),
+                     KS_SUCCESS);
+    /* 10Gi of 20Gi: 50% -> 50; 10Gi of 40Gi: 25% -> 25 (this shape
+     * prefers the fuller pool) */
+    ck_assert_int_eq(s0, 50);
+    ck_assert_int_eq(s1, 25);
+    mock_cycle_state_free(cs);
+    fx_free(&f);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("VolumeBinding");
@@ -1056,6 +1163,9 @@ int main(void)
     tcase_add_test(tc, args);
     tcase_add_test(tc, score_off_by_default_and_capacity_scoring);
     tcase_add_test(tc, queueing_hints);
+    tcase_add_test(tc, filter_errors_and_reserve_out_of_sync);
+    tcase_add_test(tc, bulk_filter_agrees);
+    tcase_add_test(tc, score_dynamic_capacity);
     suite_add_tcase(s, tc);
     return pt_run(s);
 }
