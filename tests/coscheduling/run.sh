@@ -236,7 +236,106 @@ for p in g2-a g2-b; do
 done
 expect_unplaced permit-only g5-a 'pod group \"g5\": annotation scheduling.x-k8s.io/min-available is \"three\", not a positive integer'
 
-# --- 6. arguments are checked at create ---------------------------------------
+# --- 6. PodGroup objects in the snapshot ------------------------------------
+
+# podgroups.yaml alone (its own nodes): PodGroups beside their pods, in a
+# List and in documents of their own. Prints "PATH BODY" per recorded
+# request (BODY as the YAML shows it, quotes as \").
+requests_of() {
+    awk '/^requests:/ { r = 1; next }
+         r && /^- plugin: / { plugin = $3 }
+         r && /^  method: / { method = $2 }
+         r && /^  path: / { path = $2; gsub(/"/, "", path) }
+         r && /^  contentType: / { ct = $2; gsub(/"/, "", ct) }
+         r && /^  body: / { sub(/^  body: /, ""); print plugin " " method " " ct " " path " " $0 }' "$1"
+}
+
+pg_schedule() {
+    $limit "$ksched" schedule --cluster "$here/podgroups.yaml" "$@" \
+        --plugin-dir "$build/plugins" --plugin-dir "$tmp/plugins" \
+        --no-default-plugin-path --deterministic -o yaml \
+        >"$tmp/$name.yaml" 2>"$tmp/$name.err"
+    rc=$?
+    [ "$rc" -ne 124 ] || bad "$name: ksched schedule did not finish in 60s"
+    flatten "$tmp/$name.yaml" >"$tmp/$name.txt"
+    requests_of "$tmp/$name.yaml" >"$tmp/$name.req"
+}
+
+# expect_placed RUN bound|unplaced NS/POD [TEXT]
+expect_placed() {
+    if grep "^$2 $3 " "$tmp/$1.txt" | grep -qF -- "${4:-}"; then
+        ok "$1: $3 $2${4:+: $4}"
+    else
+        bad "$1: $3 should be $2${4:+ with '$4'}; got: $(grep -E "^[a-z]+ $3 " "$tmp/$1.txt")"
+    fi
+}
+
+# expect_status RUN NS NAME BODY: the last status PATCH of PodGroup NS/NAME
+# says BODY.
+expect_status() {
+    path="/apis/scheduling.x-k8s.io/v1alpha1/namespaces/$2/podgroups/$3/status"
+    last=$(grep -F " $path " "$tmp/$1.req" | tail -n 1)
+    case "$last" in
+        "Coscheduling PATCH application/merge-patch+json $path $4")
+            ok "$1: PodGroup $2/$3: last status PATCH $4 ($(grep -cF " $path " "$tmp/$1.req") in all)" ;;
+        *) bad "$1: PodGroup $2/$3: last status PATCH '$last', expected body $4"
+           cat "$tmp/$1.req" ;;
+    esac
+}
+
+name=podgroups
+pg_schedule --config "$here/multipoint.yaml"
+expect_rc podgroups 3
+expect_counts podgroups 8 5
+# pg-ok: minMember 3 from the PodGroup; its pods have no annotation.
+for p in default/pg-ok-0 default/pg-ok-1 default/pg-ok-2 team/t-0 team/t-1 \
+    default/pg-run-1 default/pg-anno-0 default/pg-anno-1; do
+    expect_placed podgroups bound $p
+done
+# pg-short: the PodGroup's minMember 3 wins over the pods' annotation "2".
+expect_placed podgroups unplaced default/pg-short-0 \
+    'pre-filter pod pg-short-0 cannot find enough sibling pods, current pods number: 2, minMember of group: 3'
+expect_placed podgroups unplaced default/pg-short-1 \
+    'pre-filter pod pg-short-1 cannot find enough sibling pods, current pods number: 2, minMember of group: 3'
+for p in pg-big-0 pg-big-1; do
+    expect_placed podgroups unplaced default/$p \
+        'PodGroup default/pg-big gets rejected due to Pod pg-big-1 is unschedulable even after PostFilter'
+done
+expect_placed podgroups unplaced default/pg-bad-0 \
+    'PodGroup default/pg-bad: spec.minMember is not an integer'
+# The status of each PodGroup whose members bound: the last PATCH has
+# them all (pg-run-0 ran already: it counts).
+expect_status podgroups default pg-ok '"{\"status\":{\"phase\":\"Scheduled\",\"scheduled\":3}}"'
+expect_status podgroups team pg-ok '"{\"status\":{\"phase\":\"Scheduled\",\"scheduled\":2}}"'
+expect_status podgroups default pg-run '"{\"status\":{\"phase\":\"Scheduled\",\"scheduled\":2}}"'
+others=$(grep -vE ' /apis/scheduling.x-k8s.io/v1alpha1/namespaces/(default/podgroups/pg-ok|team/podgroups/pg-ok|default/podgroups/pg-run)/status ' "$tmp/podgroups.req")
+if [ -z "$others" ]; then
+    ok "podgroups: no other request (none for pg-short, pg-big, or pg-anno without a PodGroup)"
+else
+    bad "podgroups: unexpected requests: $others"
+fi
+
+# Reserve and Permit only: pg-short's members wait at Permit for the
+# PodGroup's scheduleTimeoutSeconds (7), not the args' 45; without
+# PostBind no status is written.
+name=podgroups-permit
+pg_schedule --config "$here/permit-only.yaml"
+expect_rc podgroups-permit 3
+expect_counts podgroups-permit 8 5
+for p in pg-short-0 pg-short-1; do
+    expect_placed podgroups-permit unplaced default/$p \
+        'rejected due to timeout after waiting 7s at plugin Coscheduling'
+done
+expect_placed podgroups-permit unplaced default/pg-big-0 \
+    'rejected due to timeout after waiting 45s at plugin Coscheduling'
+if grep -q '^requests: \[\]$' "$tmp/podgroups-permit.yaml"; then
+    ok "podgroups-permit: no request without PostBind"
+else
+    bad "podgroups-permit: requests recorded without PostBind"
+    cat "$tmp/podgroups-permit.req"
+fi
+
+# --- 7. arguments are checked at create ---------------------------------------
 
 # check_args NAME ARGS_LINE EXPECTED_TEXT
 check_args() {
