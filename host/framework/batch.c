@@ -296,14 +296,13 @@ static void verdict_text(char *buf, size_t len, ks_code_t c,
 
 int ks_sched_batch_filter_get(ks_scheduler_t *s, uint32_t idx,
                               const ks_node_info_t *ni, ks_code_t *c,
-                              ks_status_t *st)
+                              const ks_status_t **st)
 {
     ks_batch_t *b = &s->bt;
     if (b->verify || !f_kept(b, idx) || b->f_gen[idx] != ni->generation)
         return 0;
     *c = b->f_code[idx];
-    if (*c != KS_SUCCESS)
-        ks_status_copy(st, &b->f_st[idx]);
+    *st = *c != KS_SUCCESS ? &b->f_st[idx] : NULL;
     return 1;
 }
 

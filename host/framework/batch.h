@@ -97,13 +97,15 @@ int ks_batching_parse(const char *s);
  * reused. 0, or -1 when out of memory (the cycle then runs unbatched). */
 int ks_sched_batch_begin(struct ks_scheduler *s, ks_framework_t *fw,
                          const ks_pod_t *pod, int full_eval, size_t n_ext);
-/* Filter of node idx for the active cycle: 1 with *c and *st from the
- * kept result, or 0 (run Filter, then ks_sched_batch_filter_put). In
- * verify mode always 0; the put compares. Workers; the caller counts the
- * 1s and adds them with ks_sched_batch_add_reused once per chunk. */
+/* Filter of node idx for the active cycle: 1 with *c and *st, the kept
+ * result (*st points at the kept status, valid until the node's next
+ * put; NULL for a Success), or 0 (run Filter, then
+ * ks_sched_batch_filter_put). In verify mode always 0; the put compares.
+ * Workers; the caller counts the 1s and adds them with
+ * ks_sched_batch_add_reused once per chunk. */
 int ks_sched_batch_filter_get(struct ks_scheduler *s, uint32_t idx,
                               const ks_node_info_t *ni, ks_code_t *c,
-                              ks_status_t *st);
+                              const ks_status_t **st);
 void ks_sched_batch_add_reused(struct ks_scheduler *s, uint64_t n);
 void ks_sched_batch_filter_put(struct ks_scheduler *s, const ks_pod_t *pod,
                                uint32_t idx, const ks_node_info_t *ni,

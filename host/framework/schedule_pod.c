@@ -301,7 +301,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     uint32_t idx[FILTER_RUN];
     uint8_t pass[FILTER_RUN], kept[FILTER_RUN], rej[FILTER_RUN];
     ks_code_t kept_c[FILTER_RUN];
-    ks_status_t kept_st[FILTER_RUN];
+    const ks_status_t *kept_st[FILTER_RUN];
     (void)worker;
     for (pos = b; pos < e; pos += n_run) {
         n_run = e - pos < FILTER_RUN ? e - pos : FILTER_RUN;
@@ -356,17 +356,17 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             ks_status_t st; /* copied to the map only on failure */
             ks_code_t c;
             if (kept[r]) {
-                c = kept_c[r];
-                st = kept_st[r];
+                /* the kept status goes to the map from where it is kept */
+                record_verdict(j, pos + r, idx[r], kept_c[r], kept_st[r],
+                               &found);
                 reused++;
-            } else {
-                c = filter_verdict(j, ni[r], j->bulk ? pass[n_eval] : -1,
-                                   j->bulk ? rej[n_eval] : 0, &st);
-                n_eval++;
-                if (s->bt.active)
-                    ks_sched_batch_filter_put(s, j->pod, idx[r], ni[r], c,
-                                              &st);
+                continue;
             }
+            c = filter_verdict(j, ni[r], j->bulk ? pass[n_eval] : -1,
+                               j->bulk ? rej[n_eval] : 0, &st);
+            n_eval++;
+            if (s->bt.active)
+                ks_sched_batch_filter_put(s, j->pod, idx[r], ni[r], c, &st);
             record_verdict(j, pos + r, idx[r], c, &st, &found);
         }
     }

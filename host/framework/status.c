@@ -28,17 +28,6 @@ static size_t text_used(const ks_status_t *st)
     return st->n_reasons ? st->end[st->n_reasons - 1] : 0;
 }
 
-void ks_status_copy(ks_status_t *dst, const ks_status_t *src)
-{
-    if (dst == src)
-        return;
-    dst->code = src->code;
-    dst->plugin = src->plugin;
-    dst->n_reasons = src->n_reasons;
-    memcpy(dst->end, src->end, sizeof dst->end);
-    memcpy(dst->text, src->text, text_used(src));
-}
-
 int ks_status_equal(const ks_status_t *a, const ks_status_t *b)
 {
     size_t n;

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ksched/plugin.h"
 
@@ -29,10 +30,12 @@
  * KS_STATUS_MAX_REASONS are. */
 #define KS_STATUS_TEXT_MAX 1024
 
+/* The header first (32 bytes), then the text: a status with short reasons
+ * is one or two cache lines however large its buffer. */
 struct ks_status {
     ks_code_t code;
-    const char *plugin; /* failed plugin (its descriptor's name), or NULL */
     unsigned n_reasons;
+    const char *plugin; /* failed plugin (its descriptor's name), or NULL */
     /* reason i is text + (i ? end[i - 1] : 0), NUL-terminated; end[i] is
      * the offset after its NUL */
     uint16_t end[KS_STATUS_MAX_REASONS];
@@ -46,8 +49,13 @@ static inline const char *ks_status_reason(const ks_status_t *st, unsigned i)
     return st->text + (i ? st->end[i - 1] : 0);
 }
 
-/* Copy src to dst (only the reason bytes in use). */
-void ks_status_copy(ks_status_t *dst, const ks_status_t *src);
+/* Copy src to dst (only the reason bytes in use); dst != src. Inline:
+ * the Filter phase copies a rejected node's status once or twice. */
+static inline void ks_status_copy(ks_status_t *dst, const ks_status_t *src)
+{
+    size_t used = src->n_reasons ? src->end[src->n_reasons - 1] : 0;
+    memcpy(dst, src, offsetof(ks_status_t, text) + used);
+}
 /* Same code, plugin and reasons (by text). */
 int ks_status_equal(const ks_status_t *a, const ks_status_t *b);
 void ks_status_reset(ks_status_t *st);
