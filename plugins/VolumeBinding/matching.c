@@ -411,8 +411,6 @@ ks_code_t vb_find_pod_volumes(vb_t *v, const vb_state_t *s,
             }
             to_match[j] = x;
         }
-        if (n_match > 0)
-            unbound_ok = 1;
         for (i = 0; i < n_match; i++) {
             const vb_claim_t *c = &s->delay[to_match[i]];
             const ks_object_t *pvc =
