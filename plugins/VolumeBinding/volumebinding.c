@@ -29,6 +29,9 @@
  * enableStorageCapacityScoring (default false; ksched has no feature
  * gates, this stands for upstream's StorageCapacityScoring gate).
  */
+/* PreBind needs the host's API requests, timers and pre_bind_resume. */
+#define KS_PLUGIN_MIN_ABI_MINOR 4
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
