@@ -1,6 +1,7 @@
 /* ksched schedule: schedule every pending pod of a cluster file. */
 #include "cli.h"
 #include "cli_faults.h"
+#include "cli_replay.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -15,10 +16,11 @@
 #include "cluster/object_store.h"
 #include "framework/generation.h"
 #include "base/log.h"
-#include "extender/ext_trace.h"
-#include "extender/extender.h"
+#include "base/buf.h"
 #include "framework/scheduler.h"
 #include "framework/status.h"
+#include "shadow/explain.h"
+#include "shadow/replay.h"
 
 static const char usage[] =
     "Usage: ksched schedule --cluster FILE... [--config FILE] [options]\n"
@@ -43,6 +45,13 @@ static const char usage[] =
     "                           verdict and every plugin's weighted score\n"
     "                           (its cycles evaluate every node; other\n"
     "                           pods are scheduled as without --explain)\n"
+    "      --replay             instead of scheduling the pending pods, take\n"
+    "                           each bound pod out in creation order, decide\n"
+    "                           where the profile would put it with every\n"
+    "                           other pod where it is, and compare (same,\n"
+    "                           tied, different, unschedulable, error); print\n"
+    "                           the summary and the differences with both\n"
+    "                           nodes' verdicts and scores as --explain does\n"
     "      --deterministic      break score ties by the smallest node name\n"
     "                           (default: at random, as kube-scheduler)\n"
     "      --run-all-filters    run every Filter plugin on every node instead\n"
@@ -68,7 +77,8 @@ static const char usage[] =
     "point and the pod it was scheduling.\n"
     "\n"
     "Exit status: 0 every pending pod was placed, 3 some could not be\n"
-    "placed, 1 invalid input, 2 usage, 5 a plugin crashed, 6 a plugin\n"
+    "placed (--replay: some pod would go to another node or none), 1\n"
+    "invalid input, 2 usage, 5 a plugin crashed, 6 a plugin\n"
     "overran its deadline, 8 --batching verify or --bulk verify found a\n"
     "difference (batched against unbatched, bulk against node by node).\n";
 
@@ -117,165 +127,20 @@ static void on_bound(void *ud, const ks_pod_t *pod, const char *node)
     r->n_b++;
 }
 
-/* The extender that rejected node i (FailedNodes or
- * FailedAndUnresolvableNodes; the last one asked when several did), or
- * NULL. */
-static const ks_ext_trace_ext_t *ext_rejecter(const ks_ext_trace_t *t,
-                                             uint32_t i)
-{
-    size_t k;
-    for (k = t ? t->n_ext : 0; k-- > 0;)
-        if (i < t->n_nodes && (t->ext[k].verdict[i] == KS_EXT_FAILED ||
-                               t->ext[k].verdict[i] == KS_EXT_UNRESOLVABLE))
-            return &t->ext[k];
-    return NULL;
-}
-
-/* An extender's prioritize contribution to node i's total: score x weight
- * x MaxNodeScore / MaxExtenderPriority (as schedule_pod.c adds it). */
-static int64_t ext_contribution(const ks_ext_trace_ext_t *e, uint32_t i)
-{
-    return e->score[i] * e->cfg->weight *
-           (KS_EXT_MAX_NODE_SCORE / KS_EXT_MAX_PRIORITY);
-}
-
-/* One line per extender asked about node i: its filter verdict and its
- * prioritize score (or the calls' errors). */
-static void explain_extenders(const ks_ext_trace_t *t, uint32_t i)
-{
-    size_t k;
-    for (k = 0; t && i < t->n_nodes && k < t->n_ext; k++) {
-        const ks_ext_trace_ext_t *e = &t->ext[k];
-        const char *sep = "";
-        if (e->verdict[i] == KS_EXT_NOT_SENT && e->prio[i] == 0)
-            continue;
-        printf("    extender %s:", e->cfg->url_prefix);
-        switch (e->verdict[i]) {
-        case KS_EXT_SENT:
-            printf(" filter dropped the node without a reason");
-            break;
-        case KS_EXT_PASSED:
-            printf(" filter passed");
-            break;
-        case KS_EXT_FAILED:
-            printf(" filter failed: %s", e->reason[i] ? e->reason[i] : "");
-            break;
-        case KS_EXT_UNRESOLVABLE:
-            printf(" filter unresolvable: %s",
-                   e->reason[i] ? e->reason[i] : "");
-            break;
-        case KS_EXT_ERROR:
-            printf(" filter error%s: %s",
-                   e->cfg->ignorable ? " (ignorable, skipped)" : "",
-                   e->filter_error ? e->filter_error : "");
-            break;
-        default:
-            break;
-        }
-        if (e->verdict[i] != KS_EXT_NOT_SENT)
-            sep = ";";
-        if (e->prio[i] == 2)
-            printf("%s prioritize score %lld x weight %lld x %d = %lld", sep,
-                   (long long)e->score[i], (long long)e->cfg->weight,
-                   KS_EXT_MAX_NODE_SCORE / KS_EXT_MAX_PRIORITY,
-                   (long long)ext_contribution(e, i));
-        else if (e->prio[i] == 1)
-            printf("%s prioritize gave the node no score", sep);
-        else if (e->prio[i] == 3)
-            printf("%s prioritize error (ignored): %s", sep,
-                   e->prioritize_error ? e->prioritize_error : "");
-        printf("\n");
-    }
-}
-
 static void explain(run_t *run, const ks_cycle_result_t *r)
 {
-    const struct ks_node_status_map *m = r->statuses;
-    const ks_ext_trace_t *t = r->ext_trace;
-    size_t np = r->fw->n_points[KS_EP_SCORE], p, k2;
-    uint32_t i, k;
+    ks_buf_t b = {0};
     run->explain_attempt++;
-    printf("explain %s/%s (attempt %u, profile \"%s\")\n", r->pod->ns,
-           r->pod->name, run->explain_attempt, r->fw->profile_name);
-    for (i = 0; m && i < m->n; i++) {
-        const ks_node_info_t *ni = ks_snapshot_node_at(m->snap, i);
-        const ks_ext_trace_ext_t *rej;
-        int feasible = 0, ext_scored = 0;
-        for (k = 0; k < r->n_feasible; k++)
-            if (r->feasible[k] == ni)
-                feasible = 1;
-        for (k2 = 0; t && i < t->n_nodes && k2 < t->n_ext; k2++)
-            if (t->ext[k2].prio[i] == 2)
-                ext_scored = 1;
-        if (feasible) {
-            for (k = 0; k < r->n_feasible; k++)
-                if (r->feasible[k] == ni)
-                    break;
-            printf("  %-24s passes filters", ni->node->name);
-            if ((r->scored || ext_scored) && r->totals) {
-                const char *plus = "";
-                printf("; score %lld =", (long long)r->totals[k]);
-                for (p = 0; r->scored && p < np; p++, plus = " +") {
-                    if (r->score_skipped && r->score_skipped[p]) {
-                        /* PreScore answered Skip: the plugin adds nothing */
-                        printf("%s %s skipped", plus,
-                               r->fw->points[KS_EP_SCORE][p].inst->name);
-                        continue;
-                    }
-                    printf("%s %s %lld", plus,
-                           r->fw->points[KS_EP_SCORE][p].inst->name,
-                           (long long)r->scores[p * r->n_feasible + k]);
-                }
-                for (k2 = 0; ext_scored && k2 < t->n_ext; k2++)
-                    if (t->ext[k2].prio[i] == 2) {
-                        printf("%s extender %s %lld", plus,
-                               t->ext[k2].cfg->url_prefix,
-                               (long long)ext_contribution(&t->ext[k2], i));
-                        plus = " +";
-                    }
-            }
-            printf("\n");
-        } else if (m->set[i] && m->st[i].plugin == NULL &&
-                   (rej = ext_rejecter(t, i)) != NULL) {
-            char msg[2048];
-            printf("  %-24s rejected by extender %s: %s\n", ni->node->name,
-                   rej->cfg->url_prefix,
-                   ks_status_message(&m->st[i], msg, sizeof msg));
-        } else if (m->set[i]) {
-            char msg[2048];
-            printf("  %-24s rejected by %s: %s\n", ni->node->name,
-                   m->st[i].plugin ? m->st[i].plugin : "PreFilter",
-                   ks_status_message(&m->st[i], msg, sizeof msg));
-        } else {
-            /* Sent to an extender: it passed the Filter plugins; then
-             * dropped from an answer, or the cycle ended on an
-             * extender's error. */
-            size_t kk, sent = SIZE_MAX;
-            int asked = 0;
-            for (kk = 0; t && kk < t->n_ext; kk++) {
-                if (t->ext[kk].verdict[i] == KS_EXT_SENT && sent == SIZE_MAX)
-                    sent = kk;
-                if (t->ext[kk].verdict[i] != KS_EXT_NOT_SENT)
-                    asked = 1;
-            }
-            if (sent != SIZE_MAX)
-                printf("  %-24s rejected by extender %s: not in its "
-                       "answer, no reason given (counted in the FitError's "
-                       "total without a reason; not tried by preemption)\n",
-                       ni->node->name, t->ext[sent].cfg->url_prefix);
-            else if (asked)
-                printf("  %-24s passes the Filter plugins\n", ni->node->name);
-            else
-                printf("  %-24s not evaluated\n", ni->node->name);
-        }
-        explain_extenders(t, i);
-    }
-    if (r->selected)
-        printf("  selected: %s\n", r->selected);
-    if (r->message)
-        printf("  %s\n", r->message);
-    if (r->nominated)
-        printf("  nominated: %s\n", r->nominated);
+    ks_buf_printf(&b, "explain %s/%s (attempt %u, profile \"%s\")\n",
+                  r->pod->ns, r->pod->name, run->explain_attempt,
+                  r->fw->profile_name);
+    ks_explain_nodes(&b, r); /* shadow/explain.h: shared with --replay */
+    if (b.oom)
+        fprintf(stderr, "ksched schedule: out of memory explaining %s/%s\n",
+                r->pod->ns, r->pod->name);
+    else if (b.data)
+        fputs(b.data, stdout);
+    ks_buf_free(&b);
 }
 
 static void on_cycle(void *ud, const ks_cycle_result_t *r)
@@ -503,7 +368,7 @@ typedef struct schedule_opts {
     const char *output, *explain_arg;
     char explain_ns[256];
     const char *explain_name;
-    int deterministic, run_all, batching, bulk;
+    int deterministic, run_all, batching, bulk, replay;
 } schedule_opts_t;
 
 /* Parse and check the command line: KS_CLI_CONTINUE, or the exit code. */
@@ -522,6 +387,7 @@ static int schedule_parse(int argc, char **argv, schedule_opts_t *so)
         KS_CLI_FAULT_OPT_DEADLINE,
         {"batching", required_argument, NULL, 1401},
         {"bulk", required_argument, NULL, 1402},
+        {"replay", no_argument, NULL, 1403},
         KS_CLI_OPT_HELP};
     const char *slash;
     int c, rc;
@@ -543,6 +409,7 @@ static int schedule_parse(int argc, char **argv, schedule_opts_t *so)
         case 'e': so->explain_arg = optarg; break;
         case 'D': so->deterministic = 1; break;
         case 'A': so->run_all = 1; break;
+        case 1403: so->replay = 1; break;
         case 1402:
             if (ks_cli_parse_mode("schedule", "--bulk", optarg, &so->bulk))
                 return KS_EXIT_USAGE;
@@ -588,11 +455,14 @@ static int schedule_parse(int argc, char **argv, schedule_opts_t *so)
 }
 
 /* Read the snapshot files into m and fill the cache with its nodes,
- * services, owners, namespaces and bound pods (taken out of m). 0, or -1
- * with the error printed. */
+ * services, owners, namespaces and bound pods (taken out of m; through rp
+ * when replaying, *n_others counting those no profile schedules). 0, or
+ * -1 with the error printed. */
 static int schedule_load(const schedule_opts_t *so, ks_manifest_t *m,
-                         ks_cache_t *cache)
+                         ks_cache_t *cache, ks_replay_t *rp,
+                         size_t *n_others)
 {
+    int rc;
     ks_error_t err = {0};
     size_t i;
     /* Objects of the resources the loaded plugins declare (SDK ABI 1.3)
@@ -617,11 +487,20 @@ static int schedule_load(const schedule_opts_t *so, ks_manifest_t *m,
         m->namespaces[i] = NULL;
     }
     for (i = 0; i < m->n_pods; i++) {
-        if (m->pods[i]->node_name[0] == '\0')
+        ks_pod_t *pod = m->pods[i];
+        if (pod->node_name[0] == '\0')
             continue;
-        if (ks_cache_add_pod(cache, m->pods[i], &err) != 0)
-            goto fail;
         m->pods[i] = NULL;
+        if (rp == NULL) {
+            if (ks_cache_add_pod(cache, pod, &err) != 0) {
+                m->pods[i] = pod;
+                goto fail;
+            }
+        } else if ((rc = ks_replay_add_pod(rp, pod, &err)) < 0) {
+            goto fail; /* freed */
+        } else if (rc == 1) {
+            (*n_others)++;
+        }
     }
     return 0;
 fail:
@@ -675,6 +554,35 @@ static int schedule_status(const schedule_opts_t *so, ks_scheduler_t *s,
     return rc;
 }
 
+/* --replay: load the snapshot into a replay and report. The exit code. */
+static int schedule_replay(const schedule_opts_t *o, ks_manifest_t *m,
+                           ks_cache_t *cache, ks_generation_t *gen,
+                           const ks_sched_opts_t *so)
+{
+    ks_cli_replay_opts_t ro;
+    ks_replay_t *rp = ks_replay_new(gen, cache, so);
+    size_t i;
+    int rc;
+    memset(&ro, 0, sizeof ro);
+    if (rp == NULL) {
+        fprintf(stderr, "ksched schedule: out of memory\n");
+        return KS_EXIT_INVALID;
+    }
+    if (schedule_load(o, m, cache, rp, &ro.n_others) != 0) {
+        ks_replay_free(rp);
+        return KS_EXIT_INVALID;
+    }
+    for (i = 0; i < m->n_pods; i++)
+        if (m->pods[i] != NULL)
+            ro.n_pending++;
+    ro.output = o->output;
+    ro.explain_ns = o->explain_name ? o->explain_ns : NULL;
+    ro.explain_name = o->explain_name;
+    rc = ks_cli_replay_report(rp, &ro);
+    ks_replay_free(rp);
+    return rc;
+}
+
 int ks_cli_schedule(int argc, char **argv)
 {
     schedule_opts_t o;
@@ -715,14 +623,20 @@ int ks_cli_schedule(int argc, char **argv)
     }
     rc = KS_EXIT_INVALID;
     memset(&m, 0, sizeof m);
-    cache = ks_cache_new(ks_intern_global());
-    if (cache == NULL || schedule_load(&o, &m, cache) != 0)
-        goto out;
     memset(&so, 0, sizeof so);
     so.deterministic = o.deterministic;
     so.run_all_filters = o.run_all;
     so.bulk = o.bulk;
     so.batching = o.batching;
+    cache = ks_cache_new(ks_intern_global());
+    if (cache == NULL)
+        goto out;
+    if (o.replay) {
+        rc = schedule_replay(&o, &m, cache, gen, &so);
+        goto out;
+    }
+    if (schedule_load(&o, &m, cache, NULL, NULL) != 0)
+        goto out;
     so.full_eval_ns = run.explain_ns;
     so.full_eval_name = run.explain_name;
     so.obs.bound = on_bound;

@@ -143,7 +143,7 @@ static int after_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
                         o->prefilter_failed ? &o->pre_status : NULL, NULL,
                         o->message, sizeof o->message);
     o->r.message = o->message;
-    if (fw->n_points[KS_EP_POST_FILTER] == 0)
+    if (fw->n_points[KS_EP_POST_FILTER] == 0 || s->opts.no_post_filter)
         return 0;
     ks_sched_xp_clear(s);
     ks_status_reset(&s->xp.post_st);

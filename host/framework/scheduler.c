@@ -210,6 +210,13 @@ void ks_scheduler_set_bulk(ks_scheduler_t *s, int mode)
     s->env.bulk = mode;
 }
 
+void ks_scheduler_set_full_eval(ks_scheduler_t *s, const char *ns,
+                                const char *name)
+{
+    s->opts.full_eval_ns = name ? ns : NULL;
+    s->opts.full_eval_name = name;
+}
+
 ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s)
 {
     ks_sched_stats_t st = s->stats;

@@ -170,6 +170,10 @@ typedef struct ks_sched_opts {
      * status, instead of v1.36's UnschedulableAndUnresolvable: the
      * conformance runner's v1.24.1 preemption. */
     int absent_success;
+    /* A FitError ends the attempt: PostFilter is not run, so nothing is
+     * nominated or preempted (ks_scheduler_try for replay and shadow
+     * mode, which must not change the cluster they compare on). */
+    int no_post_filter;
     ks_sched_observer_t obs;
     ks_sched_writer_t writer;
 } ks_sched_opts_t;
@@ -249,6 +253,14 @@ int ks_scheduler_try(ks_scheduler_t *s, const ks_pod_t *pod,
 /* Bulk Filter and Score from the next cycle on: KS_BULK_* (framework.h).
  * Loop thread, between cycles. */
 void ks_scheduler_set_bulk(ks_scheduler_t *s, int mode);
+
+/* The pod (namespace and name) whose cycles evaluate and score every node
+ * from the next cycle on, as opts.full_eval_*; name NULL: none. The
+ * strings are not copied: they must stay valid while set. Replay and
+ * shadow mode set it to each pod they compare. Loop thread, between
+ * cycles. */
+void ks_scheduler_set_full_eval(ks_scheduler_t *s, const char *ns,
+                                const char *name);
 
 /* Counts for reporting. */
 typedef struct ks_sched_stats {
