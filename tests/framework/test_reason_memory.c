@@ -8,7 +8,10 @@
  * nodes, the FitError built from the node statuses) default 1,000,000;
  * the resident set size is printed after a warm-up of 10,000 attempts and
  * at the end, and may grow by at most 16 MiB (the intern table grew by
- * hundreds of megabytes over a million attempts).
+ * hundreds of megabytes over a million attempts). Under a sanitizer or
+ * valgrind, whose own bookkeeping of freed memory (ASan's quarantine)
+ * grows the resident set, the default is 20,000 attempts and the growth
+ * is printed, not checked.
  */
 #include <check.h>
 #include <stdio.h>
@@ -16,9 +19,30 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+
 #include "framework/generation.h"
 #include "framework/scheduler.h"
 #include "fw_testlib.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_TOOL 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_TOOL 1
+#endif
+#endif
+#ifndef UNDER_TOOL
+#ifdef RUNNING_ON_VALGRIND
+#define UNDER_TOOL RUNNING_ON_VALGRIND
+#else
+#define UNDER_TOOL 0
+#endif
+#endif
 
 #define WARMUP 10000
 #define MAX_GROWTH_KIB (16 * 1024)
@@ -63,7 +87,10 @@ static void on_try(void *ud, const ks_cycle_result_t *r)
 START_TEST(test_distinct_reasons_do_not_accumulate)
 {
     const char *env = getenv("KS_REASON_CYCLES");
-    unsigned long cycles = env ? strtoul(env, NULL, 10) : 1000000, i;
+    int tool = UNDER_TOOL;
+    unsigned long cycles = env ? strtoul(env, NULL, 10)
+                               : tool ? 20000 : 1000000,
+                  i;
     tl_world_t w;
     ks_generation_t *gen = tl_generation(PROFILE);
     ks_scheduler_t *s;
@@ -94,7 +121,7 @@ START_TEST(test_distinct_reasons_do_not_accumulate)
     ck_assert_uint_eq(seen.results, cycles);
     ck_assert_msg(strstr(seen.last, "0/3 nodes are available: ") == seen.last,
                   "%s", seen.last);
-    ck_assert_msg(after - before <= MAX_GROWTH_KIB,
+    ck_assert_msg(tool || after - before <= MAX_GROWTH_KIB,
                   "RSS grew by %ld KiB over %lu attempts", after - before,
                   cycles);
     ks_scheduler_free(s);
