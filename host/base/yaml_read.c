@@ -50,9 +50,9 @@ void ks_yread_pop(ks_yread_t *r, size_t len)
     r->path[len] = '\0';
 }
 
-static int vfail_at(ks_error_t *err, int code, const char *file,
-                    const yaml_node_t *n, const char *path, const char *fmt,
-                    va_list ap)
+int ks_yread_vfail_at(ks_error_t *err, int code, const char *file,
+                      const yaml_node_t *n, const char *path,
+                      const char *fmt, va_list ap)
 {
     char msg[KS_ERROR_MSG_MAX], where[KS_ERROR_MSG_MAX];
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -68,7 +68,7 @@ int ks_yread_fail_at(ks_error_t *err, int code, const char *file,
     va_list ap;
     int rc;
     va_start(ap, fmt);
-    rc = vfail_at(err, code, file, n, path, fmt, ap);
+    rc = ks_yread_vfail_at(err, code, file, n, path, fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -79,7 +79,7 @@ int ks_yread_fail(ks_yread_t *r, const yaml_node_t *n, int code,
     va_list ap;
     int rc;
     va_start(ap, fmt);
-    rc = vfail_at(r->err, code, r->file, n, r->path, fmt, ap);
+    rc = ks_yread_vfail_at(r->err, code, r->file, n, r->path, fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -102,13 +102,24 @@ int ks_yread_str(ks_yread_t *r, const yaml_node_t *map, const char *key,
 {
     yaml_node_t *n = ks_yread_get(r, map, key);
     size_t old;
-    int rc = 0;
+    int rc;
     *out = NULL;
     if (node != NULL)
         *node = n;
     if (n == NULL)
         return 0;
     old = ks_yread_push(r, key);
+    rc = ks_yread_node_str(r, n, out);
+    ks_yread_pop(r, old);
+    return rc;
+}
+
+int ks_yread_node_str(ks_yread_t *r, const yaml_node_t *n, const char **out)
+{
+    int rc = 0;
+    *out = NULL;
+    if (ks_yaml_is_null(n))
+        return 0;
     if (!ks_yaml_is_scalar(n)) {
         rc = ks_yread_fail(r, n, KS_ESCHEMA, "expected a string, found %s",
                            kind_of(n));
@@ -123,8 +134,27 @@ int ks_yread_str(ks_yread_t *r, const yaml_node_t *map, const char *key,
     } else if (ks_yaml_text_len(n) > 0) {
         *out = ks_yaml_text(n);
     }
-    ks_yread_pop(r, old);
     return rc;
+}
+
+int ks_yread_node_int64(ks_yread_t *r, const yaml_node_t *n, int64_t *out)
+{
+    const char *s = ks_yaml_text(n);
+    if (ks_yaml_is_null(n))
+        return 0;
+    if (s == NULL)
+        return ks_yread_fail(r, n, KS_ESCHEMA,
+                             "expected an integer, found %s", kind_of(n));
+    switch (ks_yaml_int64(n, out)) {
+    case 0:
+        return 0;
+    case -2:
+        return ks_yread_fail(r, n, KS_ESCHEMA, "integer %s out of range", s);
+    default:
+        return ks_yread_fail(r, n, KS_ESCHEMA,
+                             "expected an integer, found %s\"%s\"",
+                             ks_yaml_is_quoted(n) ? "the string " : "", s);
+    }
 }
 
 int ks_yread_bool(ks_yread_t *r, const yaml_node_t *map, const char *key,

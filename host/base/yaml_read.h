@@ -4,6 +4,8 @@
  * walks one document, keeps the path of the field it is in
  * ("users[0].user.exec") and fails with "FILE:LINE:COL: PATH: message",
  * one rule per scalar type:
+ *   integer  the core schema's integer (decimal, 0o, 0x) within int64; a
+ *            quoted number is a string, and the message says so;
  *   string   a scalar of the core schema's string type; a plain scalar that
  *            reads as a boolean or a number is an error that says to quote
  *            it (Go cannot decode it into a string either); null or ""
@@ -22,7 +24,9 @@
 #ifndef KS_BASE_YAML_READ_H
 #define KS_BASE_YAML_READ_H
 
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <yaml.h>
 
 #include "base/error.h"
@@ -53,6 +57,10 @@ int ks_yread_fail_at(ks_error_t *err, int code, const char *file,
                      const yaml_node_t *n, const char *path,
                      const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
+int ks_yread_vfail_at(ks_error_t *err, int code, const char *file,
+                      const yaml_node_t *n, const char *path,
+                      const char *fmt, va_list ap)
+    __attribute__((format(printf, 6, 0)));
 
 /* The value of `key` in mapping `map` (the last occurrence wins, as Go's
  * JSON decoding does); NULL when absent or null. */
@@ -69,6 +77,12 @@ int ks_yread_map(ks_yread_t *r, const yaml_node_t *map, const char *key,
                  yaml_node_t **out);
 int ks_yread_seq(ks_yread_t *r, const yaml_node_t *map, const char *key,
                  yaml_node_t **out);
+/* The same rules for a node already in hand (a sequence item, a mapping
+ * key), named by the current path; NULL or null is "not set" (*out NULL,
+ * or unchanged for the integer). */
+int ks_yread_node_str(ks_yread_t *r, const yaml_node_t *n, const char **out);
+int ks_yread_node_int64(ks_yread_t *r, const yaml_node_t *n, int64_t *out);
+
 /* Base64 decoded into *out (malloc'd; NULL and 0 when not set). */
 int ks_yread_bytes(ks_yread_t *r, const yaml_node_t *map, const char *key,
                    unsigned char **out, size_t *len, yaml_node_t **node);

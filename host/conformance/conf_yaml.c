@@ -1,4 +1,5 @@
-/* libyaml helpers for the conformance readers. */
+/* The conformance readers' side of YAML: the base reader's rules
+ * (base/yaml_read.h) with results the caller owns. */
 #include "conf_yaml.h"
 
 #include <errno.h>
@@ -8,16 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/yaml_read.h"
+
 int ks_cy_fail(ks_error_t *err, int code, const char *file,
                const yaml_node_t *n, const char *fmt, ...)
 {
-    char msg[KS_ERROR_MSG_MAX / 2], where[KS_ERROR_MSG_MAX / 4];
     va_list ap;
+    int rc;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    rc = ks_yread_vfail_at(err, code, file, n, NULL, fmt, ap);
     va_end(ap);
-    return ks_error_set(err, code, "%s: %s",
-                        ks_yaml_where(where, sizeof where, file, n), msg);
+    return rc;
 }
 
 int ks_cy_load_file(const char *path, yaml_document_t *doc, ks_error_t *err)
@@ -80,12 +82,18 @@ int ks_cy_check_keys(yaml_document_t *doc, const char *file,
 int ks_cy_string(const char *file, const yaml_node_t *n, const char *what,
                  char **out, ks_error_t *err)
 {
-    const char *s = ks_yaml_text(n);
+    ks_yread_t r;
+    const char *s;
+    int rc;
     *out = NULL;
-    if (s == NULL)
+    if (n == NULL)
         return ks_cy_fail(err, KS_ESCHEMA, file, n, "%s: expected a string",
                           what);
-    if ((*out = strdup(s)) == NULL)
+    ks_yread_init(&r, file, NULL, err);
+    ks_yread_push(&r, what);
+    if ((rc = ks_yread_node_str(&r, n, &s)) != 0)
+        return rc;
+    if ((*out = strdup(s ? s : "")) == NULL)
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     return 0;
 }
@@ -93,21 +101,13 @@ int ks_cy_string(const char *file, const yaml_node_t *n, const char *what,
 int ks_cy_int64(const char *file, const yaml_node_t *n, const char *what,
                 int64_t *out, ks_error_t *err)
 {
-    const char *s = ks_yaml_text(n);
-    if (s == NULL || s[0] == '\0')
+    ks_yread_t r;
+    if (ks_yaml_is_null(n))
         return ks_cy_fail(err, KS_ESCHEMA, file, n, "%s: expected an integer",
                           what);
-    switch (ks_yaml_int64(n, out)) {
-    case 0:
-        return 0;
-    case -2:
-        return ks_cy_fail(err, KS_ESCHEMA, file, n,
-                          "%s: integer %s out of range", what, s);
-    default:
-        return ks_cy_fail(err, KS_ESCHEMA, file, n,
-                          "%s: expected an integer, found %s\"%s\"", what,
-                          ks_yaml_is_quoted(n) ? "the string " : "", s);
-    }
+    ks_yread_init(&r, file, NULL, err);
+    ks_yread_push(&r, what);
+    return ks_yread_node_int64(&r, n, out);
 }
 
 void ks_cy_strv_free(char **v, size_t n)

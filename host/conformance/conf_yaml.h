@@ -36,8 +36,10 @@ int ks_cy_check_keys(yaml_document_t *doc, const char *file,
                      const yaml_node_t *map, const char *const *valid,
                      const char *what, ks_error_t *err);
 
-/* Typed readers. `what` names the field in messages. The results are
- * malloc'd (free with free / ks_cy_strv_free). */
+/* Typed readers, by the rules of base/yaml_read.h (a string is a string
+ * of the core schema: a plain 1 or true must be quoted; null or "" is "").
+ * `what` names the field in messages. The results are malloc'd (free
+ * with free / ks_cy_strv_free). */
 int ks_cy_string(const char *file, const yaml_node_t *n, const char *what,
                  char **out, ks_error_t *err);
 int ks_cy_int64(const char *file, const yaml_node_t *n, const char *what,
