@@ -1,7 +1,10 @@
 /*
  * DefaultPreemption: the PostFilter plugin that makes room for a pod no node
  * could take, by evicting pods of lower priority. It follows kube-scheduler
- * v1.24.1 (the DefaultPreemption plugin and its preemption evaluator):
+ * v1.24.1 (the DefaultPreemption plugin and its preemption evaluator), and
+ * upstream v1.36 for PodDisruptionBudgets (v1.24.1 had the same rules but
+ * left a node's victims in reprieve order, violating ones first, where
+ * v1.36 sorts them again; see step 3):
  *
  *   1. Eligibility: a pod whose preemptionPolicy is Never never preempts. A
  *      pod that has a nominated node on which a lower-priority pod is still
@@ -12,17 +15,32 @@
  *      minCandidateNodesPercentage % of them and minCandidateNodesAbsolute,
  *      capped by their count) is dry-run, starting at a random offset and
  *      wrapping around; the dry run stops as soon as that many candidates
- *      were found.
+ *      were found. The PodDisruptionBudgets of every namespace are read
+ *      once for the dry run (the policy/v1 store this plugin declares:
+ *      snapshot files in `ksched schedule`, an informer in cluster mode).
  *   3. Victims on one node: on private copies of the NodeInfo and the cycle
- *      state, remove every pod of lower priority, check that the pod then
- *      passes the Filter plugins, and add the removed pods back one by one,
- *      most important first (higher priority, then earlier start), keeping
- *      each one the pod still fits with. The rest are the victims.
+ *      state, remove every pod of lower priority and check that the pod
+ *      then passes the Filter plugins. The removed pods, most important
+ *      first (higher priority, then earlier start), are split as upstream's
+ *      filterPodsWithPDBViolation does: going down that list with each
+ *      budget's status.disruptionsAllowed as a counter, a pod takes one
+ *      from every budget of its namespace whose selector matches its labels
+ *      and that does not list it in status.disruptedPods (already counted
+ *      by the API server); a pod that takes any budget below zero is
+ *      "violating". A pod without labels, and a budget whose selector is
+ *      absent, empty or invalid, match nothing (upstream's preemption code,
+ *      which differs here from the disruption controller's "empty selects
+ *      all"). The violating pods are added back first, one by one, then the
+ *      others, each kept when the pod still fits with it; the rest are the
+ *      victims (again most important first), and the violating ones among
+ *      them are the candidate's PDB violations.
  *   3b. Scheduler extenders with a preemptVerb (host API, since ABI 1.1):
- *      the candidates are handed to the host, PostFilter returns Pending
+ *      the candidates are handed to the host, with their victims and PDB
+ *      violations, PostFilter returns Pending
  *      while the extenders are asked (asynchronously, each narrowing what
  *      the previous one kept), and the host calls PostFilter again; the
- *      candidates they kept, with the victims they named, go on to step 4
+ *      candidates they kept, with the victims and violation counts they
+ *      named, go on to step 4
  *      ("no candidate node for preemption" when none is left; an error of
  *      an extender that is not ignorable is this plugin's Error). A host
  *      without those calls has no extenders: step 4 follows at once.
@@ -43,19 +61,24 @@
  * starts with "preemption: ".
  *
  * Differences from upstream, by construction of ksched's model:
- *   - ksched has no PodDisruptionBudgets, so no victim ever violates one:
- *     the number of violating victims is always 0 and rule 1 of step 4
- *     never separates candidates.
  *   - Upstream evaluates nodes in parallel and keeps candidates in a map, so
  *     its last tie-break is effectively random; here nodes are evaluated in
- *     order and candidates keep that order.
+ *     order and candidates keep that order. Victims of equal importance
+ *     keep their order on the node where upstream's unstable sort may swap
+ *     them.
+ *   - A PodDisruptionBudget's selector is not re-validated: an operator
+ *     other than In, NotIn, Exists and DoesNotExist, In/NotIn without
+ *     values or Exists/DoesNotExist with values make it match nothing, as
+ *     upstream's LabelSelectorAsSelector error does; malformed label keys
+ *     and values (which the API server refuses) are compared as written.
  *   - A pod without status.startTime counts as started "now" (the wall
  *     clock, read once per PostFilter call), as upstream's GetPodStartTime.
  *   - A host whose API table predates status_reason_count/status_reason_at
  *     exposes only the first reason of a status; with such a host a node
  *     contributes one reason to the summary.
  *
- * Threads: everything runs on the host's loop thread (PostFilter).
+ * Threads: everything runs on the host's loop thread (PostFilter). The
+ * budgets' views are read within one PostFilter call and never kept.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -89,7 +112,16 @@ typedef struct dp_plugin {
     ks_handle_t *h;
     int32_t min_percentage; /* minCandidateNodesPercentage, 0..100 */
     int32_t min_absolute;   /* minCandidateNodesAbsolute, >= 0 */
+    /* The host's policy/v1 PodDisruptionBudget store (declared below in
+     * dp_resources; owned by the host, lives as long as it). */
+    const ks_store_t *pdbs;
 } dp_plugin_t;
+
+/* The cluster resources this plugin reads (upstream: the Evaluator's
+ * PodDisruptionBudget lister). */
+static const ks_resource_ref_t dp_resources[] = {
+    {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"},
+};
 
 /* --- a growable string ---------------------------------------------------- */
 
@@ -283,8 +315,26 @@ typedef struct dp_candidate {
     const char *node;         /* interned */
     const ks_pod_t **victims; /* owned array, most important first */
     uint32_t n_victims;
-    uint32_t n_pdb_violations; /* always 0: no PodDisruptionBudgets */
+    /* Victims that were PDB-violating (step 3), or what an extender said. */
+    uint32_t n_pdb_violations;
 } dp_candidate_t;
+
+/* One PodDisruptionBudget as the dry run reads it. Every pointer into the
+ * object is a view of the host's store: valid only during the PostFilter
+ * call that listed it (the run's lifetime), never kept beyond. */
+typedef struct dp_pdb {
+    const ks_object_t *obj; /* for status.disruptedPods */
+    const char *ns;         /* metadata.namespace (as the view) */
+    int64_t allowed;        /* status.disruptionsAllowed; 0 when unset */
+    /* 1 when the selector can match a pod: present, not empty, valid
+     * (upstream's preemption skips a nil, empty or invalid one). */
+    int selects;
+    ks_label_selector_t sel; /* over reqs, when selects */
+    ks_requirement_t *reqs;  /* owned array */
+    const char **values;     /* owned array: the requirements' values */
+    char **copies;           /* owned copies of matchLabels keys and values */
+    uint32_t n_copies;
+} dp_pdb_t;
 
 typedef struct dp_run {
     const dp_plugin_t *pl;
@@ -300,6 +350,8 @@ typedef struct dp_run {
     uint32_t n_cands, cap_cands;
     char **errs; /* owned messages of Error verdicts, in evaluation order */
     uint32_t n_errs, cap_errs;
+    dp_pdb_t *pdbs; /* owned array (views inside: this call only) */
+    uint32_t n_pdbs, cap_pdbs;
 } dp_run_t;
 
 static int dp_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
@@ -356,7 +408,8 @@ static int dp_add_error(dp_run_t *r, const char *msg)
 
 /* Takes ownership of `victims`. */
 static int dp_add_candidate(dp_run_t *r, const char *node,
-                            const ks_pod_t **victims, uint32_t n)
+                            const ks_pod_t **victims, uint32_t n,
+                            uint32_t n_pdb_violations)
 {
     void *arr = r->cands;
     if (dp_grow(&arr, &r->cap_cands, r->n_cands + 1,
@@ -368,14 +421,27 @@ static int dp_add_candidate(dp_run_t *r, const char *node,
     r->cands[r->n_cands].node = node;
     r->cands[r->n_cands].victims = victims;
     r->cands[r->n_cands].n_victims = n;
-    r->cands[r->n_cands].n_pdb_violations = 0;
+    r->cands[r->n_cands].n_pdb_violations = n_pdb_violations;
     r->n_cands++;
     return 0;
+}
+
+static void dp_pdb_free(dp_pdb_t *p)
+{
+    uint32_t i;
+    for (i = 0; i < p->n_copies; i++)
+        free(p->copies[i]);
+    free(p->copies);
+    free(p->reqs);
+    free(p->values);
 }
 
 static void dp_run_free(dp_run_t *r)
 {
     uint32_t i;
+    for (i = 0; i < r->n_pdbs; i++)
+        dp_pdb_free(&r->pdbs[i]);
+    free(r->pdbs);
     for (i = 0; i < r->n_verdicts; i++)
         dp_reasons_free(&r->verdicts[i].reasons);
     for (i = 0; i < r->n_cands; i++)
@@ -385,6 +451,262 @@ static void dp_run_free(dp_run_t *r)
     free(r->verdicts);
     free(r->cands);
     free(r->errs);
+}
+
+/* --- PodDisruptionBudgets (upstream getPodDisruptionBudgets,
+ *     filterPodsWithPDBViolation) ----------------------------------------- */
+
+/* object_map_iterate's callback over spec.selector.matchLabels: copies
+ * each key and value (the iteration's strings live only during the call)
+ * into p->copies, turning it into an In requirement with one value. */
+typedef struct dp_ml_walk {
+    dp_pdb_t *p;
+    uint32_t cap; /* entries of p->reqs and p->values reserved for it */
+    int oom, invalid;
+} dp_ml_walk_t;
+
+static int dp_match_label_fn(const char *key, const char *value, void *ud)
+{
+    dp_ml_walk_t *w = ud;
+    dp_pdb_t *p = w->p;
+    char *k, *v;
+    if (value == NULL) { /* not a string: the object is not a selector */
+        w->invalid = 1;
+        return 1;
+    }
+    if (p->sel.n >= w->cap) { /* the map grew? it cannot: immutable */
+        w->invalid = 1;
+        return 1;
+    }
+    k = dp_strdup(key);
+    v = dp_strdup(value);
+    if (k == NULL || v == NULL) {
+        free(k);
+        free(v);
+        w->oom = 1;
+        return 1;
+    }
+    p->copies[p->n_copies++] = k;
+    p->copies[p->n_copies++] = v;
+    p->values[p->sel.n] = v;
+    p->reqs[p->sel.n].key = k;
+    p->reqs[p->sel.n].op = KS_OP_IN;
+    p->reqs[p->sel.n].values = &p->values[p->sel.n];
+    p->reqs[p->sel.n].n_values = 1;
+    p->sel.n++;
+    return 0;
+}
+
+/* metav1.LabelSelectorAsSelector's operators; -1 for any other. */
+static int dp_selector_op(const char *s)
+{
+    if (strcmp(s, "In") == 0)
+        return KS_OP_IN;
+    if (strcmp(s, "NotIn") == 0)
+        return KS_OP_NOT_IN;
+    if (strcmp(s, "Exists") == 0)
+        return KS_OP_EXISTS;
+    if (strcmp(s, "DoesNotExist") == 0)
+        return KS_OP_DOES_NOT_EXIST;
+    return -1;
+}
+
+/* Read p->obj's spec.selector into p->sel and set p->selects. A nil or
+ * empty selector (labels.Everything(), which upstream's preemption skips)
+ * and one LabelSelectorAsSelector refuses leave selects 0. Returns -1 only
+ * when out of memory. */
+static int dp_pdb_compile(const ks_host_api_t *api, dp_pdb_t *p)
+{
+    const ks_object_t *o = p->obj;
+    uint32_t n_ml = 0, n_me = 0, n_vals = 0, i, j, k;
+    ks_field_type_t t;
+    dp_ml_walk_t w;
+    char path[96];
+
+    p->selects = 0;
+    if (api->object_type(o, "spec.selector") != KS_FIELD_MAP)
+        return 0; /* nil: matches nothing */
+    t = api->object_type(o, "spec.selector.matchLabels");
+    if (t == KS_FIELD_MAP)
+        (void)api->object_len(o, "spec.selector.matchLabels", &n_ml);
+    else if (t != KS_FIELD_ABSENT)
+        return 0;
+    t = api->object_type(o, "spec.selector.matchExpressions");
+    if (t == KS_FIELD_ARRAY)
+        (void)api->object_len(o, "spec.selector.matchExpressions", &n_me);
+    else if (t != KS_FIELD_ABSENT)
+        return 0;
+    if (n_ml + n_me == 0)
+        return 0; /* empty: "A PDB with a nil or empty selector matches
+                     nothing" */
+    n_vals = n_ml;
+    for (i = 0; i < n_me; i++) {
+        uint32_t n = 0;
+        snprintf(path, sizeof path, "spec.selector.matchExpressions[%u].values",
+                 i);
+        t = api->object_type(o, path);
+        if (t == KS_FIELD_ARRAY)
+            (void)api->object_len(o, path, &n);
+        else if (t != KS_FIELD_ABSENT)
+            return 0;
+        n_vals += n;
+    }
+    p->reqs = calloc(n_ml + n_me, sizeof *p->reqs);
+    p->values = calloc(n_vals ? n_vals : 1, sizeof *p->values);
+    p->copies = calloc(2 * n_ml + 1, sizeof *p->copies);
+    if (p->reqs == NULL || p->values == NULL || p->copies == NULL)
+        return -1;
+    p->sel.reqs = p->reqs;
+    p->sel.n = 0;
+
+    if (n_ml > 0) {
+        memset(&w, 0, sizeof w);
+        w.p = p;
+        w.cap = n_ml;
+        (void)api->object_map_iterate(o, "spec.selector.matchLabels",
+                                      dp_match_label_fn, &w);
+        if (w.oom)
+            return -1;
+        if (w.invalid)
+            return 0;
+    }
+    k = p->sel.n; /* next free entry of p->values */
+    for (i = 0; i < n_me; i++) {
+        ks_requirement_t *rq = &p->reqs[p->sel.n];
+        const char *key = NULL, *op = NULL;
+        uint32_t n = 0;
+        int o_op;
+        snprintf(path, sizeof path, "spec.selector.matchExpressions[%u].key",
+                 i);
+        if (api->object_string(o, path, &key) != KS_FIELD_OK)
+            return 0;
+        snprintf(path, sizeof path,
+                 "spec.selector.matchExpressions[%u].operator", i);
+        if (api->object_string(o, path, &op) != KS_FIELD_OK ||
+            (o_op = dp_selector_op(op)) < 0)
+            return 0;
+        snprintf(path, sizeof path, "spec.selector.matchExpressions[%u].values",
+                 i);
+        if (api->object_type(o, path) == KS_FIELD_ARRAY)
+            (void)api->object_len(o, path, &n);
+        /* labels.NewRequirement: In/NotIn need values, Exists and
+         * DoesNotExist take none. */
+        if ((o_op == KS_OP_IN || o_op == KS_OP_NOT_IN) ? n == 0 : n != 0)
+            return 0;
+        rq->key = key;
+        rq->op = (ks_selector_op_t)o_op;
+        rq->values = &p->values[k];
+        rq->n_values = n;
+        for (j = 0; j < n; j++) {
+            const char *v = NULL;
+            snprintf(path, sizeof path,
+                     "spec.selector.matchExpressions[%u].values[%u]", i, j);
+            if (api->object_string(o, path, &v) != KS_FIELD_OK)
+                return 0;
+            p->values[k++] = v;
+        }
+        p->sel.n++;
+    }
+    p->selects = 1;
+    return 0;
+}
+
+/* object_list's callback: one budget appended to the run's list. */
+typedef struct dp_pdb_walk {
+    dp_run_t *r;
+    int oom;
+} dp_pdb_walk_t;
+
+static int dp_pdb_fn(const ks_object_t *o, void *ud)
+{
+    dp_pdb_walk_t *w = ud;
+    dp_run_t *r = w->r;
+    const ks_host_api_t *api = r->api;
+    void *arr = r->pdbs;
+    dp_pdb_t *p;
+    int64_t allowed = 0;
+    if (dp_grow(&arr, &r->cap_pdbs, r->n_pdbs + 1, sizeof(dp_pdb_t)) != 0) {
+        w->oom = 1;
+        return 1;
+    }
+    r->pdbs = arr;
+    p = &r->pdbs[r->n_pdbs++];
+    memset(p, 0, sizeof *p);
+    p->obj = o;
+    p->ns = api->object_namespace(o);
+    /* An int32 in the API; a budget the disruption controller has not
+     * seen yet has none, which reads as 0 (Go's zero value). */
+    (void)api->object_int(o, "status.disruptionsAllowed", &allowed);
+    p->allowed = allowed;
+    if (dp_pdb_compile(api, p) != 0) {
+        w->oom = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* List every PodDisruptionBudget of every namespace into r->pdbs (none
+ * when the plugin has no store). Returns -1 when out of memory. */
+static int dp_load_pdbs(dp_run_t *r)
+{
+    dp_pdb_walk_t w = {r, 0};
+    if (r->pl->pdbs == NULL)
+        return 0;
+    (void)r->api->object_list(r->pl->pdbs, NULL, NULL, dp_pdb_fn, &w);
+    return w.oom ? -1 : 0;
+}
+
+/* object_map_iterate's callback over status.disruptedPods: is `name`
+ * among the keys? */
+typedef struct dp_name_walk {
+    const char *name;
+    int found;
+} dp_name_walk_t;
+
+static int dp_name_fn(const char *key, const char *value, void *ud)
+{
+    dp_name_walk_t *w = ud;
+    (void)value;
+    if (strcmp(key, w->name) == 0) {
+        w->found = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Upstream filterPodsWithPDBViolation over pods[0..n) (most important
+ * first): violating[i] set to 1 for each pod that would take a matching
+ * budget below zero. `allowed` (r->n_pdbs entries) is scratch: the
+ * budgets' counters for this node. */
+static void dp_mark_pdb_violations(const dp_run_t *r, const ks_pod_t **pods,
+                                   uint32_t n, int64_t *allowed,
+                                   uint8_t *violating)
+{
+    const ks_host_api_t *api = r->api;
+    uint32_t i, j;
+    for (j = 0; j < r->n_pdbs; j++)
+        allowed[j] = r->pdbs[j].allowed;
+    for (i = 0; i < n; i++) {
+        const ks_pod_t *pod = pods[i];
+        violating[i] = 0;
+        /* A pod with no labels matches no budget. */
+        if (pod->labels.n == 0)
+            continue;
+        for (j = 0; j < r->n_pdbs; j++) {
+            const dp_pdb_t *p = &r->pdbs[j];
+            dp_name_walk_t w = {pod->name, 0};
+            if (!p->selects || strcmp(p->ns, pod->ns) != 0 ||
+                !ks_selector_matches(&p->sel, &pod->labels))
+                continue;
+            /* Already in disruptedPods: the API server counted it. */
+            (void)api->object_map_iterate(p->obj, "status.disruptedPods",
+                                          dp_name_fn, &w);
+            if (w.found)
+                continue;
+            if (--allowed[j] < 0)
+                violating[i] = 1;
+        }
+    }
 }
 
 /* --- victims on one node (upstream SelectVictimsOnNode) ------------------- */
@@ -397,6 +719,7 @@ typedef struct dp_node_result {
     dp_reasons_t reasons;
     const ks_pod_t **victims;
     uint32_t n_victims;
+    uint32_t n_pdb_violations; /* victims that were PDB-violating */
 } dp_node_result_t;
 
 /* Run one host call that takes a scratch status. Returns its code; on
@@ -440,10 +763,13 @@ static void dp_select_victims(dp_run_t *r, const ks_node_info_t *ni,
                               dp_node_result_t *out)
 {
     const ks_host_api_t *api = r->api;
-    const ks_pod_t **potential = NULL, **victims = NULL;
+    const ks_pod_t **potential = NULL, **victims = NULL, **order = NULL;
     ks_node_info_t *copy = NULL;
     ks_cycle_state_t *state = NULL;
-    uint32_t n_potential = 0, n_victims = 0, i;
+    int64_t *allowed = NULL;
+    uint8_t *violating = NULL;
+    uint32_t n_potential = 0, n_victims = 0, n_violating = 0, n_violations = 0;
+    uint32_t i, k;
     dp_reasons_t reasons = {0};
     ks_code_t code;
 
@@ -453,9 +779,15 @@ static void dp_select_victims(dp_run_t *r, const ks_node_info_t *ni,
     if (ni->n_pods > 0) {
         potential = malloc(sizeof(*potential) * ni->n_pods);
         victims = malloc(sizeof(*victims) * ni->n_pods);
-        if (potential == NULL || victims == NULL)
+        order = malloc(sizeof(*order) * ni->n_pods);
+        violating = malloc(ni->n_pods);
+        if (potential == NULL || victims == NULL || order == NULL ||
+            violating == NULL)
             goto oom;
     }
+    if (r->n_pdbs > 0 &&
+        (allowed = malloc(sizeof(*allowed) * r->n_pdbs)) == NULL)
+        goto oom;
     for (i = 0; i < ni->n_pods; i++)
         if (ni->pods[i]->priority < r->pod->priority)
             potential[n_potential++] = ni->pods[i];
@@ -489,10 +821,21 @@ static void dp_select_victims(dp_run_t *r, const ks_node_info_t *ni,
         goto done;
     }
 
-    /* Reprieve as many as possible, most important first. */
+    /* Reprieve as many as possible: the PDB-violating pods first, then the
+     * others, each group most important first. */
     dp_sort_by_importance(potential, n_potential, r->now_ms);
+    if (r->n_pdbs > 0)
+        dp_mark_pdb_violations(r, potential, n_potential, allowed, violating);
+    else
+        memset(violating, 0, n_potential);
+    for (i = 0; i < n_potential; i++)
+        if (violating[i])
+            order[n_violating++] = potential[i];
+    for (i = 0, k = n_violating; i < n_potential; i++)
+        if (!violating[i])
+            order[k++] = potential[i];
     for (i = 0; i < n_potential; i++) {
-        const ks_pod_t *p = potential[i];
+        const ks_pod_t *p = order[i];
         api->nodeinfo_add_pod(r->h, copy, p);
         code = dp_call(r, DP_CALL_ADD, state, copy, p, &reasons);
         if (code != KS_SUCCESS) {
@@ -512,10 +855,16 @@ static void dp_select_victims(dp_run_t *r, const ks_node_info_t *ni,
             goto done;
         }
         victims[n_victims++] = p;
+        if (i < n_violating)
+            n_violations++;
     }
+    /* Both groups gave victims: back to the order of importance. */
+    if (n_violating > 0 && n_violating < n_potential)
+        dp_sort_by_importance(victims, n_victims, r->now_ms);
     out->code = KS_SUCCESS;
     out->victims = victims;
     out->n_victims = n_victims;
+    out->n_pdb_violations = n_violations;
     victims = NULL;
     goto done;
 
@@ -530,6 +879,9 @@ done:
         api->nodeinfo_free(r->h, copy);
     free(potential);
     free(victims);
+    free(order);
+    free(violating);
+    free(allowed);
 }
 
 /* --- dry run (upstream DryRunPreemption) ---------------------------------- */
@@ -555,7 +907,7 @@ static int dp_dry_run(dp_run_t *r, const ks_node_info_t *const *nodes,
         dp_select_victims(r, ni, &res);
         if (res.code == KS_SUCCESS && res.n_victims > 0) {
             if (dp_add_candidate(r, ni->node->name, res.victims,
-                                 res.n_victims) != 0)
+                                 res.n_victims, res.n_pdb_violations) != 0)
                 return -1;
             if (r->n_cands >= want)
                 break;
@@ -855,12 +1207,16 @@ static ks_code_t dp_ext_result(dp_run_t *r, ks_status_t *st)
             return KS_ERROR;
         }
         memcpy(v, kept[i].victims, sizeof(*v) * kept[i].n_victims);
-        if (dp_add_candidate(r, kept[i].node, v, kept[i].n_victims) != 0) {
+        /* The extender's count, as upstream keeps its NumPDBViolations
+         * (clamped to the candidate's range). */
+        if (dp_add_candidate(r, kept[i].node, v, kept[i].n_victims,
+                             kept[i].n_pdb_violations < 0 ? 0
+                             : kept[i].n_pdb_violations > UINT32_MAX
+                                 ? UINT32_MAX
+                                 : (uint32_t)kept[i].n_pdb_violations) != 0) {
             api->status_reason(st, "preemption: out of memory");
             return KS_ERROR;
         }
-        r->cands[r->n_cands - 1].n_pdb_violations =
-            (uint32_t)kept[i].n_pdb_violations;
     }
     return KS_SUCCESS;
 }
@@ -1029,6 +1385,8 @@ static ks_code_t dp_post_filter(void *self, ks_cycle_state_t *cs,
     }
 
     if (n_potential > 0) {
+        if (dp_load_pdbs(&r) != 0)
+            goto oom;
         offset = api->rand_below(pl->h, n_potential) % n_potential;
         want = dp_num_candidates(pl, n_potential);
         if (dp_dry_run(&r, potential, n_potential, offset, want) != 0)
@@ -1165,9 +1523,26 @@ static int dp_create(const ks_host_api_t *api, ks_handle_t *h,
     if (err[0] != '\0')
         return -1;
 
+    /* The budgets' store: declared in the descriptor, so a host with the
+     * cluster-object calls (ABI 1.3) always has it. */
+    if (!KS_API_HAS(api, store_get) || !KS_API_HAS(api, object_list) ||
+        !KS_API_HAS(api, object_map_iterate)) {
+        snprintf(err, errlen,
+                 "the host has no cluster-object calls (ABI 1.3) to read "
+                 "PodDisruptionBudgets with");
+        return -1;
+    }
     pl = calloc(1, sizeof *pl);
     if (pl == NULL) {
         snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    pl->pdbs = api->store_get(h, "policy", "v1", "poddisruptionbudgets");
+    if (pl->pdbs == NULL) {
+        snprintf(err, errlen,
+                 "the host gave no store for poddisruptionbudgets.policy/v1, "
+                 "which the plugin declares");
+        free(pl);
         return -1;
     }
     pl->api = api;
@@ -1186,4 +1561,6 @@ static void dp_destroy(void *self)
 KS_PLUGIN_DEFINE(DP_NAME, DP_VERSION,
                  .create = dp_create,
                  .destroy = dp_destroy,
-                 .post_filter = dp_post_filter);
+                 .post_filter = dp_post_filter,
+                 .resources = dp_resources,
+                 .n_resources = sizeof dp_resources / sizeof dp_resources[0]);

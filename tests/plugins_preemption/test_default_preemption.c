@@ -1,8 +1,10 @@
 /*
  * DefaultPreemption, loaded from its built .so and driven through the host
  * fixture with a resource-only Filter plugin (preemption_mock.h). Every expected value
- * below was worked out by hand from kube-scheduler v1.24.1's rules; the
- * comment above each test shows the arithmetic.
+ * below was worked out by hand from kube-scheduler v1.24.1's rules (v1.36's
+ * for PodDisruptionBudgets, which v1.24.1 shared but for the order of the
+ * victims: pdb_victims_sorted_after_reprieve); the comment above each test
+ * shows the arithmetic.
  */
 #include <check.h>
 #include <stdint.h>
@@ -59,6 +61,7 @@ static void teardown(void)
     mock_cycle_state_free(cs);
     mock_node_status_map_free(sm);
     mock_host_free(mh);
+    mock_objects_clear();
     mock_free_all();
 }
 
@@ -753,6 +756,287 @@ START_TEST(descriptor)
     ck_assert(P->filter == NULL);
     ck_assert(P->score == NULL);
     ck_assert(P->events_to_register == NULL); /* upstream v1.24: all events */
+    /* The PodDisruptionBudget store (upstream's Evaluator PdbLister). */
+    ck_assert_uint_eq(P->n_resources, 1);
+    ck_assert_str_eq(P->resources[0].group, "policy");
+    ck_assert_str_eq(P->resources[0].version, "v1");
+    ck_assert_str_eq(P->resources[0].resource, "poddisruptionbudgets");
+    ck_assert_str_eq(P->resources[0].kind, "PodDisruptionBudget");
+}
+END_TEST
+
+/* --- PodDisruptionBudgets (upstream v1.36 filterPodsWithPDBViolation) ---- */
+
+/* Store a policy/v1 PodDisruptionBudget: `selector` is the JSON of
+ * spec.selector (NULL: none), `disrupted` the JSON of
+ * status.disruptedPods (NULL: none). */
+static void put_pdb(const char *ns, const char *name, const char *selector,
+                    int allowed, const char *disrupted)
+{
+    char json[1024];
+    int n = snprintf(json, sizeof json,
+                     "{\"apiVersion\":\"policy/v1\","
+                     "\"kind\":\"PodDisruptionBudget\","
+                     "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
+                     "\"spec\":{%s%s},"
+                     "\"status\":{\"disruptionsAllowed\":%d%s%s}}",
+                     name, ns, selector ? "\"selector\":" : "",
+                     selector ? selector : "", allowed,
+                     disrupted ? ",\"disruptedPods\":" : "",
+                     disrupted ? disrupted : "");
+    ck_assert(n > 0 && (size_t)n < sizeof json);
+    mock_object_put("policy/v1", "PodDisruptionBudget", json);
+}
+
+static ks_pod_t *labelled(ks_pod_t *p, const char *key, const char *value)
+{
+    mock_pod_add_label(p, key, value);
+    return p;
+}
+
+/* The extenders' view of the candidates: what the plugin hands to
+ * extenders_preempt (no extender is interested: KS_SKIP). */
+static struct {
+    uint32_t n;
+    char node[8][16];
+    int64_t violations[8];
+    uint32_t victims[8];
+} ext_seen;
+
+static ks_code_t ext_record(ks_handle_t *h, const ks_pod_t *pod,
+                            const ks_preempt_candidate_t *c, uint32_t n,
+                            ks_status_t *s)
+{
+    uint32_t i;
+    (void)h;
+    (void)pod;
+    (void)s;
+    ext_seen.n = n;
+    for (i = 0; i < n && i < 8; i++) {
+        snprintf(ext_seen.node[i], sizeof ext_seen.node[i], "%s", c[i].node);
+        ext_seen.violations[i] = c[i].n_pdb_violations;
+        ext_seen.victims[i] = c[i].n_victims;
+    }
+    return KS_SKIP;
+}
+
+/*
+ * n1 (4000m): a (prio 50, 2000m, app=web), b (prio 40, 2000m, app=db).
+ * Preemptor 2000m, prio 100. Without budgets: reprieve a (4000 fits), b
+ * (6000 does not) -> victim b. With "db" protected (disruptionsAllowed 0):
+ * b is violating and reprieved first (4000 fits), then a (6000 does not)
+ * -> victim a, although it has the higher priority; no violation.
+ */
+START_TEST(pdb_violating_victims_reprieved_first)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_pod_t *a = labelled(run_on(n1, "a", 50, 2000, MAY1), "app", "web");
+    ks_pod_t *b = labelled(run_on(n1, "b", 40, 2000, MAY1), "app", "db");
+    const char *nom;
+
+    ck_assert_int_eq(preempt(new_pod("p", 100, 2000), &nom), KS_SUCCESS);
+    ck_assert_uint_eq(mh->n_deleted, 1);
+    ck_assert_ptr_eq(mh->deleted[0], b);
+
+    put_pdb("default", "db", "{\"matchLabels\":{\"app\":\"db\"}}", 0, NULL);
+    mh->api.extenders_preempt = ext_record;
+    memset(&ext_seen, 0, sizeof ext_seen);
+    ck_assert_int_eq(preempt(new_pod("q", 100, 2000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n1");
+    ck_assert_uint_eq(mh->n_deleted, 2);
+    ck_assert_ptr_eq(mh->deleted[1], a);
+    ck_assert_uint_eq(ext_seen.n, 1);
+    ck_assert_int_eq(ext_seen.violations[0], 0);
+}
+END_TEST
+
+/*
+ * Both victims needed (preemptor 4000m on 4000m nodes):
+ *   n1: x1 (prio 20, 2000m), x2 (prio 10, 2000m), both app=db;
+ *   n2: y (prio 30, 4000m), app=web, no budget.
+ * The budget "db" with disruptionsAllowed A, going down n1's pods most
+ * important first: x1 takes it to A-1, x2 to A-2; a pod taking it below 0
+ * is violating, and both are victims:
+ *   A=2: 0 violations on n1 -> lowest highest-priority victim: n1 (20<30);
+ *   A=1: x2 violates -> n1 has 1, n2 0 -> n2;
+ *   A=0: both violate -> n1 has 2 -> n2;
+ *   A=1, x2 in disruptedPods: x2 does not count -> 0 -> n1.
+ * The extenders see the counts (n1 first: the offset is 0).
+ */
+START_TEST(pdb_violations_counted_per_node)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *n2 = add_node("n2", 4000, KS_UNSCHEDULABLE);
+    static const struct {
+        int allowed;
+        const char *disrupted;
+        const char *want;
+        int64_t n1_violations;
+    } cases[] = {
+        {2, NULL, "n1", 0},
+        {1, NULL, "n2", 1},
+        {0, NULL, "n2", 2},
+        {1, "{\"x2\":\"2022-05-01T00:00:00Z\"}", "n1", 0},
+        /* Another pod's name in disruptedPods changes nothing. */
+        {1, "{\"x3\":\"2022-05-01T00:00:00Z\"}", "n2", 1},
+    };
+    size_t i;
+    labelled(run_on(n1, "x1", 20, 2000, MAY1), "app", "db");
+    labelled(run_on(n1, "x2", 10, 2000, MAY1), "app", "db");
+    labelled(run_on(n2, "y", 30, 4000, MAY1), "app", "web");
+    mh->api.extenders_preempt = ext_record;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *nom;
+        char name[16];
+        put_pdb("default", "db", "{\"matchLabels\":{\"app\":\"db\"}}",
+                cases[i].allowed, cases[i].disrupted);
+        memset(&ext_seen, 0, sizeof ext_seen);
+        snprintf(name, sizeof name, "p%zu", i);
+        ck_assert_int_eq(preempt(new_pod(name, 100, 4000), &nom), KS_SUCCESS);
+        ck_assert_msg(strcmp(nom, cases[i].want) == 0,
+                      "case %zu: nominated %s, want %s", i, nom,
+                      cases[i].want);
+        ck_assert_uint_eq(ext_seen.n, 2);
+        ck_assert_str_eq(ext_seen.node[0], "n1");
+        ck_assert_uint_eq(ext_seen.victims[0], 2);
+        ck_assert_int_eq(ext_seen.violations[0], cases[i].n1_violations);
+        ck_assert_str_eq(ext_seen.node[1], "n2");
+        ck_assert_int_eq(ext_seen.violations[1], 0);
+    }
+}
+END_TEST
+
+/*
+ * Which budgets match: n1's x (prio 10, app=db, tier=gold) would be chosen
+ * (highest victim 10 against n2's y, app=web, at 50) unless a budget with
+ * disruptionsAllowed 0 matches x and not y, which sends the preemptor to
+ * n2 ("matches" below).
+ */
+START_TEST(pdb_selector_rules)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *n2 = add_node("n2", 4000, KS_UNSCHEDULABLE);
+    static const struct {
+        const char *ns;
+        const char *selector; /* NULL: spec.selector absent */
+        int matches;
+    } cases[] = {
+        {"default", "{\"matchLabels\":{\"app\":\"db\"}}", 1},
+        {"default", "{\"matchLabels\":{\"app\":\"db\",\"tier\":\"gold\"}}", 1},
+        {"default", "{\"matchLabels\":{\"app\":\"db\",\"tier\":\"x\"}}", 0},
+        {"other", "{\"matchLabels\":{\"app\":\"db\"}}", 0},
+        /* nil and empty selectors match nothing in upstream's preemption */
+        {"default", NULL, 0},
+        {"default", "null", 0},
+        {"default", "{}", 0},
+        {"default", "{\"matchLabels\":{},\"matchExpressions\":[]}", 0},
+        {"default", "{\"matchExpressions\":[{\"key\":\"tier\","
+                    "\"operator\":\"In\",\"values\":[\"silver\",\"gold\"]}]}",
+         1},
+        {"default", "{\"matchExpressions\":[{\"key\":\"tier\","
+                    "\"operator\":\"NotIn\",\"values\":[\"gold\"]}]}", 0},
+        {"default", "{\"matchExpressions\":[{\"key\":\"app\","
+                    "\"operator\":\"NotIn\",\"values\":[\"web\"]}]}", 1},
+        /* NotIn matches a pod without the key */
+        {"default", "{\"matchLabels\":{\"app\":\"db\"},"
+                    "\"matchExpressions\":[{\"key\":\"zone\","
+                    "\"operator\":\"NotIn\",\"values\":[\"a\"]}]}", 1},
+        {"default", "{\"matchExpressions\":[{\"key\":\"tier\","
+                    "\"operator\":\"Exists\"}]}", 1},
+        /* y matches too: one violation on each node, then n1 (10 < 50) */
+        {"default", "{\"matchExpressions\":[{\"key\":\"app\","
+                    "\"operator\":\"Exists\"}]}", 0},
+        {"default", "{\"matchExpressions\":[{\"key\":\"app\","
+                    "\"operator\":\"DoesNotExist\"}]}", 0},
+        {"default", "{\"matchLabels\":{\"app\":\"db\"},"
+                    "\"matchExpressions\":[{\"key\":\"tier\","
+                    "\"operator\":\"DoesNotExist\"}]}", 0},
+        /* LabelSelectorAsSelector refuses these: no match */
+        {"default", "{\"matchExpressions\":[{\"key\":\"app\","
+                    "\"operator\":\"Gt\",\"values\":[\"1\"]}]}", 0},
+        {"default", "{\"matchExpressions\":[{\"key\":\"app\","
+                    "\"operator\":\"In\",\"values\":[]}]}", 0},
+        {"default", "{\"matchExpressions\":[{\"key\":\"app\","
+                    "\"operator\":\"Exists\",\"values\":[\"db\"]}]}", 0},
+        {"default", "{\"matchLabels\":{\"app\":\"db\"},"
+                    "\"matchExpressions\":[{\"key\":\"app\","
+                    "\"operator\":\"Bogus\"}]}", 0},
+    };
+    size_t i;
+    labelled(labelled(run_on(n1, "x", 10, 3000, MAY1), "app", "db"), "tier",
+             "gold");
+    labelled(run_on(n2, "y", 50, 3000, MAY1), "app", "web");
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *nom;
+        char name[16];
+        mock_objects_clear();
+        put_pdb(cases[i].ns, "guard", cases[i].selector, 0, NULL);
+        snprintf(name, sizeof name, "p%zu", i);
+        ck_assert_int_eq(preempt(new_pod(name, 100, 2000), &nom), KS_SUCCESS);
+        ck_assert_msg(strcmp(nom, cases[i].matches ? "n2" : "n1") == 0,
+                      "case %zu (%s %s): nominated %s", i, cases[i].ns,
+                      cases[i].selector ? cases[i].selector : "(none)", nom);
+    }
+}
+END_TEST
+
+/*
+ * A pod without labels matches no budget, not even one whose selector
+ * would match its (absent) labels with NotIn; a budget without a status
+ * (not computed yet) allows no disruption.
+ */
+START_TEST(pdb_unlabelled_pod_and_missing_status)
+{
+    ks_node_info_t *n1 = add_node("n1", 4000, KS_UNSCHEDULABLE);
+    ks_node_info_t *n2 = add_node("n2", 4000, KS_UNSCHEDULABLE);
+    const char *nom;
+    run_on(n1, "x", 10, 3000, MAY1);
+    labelled(run_on(n2, "y", 50, 3000, MAY1), "app", "web");
+
+    put_pdb("default", "all-but-web",
+            "{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"NotIn\","
+            "\"values\":[\"web\"]}]}", 0, NULL);
+    ck_assert_int_eq(preempt(new_pod("p", 100, 2000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n1");
+
+    mock_objects_clear();
+    mock_object_put("policy/v1", "PodDisruptionBudget",
+                    "{\"apiVersion\":\"policy/v1\","
+                    "\"kind\":\"PodDisruptionBudget\","
+                    "\"metadata\":{\"name\":\"cache\","
+                    "\"namespace\":\"default\"},"
+                    "\"spec\":{\"minAvailable\":1,"
+                    "\"selector\":{\"matchLabels\":{\"app\":\"cache\"}}}}");
+    labelled(run_on(n1, "z", 5, 1000, MAY1), "app", "cache");
+    /* n1 now needs x and z gone (4000m): z violates the budget, which has
+     * no status (0 allowed) -> 1 violation against n2's 0 -> n2. */
+    ck_assert_int_eq(preempt(new_pod("q", 100, 4000), &nom), KS_SUCCESS);
+    ck_assert_str_eq(nom, "n2");
+}
+END_TEST
+
+/*
+ * The victims stay in order of importance when both groups gave some
+ * (upstream v1.36; v1.24.1 left them in reprieve order, [v, w, u]):
+ * n1 (6000m): v (prio 5, 2000m, app=db, protected, allowed 0),
+ * w (prio 30, 2000m), u (prio 20, 2000m). Preemptor 6000m: all three go;
+ * v first among the reprieves but last in importance: [w, u, v].
+ */
+START_TEST(pdb_victims_sorted_after_reprieve)
+{
+    ks_node_info_t *n1 = add_node("n1", 6000, KS_UNSCHEDULABLE);
+    ks_pod_t *v = labelled(run_on(n1, "v", 5, 2000, MAY1), "app", "db");
+    ks_pod_t *w = run_on(n1, "w", 30, 2000, MAY1);
+    ks_pod_t *u = run_on(n1, "u", 20, 2000, MAY1);
+    const char *nom;
+    put_pdb("default", "db", "{\"matchLabels\":{\"app\":\"db\"}}", 0, NULL);
+    ck_assert_int_eq(preempt(new_pod("p", 100, 6000), &nom), KS_SUCCESS);
+    ck_assert_uint_eq(mh->n_deleted, 3);
+    ck_assert_ptr_eq(mh->deleted[0], w);
+    ck_assert_ptr_eq(mh->deleted[1], u);
+    ck_assert_ptr_eq(mh->deleted[2], v);
 }
 END_TEST
 
@@ -782,6 +1066,11 @@ static Suite *suite(void)
           delete_failure_is_an_error, no_nodes_is_an_error}},
         {"prepare", {clears_lower_priority_nominations, waiting_victim_is_rejected}},
         {"args", {args_validation, descriptor}},
+        {"pdb",
+         {pdb_violating_victims_reprieved_first,
+          pdb_violations_counted_per_node, pdb_selector_rules,
+          pdb_unlabelled_pod_and_missing_status,
+          pdb_victims_sorted_after_reprieve}},
     };
     size_t g, t;
     for (g = 0; g < sizeof groups / sizeof groups[0]; g++) {
