@@ -18,6 +18,7 @@
 #include "server/journal.h"
 #include "server/secure.h"
 #include "server/server.h"
+#include "shadow/shadow.h"
 #include "supervisor/supervisor.h"
 #include "server/signals.h"
 
@@ -47,6 +48,7 @@ static const char usage[] =
     "      --kubeconfig FILE    cluster mode: the API server and credentials\n"
     "      --context NAME       the kubeconfig context (default: current)\n"
     "      --embedded           the embedded API even inside a pod\n"
+    "      --shadow NAME[=PROFILE][,...]   see Shadow mode below\n"
     "      --leader-elect       cluster mode: schedule only while holding a\n"
     "                           coordination.k8s.io Lease (replicas stand by)\n"
     "      --leader-elect-lease-duration D  (default 15s)\n"
@@ -94,6 +96,18 @@ static const char usage[] =
     "plugins, address or credentials, 2 usage, 4 the leader lost its lease\n"
     "(it stops at once, as kube-scheduler does), 130/143 a second\n"
     "SIGINT/SIGTERM while stopping (even with the loop blocked).\n";
+
+/* --help's last part. */
+static const char usage_shadow[] =
+    "\n"
+    "Shadow mode (README, Shadow mode and replay):\n"
+    "      --shadow NAME[=PROFILE][,...]\n"
+    "                           cluster mode, read-only: for each pod the\n"
+    "                           scheduler NAME binds, where the profile NAME\n"
+    "                           (or PROFILE) would have put it, compared\n"
+    "                           (/metrics ksched_shadow_*, GET /debug/shadow,\n"
+    "                           a log line per difference at -v); schedules\n"
+    "                           nothing and writes nothing (no Lease either)\n";
 
 /* The rest of --help (one literal may hold at most 4,095 bytes). */
 static const char usage_faults[] =
@@ -234,6 +248,7 @@ typedef struct serve_opts {
     long long lim[N_LIMITS]; /* 0: the server's default */
     double drain;
     ks_server_cluster_t cl; /* leader election: flags; the rest later */
+    ks_shadow_names_t shadow; /* --shadow (n 0: not given) */
     struct sockaddr_storage ss; /* the parsed --listen */
 } serve_opts_t;
 
@@ -302,6 +317,13 @@ static int serve_opt(serve_opts_t *so, int c, char **argv)
     case 1303: so->tls_key = optarg; break;
     case 1304: so->authn_kc = optarg; break;
     case 1305: so->authz_kc = optarg; break;
+    case 1501: {
+        ks_error_t e = {0};
+        if (ks_shadow_names_parse(optarg, &so->shadow, &e) != 0)
+            return ks_cli_usage_error("serve", "%s", e.msg);
+        so->cl.shadow = &so->shadow;
+        break;
+    }
     case 1401:
         if (ks_cli_parse_mode("serve", "--batching", optarg, &so->batching))
             return KS_EXIT_USAGE;
@@ -334,6 +356,7 @@ static int serve_parse(int argc, char **argv, serve_opts_t *so)
         {"context", required_argument, NULL, 'X'},
         {"embedded", no_argument, NULL, 'E'},
         {"leader-elect", no_argument, NULL, 'L'},
+        {"shadow", required_argument, NULL, 1501},
         {"leader-elect-lease-duration", required_argument, NULL, 1001},
         {"leader-elect-renew-deadline", required_argument, NULL, 1002},
         {"leader-elect-retry-period", required_argument, NULL, 1003},
@@ -358,13 +381,15 @@ static int serve_parse(int argc, char **argv, serve_opts_t *so)
         {"authentication-kubeconfig", required_argument, NULL, 1304},
         {"authorization-kubeconfig", required_argument, NULL, 1305},
         KS_CLI_OPT_HELP};
-    static char help[sizeof usage + sizeof usage_faults];
+    static char help[sizeof usage + sizeof usage_faults +
+                     sizeof usage_shadow];
     int c, rc;
     memset(so, 0, sizeof *so);
     so->batching = KS_BATCHING_ON;
     so->bulk = KS_BULK_ON;
     so->drain = 10;
-    snprintf(help, sizeof help, "%s%s", usage, usage_faults);
+    snprintf(help, sizeof help, "%s%s%s", usage, usage_faults,
+             usage_shadow);
     ks_cli_opts_init(&so->o, "serve", help);
     ks_cli_faults_init(&so->fo);
     while ((c = getopt_long(argc, argv, "+c:p:l:j:vh", opts, NULL)) != -1)
@@ -378,6 +403,11 @@ static int serve_parse(int argc, char **argv, serve_opts_t *so)
 static int serve_check(serve_opts_t *so)
 {
     int loopback = 1;
+    if (so->shadow.n && (so->embedded || so->cl.leader_elect))
+        return ks_cli_usage_error("serve", "--shadow needs cluster mode and "
+                                           "writes nothing: not with %s",
+                                  so->embedded ? "--embedded"
+                                               : "--leader-elect");
     if (so->cl.leader_elect && so->embedded)
         return ks_cli_usage_error("serve", "--leader-elect needs cluster "
                                            "mode, not --embedded");
@@ -482,7 +512,8 @@ static int serve_leader_opts(serve_opts_t *so, const ks_config_t *cfg)
 {
     const ks_leader_election_t *le = &cfg->leader_election;
     ks_error_t e = {0};
-    if (!so->cl.leader_elect && !so->embedded)
+    /* --shadow writes nothing, a Lease neither */
+    if (!so->cl.leader_elect && !so->embedded && so->shadow.n == 0)
         so->cl.leader_elect = le->leader_elect;
     if (so->cl.le.lease_duration_ms == 0)
         so->cl.le.lease_duration_ms = le->lease_duration_ms;
@@ -538,6 +569,11 @@ static int serve_prepare(serve_opts_t *so, serve_res_t *r)
                     err.msg);
             return KS_EXIT_INVALID;
         }
+    }
+    if (so->shadow.n && r->kconn == NULL) {
+        fprintf(stderr, "ksched serve: --shadow needs cluster mode: pass "
+                        "--kubeconfig FILE (or run inside a pod)\n");
+        return KS_EXIT_USAGE;
     }
     if (so->cl.leader_elect && r->kconn == NULL) {
         fprintf(stderr, "ksched serve: --leader-elect needs cluster mode: "
@@ -666,6 +702,16 @@ static void serve_announce(const serve_opts_t *so, ks_server_t *srv,
         snprintf(ks_call_board()->leader_identity,
                  sizeof ks_call_board()->leader_identity, "%s",
                  ks_leader_identity(srv->leader));
+    if (so->shadow.n) {
+        size_t i;
+        fprintf(stderr, "ksched serve: shadow mode, read-only: comparing");
+        for (i = 0; i < so->shadow.n; i++)
+            fprintf(stderr, "%s %s with profile %s", i ? "," : "",
+                    so->shadow.name[i],
+                    so->shadow.profile[i][0] ? so->shadow.profile[i]
+                                             : so->shadow.name[i]);
+        fprintf(stderr, "\n");
+    }
     if (srv->leader)
         fprintf(stderr, "ksched serve: leader election: lease %s/%s as %s; "
                         "standing by until it is ours\n",

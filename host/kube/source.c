@@ -153,6 +153,8 @@ static void emit_assigned_add(ks_kube_source_t *src, const char *uid)
 
 static int serves(ks_kube_source_t *src, const ks_pod_t *pod)
 {
+    if (src->shadow_bound) /* shadow mode: ksched schedules nothing */
+        return 0;
     return ks_generation_profile(ks_scheduler_generation(src->sched),
                                  pod->scheduler_name) != NULL;
 }
@@ -337,6 +339,9 @@ static void pod_upsert(ks_kube_source_t *src, json_t *obj)
         return;
     default: /* KS_POD_OTHER */
         if (assigned) {
+            /* shadow mode: compare before the cache takes it */
+            if (src->shadow_bound)
+                src->shadow_bound(src->shadow_ud, pod);
             e->state = KS_POD_BOUND;
             src->stats.pods_assigned++;
             cache_put_assigned(src, pod);
@@ -552,6 +557,22 @@ void ks_kube_source_set_active(ks_kube_source_t *src, int active)
     src->inactive = !active;
     if (active && !was && src->synced && src->sched)
         release_held(src);
+}
+
+static int never_write(void *ud)
+{
+    (void)ud;
+    return 0;
+}
+
+void ks_kube_source_set_shadow(ks_kube_source_t *src,
+                               int (*bound)(void *ud, ks_pod_t *pod),
+                               void *ud)
+{
+    src->shadow_bound = bound;
+    src->shadow_ud = ud;
+    src->may_write = never_write;
+    src->may_write_ud = NULL;
 }
 
 void ks_kube_source_set_write_gate(ks_kube_source_t *src,

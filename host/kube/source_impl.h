@@ -56,6 +56,9 @@ struct ks_kube_source {
     int synced, inactive;
     int (*may_write)(void *ud);
     void *may_write_ud;
+    /* shadow mode (ks_kube_source_set_shadow), NULL otherwise */
+    int (*shadow_bound)(void *ud, ks_pod_t *pod);
+    void *shadow_ud;
     ks_kube_source_stats_t stats;
     uint64_t write_fail[W_COUNT]; /* by write kind */
 };

@@ -92,6 +92,10 @@ void ks_api_health(ks_server_t *srv, ks_http_conn_t *c,
  * merged, with "source" naming the file}. */
 void ks_api_configz(ks_server_t *srv, ks_http_conn_t *c,
                     const ks_http_request_t *req);
+/* GET /debug/shadow: shadow mode's counts and last differences
+ * (shadow/shadow.h); 404 when not in shadow mode. */
+void ks_api_debug_shadow(ks_server_t *srv, ks_http_conn_t *c,
+                         const ks_http_request_t *req);
 void ks_api_debug_plugins(ks_server_t *srv, ks_http_conn_t *c,
                           const ks_http_request_t *req);
 void ks_api_reload(ks_server_t *srv, ks_http_conn_t *c,

@@ -1,4 +1,5 @@
-/* /healthz, /readyz, /livez, /debug/plugins and POST /-/reload. */
+/* /healthz, /readyz, /livez, /debug/plugins, /debug/shadow and POST
+ * /-/reload. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -6,6 +7,28 @@
 #include "api.h"
 #include "faults.h"
 #include "framework/plugin_loader.h"
+#include "shadow/shadow.h"
+
+void ks_api_debug_shadow(ks_server_t *srv, ks_http_conn_t *c,
+                         const ks_http_request_t *req)
+{
+    ks_buf_t b = {0};
+    (void)req;
+    if (srv->shadow == NULL) {
+        ks_api_status(c, 404, "NotFound", NULL, NULL,
+                      "not in shadow mode (serve --kubeconfig ... --shadow "
+                      "NAME)");
+        return;
+    }
+    ks_shadow_debug_json(srv->shadow, &b);
+    if (b.oom || b.data == NULL) {
+        ks_buf_free(&b);
+        ks_http_respond(c, 500, "text/plain", NULL, "out of memory\n", 14);
+        return;
+    }
+    ks_http_respond(c, 200, "application/json", NULL, b.data, b.len);
+    ks_buf_free(&b);
+}
 
 void ks_api_health(ks_server_t *srv, ks_http_conn_t *c,
                    const ks_http_request_t *req)

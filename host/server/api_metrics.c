@@ -6,6 +6,7 @@
 #include "framework/plugin_loader.h"
 #include "framework/queue.h"
 #include "process_metrics.h"
+#include "shadow/shadow.h"
 
 /* Add to counter `m` what the scheduler's running count `now` gained
  * since *seen, and remember it. */
@@ -77,6 +78,8 @@ void ks_api_metrics(ks_server_t *srv, ks_http_conn_t *c,
         ks_buf_append(&b, text, len);
         if (srv->ksrc)
             ks_kube_source_metrics(srv->ksrc, &b);
+        if (srv->shadow)
+            ks_shadow_metrics(srv->shadow, &b);
         ks_process_metrics_render(&b);
         free(text);
         text = ks_buf_steal(&b, &len);

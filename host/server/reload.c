@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "faults.h"
 #include "server.h"
+#include "shadow/shadow.h"
 
 #define DEBOUNCE_MS 300
 
@@ -62,6 +63,8 @@ int ks_server_reload(ks_server_t *srv, const char *trigger, uint64_t *gen_id,
     /* We are on the loop thread between cycles: in-flight pods keep the
      * generation they started with; queued pods stay queued. */
     ks_scheduler_set_generation(srv->sched, g);
+    if (srv->shadow) /* a new comparison period */
+        ks_shadow_set_generation(srv->shadow, g);
     srv->last_ok = 1;
     srv->last_generation = g->id;
     ks_metric_add(srv->m_reloads, 1, "success");

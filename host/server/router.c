@@ -64,6 +64,7 @@ enum route_id {
     R_LIVEZ,
     R_METRICS,
     R_DEBUG_PLUGINS,
+    R_DEBUG_SHADOW,
     R_CONFIGZ,
     R_RELOAD,
     R_NODES,
@@ -84,6 +85,7 @@ static const struct route {
     {R_LIVEZ, "/livez", "GET"},
     {R_METRICS, "/metrics", "GET"},
     {R_DEBUG_PLUGINS, "/debug/plugins", "GET"},
+    {R_DEBUG_SHADOW, "/debug/shadow", "GET"},
     {R_CONFIGZ, "/configz", "GET"},
     {R_RELOAD, "/-/reload", "POST"},
     {R_NODES, "/api/v1/nodes", "GET POST"},
@@ -262,6 +264,9 @@ static void route(ks_server_t *srv, ks_http_conn_t *c,
             return;
         case R_DEBUG_PLUGINS:
             ks_api_debug_plugins(srv, c, req);
+            return;
+        case R_DEBUG_SHADOW:
+            ks_api_debug_shadow(srv, c, req);
             return;
         case R_CONFIGZ:
             ks_api_configz(srv, c, req);

@@ -11,6 +11,7 @@
 #include "base/intern.h"
 #include "base/log.h"
 #include "framework/status.h"
+#include "shadow/shadow.h"
 
 double ks_server_now(void)
 {
@@ -448,6 +449,13 @@ static int le_may_write(void *ud)
     return srv->leader == NULL || ks_leader_is_leader(srv->leader);
 }
 
+/* Shadow mode: a pod another scheduler bound, before the cache takes it. */
+static int shadow_bound(void *ud, ks_pod_t *pod)
+{
+    ks_server_t *srv = ud;
+    return ks_shadow_observe(srv->shadow, pod);
+}
+
 static int cluster_init(ks_server_t *srv, ks_generation_t *gen,
                         const ks_server_cluster_t *cl, ks_error_t *err)
 {
@@ -495,6 +503,13 @@ static int cluster_init(ks_server_t *srv, ks_generation_t *gen,
     srv->ksrc = ks_kube_source_new(srv->loop, &so, err);
     if (srv->ksrc == NULL)
         return err->code ? err->code : KS_ENOMEM;
+    if (cl->shadow) {
+        int rc = ks_shadow_new(cl->shadow, gen, srv->cache, &srv->shadow,
+                               err);
+        if (rc != 0)
+            return rc;
+        ks_kube_source_set_shadow(srv->ksrc, shadow_bound, srv);
+    }
     if (cl->leader_elect) {
         ks_leader_opts_t le = cl->le;
         le.started = le_started;
@@ -636,6 +651,8 @@ void ks_server_free(ks_server_t *srv)
      * scheduler while it is torn down. */
     ks_kube_source_close(srv->ksrc);
     srv->ksrc = NULL;
+    ks_shadow_free(srv->shadow);
+    srv->shadow = NULL;
     if (srv->sched)
         ks_scheduler_free(srv->sched);
     /* After the scheduler: its teardown may still run Unreserve. */

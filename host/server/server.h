@@ -148,6 +148,7 @@ typedef struct ks_server {
     ks_metric_t *m_ext_requests, *m_ext_latency; /* scheduler extenders */
     ks_metric_t *m_hint_dur, *m_event_dur; /* QueueingHints, queue events */
     ks_leader_t *leader; /* NULL: no leader election */
+    struct ks_shadow *shadow; /* shadow mode (shadow/shadow.h), or NULL */
     int lost_lease;      /* exit status 4 */
     int releasing;       /* the lease is being released (drain) */
 
@@ -171,6 +172,9 @@ typedef struct ks_server_cluster {
     ks_kube_conn_t *conn;
     int leader_elect;
     ks_leader_opts_t le; /* callbacks are the server's; strings copied */
+    /* shadow mode: the scheduler names to compare with, or NULL (copied;
+     * not with leader_elect) */
+    const struct ks_shadow_names *shadow;
 } ks_server_cluster_t;
 
 /* cluster: NULL for the embedded API. */
