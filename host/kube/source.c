@@ -221,6 +221,44 @@ static int confirm_bound(ks_kube_source_t *src, pod_ent_t *e,
     return 1;
 }
 
+/* The pod's PodScheduled condition is False with reason Unschedulable
+ * (its scheduler found no node). */
+static int unschedulable(const json_t *obj)
+{
+    const json_t *conds =
+        json_object_get(json_object_get(obj, "status"), "conditions");
+    size_t i;
+    for (i = 0; json_is_array(conds) && i < json_array_size(conds); i++) {
+        const json_t *c = json_array_get(conds, i);
+        const char *t = json_string_value(json_object_get(c, "type")),
+                   *st = json_string_value(json_object_get(c, "status")),
+                   *r = json_string_value(json_object_get(c, "reason"));
+        if (t && st && r && strcmp(t, "PodScheduled") == 0 &&
+            strcmp(st, "False") == 0 && strcmp(r, "Unschedulable") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Shadow mode: another scheduler found no node for a pod; compared once
+ * (the first time the condition is seen). */
+static void shadow_unschedulable(ks_kube_source_t *src, pod_ent_t *e,
+                                 json_t *obj)
+{
+    ks_error_t err = {0};
+    ks_pod_t *pod;
+    char what[700];
+    what_of("pod", obj, what, sizeof what);
+    e->shadow_unsched = 1;
+    if (ks_pod_from_json(what, obj, IN(), &pod, &err) != 0) {
+        ks_log(KS_LOGL_WARN, "%s", err.msg);
+        return;
+    }
+    if (pod->node_name[0] == '\0')
+        src->shadow_bound(src->shadow_ud, pod);
+    ks_pod_free(pod);
+}
+
 static void pod_upsert(ks_kube_source_t *src, json_t *obj)
 {
     const char *uid = md_str(obj, "uid");
@@ -235,6 +273,9 @@ static void pod_upsert(ks_kube_source_t *src, json_t *obj)
         return;
     h = hash_json(obj, 0, 0);
     e = ks_kube_source_ent(src, uid);
+    if (src->shadow_bound && e != NULL && e->state == KS_POD_OTHER &&
+        !e->shadow_unsched && unschedulable(obj))
+        shadow_unschedulable(src, e, obj);
     if (e != NULL && e->hash == h)
         return; /* only the status or the resourceVersion moved */
     if (e != NULL && e->state == KS_POD_PENDING &&
@@ -566,10 +607,10 @@ static int never_write(void *ud)
 }
 
 void ks_kube_source_set_shadow(ks_kube_source_t *src,
-                               int (*bound)(void *ud, ks_pod_t *pod),
+                               int (*decided)(void *ud, ks_pod_t *pod),
                                void *ud)
 {
-    src->shadow_bound = bound;
+    src->shadow_bound = decided;
     src->shadow_ud = ud;
     src->may_write = never_write;
     src->may_write_ud = NULL;

@@ -78,12 +78,14 @@ void ks_kube_source_set_write_gate(ks_kube_source_t *src,
 
 /* Shadow mode (shadow/shadow.h): no pod is handed to the scheduler, so
  * ksched decides nothing of its own and writes nothing (the write gate
- * refuses everything besides), and bound(ud, pod) is called when the
- * watch shows a pod that was seen unassigned now bound by its scheduler,
- * before the cache takes it (pod is read during the call, and may be
- * changed if restored). Call before ks_kube_source_start. */
+ * refuses everything besides), and decided(ud, pod) is called when the
+ * watch shows what another scheduler decided for a pod seen unassigned:
+ * bound (pod->node_name set; before the cache takes it), or the first
+ * PodScheduled=False condition with reason Unschedulable (node_name "").
+ * pod is read during the call, and may be changed if restored. Call
+ * before ks_kube_source_start. */
 void ks_kube_source_set_shadow(ks_kube_source_t *src,
-                               int (*bound)(void *ud, ks_pod_t *pod),
+                               int (*decided)(void *ud, ks_pod_t *pod),
                                void *ud);
 
 /* Every informer has listed once (scheduling has started). */

@@ -31,6 +31,7 @@ typedef struct pod_ent {
     char *cond_message;  /* last PodScheduled=False message written */
     const char *nominated; /* last nominatedNodeName written (interned) */
     char *ns, *name;
+    int shadow_unsched; /* shadow mode: its Unschedulable was compared */
     char uid[];
 } pod_ent_t;
 
@@ -56,7 +57,8 @@ struct ks_kube_source {
     int synced, inactive;
     int (*may_write)(void *ud);
     void *may_write_ud;
-    /* shadow mode (ks_kube_source_set_shadow), NULL otherwise */
+    /* shadow mode (ks_kube_source_set_shadow): what another scheduler
+     * decided; NULL otherwise */
     int (*shadow_bound)(void *ud, ks_pod_t *pod);
     void *shadow_ud;
     ks_kube_source_stats_t stats;

@@ -449,7 +449,8 @@ static int le_may_write(void *ud)
     return srv->leader == NULL || ks_leader_is_leader(srv->leader);
 }
 
-/* Shadow mode: a pod another scheduler bound, before the cache takes it. */
+/* Shadow mode: a pod another scheduler bound (before the cache takes it)
+ * or found unschedulable. */
 static int shadow_bound(void *ud, ks_pod_t *pod)
 {
     ks_server_t *srv = ud;

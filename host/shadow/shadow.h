@@ -66,11 +66,11 @@ void ks_shadow_set_generation(ks_shadow_t *sh, ks_generation_t *gen);
 /* Whether pods of this schedulerName are shadowed. */
 int ks_shadow_watches(const ks_shadow_t *sh, const char *scheduler_name);
 
-/* The watch shows `pod` (seen unassigned before) bound to
- * pod->node_name by its scheduler; called before the cache takes it.
- * Compares and records. pod's node_name and scheduler_name are changed
- * during the call and restored. 1 when compared, 0 when not a shadowed
- * pod, KS_ENOMEM. */
+/* The watch shows what its scheduler decided for `pod` (seen unassigned
+ * before): bound to pod->node_name (called before the cache takes it),
+ * or unschedulable (node_name ""). Compares and records. pod's node_name
+ * and scheduler_name are changed during the call and restored. 1 when
+ * compared, 0 when not a shadowed pod, KS_ENOMEM. */
 int ks_shadow_observe(ks_shadow_t *sh, ks_pod_t *pod);
 
 /* Append the metrics (Prometheus text) to out. */

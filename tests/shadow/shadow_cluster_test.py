@@ -13,6 +13,9 @@ MostAllocated (profiles/examples/most-allocated.yaml).
   - with MostAllocated the differences are counted and listed in
     /debug/shadow, with NodeResourcesFit named, both nodes' --explain
     lines, and a log line each at -v;
+  - a pod that fits nowhere is unschedulable for real: same for the
+    default profile, placed for a profile without NodeResourcesFit's
+    Filter;
   - a hot swap of the second one's configuration to the default profile
     starts a new period: its metrics carry generation 2, whose decisions
     are same or tied;
@@ -74,6 +77,17 @@ leaderElection:
   leaderElect: false
 profiles:
 - schedulerName: default-scheduler
+"""
+
+# A profile without NodeResourcesFit's Filter: it places what fits nowhere.
+LOOSE_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    filter:
+      disabled:
+      - name: NodeResourcesFit
 """
 
 DEFAULT_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
@@ -190,7 +204,15 @@ def main():
             "--no-default-plugin-path", "--config", cfg_most,
             "--kubeconfig", kc, "--shadow", "default-scheduler", "-v"])
         servers.append(most)
-        for n, s in (("default profile", same), ("MostAllocated", most)):
+        cfg_loose = os.path.join(tmp, "loose.yaml")
+        write(cfg_loose, LOOSE_CONFIG)
+        loose = ksched_test.Serve(ksched, [
+            "--listen", "127.0.0.1:0", "--plugin-dir", plugin_dir,
+            "--no-default-plugin-path", "--config", cfg_loose,
+            "--kubeconfig", kc, "--shadow", "default-scheduler"])
+        servers.append(loose)
+        for n, s in (("default profile", same), ("MostAllocated", most),
+                     ("no Fit filter", loose)):
             if not check(bool(s.ready(60)), "%s: serve --shadow becomes "
                          "ready as the read-only user" % n):
                 fatal("\n".join(s.lines[-30:]))
@@ -211,7 +233,8 @@ def main():
               flush=True)
         place(admin, PODS1, lambda: kube.poll() is None)
         n1 = len(PODS1)
-        for n, s in (("default profile", same), ("MostAllocated", most)):
+        for n, s in (("default profile", same), ("MostAllocated", most),
+                     ("no Fit filter", loose)):
             check(wait_for("%s: %d decisions" % (n, n1),
                            lambda: decided(s) >= n1, 30),
                   "%s: every binding compared (%d)" % (n, decided(s)))
@@ -260,6 +283,37 @@ def main():
               is not None, "/metrics: the score-gap histogram counts every "
               "decision whose real node passes")
 
+        # a pod that fits nowhere: unschedulable for real; the default
+        # profile agrees (same), the one without the Fit filter places it
+        admin.must("POST", "/api/v1/namespaces/default/pods",
+                   pod_obj("huge", sched="default-scheduler", cpu="64",
+                           memory="256Mi"))
+        check(wait_for("the huge pod unschedulable", lambda: any(
+            c.get("type") == "PodScheduled" and c.get("reason") ==
+            "Unschedulable" for c in admin.must(
+                "GET", "/api/v1/namespaces/default/pods/huge").get(
+                    "status", {}).get("conditions", [])), 30),
+              "kube-scheduler finds no node for a pod of 64 cpus")
+        for n, s in (("default profile", same), ("MostAllocated", most),
+                     ("no Fit filter", loose)):
+            check(wait_for("%s: %d decisions" % (n, n1 + 1),
+                           lambda: decided(s) >= n1 + 1, 30),
+                  "%s: the unschedulable pod compared too" % n)
+        c = counts(same, 1)
+        check(c.get("same", 0) + c.get("tied", 0) == n1 + 1 and
+              c.get("placed", 0) == 0, "default profile: unschedulable "
+              "for both is same: %s" % c)
+        cl = counts(loose, 1)
+        huge = [x for x in shadow_doc(loose).get("differences", [])
+                if x["name"] == "huge"]
+        check(cl.get("placed", 0) == 1 and
+              cl.get("same", 0) + cl.get("tied", 0) == n1 and huge and
+              huge[0]["result"] == "placed" and
+              huge[0]["realNode"] == "" and huge[0]["kschedNode"],
+              "no Fit filter: the huge pod is placed, the rest agree: %s %s"
+              % (cl, huge[:1]))
+        c = counts(most, 1)
+
         # hot swap: the default profile in the second one
         write(cfg_most, DEFAULT_CONFIG)
         # (the changed file reloads it; SIGHUP if the watch missed it)
@@ -284,13 +338,15 @@ def main():
                         text) is not None,
               "/metrics carries generation 2 after the swap")
 
-        for n, s in (("default profile", same), ("MostAllocated", most)):
+        for n, s in (("default profile", same), ("MostAllocated", most),
+                     ("no Fit filter", loose)):
             no_writes(n, s)
         ev = admin.must("GET", "/apis/events.k8s.io/v1/events")["items"]
         check(not [e for e in ev if "ksched" in
                    json.dumps(e.get("reportingController", ""))],
               "no event from ksched on the API server")
-        for n, s in (("default profile", same), ("MostAllocated", most)):
+        for n, s in (("default profile", same), ("MostAllocated", most),
+                     ("no Fit filter", loose)):
             rc = s.stop()
             check(rc == 0, "%s: serve exits 0 (got %s)" % (n, rc))
         servers = []
