@@ -52,6 +52,10 @@ static const char usage[] =
     "                           tied, different, unschedulable, error); print\n"
     "                           the summary and the differences with both\n"
     "                           nodes' verdicts and scores as --explain does\n"
+    "      --replay-as NAME=PROFILE[,...]\n"
+    "                           --replay, the pods of scheduler NAME with the\n"
+    "                           profile PROFILE (default: the profile named\n"
+    "                           as the pod's schedulerName)\n"
     "      --deterministic      break score ties by the smallest node name\n"
     "                           (default: at random, as kube-scheduler)\n"
     "      --run-all-filters    run every Filter plugin on every node instead\n"
@@ -369,6 +373,7 @@ typedef struct schedule_opts {
     char explain_ns[256];
     const char *explain_name;
     int deterministic, run_all, batching, bulk, replay;
+    ks_shadow_names_t replay_as; /* --replay-as */
 } schedule_opts_t;
 
 /* Parse and check the command line: KS_CLI_CONTINUE, or the exit code. */
@@ -388,6 +393,7 @@ static int schedule_parse(int argc, char **argv, schedule_opts_t *so)
         {"batching", required_argument, NULL, 1401},
         {"bulk", required_argument, NULL, 1402},
         {"replay", no_argument, NULL, 1403},
+        {"replay-as", required_argument, NULL, 1404},
         KS_CLI_OPT_HELP};
     const char *slash;
     int c, rc;
@@ -410,6 +416,16 @@ static int schedule_parse(int argc, char **argv, schedule_opts_t *so)
         case 'D': so->deterministic = 1; break;
         case 'A': so->run_all = 1; break;
         case 1403: so->replay = 1; break;
+        case 1404: {
+            ks_error_t e = {0};
+            so->replay = 1;
+            if (ks_shadow_names_parse(optarg, &so->replay_as, &e) != 0) {
+                ks_shadow_names_free(&so->replay_as);
+                return ks_cli_usage_error("schedule", "--replay-as: %s",
+                                          e.msg);
+            }
+            break;
+        }
         case 1402:
             if (ks_cli_parse_mode("schedule", "--bulk", optarg, &so->bulk))
                 return KS_EXIT_USAGE;
@@ -563,9 +579,15 @@ static int schedule_replay(const schedule_opts_t *o, ks_manifest_t *m,
     ks_replay_t *rp = ks_replay_new(gen, cache, so);
     size_t i;
     int rc;
+    ks_error_t err = {0};
     memset(&ro, 0, sizeof ro);
     if (rp == NULL) {
         fprintf(stderr, "ksched schedule: out of memory\n");
+        return KS_EXIT_INVALID;
+    }
+    if (ks_replay_map(rp, &o->replay_as, &err) != 0) {
+        fprintf(stderr, "ksched schedule: %s\n", err.msg);
+        ks_replay_free(rp);
         return KS_EXIT_INVALID;
     }
     if (schedule_load(o, m, cache, rp, &ro.n_others) != 0) {
@@ -670,6 +692,7 @@ out:
     free(pend.a);
     free(run.b);
     recorded_free(&run);
+    ks_shadow_names_free(&o.replay_as);
     ks_generation_unref(gen);
     return rc;
 }

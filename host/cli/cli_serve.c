@@ -320,7 +320,7 @@ static int serve_opt(serve_opts_t *so, int c, char **argv)
     case 1501: {
         ks_error_t e = {0};
         if (ks_shadow_names_parse(optarg, &so->shadow, &e) != 0)
-            return ks_cli_usage_error("serve", "%s", e.msg);
+            return ks_cli_usage_error("serve", "--shadow: %s", e.msg);
         so->cl.shadow = &so->shadow;
         break;
     }

@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A pod to replay. Strings are the pod's interned ones. */
+#include "base/intern.h"
+
+/* A pod to replay. Strings are the pod's interned ones; profile is the
+ * interned name of the profile to replay it with. */
 typedef struct replay_pod {
-    const char *uid, *ns, *name, *node;
+    const char *uid, *ns, *name, *node, *profile;
     int64_t created;
 } replay_pod_t;
 
@@ -17,6 +20,9 @@ struct ks_replay {
     ks_generation_t *gen;
     replay_pod_t *pods;
     size_t n, cap;
+    /* ks_replay_map: scheduler name -> interned profile name */
+    const char *map_name[16], *map_profile[16];
+    size_t n_map;
 };
 
 typedef struct try_ctx {
@@ -58,6 +64,40 @@ void ks_replay_free(ks_replay_t *rp)
     free(rp);
 }
 
+int ks_replay_map(ks_replay_t *rp, const ks_shadow_names_t *names,
+                  ks_error_t *err)
+{
+    ks_intern_t *in = ks_intern_global();
+    size_t i;
+    for (i = 0; i < names->n && rp->n_map < 16; i++) {
+        const char *prof =
+            names->profile[i][0] ? names->profile[i] : names->name[i];
+        if (ks_generation_profile(rp->gen, prof) == NULL)
+            return ks_error_set(err, KS_EINVAL,
+                                "--replay-as %s: the configuration has no "
+                                "profile \"%s\"",
+                                names->name[i], prof);
+        rp->map_name[rp->n_map] = ks_intern_str(in, names->name[i]);
+        rp->map_profile[rp->n_map] = ks_intern_str(in, prof);
+        if (!rp->map_name[rp->n_map] || !rp->map_profile[rp->n_map])
+            return ks_error_set(err, KS_ENOMEM, "out of memory");
+        rp->n_map++;
+    }
+    return 0;
+}
+
+/* The profile a pod is replayed with (interned), or NULL: none. */
+static const char *profile_for(const ks_replay_t *rp, const ks_pod_t *pod)
+{
+    size_t i;
+    for (i = 0; i < rp->n_map; i++)
+        if (strcmp(rp->map_name[i], pod->scheduler_name) == 0)
+            return rp->map_profile[i];
+    return ks_generation_profile(rp->gen, pod->scheduler_name)
+               ? pod->scheduler_name
+               : NULL;
+}
+
 size_t ks_replay_count(const ks_replay_t *rp)
 {
     return rp->n;
@@ -66,6 +106,7 @@ size_t ks_replay_count(const ks_replay_t *rp)
 int ks_replay_add_pod(ks_replay_t *rp, ks_pod_t *pod, ks_error_t *err)
 {
     replay_pod_t *p;
+    const char *profile;
     int rc;
     if (pod->node_name[0] == '\0') {
         rc = ks_error_set(err, KS_EINVAL, "pod %s/%s is not bound", pod->ns,
@@ -73,7 +114,7 @@ int ks_replay_add_pod(ks_replay_t *rp, ks_pod_t *pod, ks_error_t *err)
         ks_pod_free(pod);
         return rc;
     }
-    if (ks_generation_profile(rp->gen, pod->scheduler_name) == NULL) {
+    if ((profile = profile_for(rp, pod)) == NULL) {
         if ((rc = ks_cache_add_pod(rp->cache, pod, err)) != 0)
             ks_pod_free(pod);
         return rc ? rc : 1;
@@ -93,6 +134,7 @@ int ks_replay_add_pod(ks_replay_t *rp, ks_pod_t *pod, ks_error_t *err)
     p->ns = pod->ns;
     p->name = pod->name;
     p->node = pod->node_name;
+    p->profile = profile;
     p->created = pod->creation_unix_ms;
     /* Assumed, so that ks_cache_forget_pod hands it back to replay. */
     if ((rc = ks_cache_assume_pod(rp->cache, pod, pod->node_name, err)) != 0) {
@@ -135,13 +177,18 @@ int ks_replay_run(ks_replay_t *rp, ks_replay_fn fn, void *ud,
         const replay_pod_t *p = &rp->pods[i];
         try_ctx_t t = {p->node, fn, ud, 0};
         ks_pod_t *pod = ks_cache_forget_pod(rp->cache, p->uid);
+        const char *sched;
         int rc;
         if (pod == NULL)
             continue;
-        /* every node evaluated and scored, the real one included */
+        /* every node evaluated and scored, the real one included; the
+         * profile chosen for its scheduler */
+        sched = pod->scheduler_name;
+        pod->scheduler_name = p->profile;
         ks_scheduler_set_full_eval(rp->s, pod->ns, pod->name);
         rc = ks_scheduler_try(rp->s, pod, on_try, &t, err);
         ks_scheduler_set_full_eval(rp->s, NULL, NULL);
+        pod->scheduler_name = sched;
         /* back where it really is, for the next pods */
         if (ks_cache_assume_pod(rp->cache, pod, p->node, NULL) != 0) {
             ks_pod_free(pod);

@@ -23,6 +23,7 @@
 #include "compare.h"
 #include "framework/generation.h"
 #include "framework/scheduler.h"
+#include "shadow.h"
 
 typedef struct ks_replay ks_replay_t;
 
@@ -33,8 +34,16 @@ ks_replay_t *ks_replay_new(ks_generation_t *gen, ks_cache_t *cache,
                            const ks_sched_opts_t *opts);
 void ks_replay_free(ks_replay_t *rp);
 
+/* Replay the pods of scheduler NAME with profile PROFILE (names as
+ * --shadow takes them, shadow.h; without, a pod's schedulerName names its
+ * profile). Before ks_replay_add_pod. 0, or KS_EINVAL with err naming a
+ * profile the generation lacks, or KS_ENOMEM. */
+int ks_replay_map(ks_replay_t *rp, const ks_shadow_names_t *names,
+                  ks_error_t *err);
+
 /* A bound pod (node_name set), taken over: into the cache, and replayed
- * when a profile has its schedulerName. 0 (will be replayed), 1 (no
+ * when a profile has its schedulerName (or the profile ks_replay_map
+ * gives it). 0 (will be replayed), 1 (no
  * profile: it only stays where it is), or an error code with err filled
  * (the pod is freed). */
 int ks_replay_add_pod(ks_replay_t *rp, ks_pod_t *pod, ks_error_t *err);

@@ -67,12 +67,11 @@ int ks_shadow_names_parse(const char *arg, ks_shadow_names_t *out,
         size_t nl = eq ? (size_t)(eq - p) : len;
         if (nl == 0 || (eq && eq + 1 == p + len))
             return ks_error_set(err, KS_EINVAL,
-                                "--shadow: '%.*s' is not NAME or "
-                                "NAME=PROFILE",
+                                "'%.*s' is not NAME or NAME=PROFILE",
                                 (int)len, p);
         if (out->n == 16)
             return ks_error_set(err, KS_EINVAL,
-                                "--shadow: at most 16 scheduler names");
+                                "at most 16 scheduler names");
         out->name[out->n] = strndup(p, nl);
         out->profile[out->n] =
             eq ? strndup(eq + 1, (size_t)(p + len - eq - 1)) : strdup("");
@@ -88,7 +87,7 @@ int ks_shadow_names_parse(const char *arg, ks_shadow_names_t *out,
     }
     if (out->n == 0)
         return ks_error_set(err, KS_EINVAL,
-                            "--shadow needs at least one scheduler name");
+                            "at least one scheduler name is needed");
     return 0;
 }
 

@@ -47,7 +47,7 @@ typedef struct ks_shadow_names {
 } ks_shadow_names_t;
 /* Parse --shadow's argument, "NAME[=PROFILE][,NAME[=PROFILE]...]" (at
  * most 16), adding to *out (zeroed at first). 0, or KS_EINVAL / KS_ENOMEM
- * with err naming the bad entry. */
+ * with err naming the bad entry (the caller names the option). */
 int ks_shadow_names_parse(const char *arg, ks_shadow_names_t *out,
                           ks_error_t *err);
 void ks_shadow_names_free(ks_shadow_names_t *n);

@@ -7,7 +7,7 @@ NodeResourcesFit, Insufficient cpu) and p4 on a node its nodeSelector
 does not match (no node fits: unschedulable, NodeAffinity); p5 belongs to
 another scheduler and p6 is pending, neither replayed. Under
 profiles/examples/most-allocated.yaml p1 and p2 move by score and
-NodeResourcesFit is named. replay_ties.yaml: two identical nodes, so the
+NodeResourcesFit is named; --replay-as replays p5 too. replay_ties.yaml: two identical nodes, so the
 pod is same or tied, never different, and the exit status is 0.
 
 Usage: replay_test.py KSCHED PLUGIN_DIR SOURCE_ROOT
@@ -134,6 +134,21 @@ for _ in range(4):
     s = json.loads(out)["summary"]
     kt.check(rc == 0 and s["same"] + s["tied"] == 1,
              "ties at random: same or tied, exit 0: %s" % s)
+
+# --- --replay-as: another scheduler's pods with a chosen profile ------------
+rc, out, err = replay("--deterministic", "-f", DIFF, "-o", "json",
+                      "--replay-as", "my-scheduler=default-scheduler")
+s = json.loads(out)["summary"] if out else {}
+kt.check(rc == 3 and s.get("otherSchedulers") == 0 and
+         sum(s.get(k, 0) for k in ("same", "tied", "different",
+                                   "unschedulable", "placed", "error")) == 5,
+         "--replay-as: my-scheduler's pod replayed with default-scheduler: "
+         "%s" % s)
+rc, out, err = replay("-f", DIFF, "--replay-as", "my-scheduler=nope")
+kt.check(rc == 1 and 'no profile "nope"' in err,
+         "--replay-as with an unknown profile: invalid input: " + err)
+rc, out, err = replay("-f", DIFF, "--replay-as", "=x")
+kt.check(rc == 2, "--replay-as =x: usage error")
 
 # --- usage ------------------------------------------------------------------
 rc, out, err = replay("-f", DIFF, "-o", "xml")
