@@ -10,7 +10,9 @@
  *
  * The comparisons run on a scheduler of the shadow's own, on the server's
  * cache and generation, with ks_scheduler_try: every node evaluated and
- * scored, no PostFilter, plugins' API requests refused. A hot swap
+ * scored, no PostFilter, plugins' API requests refused; scheduler
+ * extenders are asked synchronously (the loop waits for their answers,
+ * as ks_scheduler_try does on a scheduler of its own). A hot swap
  * (ks_shadow_set_generation) starts a new comparison period: the counts
  * and the score-gap histogram are kept per generation and profile.
  *
