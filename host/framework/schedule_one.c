@@ -189,13 +189,20 @@ int ks_scheduler_try(ks_scheduler_t *s, const ks_pod_t *pod,
                      void *ud, ks_error_t *err)
 {
     ks_framework_t *fw = ks_generation_profile(s->gen, pod->scheduler_name);
+    ks_fw_env_t *env_was = s->gen->fws[0]->env;
     ks_cycle_state_t *cs;
     cycle_out_t *o;
     int rc = 0;
+    size_t i;
     if (fw == NULL)
         fw = s->gen->fws[0];
     if (ks_cache_update_snapshot(s->cache, s->snap, err) != 0)
         return err ? err->code : KS_EINVAL;
+    /* The generation may be shared with another scheduler (shadow mode
+     * beside serve's own): for this attempt its plugins see this
+     * scheduler's snapshot and clock; the other's env comes back after. */
+    for (i = 0; i < s->gen->n_fws; i++)
+        ks_framework_set_env(s->gen->fws[i], &s->env);
     ks_sched_sample_cycle(s);
     cs = ks_cycle_state_new();
     o = calloc(1, sizeof *o);
@@ -226,6 +233,8 @@ int ks_scheduler_try(ks_scheduler_t *s, const ks_pod_t *pod,
 out:
     ks_cycle_state_free(cs);
     free(o);
+    for (i = 0; i < s->gen->n_fws; i++)
+        ks_framework_set_env(s->gen->fws[i], env_was);
     return rc;
 }
 

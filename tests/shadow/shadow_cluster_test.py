@@ -4,7 +4,9 @@
 Usage: shadow_cluster_test.py KSCHED PLUGIN_DIR K8S_DIR SOURCE_ROOT
 
 kube-scheduler v1.24 (K8S_DIR/bin) schedules a stream of pods as
-default-scheduler. Two `ksched serve --shadow default-scheduler` run
+default-scheduler on four nodes in two zones; every other pod spreads over
+the zones (PodTopologySpread, ScheduleAnyway) and away from its kind
+(preferred anti-affinity), so the scores of every default plugin count. Two `ksched serve --shadow default-scheduler` run
 beside it as a user whose RBAC allows only reads (deploy/shadow/rbac.yaml's
 ClusterRole): one with the default profile, one with NodeResourcesFit's
 MostAllocated (profiles/examples/most-allocated.yaml).
@@ -45,11 +47,24 @@ from cluster_test import (Api, cluster_up, k8s_scripts, node_obj,  # noqa: E402
 from extender_compare_test import (kube_scheduler_bin,  # noqa: E402
                                    stop_kube_scheduler)
 
-NODES = [("n1", "4"), ("n2", "8"), ("n3", "8"), ("n4", "16")]
+NODES = [("n1", "4", "z1"), ("n2", "8", "z1"), ("n3", "8", "z2"),
+         ("n4", "16", "z2")]
 # (name, cpu): created one at a time, each waited for until bound
 PODS1 = [("a%02d" % i, c) for i, c in enumerate(
     ["500m", "1", "250m", "2", "750m", "1500m", "300m", "1", "600m", "2",
      "400m", "1", "200m", "900m"])]
+# spread over zones and away from each other (scores only): the plugins
+# v1.24 and v1.36 both run by default
+SPREAD = {
+    "topologySpreadConstraints": [{
+        "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"app": "web"}}}],
+    "affinity": {"podAntiAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{
+            "weight": 50, "podAffinityTerm": {
+                "topologyKey": "kubernetes.io/hostname",
+                "labelSelector": {"matchLabels": {"app": "web"}}}}]}}}
 PODS2 = [("b%02d" % i, c) for i, c in enumerate(
     ["500m", "1", "250m", "700m", "1200m", "300m"])]
 
@@ -125,9 +140,12 @@ def grant_read_only(admin, root):
 
 def place(api, pods, alive):
     for name, cpu in pods:
-        api.must("POST", "/api/v1/namespaces/default/pods",
-                 pod_obj(name, sched="default-scheduler", cpu=cpu,
-                         memory="256Mi"))
+        p = pod_obj(name, sched="default-scheduler", cpu=cpu,
+                    memory="256Mi",
+                    labels={"app": "web" if name[-1] in "02468" else "t"})
+        if name[-1] in "02468":
+            p["spec"].update(SPREAD)
+        api.must("POST", "/api/v1/namespaces/default/pods", p)
         path = "/api/v1/namespaces/default/pods/" + name
 
         def bound():
@@ -185,9 +203,10 @@ def main():
     try:
         admin = Api(env, env["ADMIN_TOKEN"])
         grant_read_only(admin, root)
-        for name, cpu in NODES:
-            admin.must("POST", "/api/v1/nodes",
-                       node_obj(name, cpu=cpu, memory="32Gi"))
+        for name, cpu, zone in NODES:
+            admin.must("POST", "/api/v1/nodes", node_obj(
+                name, cpu=cpu, memory="32Gi",
+                labels={"topology.kubernetes.io/zone": zone}))
         kc = os.path.join(d, "ksched.kubeconfig")
         cfg_default = os.path.join(tmp, "default.yaml")
         write(cfg_default, DEFAULT_CONFIG)
@@ -246,7 +265,7 @@ def main():
               "default profile: every decision same or tied: %s" % c)
         for x in shadow_doc(same).get("differences", []):
             check(x["result"] == "tied", "default profile: only ties are "
-                  "listed: %s" % json.dumps(x)[:400])
+                  "listed: %s" % json.dumps(x, indent=1))
 
         # MostAllocated: differences, NodeResourcesFit named
         c = counts(most, 1)
