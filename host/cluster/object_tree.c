@@ -187,3 +187,44 @@ const char *ks_onode_key(const ks_otree_t *t, const ks_onode_t *n)
 {
     return n != NULL ? t->chars + n->key : t->chars;
 }
+
+static json_t *node_json(const ks_otree_t *t, const ks_onode_t *n)
+{
+    json_t *out;
+    uint32_t i;
+    switch (n->type) {
+    case KS_ON_STRING:
+        return json_string(t->chars + n->v.s);
+    case KS_ON_INT:
+        return json_integer((json_int_t)n->v.i);
+    case KS_ON_REAL:
+        return json_real(n->v.r);
+    case KS_ON_TRUE:
+        return json_true();
+    case KS_ON_FALSE:
+        return json_false();
+    case KS_ON_ARRAY:
+    case KS_ON_MAP:
+        out = n->type == KS_ON_ARRAY ? json_array() : json_object();
+        for (i = 0; out != NULL && i < n->v.kids.n; i++) {
+            const ks_onode_t *m = &t->nodes[n->v.kids.first + i];
+            json_t *v = node_json(t, m);
+            int rc = v == NULL ? -1
+                     : n->type == KS_ON_ARRAY
+                         ? json_array_append_new(out, v)
+                         : json_object_set_new(out, t->chars + m->key, v);
+            if (rc != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    default:
+        return json_null();
+    }
+}
+
+json_t *ks_otree_to_json(const ks_otree_t *t)
+{
+    return t ? node_json(t, &t->nodes[0]) : NULL;
+}

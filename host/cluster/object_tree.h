@@ -66,4 +66,8 @@ const char *ks_onode_str(const ks_otree_t *t, const ks_onode_t *n);
 /* The key of a map member ("" for a node that is none). */
 const char *ks_onode_key(const ks_otree_t *t, const ks_onode_t *n);
 
+/* The document again as a jansson value (a new reference; a map's
+ * repeated keys keep the last), NULL when out of memory. */
+json_t *ks_otree_to_json(const ks_otree_t *t);
+
 #endif /* KS_CLUSTER_OBJECT_TREE_H */

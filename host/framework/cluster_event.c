@@ -177,3 +177,14 @@ const char *ks_cluster_event_label(ks_cluster_event_t ev, const void *old_obj,
         return object_label(ev.action, new_obj ? new_obj : old_obj);
     return "Unknown";
 }
+
+ks_cluster_event_t ks_cluster_event_object(const ks_object_t *old,
+                                           const ks_object_t *n)
+{
+    ks_cluster_event_t ev;
+    ev.resource = KS_RES_OBJECT;
+    ev.action = old == NULL ? KS_ACT_ADD
+                : n == NULL ? KS_ACT_DELETE
+                            : KS_ACT_UPDATE;
+    return ev;
+}

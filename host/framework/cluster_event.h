@@ -26,6 +26,13 @@ uint32_t ks_cluster_event_pod_update(const ks_pod_t *old, const ks_pod_t *n);
 uint32_t ks_cluster_event_node_update(const ks_node_t *old,
                                       const ks_node_t *n);
 
+/* The event of a declared resource's object (SDK ABI 1.3) changing from
+ * `old` to `n`: KS_RES_OBJECT with KS_ACT_ADD (old NULL), KS_ACT_DELETE
+ * (n NULL) or KS_ACT_UPDATE; the QueueingHints get old and n. Cluster
+ * mode's informers and the embedded API both report changes so. */
+ks_cluster_event_t ks_cluster_event_object(const ks_object_t *old,
+                                           const ks_object_t *n);
+
 /* {KS_RES_ALL, KS_ACT_ALL}: moves every unschedulable pod. */
 int ks_cluster_event_is_wildcard(ks_cluster_event_t ev);
 

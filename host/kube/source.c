@@ -654,10 +654,8 @@ static void stores_synced(void *ud)
 static void stores_changed(void *ud, const ks_object_t *old,
                            const ks_object_t *n)
 {
-    uint32_t act = old == NULL ? KS_ACT_ADD
-                   : n == NULL ? KS_ACT_DELETE
-                               : KS_ACT_UPDATE;
-    emit_objs(ud, KS_RES_OBJECT, act, old, n);
+    ks_cluster_event_t ev = ks_cluster_event_object(old, n);
+    emit_objs(ud, ev.resource, ev.action, old, n);
 }
 
 static void h_failed(void *ud, long status, const char *message)

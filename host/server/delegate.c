@@ -131,7 +131,7 @@ static const char *segment(const char *p, char *buf, size_t len, int *ok)
 
 /* /api/v1/RESOURCE[/NAME] or /api/v1/namespaces/NS/RESOURCE[/NAME], as
  * the API server's request info reads them: GET is get (one object) or
- * list, POST create, PUT update, DELETE delete. ksched's bindings stream
+ * list, POST create, PUT update, PATCH patch, DELETE delete. ksched's bindings stream
  * (/api/v1/bindings) shows pods: it is reviewed as watching pods. */
 static void resource_attrs(ks_delegate_req_t *q, const char *method)
 {
@@ -174,6 +174,8 @@ static void resource_attrs(ks_delegate_req_t *q, const char *method)
         snprintf(q->res_verb, sizeof q->res_verb, "update");
     } else if (strcmp(method, "DELETE") == 0) {
         snprintf(q->res_verb, sizeof q->res_verb, "delete");
+    } else if (strcmp(method, "PATCH") == 0) {
+        snprintf(q->res_verb, sizeof q->res_verb, "patch");
     } else {
         return;
     }

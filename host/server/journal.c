@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "api_objects.h"
 #include "base/log.h"
 #include "base/strmap.h"
 #include "server.h"
@@ -27,8 +28,8 @@ struct ks_journal {
 /* --- reading: the final objects of a journal --------------------------- */
 
 typedef struct obj {
-    char *key;   /* node name, or "ns/name" */
-    char *ns;    /* pods */
+    char *key;   /* node name, "ns/name", or objects' "GVR ns/name" */
+    char *ns;    /* pods; objects: their GV/RESOURCE */
     char *body;  /* the object's JSON text */
     char *node;  /* pods: bound to (NULL: not bound) */
     uint64_t rv; /* pods: the binding's resourceVersion */
@@ -116,14 +117,23 @@ static int objs_put(objs_t *o, const char *key, const char *ns,
 }
 
 typedef struct state {
-    objs_t nodes, pods;
+    objs_t nodes, pods, objects;
     uint64_t max_rv;
+    uint64_t max_orv; /* the declared resources' counter at deletions */
 } state_t;
 
 static void state_free(state_t *s)
 {
     objs_free(&s->nodes);
     objs_free(&s->pods);
+    objs_free(&s->objects);
+}
+
+/* A declared resource's object's key: "GVR ns/name". */
+static void object_key(char *buf, size_t len, const char *gvr,
+                       const char *ns, const char *name)
+{
+    snprintf(buf, len, "%s %s/%s", gvr, ns, name);
 }
 
 static const char *str_of(json_t *o, const char *k)
@@ -177,6 +187,37 @@ static int apply_record(state_t *s, json_t *r)
     }
     if ((k = str_of(r, "dp")) != NULL) {
         objs_del(&s->pods, k);
+        return 0;
+    }
+    if ((v = json_object_get(r, "o")) != NULL && json_is_object(v) &&
+        (k = str_of(r, "r")) != NULL) {
+        const json_t *md = json_object_get(v, "metadata");
+        const char *name = str_of((json_t *)md, "name");
+        const char *ns = str_of((json_t *)md, "namespace");
+        char key[1200];
+        if (name == NULL)
+            return 1;
+        object_key(key, sizeof key, k, ns ? ns : "", name);
+        if ((text = json_dumps(v, JSON_COMPACT)) == NULL)
+            return -1;
+        rc = objs_put(&s->objects, key, k, text);
+        free(text);
+        return rc;
+    }
+    if ((k = str_of(r, "do")) != NULL && str_of(r, "r") != NULL) {
+        char key[1200];
+        const char *ns = str_of(r, "ns");
+        json_t *rv = json_object_get(r, "rv");
+        object_key(key, sizeof key, str_of(r, "r"), ns ? ns : "", k);
+        objs_del(&s->objects, key);
+        if (json_is_integer(rv) &&
+            (uint64_t)json_integer_value(rv) > s->max_orv)
+            s->max_orv = (uint64_t)json_integer_value(rv);
+        return 0;
+    }
+    if ((v = json_object_get(r, "orv")) != NULL && json_is_integer(v)) {
+        if ((uint64_t)json_integer_value(v) > s->max_orv)
+            s->max_orv = (uint64_t)json_integer_value(v);
         return 0;
     }
     if ((k = str_of(r, "b")) != NULL && str_of(r, "node") != NULL) {
@@ -292,6 +333,18 @@ static int write_compacted(const char *path, const state_t *s,
                                           json_loads(x->body, 0, NULL)),
                             size);
     }
+    if (rc == 0 && s->max_orv)
+        rc = put_record(fd, json_pack("{s:I}", "orv",
+                                      (json_int_t)s->max_orv),
+                        size);
+    for (i = 0; rc == 0 && i < s->objects.n; i++) {
+        const obj_t *x = &s->objects.v[i];
+        if (x->live)
+            rc = put_record(fd, json_pack("{s:o, s:s}", "o",
+                                          json_loads(x->body, 0, NULL), "r",
+                                          x->ns),
+                            size);
+    }
     for (i = 0; rc == 0 && i < s->pods.n; i++) {
         const obj_t *x = &s->pods.v[i];
         json_t *r;
@@ -338,15 +391,49 @@ static void replay_request(ks_server_t *srv, const char *body, int pod,
         ks_api_nodes(srv, NULL, &req, NULL);
 }
 
-/* Replay s into srv: nodes, then pods (bound ones created bound). */
+/* The declared resources' objects into their stores; the number
+ * restored. */
+static size_t replay_objects(ks_server_t *srv, const state_t *s)
+{
+    size_t i, n = 0;
+    for (i = 0; i < s->objects.n; i++) {
+        const obj_t *x = &s->objects.v[i];
+        ks_error_t err;
+        json_t *doc;
+        if (!x->live)
+            continue;
+        ks_error_init(&err);
+        if ((doc = json_loads(x->body, 0, NULL)) == NULL) {
+            ks_log(KS_LOGL_WARN, "journal: %s: out of memory", x->key);
+            continue;
+        }
+        if (ks_objects_restore(srv, x->ns, doc, &err) != 0)
+            ks_log(err.code == KS_ENOTFOUND ? KS_LOGL_INFO : KS_LOGL_WARN,
+                   "journal: %s: not restored: %s (kept in the journal)",
+                   x->key, err.msg);
+        else
+            n++;
+    }
+    return n;
+}
+
+/* Replay s into srv: nodes, the declared resources' objects, then pods
+ * (bound ones created bound). */
 static void replay(ks_server_t *srv, const state_t *s)
 {
-    size_t i, nodes = 0, pods = 0, bound = 0;
+    size_t i, nodes = 0, pods = 0, bound = 0, objects;
     for (i = 0; i < s->nodes.n; i++)
         if (s->nodes.v[i].live) {
             replay_request(srv, s->nodes.v[i].body, 0, NULL);
             nodes++;
         }
+    objects = replay_objects(srv, s);
+    if (s->max_orv > srv->object_rv)
+        srv->object_rv = s->max_orv;
+    if (objects)
+        fprintf(stderr, "ksched serve: journal: restored %zu object(s) of "
+                        "declared resources\n",
+                objects);
     for (i = 0; i < s->pods.n; i++) {
         const obj_t *x = &s->pods.v[i];
         const char *body = x->body;
@@ -512,4 +599,18 @@ void ks_journal_pod_bound(ks_server_t *srv, const char *key, const char *node,
     if (srv->journal)
         record(srv, json_pack("{s:s, s:s, s:I}", "b", key, "node", node, "rv",
                               (json_int_t)rv));
+}
+
+void ks_journal_object_put(ks_server_t *srv, const char *gvr, json_t *obj)
+{
+    if (srv->journal)
+        record(srv, json_pack("{s:O, s:s}", "o", obj, "r", gvr));
+}
+
+void ks_journal_object_deleted(ks_server_t *srv, const char *gvr,
+                               const char *ns, const char *name)
+{
+    if (srv->journal)
+        record(srv, json_pack("{s:s, s:s, s:s, s:I}", "do", name, "ns", ns,
+                              "r", gvr, "rv", (json_int_t)srv->object_rv));
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "api_objects.h"
 #include "base/mono_clock.h"
 #include "server.h"
 
@@ -294,6 +295,9 @@ static void route(ks_server_t *srv, ks_http_conn_t *c,
             return;
         }
     }
+    /* The declared resources' objects (embedded API only). */
+    if (srv->ksrc == NULL && ks_api_objects(srv, c, req))
+        return;
     ks_api_status(c, 404, "NotFound", NULL, NULL,
                   "the server could not find the requested resource (%s %s)",
                   req->method, req->path);

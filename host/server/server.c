@@ -2,6 +2,7 @@
 #include "server.h"
 
 #include "journal.h"
+#include "local_requests.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -576,6 +577,9 @@ int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
             return rc;
         }
         so.writer = ks_kube_source_writer(srv->ksrc);
+    } else {
+        /* plugins' API requests: applied to the embedded API's stores */
+        ks_local_requests_writer(srv, &so.writer);
     }
     srv->sched = ks_scheduler_new(gen, srv->cache, &so);
     ks_generation_unref(gen); /* the scheduler holds its own reference */

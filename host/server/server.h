@@ -102,6 +102,8 @@ typedef struct ks_server {
      * and the last binding's resourceVersion (1, 2, ...). */
     struct ks_journal *journal;
     uint64_t bind_rv;
+    /* The declared resources' last resourceVersion (api_objects.h). */
+    uint64_t object_rv;
     size_t n_watchers;
     /* Bytes a bindings watcher may have queued and unsent (beyond its
      * initial events) before it is disconnected; 0: 4 MiB. */

@@ -1,0 +1,118 @@
+/* JSON merge patch (RFC 7386) as the embedded API applies it to the
+ * declared resources' objects: the RFC's own examples (its appendix A),
+ * a null deleting a key (where jansson's json_object_update_recursive
+ * would store the null), nested nulls in a new member dropped, arrays
+ * replaced whole, a non-object patch or target. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "server/merge_patch.h"
+
+/* merge(target, patch) equals want (all JSON texts; target "" absent). */
+static void check_patch(const char *target, const char *patch,
+                        const char *want)
+{
+    json_t *t = target[0] ? json_loads(target, JSON_DECODE_ANY, NULL) : NULL;
+    json_t *p = json_loads(patch, JSON_DECODE_ANY, NULL);
+    json_t *w = json_loads(want, JSON_DECODE_ANY, NULL);
+    json_t *got;
+    char *gt;
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(w);
+    got = ks_merge_patch(t, p);
+    ck_assert_ptr_nonnull(got);
+    gt = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    ck_assert_msg(json_equal(got, w), "merge(%s, %s) = %s, want %s", target,
+                  patch, gt, want);
+    free(gt);
+    json_decref(got);
+    json_decref(t);
+    json_decref(p);
+    json_decref(w);
+}
+
+START_TEST(rfc7386_appendix_a)
+{
+    check_patch("{\"a\":\"b\"}", "{\"a\":\"c\"}", "{\"a\":\"c\"}");
+    check_patch("{\"a\":\"b\"}", "{\"b\":\"c\"}", "{\"a\":\"b\",\"b\":\"c\"}");
+    check_patch("{\"a\":\"b\"}", "{\"a\":null}", "{}");
+    check_patch("{\"a\":\"b\",\"b\":\"c\"}", "{\"a\":null}", "{\"b\":\"c\"}");
+    check_patch("{\"a\":[\"b\"]}", "{\"a\":\"c\"}", "{\"a\":\"c\"}");
+    check_patch("{\"a\":\"c\"}", "{\"a\":[\"b\"]}", "{\"a\":[\"b\"]}");
+    check_patch("{\"a\":{\"b\":\"c\"}}",
+                "{\"a\":{\"b\":\"d\",\"c\":null}}", "{\"a\":{\"b\":\"d\"}}");
+    check_patch("{\"a\":[{\"b\":\"c\"}]}", "{\"a\":[1]}", "{\"a\":[1]}");
+    check_patch("[\"a\",\"b\"]", "[\"c\",\"d\"]", "[\"c\",\"d\"]");
+    check_patch("{\"a\":\"b\"}", "[\"c\"]", "[\"c\"]");
+    check_patch("{\"a\":\"foo\"}", "null", "null");
+    check_patch("{\"a\":\"foo\"}", "\"bar\"", "\"bar\"");
+    check_patch("{\"e\":null}", "{\"a\":1}", "{\"e\":null,\"a\":1}");
+    check_patch("[1,2]", "{\"a\":\"b\",\"c\":null}", "{\"a\":\"b\"}");
+    check_patch("{}", "{\"a\":{\"bb\":{\"ccc\":null}}}",
+                "{\"a\":{\"bb\":{}}}");
+}
+END_TEST
+
+START_TEST(kubernetes_shapes)
+{
+    /* VolumeBinding's claim patch: an annotation added beside others,
+     * the resourceVersion precondition taken over */
+    check_patch("{\"metadata\":{\"name\":\"c\",\"resourceVersion\":\"3\","
+                "\"annotations\":{\"x\":\"1\"}},\"spec\":{\"a\":[1,2]}}",
+                "{\"metadata\":{\"resourceVersion\":\"3\",\"annotations\":"
+                "{\"volume.kubernetes.io/selected-node\":\"n1\"}}}",
+                "{\"metadata\":{\"name\":\"c\",\"resourceVersion\":\"3\","
+                "\"annotations\":{\"x\":\"1\",\"volume.kubernetes.io/"
+                "selected-node\":\"n1\"}},\"spec\":{\"a\":[1,2]}}");
+    /* a label removed, a list replaced, a nested null in a new map
+     * dropped, a whole map removed */
+    check_patch("{\"metadata\":{\"labels\":{\"a\":\"1\",\"b\":\"2\"}},"
+                "\"spec\":{\"modes\":[\"RWO\",\"RWX\"],\"x\":{\"y\":1}}}",
+                "{\"metadata\":{\"labels\":{\"a\":null}},\"spec\":{\"modes\":"
+                "[\"RWO\"],\"new\":{\"k\":null,\"v\":2},\"x\":null}}",
+                "{\"metadata\":{\"labels\":{\"b\":\"2\"}},\"spec\":{\"modes\":"
+                "[\"RWO\"],\"new\":{\"v\":2}}}");
+    /* an absent target */
+    check_patch("", "{\"a\":{\"b\":null,\"c\":1}}", "{\"a\":{\"c\":1}}");
+}
+END_TEST
+
+/* The patch is only read: merging it twice gives the same result. */
+START_TEST(patch_not_changed)
+{
+    json_t *p = json_loads("{\"a\":{\"b\":null,\"c\":[1]}}", 0, NULL);
+    json_t *t1 = json_loads("{\"a\":{\"b\":1}}", 0, NULL);
+    json_t *t2 = json_object();
+    json_t *copy = json_deep_copy(p), *r1, *r2;
+    r1 = ks_merge_patch(t1, p);
+    r2 = ks_merge_patch(t2, p);
+    ck_assert(json_equal(p, copy));
+    ck_assert(json_equal(r1, r2));
+    json_decref(r1);
+    json_decref(r2);
+    json_decref(t1);
+    json_decref(t2);
+    json_decref(p);
+    json_decref(copy);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("merge_patch");
+    TCase *t = tcase_create("core");
+    SRunner *sr;
+    int failed;
+    tcase_add_test(t, rfc7386_appendix_a);
+    tcase_add_test(t, kubernetes_shapes);
+    tcase_add_test(t, patch_not_changed);
+    suite_add_tcase(s, t);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
