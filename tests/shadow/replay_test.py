@@ -10,6 +10,9 @@ profiles/examples/most-allocated.yaml p1 and p2 move by score and
 NodeResourcesFit is named; --replay-as replays p5 too. replay_ties.yaml: two identical nodes, so the
 pod is same or tied, never different, and the exit status is 0.
 
+Last, `serve --shadow`'s usage errors (it needs cluster mode and takes
+no lease).
+
 Usage: replay_test.py KSCHED PLUGIN_DIR SOURCE_ROOT
 """
 import json
@@ -153,5 +156,22 @@ kt.check(rc == 2, "--replay-as =x: usage error")
 # --- usage ------------------------------------------------------------------
 rc, out, err = replay("-f", DIFF, "-o", "xml")
 kt.check(rc == 2, "--output xml: usage error")
+
+# --- serve --shadow: what it refuses before starting --------------------------
+for args, why in ((["--shadow", "default-scheduler", "--embedded"],
+                   "--embedded"),
+                  (["--shadow", "default-scheduler", "--leader-elect"],
+                   "--leader-elect"),
+                  (["--shadow", "a=b,=c"], "is not NAME or NAME=PROFILE"),
+                  (["--shadow", "default-scheduler", "-p", PLUGINS,
+                    "--no-default-plugin-path"], "needs cluster mode")):
+    env = dict(os.environ)
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    p = subprocess.run([KSCHED, "serve", "--no-supervise"] + args,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=30, env=env)
+    kt.check(p.returncode == 2 and why in p.stderr,
+             "serve %s: usage error naming %s (%d: %s)" % (
+                 " ".join(args), why, p.returncode, p.stderr.strip()))
 
 raise SystemExit(kt.summary())
