@@ -17,6 +17,7 @@
 #include "cluster/validate.h"
 #include "framework/cluster_event.h"
 #include "journal.h"
+#include "label_query.h"
 #include "merge_patch.h"
 
 #define SEG_MAX 8
@@ -534,13 +535,24 @@ static int cmp_obj(const void *x, const void *y)
     return c ? c : strcmp(a->name, b->name);
 }
 
-static void do_list(ks_server_t *srv, const target_t *t, ks_obj_answer_t *a)
+static void do_list(ks_server_t *srv, const target_t *t, const char *query,
+                    ks_obj_answer_t *a)
 {
     listed_t l = {NULL, 0, 0, 0};
-    json_t *items = json_array(), *doc;
-    char rv[32], kind[300];
+    json_t *items, *doc;
+    char rv[32], kind[300], err[600];
+    char *text = ks_query_value(query, "labelSelector");
+    ks_label_query_t lq;
     size_t i;
-    ks_store_list(t->store, t->ns_form ? t->ns : NULL, NULL, collect, &l);
+    if (ks_label_query_parse(text ? text : "", &lq, err, sizeof err) != 0) {
+        free(text);
+        answer_status(a, 400, "BadRequest", NULL, NULL, "%s", err);
+        return;
+    }
+    free(text);
+    ks_store_list(t->store, t->ns_form ? t->ns : NULL, &lq.sel, collect, &l);
+    ks_label_query_free(&lq);
+    items = json_array();
     if (l.oom || items == NULL) {
         free(l.v);
         json_decref(items);
@@ -867,7 +879,7 @@ int ks_objects_request(ks_server_t *srv, const char *method, const char *path,
             return 1;
         }
         if (!t.has_name) {
-            do_list(srv, &t, ans);
+            do_list(srv, &t, query, ans);
         } else {
             const ks_object_t *o =
                 ks_store_get(t.store, t.cluster ? "" : t.ns, t.name);

@@ -6,7 +6,9 @@
  *
  *   GET    [/namespaces/NS]/RESOURCE            list (every namespace
  *                                               without NS), sorted by
- *                                               namespace and name
+ *                                               namespace and name;
+ *                                               ?labelSelector= filters
+ *                                               (label_query.h)
  *   POST   [/namespaces/NS]/RESOURCE            create: 201; 409
  *                                               AlreadyExists
  *   GET    [/namespaces/NS]/RESOURCE/NAME[/status]

@@ -26,9 +26,12 @@ PodDisruptionBudgets):
 4. --state-file: after a restart the objects come back with their uids
    and resourceVersions; a deleted one stays deleted; resourceVersions
    go on from the restored ones.
+5. Under the supervisor: a worker killed with SIGKILL is replaced by one
+   that restores the objects from the supervisor's journal.
 """
 import json
 import os
+import signal
 import sys
 import tempfile
 
@@ -164,6 +167,13 @@ def api(srv):
                          for i in doc["items"]] ==
           [("default", "c1"), ("other", "c1")],
           "LIST across namespaces, sorted (%s)" % doc)
+    st, doc = call(srv, "GET", "/api/v1/persistentvolumeclaims"
+                   "?labelSelector=team%3Dred")
+    check(st == 200 and doc["items"] == [],
+          "LIST with a labelSelector nothing matches (%s)" % doc)
+    st, doc = call(srv, "GET", PVCS + "?labelSelector=a+in+(")
+    check(st == 400 and doc["reason"] == "BadRequest",
+          "a malformed labelSelector: 400 (%s)" % doc)
     st, doc = call(srv, "GET", PVCS + "/nope")
     check(st == 404 and status_is(doc, 404, "NotFound",
                                   'persistentvolumeclaims "nope" not found')
@@ -186,6 +196,11 @@ def api(srv):
           c1["metadata"]["creationTimestamp"],
           "merge patch: label added then removed by null, list replaced, "
           "uid and creationTimestamp kept (%s)" % doc)
+    st, doc = call(srv, "GET", "/api/v1/persistentvolumeclaims"
+                   "?labelSelector=app%3Ddb")
+    check(st == 200 and [(i["metadata"]["namespace"], i["metadata"]["name"])
+                         for i in doc["items"]] == [("default", "c1")],
+          "LIST with labelSelector=app=db (%s)" % doc)
     st, doc = call(srv, "PATCH", PVCS + "/c1",
                    {"metadata": {"annotations": {"a": "1"}}},
                    "application/strategic-merge-patch+json")
@@ -353,11 +368,38 @@ def restart(ksched, plugins):
     os.rmdir(tmp)
 
 
+def supervised(ksched, plugins):
+    srv = ksched_test.Serve(ksched, ["--embedded", "--listen", "127.0.0.1:0",
+                                     "--plugin-dir", plugins,
+                                     "--no-default-plugin-path"])
+    try:
+        st, c = call(srv, "POST", PVCS, claim("kept", "fast"))
+        check(st == 201, "claim created")
+        check(call(srv, "PATCH", PVCS + "/kept", {"metadata": {"labels":
+                                                              {"a": "1"}}},
+                   MERGE)[0] == 200, "claim patched")
+        st, c = call(srv, "GET", PVCS + "/kept")
+        old = srv.worker_pid()
+        check(old != srv.proc.pid, "serve runs a worker under a supervisor")
+        os.kill(old, signal.SIGKILL)
+        check(srv.log_has(r"journal: restored 1 object\(s\) of declared "
+                          r"resources"), "the new worker restores the claim")
+        wait_for("the new worker answers",
+                 lambda: srv.worker_pid() != old and
+                 call(srv, "GET", "/readyz")[0] == 200, 30)
+        st, after = call(srv, "GET", PVCS + "/kept")
+        check(st == 200 and after == c,
+              "the claim is the same after the worker's death (%s)" % after)
+    finally:
+        check(srv.stop() == 0, "serve stops cleanly")
+
+
 def main():
     if len(sys.argv) != 3:
         fatal(__doc__)
     ksched, plugins = sys.argv[1:]
     restart(ksched, plugins)
+    supervised(ksched, plugins)
     print("%d check(s) failed" % len(ksched_test.failures)
           if ksched_test.failures else "all checks passed")
     return 1 if ksched_test.failures else 0

@@ -1,14 +1,19 @@
-/* JSON merge patch (RFC 7386) as the embedded API applies it to the
- * declared resources' objects: the RFC's own examples (its appendix A),
- * a null deleting a key (where jansson's json_object_update_recursive
- * would store the null), nested nulls in a new member dropped, arrays
- * replaced whole, a non-object patch or target. */
+/* The embedded API's declared resources, pure parts:
+ * - JSON merge patch (RFC 7386) as applied to the objects: the RFC's own
+ *   examples (its appendix A), a null deleting a key (where jansson's
+ *   json_object_update_recursive would store the null), nested nulls in a
+ *   new member dropped, arrays replaced whole, a non-object patch or
+ *   target;
+ * - the labelSelector query parameter: URL decoding, each requirement
+ *   form, and malformed selectors. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "ksched/helpers.h"
+#include "server/label_query.h"
 #include "server/merge_patch.h"
 
 /* merge(target, patch) equals want (all JSON texts; target "" absent). */
@@ -100,15 +105,71 @@ START_TEST(patch_not_changed)
 }
 END_TEST
 
+static int selects(const char *selector, const char *const *kv, uint32_t n)
+{
+    ks_label_t items[8];
+    ks_labels_t ls = {items, n};
+    ks_label_query_t q;
+    char err[256];
+    uint32_t i;
+    int r;
+    for (i = 0; i < n; i++) {
+        items[i].key = kv[2 * i];
+        items[i].value = kv[2 * i + 1];
+    }
+    ck_assert_msg(ks_label_query_parse(selector, &q, err, sizeof err) == 0,
+                  "%s: %s", selector, err);
+    r = ks_selector_matches(&q.sel, &ls);
+    ks_label_query_free(&q);
+    return r;
+}
+
+START_TEST(label_selectors)
+{
+    static const char *const db[] = {"app", "db", "tier", "back"};
+    static const char *const web[] = {"app", "web"};
+    ks_label_query_t q;
+    char err[256], *v;
+    ck_assert(selects("", db, 2));
+    ck_assert(selects("app=db", db, 2));
+    ck_assert(selects("app==db,tier", db, 2));
+    ck_assert(!selects("app=db,tier", web, 1));
+    ck_assert(selects("app!=db", web, 1));
+    ck_assert(selects("app!=db", NULL, 0)); /* absent: not equal */
+    ck_assert(selects("!tier", web, 1));
+    ck_assert(!selects("!tier", db, 2));
+    ck_assert(selects("app in (web, db)", db, 2));
+    ck_assert(selects(" app in (web,db) , tier notin (front)", db, 2));
+    ck_assert(!selects("app notin (web,db)", db, 2));
+    ck_assert(selects("app notin (web,db)", NULL, 0));
+    ck_assert_int_eq(ks_label_query_parse("app in web", &q, err, sizeof err),
+                     -1);
+    ck_assert_int_eq(ks_label_query_parse("=x", &q, err, sizeof err), -1);
+    ck_assert_int_eq(ks_label_query_parse("a=(b", &q, err, sizeof err), -1);
+    ck_assert_int_eq(ks_label_query_parse("a in (b", &q, err, sizeof err),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err, "unable to parse requirement"));
+    v = ks_query_value("limit=5&labelSelector=app%3Ddb%2Ctier+in+(x)&x=1",
+                       "labelSelector");
+    ck_assert_str_eq(v, "app=db,tier in (x)");
+    free(v);
+    ck_assert_ptr_null(ks_query_value("a=1", "labelSelector"));
+    v = ks_query_value("labelSelector=%zz%4", "labelSelector");
+    ck_assert_str_eq(v, "%zz%4");
+    free(v);
+}
+END_TEST
+
 int main(void)
 {
-    Suite *s = suite_create("merge_patch");
+    Suite *s = suite_create("objects");
     TCase *t = tcase_create("core");
     SRunner *sr;
     int failed;
     tcase_add_test(t, rfc7386_appendix_a);
     tcase_add_test(t, kubernetes_shapes);
     tcase_add_test(t, patch_not_changed);
+    tcase_add_test(t, label_selectors);
     suite_add_tcase(s, t);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
