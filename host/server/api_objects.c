@@ -17,6 +17,7 @@
 #include "cluster/validate.h"
 #include "framework/cluster_event.h"
 #include "journal.h"
+#include "json_patch.h"
 #include "label_query.h"
 #include "merge_patch.h"
 
@@ -328,9 +329,11 @@ static int json_depth_ok(const char *body, size_t len, size_t *at)
     return ks_api_json_depth(body, len, at) <= KS_JSON_MAX_DEPTH;
 }
 
-/* Parse a body that must be a JSON object; NULL after answering 400. */
-static json_t *parse_object(ks_obj_answer_t *a, const target_t *t,
-                            const char *body, size_t len, const char *what)
+/* Parse a body that must be a JSON object (a JSON array with `array`);
+ * NULL after answering 400. */
+static json_t *parse_body(ks_obj_answer_t *a, const target_t *t,
+                          const char *body, size_t len, const char *what,
+                          int array)
 {
     json_error_t je;
     json_t *doc;
@@ -350,9 +353,10 @@ static json_t *parse_object(ks_obj_answer_t *a, const target_t *t,
                       je.text, je.line, je.column, je.position);
         return NULL;
     }
-    if (!json_is_object(doc)) {
+    if (array ? !json_is_array(doc) : !json_is_object(doc)) {
         answer_status(a, 400, "BadRequest", t, NULL,
-                      "the %s must be a JSON object", what);
+                      "the %s must be a JSON %s", what,
+                      array ? "array" : "object");
         json_decref(doc);
         return NULL;
     }
@@ -377,6 +381,12 @@ static json_t *with_type(json_t *doc, const target_t *t)
     }
     json_decref(doc);
     return out;
+}
+
+static json_t *parse_object(ks_obj_answer_t *a, const target_t *t,
+                            const char *body, size_t len, const char *what)
+{
+    return parse_body(a, t, body, len, what, 0);
 }
 
 /* Decode a create or replace body: an object of the store's kind and
@@ -706,12 +716,14 @@ static void do_patch(ks_server_t *srv, target_t *t, const char *ctype,
     const ks_object_t *cur;
     json_t *patch, *doc, *merged, *pmd;
     const char *s;
-    char q1[600], q2[600];
-    if (!media_is(ctype, "application/merge-patch+json") &&
+    char q1[600], q2[600], why[1200];
+    int jp = media_is(ctype, "application/json-patch+json");
+    if (!jp && !media_is(ctype, "application/merge-patch+json") &&
         !media_is(ctype, "application/strategic-merge-patch+json")) {
         answer_status(a, 415, "UnsupportedMediaType", t, t->name,
                       "the body of the request was in an unknown format - "
                       "accepted media types include: "
+                      "application/json-patch+json, "
                       "application/merge-patch+json, "
                       "application/strategic-merge-patch+json");
         return;
@@ -720,6 +732,33 @@ static void do_patch(ks_server_t *srv, target_t *t, const char *ctype,
         NULL) {
         not_found(a, t);
         return;
+    }
+    if (jp) {
+        /* RFC 6902: its own "test" operations are the preconditions */
+        if ((patch = parse_body(a, t, body, len, "patch", 1)) == NULL)
+            return;
+        merged = ks_otree_to_json(cur->tree);
+        if (merged == NULL) {
+            json_decref(patch);
+            answer_status(a, 500, "InternalError", t, t->name,
+                          "out of memory");
+            return;
+        }
+        if (ks_json_patch(&merged, patch, why, sizeof why) != 0) {
+            json_decref(patch);
+            json_decref(merged);
+            answer_status(a, 422, "Invalid", t, t->name, "%s", why);
+            return;
+        }
+        json_decref(patch);
+        if (!json_is_object(merged)) {
+            json_decref(merged);
+            answer_status(a, 422, "Invalid", t, t->name,
+                          "the patched %s is not a JSON object",
+                          t->ref->kind);
+            return;
+        }
+        goto patched;
     }
     if ((patch = parse_object(a, t, body, len, "patch")) == NULL)
         return;
@@ -748,6 +787,7 @@ static void do_patch(ks_server_t *srv, target_t *t, const char *ctype,
         answer_status(a, 500, "InternalError", t, t->name, "out of memory");
         return;
     }
+patched:
     if (!json_is_object(json_object_get(merged, "metadata")))
         json_object_set_new(merged, "metadata", json_object());
     s = md_str(merged, "name");

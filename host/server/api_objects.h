@@ -14,10 +14,11 @@
  *   GET    [/namespaces/NS]/RESOURCE/NAME[/status]
  *   PUT    [/namespaces/NS]/RESOURCE/NAME[/status]  replace: 200; 404
  *   PATCH  [/namespaces/NS]/RESOURCE/NAME[/status]  application/
- *          merge-patch+json (RFC 7386, merge_patch.h), and application/
+ *          merge-patch+json (RFC 7386, merge_patch.h), application/
  *          strategic-merge-patch+json applied as a merge patch (maps
- *          merge, lists are replaced whole, no $patch directives); other
- *          patch types 415
+ *          merge, lists are replaced whole, no $patch directives), and
+ *          application/json-patch+json (RFC 6902, json_patch.h; a failed
+ *          operation is 422); apply patches are 415
  *   DELETE [/namespaces/NS]/RESOURCE/NAME       200 with a Success Status;
  *                                               404 NotFound
  *

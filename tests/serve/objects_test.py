@@ -221,10 +221,31 @@ def api(srv):
         'object has been modified; please apply your changes to the latest '
         'version and try again'),
         "a patch with a stale resourceVersion is 409 Conflict (%s)" % doc)
-    st, doc = call(srv, "PATCH", PVCS + "/c1", "[]",
-                   "application/json-patch+json")
+    st, doc = call(srv, "PATCH", PVCS + "/c1", "{}",
+                   "application/apply-patch+yaml")
     check(st == 415 and doc["reason"] == "UnsupportedMediaType",
-          "a JSON patch is 415 (%s)" % doc)
+          "an apply patch is 415 (%s)" % doc)
+    jp = "application/json-patch+json"
+    st, doc = call(srv, "PATCH", PVCS + "/c1",
+                   [{"op": "test", "path": "/metadata/labels/app",
+                     "value": "db"},
+                    {"op": "add", "path": "/metadata/labels/x~1y",
+                     "value": "1"},
+                    {"op": "add", "path": "/spec/accessModes/-",
+                     "value": "ReadOnlyMany"},
+                    {"op": "remove", "path": "/metadata/labels/x~1y"}], jp)
+    check(st == 200 and doc["spec"]["accessModes"] ==
+          ["ReadWriteOncePod", "ReadOnlyMany"] and
+          doc["metadata"]["labels"] == {"app": "db"},
+          "a JSON patch (RFC 6902: test, add, append, remove) (%s)" % doc)
+    st, doc = call(srv, "PATCH", PVCS + "/c1",
+                   [{"op": "test", "path": "/metadata/labels/app",
+                     "value": "web"}], jp)
+    check(st == 422 and doc["reason"] == "Invalid",
+          "a JSON patch whose test fails: 422 (%s)" % doc)
+    st, doc = call(srv, "PATCH", PVCS + "/c1",
+                   [{"op": "remove", "path": "/spec/nope"}], jp)
+    check(st == 422, "removing a missing path: 422 (%s)" % doc)
     st, doc = call(srv, "PATCH", PVCS + "/nope", {"a": 1}, MERGE)
     check(st == 404, "PATCH of a missing claim: 404 (%s)" % st)
 

@@ -4,6 +4,7 @@
  *   json_object_update_recursive would store the null), nested nulls in a
  *   new member dropped, arrays replaced whole, a non-object patch or
  *   target;
+ * - JSON patch (RFC 6902): RFC 6902's appendix A examples and failures;
  * - the labelSelector query parameter: URL decoding, each requirement
  *   form, and malformed selectors. */
 #include <check.h>
@@ -13,6 +14,7 @@
 #include <jansson.h>
 
 #include "ksched/helpers.h"
+#include "server/json_patch.h"
 #include "server/label_query.h"
 #include "server/merge_patch.h"
 
@@ -105,6 +107,86 @@ START_TEST(patch_not_changed)
 }
 END_TEST
 
+/* apply(doc, ops) equals want ("" for: fails). */
+static void check_jp(const char *doc, const char *ops, const char *want)
+{
+    json_t *d = json_loads(doc, JSON_DECODE_ANY, NULL);
+    json_t *o = json_loads(ops, 0, NULL);
+    char err[512] = "";
+    int rc;
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_nonnull(o);
+    rc = ks_json_patch(&d, o, err, sizeof err);
+    if (want[0] == '\0') {
+        ck_assert_msg(rc == -1 && err[0], "%s on %s should fail", ops, doc);
+    } else {
+        json_t *w = json_loads(want, JSON_DECODE_ANY, NULL);
+        char *got = json_dumps(d, JSON_COMPACT | JSON_ENCODE_ANY);
+        ck_assert_msg(rc == 0 && json_equal(d, w), "%s on %s: %s (%s), want %s",
+                      ops, doc, got, err, want);
+        free(got);
+        json_decref(w);
+    }
+    json_decref(d);
+    json_decref(o);
+}
+
+START_TEST(rfc6902_appendix_a)
+{
+    check_jp("{\"foo\":\"bar\"}",
+             "[{\"op\":\"add\",\"path\":\"/baz\",\"value\":\"qux\"}]",
+             "{\"baz\":\"qux\",\"foo\":\"bar\"}");
+    check_jp("{\"foo\":[\"bar\",\"baz\"]}",
+             "[{\"op\":\"add\",\"path\":\"/foo/1\",\"value\":\"qux\"}]",
+             "{\"foo\":[\"bar\",\"qux\",\"baz\"]}");
+    check_jp("{\"baz\":\"qux\",\"foo\":\"bar\"}",
+             "[{\"op\":\"remove\",\"path\":\"/baz\"}]", "{\"foo\":\"bar\"}");
+    check_jp("{\"foo\":[\"bar\",\"qux\",\"baz\"]}",
+             "[{\"op\":\"remove\",\"path\":\"/foo/1\"}]",
+             "{\"foo\":[\"bar\",\"baz\"]}");
+    check_jp("{\"baz\":\"qux\",\"foo\":\"bar\"}",
+             "[{\"op\":\"replace\",\"path\":\"/baz\",\"value\":\"boo\"}]",
+             "{\"baz\":\"boo\",\"foo\":\"bar\"}");
+    check_jp("{\"foo\":{\"bar\":\"baz\",\"waldo\":\"fred\"},\"qux\":"
+             "{\"corge\":\"grault\"}}",
+             "[{\"op\":\"move\",\"from\":\"/foo/waldo\",\"path\":"
+             "\"/qux/thud\"}]",
+             "{\"foo\":{\"bar\":\"baz\"},\"qux\":{\"corge\":\"grault\","
+             "\"thud\":\"fred\"}}");
+    check_jp("{\"foo\":[\"all\",\"grass\",\"cows\",\"eat\"]}",
+             "[{\"op\":\"move\",\"from\":\"/foo/1\",\"path\":\"/foo/3\"}]",
+             "{\"foo\":[\"all\",\"cows\",\"eat\",\"grass\"]}");
+    check_jp("{\"baz\":\"qux\",\"foo\":[\"a\",2,\"c\"]}",
+             "[{\"op\":\"test\",\"path\":\"/baz\",\"value\":\"qux\"},"
+             "{\"op\":\"test\",\"path\":\"/foo/1\",\"value\":2}]",
+             "{\"baz\":\"qux\",\"foo\":[\"a\",2,\"c\"]}");
+    check_jp("{\"baz\":\"qux\"}",
+             "[{\"op\":\"test\",\"path\":\"/baz\",\"value\":\"bar\"}]", "");
+    check_jp("{\"foo\":\"bar\"}",
+             "[{\"op\":\"add\",\"path\":\"/child\",\"value\":{\"grandchild\":"
+             "{}}}]",
+             "{\"foo\":\"bar\",\"child\":{\"grandchild\":{}}}");
+    check_jp("{\"foo\":\"bar\"}",
+             "[{\"op\":\"add\",\"path\":\"/baz/bat\",\"value\":\"qux\"}]", "");
+    check_jp("{\"/\":9,\"~1\":10}",
+             "[{\"op\":\"test\",\"path\":\"/~01\",\"value\":10},"
+             "{\"op\":\"copy\",\"from\":\"/~1\",\"path\":\"/c\"}]",
+             "{\"/\":9,\"~1\":10,\"c\":9}");
+    check_jp("{\"foo\":[\"bar\"]}",
+             "[{\"op\":\"add\",\"path\":\"/foo/-\",\"value\":[\"abc\",\"def\"]}]",
+             "{\"foo\":[\"bar\",[\"abc\",\"def\"]]}");
+    check_jp("{\"foo\":[1]}",
+             "[{\"op\":\"add\",\"path\":\"/foo/01\",\"value\":2}]", "");
+    check_jp("{\"foo\":[1]}",
+             "[{\"op\":\"replace\",\"path\":\"/foo/1\",\"value\":2}]", "");
+    check_jp("{\"a\":{\"b\":1}}",
+             "[{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/a/b\"}]", "");
+    check_jp("{\"a\":1}", "[{\"op\":\"frob\",\"path\":\"/a\"}]", "");
+    check_jp("{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"\",\"value\":"
+             "{\"b\":2}}]", "{\"b\":2}");
+}
+END_TEST
+
 static int selects(const char *selector, const char *const *kv, uint32_t n)
 {
     ks_label_t items[8];
@@ -170,6 +252,7 @@ int main(void)
     tcase_add_test(t, kubernetes_shapes);
     tcase_add_test(t, patch_not_changed);
     tcase_add_test(t, label_selectors);
+    tcase_add_test(t, rfc6902_appendix_a);
     suite_add_tcase(s, t);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
