@@ -18,7 +18,8 @@ MostAllocated (profiles/examples/most-allocated.yaml).
   - a pod that fits nowhere is unschedulable for real: same for the
     default profile, placed for a profile without NodeResourcesFit's
     Filter;
-  - a hot swap of the second one's configuration to the default profile
+  - a plugin replaced in place (the first one's NodeResourcesFit .so)
+    and a hot swap of the second one's configuration to the default profile
     starts a new period: its metrics carry generation 2, whose decisions
     are same or tied;
   - neither tried a write: no POST, PUT, PATCH or DELETE in their REST
@@ -31,6 +32,7 @@ Standard library only.
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -157,6 +159,17 @@ def place(api, pods, alive):
               flush=True)
 
 
+def copy_plugins(src, dst):
+    """The built plugins' .so files, side by side in dst (the folder serve
+    watches for replaced files)."""
+    os.makedirs(dst, exist_ok=True)
+    for d, dirs, files in os.walk(src):
+        dirs[:] = [x for x in dirs if not x.endswith(".p")]
+        for f in files:
+            if f.endswith(".so"):
+                shutil.copy2(os.path.join(d, f), os.path.join(dst, f))
+
+
 def shadow_doc(srv):
     st, text = srv.get("/debug/shadow")
     return json.loads(text) if st == 200 else {}
@@ -213,8 +226,12 @@ def main():
         cfg_most = os.path.join(tmp, "most.yaml")
         write(cfg_most, open(os.path.join(root, "profiles", "examples",
                                           "most-allocated.yaml")).read())
+        # the default-profile one runs a copy of the plugins, one of which
+        # is replaced in place later
+        own_plugins = os.path.join(tmp, "plugins")
+        copy_plugins(plugin_dir, own_plugins)
         same = ksched_test.Serve(ksched, [
-            "--listen", "127.0.0.1:0", "--plugin-dir", plugin_dir,
+            "--listen", "127.0.0.1:0", "--plugin-dir", own_plugins,
             "--no-default-plugin-path", "--config", cfg_default,
             "--kubeconfig", kc, "--shadow", "default-scheduler", "-v"])
         servers.append(same)
@@ -342,6 +359,14 @@ def main():
         check(wait_for("generation 2", lambda: shadow_doc(most).get(
             "generation") == 2, 30), "the hot swap makes generation 2 "
             "(%s)" % shadow_doc(most).get("generation"))
+        # hot swap of a plugin: NodeResourcesFit's .so replaced in place
+        fit = os.path.join(own_plugins, "noderesourcesfit.so")
+        shutil.copy2(os.path.join(plugin_dir, "NodeResourcesFit",
+                                  "noderesourcesfit.so"), fit + ".new")
+        os.rename(fit + ".new", fit)
+        check(wait_for("the plugin swap: generation 2", lambda: shadow_doc(
+            same).get("generation") == 2, 30), "a replaced .so makes "
+            "generation 2 (%s)" % shadow_doc(same).get("generation"))
         place(admin, PODS2, lambda: kube.poll() is None)
         n2 = len(PODS2)
         check(wait_for("generation 2: %d decisions" % n2,
@@ -351,6 +376,13 @@ def main():
         check(c2.get("same", 0) + c2.get("tied", 0) == n2,
               "generation 2 (default profile): same or tied: %s" % c2)
         check(counts(most, 1) == c, "generation 1's counts are kept apart")
+        check(wait_for("plugin swap: %d decisions" % n2,
+                       lambda: decided(same, 2) >= n2, 30),
+              "after the plugin swap every binding is compared in "
+              "generation 2")
+        c2 = counts(same, 2)
+        check(c2.get("same", 0) + c2.get("tied", 0) == n2,
+              "generation 2 (the replaced plugin): same or tied: %s" % c2)
         st, text = most.get("/metrics")
         check(re.search(r'ksched_shadow_decisions_total\{profile="default-'
                         r'scheduler",result="same",generation="2"\} \d+',
