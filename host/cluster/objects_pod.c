@@ -52,9 +52,9 @@ enum {
 static const char *const note_why[NOTE_COUNT] = {
     [NOTE_RESOURCE_CLAIMS] = "upstream's DynamicResources plugin allocates "
                              "devices for it",
-    [NOTE_VOLUMES] = "upstream's volume plugins (VolumeBinding, "
-                     "VolumeRestrictions, NodeVolumeLimits) filter and "
-                     "score by it",
+    [NOTE_VOLUMES] = "upstream's VolumeRestrictions and NodeVolumeLimits "
+                     "read in-tree volumes written inline in a pod; ksched's "
+                     "read claims only",
     [NOTE_RESIZE] = "upstream counts the larger of the spec's and the "
                     "status's resources of a pod being resized",
 };
@@ -75,13 +75,12 @@ static void note_once(int which, const ks_pod_t *pod, const char *field)
            pod->ns, pod->name, field, note_why[which]);
 }
 
-/* Volume sources that upstream's volume plugins read and ksched's do not
- * yet (persistentVolumeClaim is modelled since ABI 1.3: ks_pod_t.volumes,
- * read by the VolumeZone plugin; the pod view carries ephemeral volumes
- * too, but no ksched plugin reads them yet). */
+/* Inline volume sources that upstream's volume plugins read and ksched's
+ * do not (claims and generic ephemeral volumes are in ks_pod_t.volumes
+ * since ABI 1.3, read by the volume plugins). */
 static const char *const noted_volume_kinds[] = {
-    "ephemeral", "csi", "gcePersistentDisk", "awsElasticBlockStore",
-    "azureDisk", "cinder", "rbd", "iscsi"};
+    "gcePersistentDisk", "awsElasticBlockStore", "azureDisk", "cinder",
+    "rbd", "iscsi", "portworxVolume"};
 
 static void note_unmodelled(ks_yctx_t *c, const yaml_node_t *root,
                             const ks_pod_t *pod)

@@ -165,8 +165,9 @@ void ks_config_free(ks_config_t *cfg);
 const ks_args_t *ks_profile_plugin_args(const ks_profile_config_t *prof,
                                         const char *plugin);
 
-/* Is `name` one of upstream's volume plugins that ksched does not model
- * (every one but VolumeZone)? */
+/* Is `name` one of upstream's volume plugins that ksched does not ship
+ * (CinderLimits, an in-tree cloud volume limit outside v1.24's defaults
+ * already)? */
 int ks_plugin_is_volume(const char *name);
 
 #endif /* KS_CONFIG_H */

@@ -45,8 +45,10 @@ const char *ks_ext_point_field(ks_ext_point_t ep)
 }
 
 /*
- * Upstream v1.24's default multiPoint list without its volume plugins, with
- * SchedulingGates (a later upstream addition) in front.
+ * Upstream v1.36's default multiPoint list (v1.24's with SchedulingGates in
+ * front and without the in-tree cloud volume limits EBSLimits, GCEPDLimits
+ * and AzureDiskLimits, which ksched ships for v1.24 profiles that name
+ * them), but for DynamicResources, which ksched does not ship yet.
  */
 static const ks_plugin_ref_t default_plugins[] = {
     {(char *)"SchedulingGates", 0, 0, 0},
@@ -57,6 +59,10 @@ static const ks_plugin_ref_t default_plugins[] = {
     {(char *)"NodeAffinity", 2, 0, 0},
     {(char *)"NodePorts", 0, 0, 0},
     {(char *)"NodeResourcesFit", 1, 0, 0},
+    {(char *)"VolumeRestrictions", 0, 0, 0},
+    {(char *)"NodeVolumeLimits", 0, 0, 0},
+    {(char *)"VolumeBinding", 0, 0, 0},
+    {(char *)"VolumeZone", 0, 0, 0},
     {(char *)"PodTopologySpread", 2, 0, 0},
     {(char *)"InterPodAffinity", 2, 0, 0},
     {(char *)"DefaultPreemption", 0, 0, 0},
@@ -73,11 +79,10 @@ const ks_plugin_ref_t *ks_cfg_default_plugins(size_t *n)
 
 int ks_plugin_is_volume(const char *name)
 {
-    /* VolumeZone is not listed: it is a plugin of its own since SDK ABI
-     * 1.3 (plugins/VolumeZone), enabled like any other. */
-    static const char *const volume[] = {
-        "VolumeRestrictions", "EBSLimits",    "GCEPDLimits", "NodeVolumeLimits",
-        "AzureDiskLimits",    "VolumeBinding", "CinderLimits"};
+    /* VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits and
+     * v1.24's EBSLimits, GCEPDLimits and AzureDiskLimits are plugins of
+     * their own (plugins/), enabled like any other. */
+    static const char *const volume[] = {"CinderLimits"};
     size_t i;
     if (name == NULL)
         return 0;

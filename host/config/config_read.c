@@ -263,8 +263,10 @@ static void read_plugin_list(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *path
         if (ks_plugin_is_volume(name)) {
             if (enabled)
                 ks_cfg_problem(c, KS_EUNAVAILABLE, f[PLUGIN_NAME],
-                               "plugin \"%s\" is not available in ksched (volumes "
-                               "are not modelled); remove it from the profile",
+                               "plugin \"%s\" is not available in ksched (an "
+                               "in-tree cloud volume limit; NodeVolumeLimits "
+                               "counts CSI and migrated volumes); remove it "
+                               "from the profile",
                                name);
             continue; /* disabling one is accepted and has nothing to do */
         }
@@ -390,7 +392,7 @@ static void read_plugin_config(ks_cfg_ctx_t *c, yaml_node_t *seq, const char *pa
             continue;
         names[i] = f[PC_NAME];
         if (ks_plugin_is_volume(name))
-            continue; /* accepted and ignored: volumes are not modelled */
+            continue; /* accepted and ignored: not shipped (see above) */
         pc = &prof->plugin_config[prof->n_plugin_config];
         snprintf(apath, sizeof apath, "%s.args", ipath);
         pc->args = ks_cfg_args_build(c, f[PC_ARGS], apath);

@@ -234,8 +234,10 @@ static void cmp_plugin_scores(cmp_ctx_t *c, const ks_conf_result_t *e,
     for (i = 0; i < g->n_plugin_scores; i++) {
         const ks_conf_plugin_scores_t *pg = &g->plugin_scores[i];
         sbuf_t b = {0};
+        /* The expected files leave VolumeBinding's score out (always 0
+         * there: the shared scenarios have no volumes; their README). */
         if (find_plugin(e, pg->plugin) != NULL ||
-            ks_plugin_is_volume(pg->plugin))
+            strcmp(pg->plugin, "VolumeBinding") == 0)
             continue;
         snprintf(field, sizeof field, "plugin_scores.%s", pg->plugin);
         sb_scores(&b, pg->scores, pg->n_scores);

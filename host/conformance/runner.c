@@ -277,6 +277,7 @@ int ks_conformance_run(ks_scenario_t *sc, const ks_conf_run_opts_t *o,
     so.run_all_filters = 1;
     so.score_skipped = 1; /* v1.24.1 had no PreScore Skip */
     so.absent_success = 1; /* v1.24.1: a node without a status is Success */
+    so.prefilter_counted = 1; /* v1.24.1: PreFilter reasons per node */
     so.score_single_node = 1;
     so.percentage_override = 100;
     so.batching = o->batching;

@@ -27,14 +27,25 @@
 /* --- FitError ------------------------------------------------------------------- */
 
 void ks_fit_error_format(const struct ks_node_status_map *m, uint32_t n_nodes,
-                         const ks_status_t *prefilter, const char *post_msg,
-                         char *buf, size_t len)
+                         const ks_status_t *prefilter, int prefilter_counted,
+                         const char *post_msg, char *buf, size_t len)
 {
     /* One entry per reason text; a PreFilter failure counts for every
-     * node. The entries point into the statuses (valid for this call). */
+     * node (v1.24). The entries point into the statuses (valid for this
+     * call). */
     ks_reason_count_t h[256];
     uint32_t nr = 0, i, k;
     unsigned j;
+    if (prefilter && !prefilter_counted && prefilter->n_reasons > 0) {
+        /* v1.36 (upstream Diagnosis.PreFilterMsg): the PreFilter failure's
+         * message once, not counted per node. */
+        char msg[KS_STATUS_REASON_MAX];
+        ks_status_message(prefilter, msg, sizeof msg);
+        snprintf(buf, len, "0/%u nodes are available: %s.%s%s", n_nodes, msg,
+                 post_msg && post_msg[0] ? " " : "",
+                 post_msg ? post_msg : "");
+        return;
+    }
     if (prefilter) {
         for (j = 0; j < prefilter->n_reasons && nr < 256; j++) {
             h[nr].reason = ks_status_reason(prefilter, j);
@@ -140,8 +151,9 @@ static int after_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
     if (!o->fit_error)
         return 0;
     ks_fit_error_format(&s->smap, o->r.n_nodes,
-                        o->prefilter_failed ? &o->pre_status : NULL, NULL,
-                        o->message, sizeof o->message);
+                        o->prefilter_failed ? &o->pre_status : NULL,
+                        s->opts.prefilter_counted, NULL, o->message,
+                        sizeof o->message);
     o->r.message = o->message;
     if (fw->n_points[KS_EP_POST_FILTER] == 0 || s->opts.no_post_filter)
         return 0;

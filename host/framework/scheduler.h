@@ -170,6 +170,11 @@ typedef struct ks_sched_opts {
      * status, instead of v1.36's UnschedulableAndUnresolvable: the
      * conformance runner's v1.24.1 preemption. */
     int absent_success;
+    /* A PreFilter rejection's FitError counts its reasons for every node
+     * ("0/3 nodes are available: 3 REASON."), as v1.24.1 did, instead of
+     * v1.36's message once ("0/3 nodes are available: REASON."): the
+     * conformance runner's v1.24.1 texts. */
+    int prefilter_counted;
     /* A FitError ends the attempt: PostFilter is not run, so nothing is
      * nominated or preempted (ks_scheduler_try for replay and shadow
      * mode, which must not change the cluster they compare on). */
@@ -306,13 +311,15 @@ int64_t ks_scheduler_now(const ks_scheduler_t *s);
 
 /* The FitError text into buf (len bytes): "0/N nodes are available: C
  * reason, ... ." then post_msg (PostFilter's message; may be NULL) (the
- * SDK's ks_fit_error_write over the map's failures, or, when prefilter is
- * not NULL, the PreFilter failure's reasons counted for every node; at most
- * 256 distinct reasons are counted). Durations in messages come from the
- * SDK's ks_go_duration (<ksched/helpers.h>). */
+ * SDK's ks_fit_error_write over the map's failures; at most 256 distinct
+ * reasons are counted). When prefilter is not NULL (a PreFilter
+ * rejection): its reasons joined once, "0/N nodes are available: MSG."
+ * (v1.36's PreFilterMsg), or, with prefilter_counted, counted for every
+ * node as v1.24.1 did. Durations in messages come from the SDK's
+ * ks_go_duration (<ksched/helpers.h>). */
 void ks_fit_error_format(const struct ks_node_status_map *m, uint32_t n_nodes,
-                         const ks_status_t *prefilter, const char *post_msg,
-                         char *buf, size_t len);
+                         const ks_status_t *prefilter, int prefilter_counted,
+                         const char *post_msg, char *buf, size_t len);
 /* upstream numFeasibleNodesToFind. */
 uint32_t ks_num_feasible_nodes_to_find(uint32_t n_all, int32_t percentage);
 

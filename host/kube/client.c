@@ -111,6 +111,23 @@ static int hc_data(void *ud, const char *p, size_t n)
 }
 
 /* A failure in words: what was asked, of whom, and why. */
+
+/* A path of a resource the built-in scheduler roles cover (the core group
+ * and the groups kube-scheduler reads), as opposed to a plugin's custom
+ * resource. */
+static int builtin_path(const char *path)
+{
+    static const char *const groups[] = {
+        "/apis/apps/", "/apis/policy/", "/apis/storage.k8s.io/",
+        "/apis/coordination.k8s.io/", "/apis/events.k8s.io/"};
+    size_t i;
+    if (strncmp(path, "/api/", 5) == 0)
+        return 1;
+    for (i = 0; i < sizeof groups / sizeof groups[0]; i++)
+        if (strncmp(path, groups[i], strlen(groups[i])) == 0)
+            return 1;
+    return 0;
+}
 static void describe_failure(ks_kube_call_t *k, const ks_hc_result_t *r,
                              char *buf, size_t len)
 {
@@ -141,10 +158,15 @@ static void describe_failure(ks_kube_call_t *k, const ks_hc_result_t *r,
                  m ? ": " : "", m ? m : "");
         break;
     case 403:
-        snprintf(buf, len,
-                 "%s %s: 403 Forbidden: %s (grant the ClusterRole "
-                 "system:kube-scheduler to this user)",
-                 k->method, k->path, m ? m : "forbidden");
+        snprintf(buf, len, "%s %s: 403 Forbidden: %s (%s)", k->method,
+                 k->path, m ? m : "forbidden",
+                 builtin_path(k->path)
+                     ? "grant this user what deploy/rbac.yaml grants: the "
+                       "ClusterRoles system:kube-scheduler and "
+                       "system:volume-scheduler, and volumeattachments"
+                     : "grant this user that verb on that resource with a "
+                       "ClusterRole and a ClusterRoleBinding: a plugin's "
+                       "resource is not in the built-in scheduler roles");
         break;
     default:
         snprintf(buf, len, "%s %s: %ld%s%s", k->method, k->path, r->status,

@@ -277,6 +277,10 @@ static void state_free(void *data)
     free(s);
 }
 
+/* The state of every pod without claims: never written, never freed. */
+static vb_state_t vb_skip_state = {.mu = PTHREAD_MUTEX_INITIALIZER,
+                                   .skip = 1};
+
 static vb_state_t *state_new(void)
 {
     vb_state_t *s = calloc(1, sizeof *s);
@@ -596,19 +600,20 @@ static ks_code_t vb_pre_filter(void *self, ks_cycle_state_t *cs,
     has = pod_has_pvcs(v, pod, st);
     if (has < 0)
         return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
-    s = state_new();
-    if (s == NULL)
-        goto oom;
     if (has == 0) {
-        s->skip = 1;
-        if (v->api->plugin_state_set(v->h, cs, KS_STATE_FILTER, s, NULL,
-                                     state_free) != 0) {
-            state_free(s);
+        /* Upstream writes an empty state: one shared, read-only one here
+         * (most pods have no claims; a state of their own is 2 KiB). */
+        if (v->api->plugin_state_set(v->h, cs, KS_STATE_FILTER,
+                                     (void *)&vb_skip_state, NULL,
+                                     NULL) != 0) {
             v->api->status_reason(st, "cannot write cycle state");
             return KS_ERROR;
         }
         return KS_SKIP;
     }
+    s = state_new();
+    if (s == NULL)
+        goto oom;
     /* GetPodVolumeClaims */
     for (i = 0; i < pod->n_volumes; i++) {
         const ks_volume_t *vol = &pod->volumes[i];
@@ -848,7 +853,9 @@ static ks_code_t vb_reserve(void *self, ks_cycle_state_t *cs,
                                   "state: not found");
         return KS_ERROR;
     }
-    pv = s->skip ? NULL : vb_state_node(s, node_name);
+    if (s->skip)
+        return KS_SUCCESS; /* no claims (the shared state stays as is) */
+    pv = vb_state_node(s, node_name);
     if (pv == NULL) {
         s->all_bound = 1; /* no claims */
         return KS_SUCCESS;

@@ -327,6 +327,25 @@ def apply_rbac(admin, user="ksched"):
                                 "kind": "ClusterRole", "name": role},
                     "subjects": [{"kind": "User", "name": user,
                                   "apiGroup": "rbac.authorization.k8s.io"}]})
+    # NodeVolumeLimits reads VolumeAttachments (deploy/rbac.yaml grants it
+    # the same way: v1.24's system:kube-scheduler does not).
+    admin.must("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+               {"apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": "ksched-volume-attachments"},
+                "rules": [{"apiGroups": ["storage.k8s.io"],
+                           "resources": ["volumeattachments"],
+                           "verbs": ["get", "list", "watch"]}]})
+    admin.must("POST",
+               "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+               {"apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": "ksched-volume-attachments"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                            "kind": "ClusterRole",
+                            "name": "ksched-volume-attachments"},
+                "subjects": [{"kind": "User", "name": user,
+                              "apiGroup": "rbac.authorization.k8s.io"}]})
     admin.must("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/"
                "kube-system/roles",
                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",

@@ -296,6 +296,14 @@ def scenario_binding_refused(ksched, plugin_dir, cfg, api, env, tmp):
     rules = [r for r in role["rules"]
              if not set(r.get("resources", [])) & {"bindings",
                                                     "pods/binding"}]
+    # The volume plugins read what system:volume-scheduler grants, and
+    # NodeVolumeLimits VolumeAttachments (v1.24's roles lack them;
+    # deploy/rbac.yaml grants them the same way).
+    rules += api.must("GET", "/apis/rbac.authorization.k8s.io/v1/"
+                      "clusterroles/system:volume-scheduler")["rules"]
+    rules.append({"apiGroups": ["storage.k8s.io"],
+                  "resources": ["volumeattachments"],
+                  "verbs": ["get", "list", "watch"]})
     rbac = "/apis/rbac.authorization.k8s.io/v1/"
     api.must("POST", rbac + "clusterroles", {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",

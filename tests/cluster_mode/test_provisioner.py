@@ -8,8 +8,10 @@ For every PersistentVolumeClaim whose StorageClass names one of its
 provisioners, that carries the selected-node annotation, has no
 `spec.volumeName` yet and no volume of ours: it creates a
 PersistentVolume "pvc-<claim uid>" with the claim's size, access modes and
-class, `claimRef` to the claim, node affinity `kubernetes.io/hostname In
-[selected node]` and the annotation `pv.kubernetes.io/provisioned-by`.
+class, a CSI source (the class's provisioner as the driver, the claim's
+uid as the handle: node volume limits count it), `claimRef` to the claim,
+node affinity `kubernetes.io/hostname In [selected node]` and the
+annotation `pv.kubernetes.io/provisioned-by`.
 The PV controller (kube-controller-manager's persistentvolume-binder) then
 binds the claim, as in a real cluster. It also records which claims it
 provisioned and for which node.
@@ -95,7 +97,8 @@ class Provisioner:
                                     "apiVersion": "v1",
                                     "namespace": md["namespace"],
                                     "name": md["name"], "uid": md["uid"]},
-                       "hostPath": {"path": "/tmp/" + md["uid"]},
+                       "csi": {"driver": cls["provisioner"],
+                               "volumeHandle": md["uid"]},
                        "nodeAffinity": {"required": {"nodeSelectorTerms": [
                            {"matchExpressions": [
                                {"key": "kubernetes.io/hostname",

@@ -30,8 +30,14 @@ different sizes (no score ties) in three zones; the scenarios, in order:
   topology  a class whose allowedTopologies name zone z1
   capacity  a CSI driver with storageCapacity, CSIStorageCapacity too small
             in z3 and absent in z1: the pod goes to z2
+  limit     n3's CSINode allows one volume of that driver, taken: a second
+            claim of that class fits nowhere
+  rwop      a ReadWriteOncePod claim in use: a second pod of it cannot run
+            (ReadWriteOncePod is alpha in v1.24: the control plane and
+            kube-scheduler run with its feature gate)
   timeout   a class nobody provisions: the pod waits in PreBind for
-            bindTimeoutSeconds, then fails with the binding error
+            bindTimeoutSeconds, then fails with the binding error (v1.24's
+            text from kube-scheduler, v1.36's from ksched: V124_V136)
 
 Compared: each pod's node, the claims' selected nodes and the PVs bound,
 and the PodScheduled reason and message of pods that did not bind. A table
@@ -63,6 +69,7 @@ NODES = [("n1", "4", "z1"), ("n2", "8", "z1"), ("n3", "16", "z2"),
 PROVISIONERS = ["test.example.com", "cap.example.com"]
 NS = "default"
 BIND_TIMEOUT = 5
+GATES = "--feature-gates=ReadWriteOncePod=true"
 
 CONFIG_KUBE = """apiVersion: kubescheduler.config.k8s.io/v1beta3
 kind: KubeSchedulerConfiguration
@@ -117,8 +124,9 @@ def sc(name, provisioner, wffc=True, topo_zones=None):
     return o
 
 
-def claim(name, cls, size="1Gi", volume=None):
-    spec = {"accessModes": ["ReadWriteOnce"], "storageClassName": cls,
+def claim(name, cls, size="1Gi", volume=None, modes=None):
+    spec = {"accessModes": modes or ["ReadWriteOnce"],
+            "storageClassName": cls,
             "resources": {"requests": {"storage": size}}}
     if volume:
         spec["volumeName"] = volume
@@ -204,6 +212,11 @@ def setup_cluster(api):
            {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
             "metadata": {"name": "cap.example.com"},
             "spec": {"attachRequired": False, "storageCapacity": True}})
+    create(api, STORAGE + "/csinodes",
+           {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+            "metadata": {"name": "n3"},
+            "spec": {"drivers": [{"name": "cap.example.com", "nodeID": "n3",
+                                  "allocatable": {"count": 1}}]}})
     for name, zone, size in (("cap-z2", "z2", "10Gi"),
                              ("cap-z3", "z3", "500Mi")):
         create(api, STORAGE + "/namespaces/%s/csistoragecapacities" % NS,
@@ -316,6 +329,20 @@ def run_scenarios(api, alive, prov):
         note("pod %s-pod" % name, decided(api, name + "-pod", alive))
         claim_bound(api, name)
         note("claim " + name, claim_state(api, name))
+    # limit: n3's CSINode allows one cap.example.com volume, which cap-pod
+    # holds; another cap claim fits nowhere else (capacity).
+    create(api, CORE + "/namespaces/%s/persistentvolumeclaims" % NS,
+           claim("cap2", "cap"))
+    create(api, CORE + "/namespaces/%s/pods" % NS, pod("cap2-pod", ["cap2"]))
+    note("pod cap2-pod", decided(api, "cap2-pod", alive))
+    # rwop: a ReadWriteOncePod claim in use by a bound pod.
+    create(api, CORE + "/namespaces/%s/persistentvolumeclaims" % NS,
+           claim("solo", "wffc", modes=["ReadWriteOncePod"]))
+    create(api, CORE + "/namespaces/%s/pods" % NS, pod("solo-a", ["solo"]))
+    note("pod solo-a", decided(api, "solo-a", alive))
+    claim_bound(api, "solo")
+    create(api, CORE + "/namespaces/%s/pods" % NS, pod("solo-b", ["solo"]))
+    note("pod solo-b", decided(api, "solo-b", alive))
     # timeout: nobody provisions "never"; PreBind gives up.
     create(api, CORE + "/namespaces/%s/persistentvolumeclaims" % NS,
            claim("slow", "never"))
@@ -325,6 +352,18 @@ def run_scenarios(api, alive, prov):
     note("pod slow-pod", r)
     note("slow-pod waited", "%s" % (time.time() - t0 >= BIND_TIMEOUT))
     note("claim slow", claim_state(api, "slow"))
+    # gone: the claim is deleted while its pod waits in PreBind (the
+    # pvc-protection finalizer keeps it, being deleted, while a pod uses
+    # it).
+    create(api, CORE + "/namespaces/%s/persistentvolumeclaims" % NS,
+           claim("gone", "never"))
+    create(api, CORE + "/namespaces/%s/pods" % NS, pod("gone-pod", ["gone"]))
+    wait_for("gone: the scheduler selected a node", lambda: claim_state(
+        api, "gone")[1:2] != ("",) or None, 30, 0.1)
+    api.must("DELETE", CORE + "/namespaces/%s/persistentvolumeclaims/gone"
+             % NS)
+    note("pod gone-pod", decided(api, "gone-pod", alive,
+                                 timeout=BIND_TIMEOUT + 40))
     check(not prov.errors, "the provisioner had no errors (%s)"
           % prov.errors[:3])
     return out
@@ -354,7 +393,8 @@ def run_kube_scheduler(up, down, controllers, exe, tmp):
                                   BIND_TIMEOUT))
         with open(log, "w") as lf:
             proc = subprocess.Popen([exe, "--config", cfg, "--secure-port",
-                                     "0", "-v=2"], stdout=lf, stderr=lf)
+                                     "0", "-v=2", GATES], stdout=lf,
+                                    stderr=lf)
         return run_scenarios(api, lambda: proc.poll() is None, prov)
     finally:
         if prov:
@@ -396,17 +436,51 @@ def run_ksched(up, down, controllers, ksched, plugin_dir, tmp):
         subprocess.run([down, d])
 
 
+# Where v1.36's rules differ from v1.24's (README, Conformance): the text
+# each scheduler must give. VolumeBinding's PreBind wait became a context
+# deadline (wait.PollUntilContextTimeout) after v1.24.
+V124_V136 = {
+    "pod slow-pod": (
+        ("SchedulerError", 'running PreBind plugin "VolumeBinding": binding '
+         'volumes: timed out waiting for the condition'),
+        ("SchedulerError", 'running PreBind plugin "VolumeBinding": binding '
+         'volumes: context deadline exceeded')),
+    # ReadWriteOncePod: v1.24 rejects at PreFilter (every node, unresolvable,
+    # its own text); v1.36 at Filter, Unschedulable, in upstream #129145's
+    # words, and the bound PV's hostname affinity leaves one node in
+    # VolumeBinding's PreFilter result (the others absent: not helpful).
+    "pod solo-b": (
+        ("Unschedulable", "0/4 nodes are available: 4 node has pod using "
+         "PersistentVolumeClaim with the same name and ReadWriteOncePod "
+         "access mode. preemption: 0/4 nodes are available: 4 Preemption is "
+         "not helpful for scheduling."),
+        ("Unschedulable", "0/4 nodes are available: 1 node(s) unavailable "
+         "due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+         "already in-use by another pod. preemption: 0/4 nodes are "
+         "available: 1 No preemption victims found for incoming pod, 3 "
+         "Preemption is not helpful for scheduling.")),
+}
+
+
 def compare(kube, ks):
     print("\n%-22s  %-40s  %s" % ("", "kube-scheduler", "ksched"))
     for key in kube:
         a, b = kube.get(key), ks.get(key)
         print("%-22s  %-40s  %s%s" % (key, str(a)[:40], str(b)[:40],
-                                      "" if a == b else "   <-- differs"))
+                                      "" if a == b else
+                                      "   (v1.24 / v1.36)" if key in V124_V136
+                                      else "   <-- differs"))
     for key in kube:
         a, b = kube.get(key), ks.get(key)
         if key.startswith("pod "):
             check(a is not None and a[0] != "timeout",
                   "kube-scheduler decided %s (%s)" % (key, a))
+        if key in V124_V136:
+            v124, v136 = V124_V136[key]
+            check(a == v124 and b == v136, "%s: v1.24's text from "
+                  "kube-scheduler, v1.36's from ksched (kube-scheduler: %s; "
+                  "ksched: %s)" % (key, a, b))
+            continue
         check(a == b, "%s: ksched as kube-scheduler (kube-scheduler: %s; "
               "ksched: %s)" % (key, a, b))
 
@@ -419,6 +493,10 @@ def main():
     controllers = os.path.join(os.path.dirname(up), "controllers")
     exe = kube_scheduler_bin(os.path.dirname(up))
     ksched_test.QUIET_OK = True
+    # ReadWriteOncePod is alpha in v1.24: on for the API server, the
+    # controllers and kube-scheduler (v1.36 has it GA, as ksched).
+    for var in ("APISERVER_ARGS", "KCM_ARGS"):
+        os.environ[var] = (os.environ.get(var, "") + " " + GATES).strip()
     t0 = time.time()
     tmp = tempfile.mkdtemp(prefix="ksched-volcmp-")
     try:

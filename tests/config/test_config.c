@@ -23,7 +23,7 @@
 /* The default multiPoint list as rendered by render_profile(). */
 #define DEFAULT_MP                                                             \
     "SchedulingGates PrioritySort NodeUnschedulable NodeName TaintToleration:3 " \
-    "NodeAffinity:2 NodePorts NodeResourcesFit:1 PodTopologySpread:2 "        \
+    "NodeAffinity:2 NodePorts NodeResourcesFit:1 VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 "        \
     "InterPodAffinity:2 DefaultPreemption NodeResourcesBalancedAllocation:1 " \
     "ImageLocality:1 DefaultBinder"
 
@@ -77,7 +77,7 @@ static const merge_case_t merge_cases[] = {
              "      disabled:\n"
              "      - name: TaintToleration\n",
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
-     "NodeAffinity:2 NodePorts NodeResourcesFit:1 PodTopologySpread:2 "
+     "NodeAffinity:2 NodePorts NodeResourcesFit:1 VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 "
      "InterPodAffinity:2 DefaultPreemption NodeResourcesBalancedAllocation:1 "
      "ImageLocality:1 DefaultBinder -TaintToleration\n"},
     {"'*' at score",
@@ -104,7 +104,7 @@ static const merge_case_t merge_cases[] = {
              "        weight: 5\n",
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
      "TaintToleration:3 NodeAffinity:2 NodePorts NodeResourcesFit:5 "
-     "PodTopologySpread:2 InterPodAffinity:2 DefaultPreemption "
+     "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 DefaultPreemption "
      "NodeResourcesBalancedAllocation:1 ImageLocality:1 DefaultBinder\n"},
     {"three re-enabled weighted plugins, each once",
      PROFILE "  plugins:\n"
@@ -118,7 +118,7 @@ static const merge_case_t merge_cases[] = {
              "        weight: 7\n",
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
      "TaintToleration:1 NodeAffinity:7 NodePorts NodeResourcesFit:1 "
-     "PodTopologySpread:2 InterPodAffinity:2 DefaultPreemption "
+     "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 DefaultPreemption "
      "NodeResourcesBalancedAllocation:1 ImageLocality:4 DefaultBinder\n"},
     {"custom plugins appended",
      PROFILE "  plugins:\n"
@@ -139,7 +139,7 @@ static const merge_case_t merge_cases[] = {
              "        weight: 2\n",
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
      "TaintToleration:3 NodeAffinity:2 NodePorts NodeResourcesFit:1 "
-     "PodTopologySpread:2 InterPodAffinity:2 DefaultPreemption "
+     "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 DefaultPreemption "
      "NodeResourcesBalancedAllocation:1 ImageLocality:2 DefaultBinder "
      "MyScore:3\n"},
     {"'*' at multiPoint keeps only the custom list",
@@ -165,7 +165,7 @@ static const merge_case_t merge_cases[] = {
              "      - name: NodeAffinity\n"
              "        weight: 7\n",
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
-     "TaintToleration:3 NodePorts NodeResourcesFit:1 PodTopologySpread:2 "
+     "TaintToleration:3 NodePorts NodeResourcesFit:1 VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 "
      "InterPodAffinity:2 DefaultPreemption NodeResourcesBalancedAllocation:1 "
      "ImageLocality:1 DefaultBinder NodeAffinity:7 -NodeAffinity\n"},
     {"a default named twice: the last replaces, the first is appended",
@@ -178,10 +178,10 @@ static const merge_case_t merge_cases[] = {
              "        weight: 7\n",
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
      "TaintToleration:3 NodeAffinity:7 NodePorts NodeResourcesFit:1 "
-     "PodTopologySpread:2 InterPodAffinity:2 DefaultPreemption "
+     "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 DefaultPreemption "
      "NodeResourcesBalancedAllocation:1 ImageLocality:1 DefaultBinder "
      "NodeAffinity:1\n"},
-    {"volume plugins disabled silently",
+    {"volume plugins disabled like any other",
      PROFILE "  plugins:\n"
              "    multiPoint:\n"
              "      disabled:\n"
@@ -191,10 +191,12 @@ static const merge_case_t merge_cases[] = {
              "    filter:\n"
              "      disabled:\n"
              "      - name: NodeVolumeLimits\n",
+     "filter: -NodeVolumeLimits\n"
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
-     "TaintToleration:3 NodeAffinity:2 NodeResourcesFit:1 PodTopologySpread:2 "
-     "InterPodAffinity:2 DefaultPreemption NodeResourcesBalancedAllocation:1 "
-     "ImageLocality:1 DefaultBinder -NodePorts -VolumeZone\n"},
+     "TaintToleration:3 NodeAffinity:2 NodeResourcesFit:1 VolumeRestrictions "
+     "NodeVolumeLimits PodTopologySpread:2 InterPodAffinity:2 "
+     "DefaultPreemption NodeResourcesBalancedAllocation:1 ImageLocality:1 "
+     "DefaultBinder -VolumeBinding -NodePorts -VolumeZone\n"},
     {"disable at multiPoint and at score (conformance config-disabled)",
      "apiVersion: kubescheduler.config.k8s.io/v1beta3\n"
      "kind: KubeSchedulerConfiguration\n"
@@ -210,7 +212,7 @@ static const merge_case_t merge_cases[] = {
      "  schedulerName: default-scheduler\n",
      "score: -NodeResourcesBalancedAllocation -ImageLocality\n"
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
-     "NodeAffinity:2 NodePorts NodeResourcesFit:1 PodTopologySpread:2 "
+     "NodeAffinity:2 NodePorts NodeResourcesFit:1 VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 "
      "InterPodAffinity:2 DefaultPreemption NodeResourcesBalancedAllocation:1 "
      "ImageLocality:1 DefaultBinder -TaintToleration\n"},
     {"every extension point field is read",
@@ -442,20 +444,20 @@ static const error_case_t error_cases[] = {
      KS_EWEIGHT,
      "t.yaml:8:33: profiles[0].plugins.multiPoint.enabled[0].weight: 101 is not "
      "in the valid range [0-100]"},
-    {"volume plugin enabled",
+    {"cloud volume limit enabled",
      PROFILE "  plugins:\n"
              "    multiPoint:\n"
              "      enabled:\n"
-             "      - name: VolumeBinding\n"
+             "      - name: CinderLimits\n"
              "      disabled:\n"
-             "      - name: VolumeZone\n"
+             "      - name: GCEPDLimits\n"
              "  pluginConfig:\n"
-             "  - name: VolumeBinding\n"
-             "    args:\n"
-             "      bindTimeoutSeconds: 600\n",
+             "  - name: CinderLimits\n"
+             "    args: {}\n",
      KS_EUNAVAILABLE,
-     "t.yaml:8:15: plugin \"VolumeBinding\" is not available in ksched (volumes "
-     "are not modelled); remove it from the profile"},
+     "t.yaml:8:15: plugin \"CinderLimits\" is not available in ksched (an "
+     "in-tree cloud volume limit; NodeVolumeLimits counts CSI and migrated "
+     "volumes); remove it from the profile"},
     {"empty file", "", KS_ESCHEMA,
      "t.yaml:1:1: the file is empty; expected a KubeSchedulerConfiguration "
      "(apiVersion: kubescheduler.config.k8s.io/v1, kind: "
@@ -936,9 +938,7 @@ START_TEST(test_defaults)
 {
     ks_config_t *cfg = ks_config_default();
     char got[4096];
-    static const char *const volume[] = {
-        "VolumeRestrictions", "EBSLimits",    "GCEPDLimits", "NodeVolumeLimits",
-        "AzureDiskLimits",    "VolumeBinding", "CinderLimits"};
+    static const char *const volume[] = {"CinderLimits"};
     size_t i;
 
     ck_assert_ptr_nonnull(cfg);
@@ -961,8 +961,12 @@ START_TEST(test_defaults)
     for (i = 0; i < sizeof volume / sizeof volume[0]; i++)
         ck_assert_msg(ks_plugin_is_volume(volume[i]), "%s", volume[i]);
     ck_assert(!ks_plugin_is_volume("NodeResourcesFit"));
-    /* a plugin of its own since SDK ABI 1.3 */
+    /* plugins of their own (plugins/) */
     ck_assert(!ks_plugin_is_volume("VolumeZone"));
+    ck_assert(!ks_plugin_is_volume("VolumeBinding"));
+    ck_assert(!ks_plugin_is_volume("VolumeRestrictions"));
+    ck_assert(!ks_plugin_is_volume("NodeVolumeLimits"));
+    ck_assert(!ks_plugin_is_volume("EBSLimits"));
     ck_assert(!ks_plugin_is_volume("volumebinding"));
     ck_assert(!ks_plugin_is_volume(NULL));
 
@@ -1020,12 +1024,13 @@ START_TEST(test_args_tree)
 
     ck_assert_msg(load(args_yaml, &cfg, &err) == KS_OK, "%s", err.msg);
     p = &cfg->profiles[0];
-    /* VolumeBinding's entry is accepted and left out. */
-    ck_assert_uint_eq(p->n_plugin_config, 3);
+    /* VolumeBinding's entry is kept (the plugin reads it); an in-tree
+     * cloud volume limit's would be accepted and left out. */
+    ck_assert_uint_eq(p->n_plugin_config, 4);
     ck_assert_str_eq(p->plugin_config[0].name, "NodeResourcesFit");
     ck_assert_uint_eq(p->plugin_config[0].line, 6);
     ck_assert_uint_eq(p->plugin_config[0].column, 5);
-    ck_assert_ptr_null(ks_profile_plugin_args(p, "VolumeBinding"));
+    ck_assert_ptr_nonnull(ks_profile_plugin_args(p, "VolumeBinding"));
     ck_assert_ptr_null(ks_profile_plugin_args(p, "NodeAffinity"));
     ck_assert_ptr_null(ks_profile_plugin_args(NULL, "NodeAffinity"));
 
@@ -1169,7 +1174,7 @@ START_TEST(test_yaml_node)
                      "score: NodeResourcesFit:5 ImageLocality:4\n"
                      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable "
                      "NodeName TaintToleration:1 NodeAffinity:7 NodePorts "
-                     "NodeResourcesFit:1 PodTopologySpread:2 InterPodAffinity:2 "
+                     "NodeResourcesFit:1 VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 "
                      "DefaultPreemption NodeResourcesBalancedAllocation:1 "
                      "ImageLocality:1 DefaultBinder\n");
     a = ks_profile_plugin_args(&cfg->profiles[0], "Custom");

@@ -58,11 +58,13 @@ usage_error() {
 if run 0 validate --plugin-dir "$PLUG" --no-default-plugin-path; then
     has "$OUT" "configuration <default> is valid: 1 profile(s)"
     grep '^  Score ' "$OUT" >"$TMP/score" || fail "no Score line"
-    has "$TMP/score" "TaintToleration (weight 3), NodeAffinity (weight 2), NodeResourcesFit (weight 1), PodTopologySpread (weight 2), InterPodAffinity (weight 2), NodeResourcesBalancedAllocation (weight 1), ImageLocality (weight 1)"
+    has "$TMP/score" "TaintToleration (weight 3), NodeAffinity (weight 2), NodeResourcesFit (weight 1), VolumeBinding (weight 1), PodTopologySpread (weight 2), InterPodAffinity (weight 2), NodeResourcesBalancedAllocation (weight 1), ImageLocality (weight 1)"
     grep '^  QueueSort ' "$OUT" | grep -qx '  QueueSort   PrioritySort' ||
         fail "QueueSort line is not PrioritySort alone"
-    grep '^  Reserve ' "$OUT" | grep -qx '  Reserve     -' ||
-        fail "Reserve is not empty"
+    grep '^  Reserve ' "$OUT" | grep -qx '  Reserve     VolumeBinding' ||
+        fail "Reserve is not VolumeBinding alone"
+    grep '^  PreBind ' "$OUT" | grep -qx '  PreBind     VolumeBinding' ||
+        fail "PreBind is not VolumeBinding alone"
 fi
 
 # A YAML problem: the file, line and column of the bad value.

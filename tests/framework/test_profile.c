@@ -16,10 +16,11 @@
 /* The default lists (ksched's default plugins, all through multiPoint). */
 #define DEFAULT_FILTER                                                         \
     "NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts, "  \
-    "NodeResourcesFit, PodTopologySpread, InterPodAffinity"
+    "NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, "  \
+    "VolumeZone, PodTopologySpread, InterPodAffinity"
 #define DEFAULT_SCORE                                                          \
     "TaintToleration(3), NodeAffinity(2), NodeResourcesFit(1), "               \
-    "PodTopologySpread(2), InterPodAffinity(2), "                              \
+    "VolumeBinding(1), PodTopologySpread(2), InterPodAffinity(2), "            \
     "NodeResourcesBalancedAllocation(1), ImageLocality(1)"
 
 static ks_registry_t *reg;
@@ -113,7 +114,8 @@ START_TEST(test_multipoint_uses_only_implemented_points)
     ck_assert_str_eq(list_str(fw, KS_EP_SCORE), DEFAULT_SCORE);
     ck_assert_str_eq(list_str(fw, KS_EP_PRE_FILTER),
                      "NodeAffinity, NodePorts, NodeResourcesFit, "
-                     "PodTopologySpread, InterPodAffinity");
+                     "VolumeRestrictions, NodeVolumeLimits, VolumeBinding, "
+                     "VolumeZone, PodTopologySpread, InterPodAffinity");
     ks_framework_free(fw);
 }
 END_TEST
@@ -381,7 +383,8 @@ START_TEST(test_default_lists)
     ck_assert_str_eq(list_str(fw, KS_EP_POST_FILTER), "DefaultPreemption");
     ck_assert_str_eq(list_str(fw, KS_EP_SCORE), DEFAULT_SCORE);
     ck_assert_str_eq(list_str(fw, KS_EP_BIND), "DefaultBinder");
-    ck_assert_str_eq(list_str(fw, KS_EP_RESERVE), "");
+    ck_assert_str_eq(list_str(fw, KS_EP_RESERVE), "VolumeBinding");
+    ck_assert_str_eq(list_str(fw, KS_EP_PRE_BIND), "VolumeBinding");
     ck_assert_str_eq(list_str(fw, KS_EP_PERMIT), "");
     ck_assert_str_eq(fw->profile_name, "default-scheduler");
     ks_framework_free(fw);
@@ -408,12 +411,15 @@ START_TEST(test_expansion_order)
                      0);
     ck_assert_str_eq(list_str(fw, KS_EP_FILTER),
                      "NodePorts, NodeName, TaintToleration, NodeAffinity, "
-                     "NodeResourcesFit, PodTopologySpread, InterPodAffinity, "
+                     "NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, "
+                     "VolumeBinding, VolumeZone, PodTopologySpread, "
+                     "InterPodAffinity, "
                      "Probe1, Probe2");
     /* Disabling at Filter leaves the plugin's other points alone. */
     ck_assert_str_eq(list_str(fw, KS_EP_PRE_FILTER),
                      "NodeAffinity, NodePorts, NodeResourcesFit, "
-                     "PodTopologySpread, InterPodAffinity");
+                     "VolumeRestrictions, NodeVolumeLimits, VolumeBinding, "
+                     "VolumeZone, PodTopologySpread, InterPodAffinity");
     ks_framework_free(fw);
 
     /* A plugin added through multiPoint lands at every point it
@@ -429,15 +435,15 @@ START_TEST(test_expansion_order)
     ck_assert_str_eq(list_str(fw, KS_EP_SCORE), DEFAULT_SCORE ", Probe1(4)");
     ck_assert_str_eq(list_str(fw, KS_EP_POST_FILTER),
                      "DefaultPreemption, Probe1");
-    ck_assert_str_eq(list_str(fw, KS_EP_RESERVE), "Probe1");
+    ck_assert_str_eq(list_str(fw, KS_EP_RESERVE), "VolumeBinding, Probe1");
     ck_assert_str_eq(list_str(fw, KS_EP_PERMIT), "Probe1");
-    ck_assert_str_eq(list_str(fw, KS_EP_PRE_BIND), "Probe1");
+    ck_assert_str_eq(list_str(fw, KS_EP_PRE_BIND), "VolumeBinding, Probe1");
     ck_assert_str_eq(list_str(fw, KS_EP_BIND), "DefaultBinder, Probe1");
     ck_assert_str_eq(list_str(fw, KS_EP_POST_BIND), "Probe1");
     ck_assert_str_eq(list_str(fw, KS_EP_QUEUE_SORT), "PrioritySort");
     ck_assert_str_eq(list_str(fw, KS_EP_PRE_ENQUEUE), "SchedulingGates");
     /* One instance per plugin, shared by all its points. */
-    ck_assert_ptr_eq(fw->points[KS_EP_FILTER][8].inst,
+    ck_assert_ptr_eq(fw->points[KS_EP_FILTER][12].inst,
                      fw->points[KS_EP_BIND][1].inst);
     ks_framework_free(fw);
 
@@ -451,7 +457,7 @@ START_TEST(test_expansion_order)
     ck_assert_str_eq(list_str(fw, KS_EP_SCORE), "");
     ck_assert_str_eq(list_str(fw, KS_EP_PRE_SCORE),
                      "TaintToleration, NodeAffinity, NodeResourcesFit, "
-                     "PodTopologySpread, InterPodAffinity, "
+                     "VolumeBinding, PodTopologySpread, InterPodAffinity, "
                      "NodeResourcesBalancedAllocation, ImageLocality");
     ks_framework_free(fw);
 }
@@ -471,7 +477,7 @@ START_TEST(test_score_weights)
                      0);
     ck_assert_str_eq(list_str(fw, KS_EP_SCORE),
                      "ImageLocality(5), TaintToleration(3), NodeAffinity(2), "
-                     "NodeResourcesFit(1), PodTopologySpread(2), "
+                     "NodeResourcesFit(1), VolumeBinding(1), PodTopologySpread(2), "
                      "InterPodAffinity(2), NodeResourcesBalancedAllocation(1)");
     ks_framework_free(fw);
 
@@ -485,7 +491,7 @@ START_TEST(test_score_weights)
                      0);
     ck_assert_str_eq(list_str(fw, KS_EP_SCORE),
                      "TaintToleration(5), NodeAffinity(2), "
-                     "NodeResourcesFit(1), PodTopologySpread(2), "
+                     "NodeResourcesFit(1), VolumeBinding(1), PodTopologySpread(2), "
                      "InterPodAffinity(2), NodeResourcesBalancedAllocation(1), "
                      "ImageLocality(1)");
     ks_framework_free(fw);
@@ -500,7 +506,7 @@ START_TEST(test_score_weights)
                      0);
     ck_assert_str_eq(list_str(fw, KS_EP_SCORE),
                      "TaintToleration(1), NodeAffinity(2), "
-                     "NodeResourcesFit(1), PodTopologySpread(2), "
+                     "NodeResourcesFit(1), VolumeBinding(1), PodTopologySpread(2), "
                      "InterPodAffinity(2), NodeResourcesBalancedAllocation(1), "
                      "ImageLocality(1)");
     ks_framework_free(fw);

@@ -193,10 +193,10 @@ START_TEST(test_filter_reasons_merged)
     m.n = 3;
     m.snap = R.w.snap;
     m.absent = KS_UNSCHEDULABLE_AND_UNRESOLVABLE; /* v1.36 */
-    ks_fit_error_format(&m, 3, NULL, NULL, buf, sizeof buf);
+    ks_fit_error_format(&m, 3, NULL, 0, NULL, buf, sizeof buf);
     ck_assert_str_eq(buf, "0/3 nodes are available: 2 node(s) had reason "
                           "one, 2 node(s) had reason two.");
-    ks_fit_error_format(&m, 3, NULL, "preemption: not helpful", buf,
+    ks_fit_error_format(&m, 3, NULL, 0, "preemption: not helpful", buf,
                         sizeof buf);
     ck_assert_str_eq(buf, "0/3 nodes are available: 2 node(s) had reason "
                           "one, 2 node(s) had reason two. preemption: not "
@@ -248,7 +248,7 @@ START_TEST(test_fit_error_sorted_as_strings)
     m.snap = NULL;
     m.absent = KS_UNSCHEDULABLE_AND_UNRESOLVABLE; /* v1.36 */
     /* Whole lines are compared: "1 alpha" < "10 zeta" (' ' < '0'). */
-    ks_fit_error_format(&m, 12, NULL, NULL, buf, sizeof buf);
+    ks_fit_error_format(&m, 12, NULL, 0, NULL, buf, sizeof buf);
     ck_assert_str_eq(buf, "0/12 nodes are available: 1 alpha, 10 zeta.");
     set[11] = 1;
     for (i = 0; i < 12; i++) {
@@ -256,15 +256,21 @@ START_TEST(test_fit_error_sorted_as_strings)
         ks_status_add_reason(&st[i], i < 2 ? "alpha" : "zeta");
     }
     /* "10 zeta" < "2 alpha" as strings although 10 > 2. */
-    ks_fit_error_format(&m, 12, NULL, NULL, buf, sizeof buf);
+    ks_fit_error_format(&m, 12, NULL, 0, NULL, buf, sizeof buf);
     ck_assert_str_eq(buf, "0/12 nodes are available: 10 zeta, 2 alpha.");
     /* A PreFilter failure counts for every node. */
     ks_status_reset(&pre);
     pre.code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
     ks_status_add_reason(&pre, "node(s) didn't match pod topology");
-    ks_fit_error_format(&m, 12, &pre, NULL, buf, sizeof buf);
+    ks_fit_error_format(&m, 12, &pre, 1, NULL, buf, sizeof buf);
     ck_assert_str_eq(buf, "0/12 nodes are available: 12 node(s) didn't match "
                           "pod topology.");
+    /* v1.36: the PreFilter's message once (Diagnosis.PreFilterMsg), its
+     * reasons joined, then PostFilter's. */
+    ks_status_add_reason(&pre, "and another");
+    ks_fit_error_format(&m, 12, &pre, 0, "preemption: x", buf, sizeof buf);
+    ck_assert_str_eq(buf, "0/12 nodes are available: node(s) didn't match "
+                          "pod topology, and another. preemption: x");
 }
 END_TEST
 

@@ -9,9 +9,11 @@ Usage: volumezone_cluster.py KSCHED PLUGIN_DIR CRD_FIXTURE_DIR K8S_DIR
     loaded from a plugin directory, it costs nothing (serve is ready, no
     informer, no RBAC needed); enabled in a profile, serve stays not
     ready, /readyz and the log say which resource and why;
-  - with VolumeZone enabled: a pod whose claim is bound to a volume in
-    zone z1 lands on the z1 node; a claim of a WaitForFirstConsumer class
-    does not constrain; a volume in a zone no node has gives
+  - with VolumeZone enabled (and the default profile's VolumeBinding, so
+    the real PV controller binds the claims and a test provisioner serves
+    the WaitForFirstConsumer class): a pod whose claim is bound to a
+    volume in zone z1 lands on the z1 node; a claim of a
+    WaitForFirstConsumer class does not constrain VolumeZone; a volume in a zone no node has gives
     PodScheduled=False with upstream's message; a volume and claim
     created after ksched started (the watch) are used, and their add
     event queues the pod they were missing for again.
@@ -32,6 +34,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "cluster_mode"))
 from ksched_test import check, fatal, keep_or_remove, summary, wait_for  # noqa
 from cluster_test import (Api, Serve, apply_rbac, cluster_up,  # noqa: E402
                           k8s_scripts, node_obj, pod_obj)
+from test_provisioner import Provisioner  # noqa: E402
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -155,9 +158,18 @@ def main():
     up, down = k8s_scripts(k8s)
     tmp = tempfile.mkdtemp(prefix="ksched-volzone-")
     d, env = cluster_up(up, tmp)
-    srv = None
+    srv = prov = None
     try:
+        # The PV controller binds the pre-bound claims, and a provisioner
+        # serves the WaitForFirstConsumer class, as in a real cluster:
+        # VolumeBinding (default profile) needs bound claims bound for real.
+        r = subprocess.run([os.path.join(os.path.dirname(up), "controllers"),
+                            d, "persistentvolume-binder,pvc-protection"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if r.returncode != 0:
+            fatal("controllers: " + r.stdout.decode(errors="replace"))
         admin = Api(env, env["ADMIN_TOKEN"])
+        prov = Provisioner(admin, ["x.example"]).start()
         apply_rbac(admin)
         grant_widgets(admin)
         cfg = os.path.join(tmp, "config.yaml")
@@ -213,7 +225,7 @@ def main():
         msg = wait_for("b-0 unschedulable",
                        lambda: sched_condition(admin, "b-0"), 60)
         check(msg is not None and msg.startswith(
-            "0/2 nodes are available: 2 persistentvolumeclaim \"data-b\" "
+            "0/2 nodes are available: persistentvolumeclaim \"data-b\" "
             "not found."), "b-0: rejected for its missing claim (%r)" % msg)
         admin.must("POST", "/api/v1/persistentvolumes", pv("pv-b", "z2"))
         admin.must("POST", "/api/v1/namespaces/default/"
@@ -246,6 +258,8 @@ def main():
         check(not bad, "no sanitizer report from serve (%s)" % bad[:3])
         srv = None
     finally:
+        if prov is not None:
+            prov.stop()
         if srv is not None:
             srv.stop()
             print("\n".join(srv.lines[-40:]))

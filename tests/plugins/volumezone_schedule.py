@@ -41,21 +41,31 @@ def pod(name, claim=None):
 
 
 def pvc(name, volume=None, sc=None):
+    """A claim; with `volume`, bound to it as the PV controller leaves a
+    bound claim (VolumeBinding, in the default profile, reads a claim as
+    bound only with the bind-completed annotation, as upstream)."""
     spec = {"accessModes": ["ReadWriteOnce"],
             "resources": {"requests": {"storage": "1Gi"}}}
+    md = {"name": name, "namespace": "shop"}
+    out = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+           "metadata": md, "spec": spec}
     if volume:
         spec["volumeName"] = volume
+        md["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+        out["status"] = {"phase": "Bound"}
     if sc:
         spec["storageClassName"] = sc
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": name, "namespace": "shop"}, "spec": spec}
+    return out
 
 
-def pv(name, zone):
-    return {"apiVersion": "v1", "kind": "PersistentVolume",
-            "metadata": {"name": name, "labels": {ZONE: zone}},
-            "spec": {"capacity": {"storage": "1Gi"},
-                     "accessModes": ["ReadWriteOnce"]}}
+def pv(name, zone, claim=None):
+    spec = {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"]}
+    out = {"apiVersion": "v1", "kind": "PersistentVolume",
+           "metadata": {"name": name, "labels": {ZONE: zone}}, "spec": spec}
+    if claim:
+        spec["claimRef"] = {"namespace": "shop", "name": claim}
+        out["status"] = {"phase": "Bound"}
+    return out
 
 
 def sc(name, mode):
@@ -67,8 +77,8 @@ def sc(name, mode):
 CLUSTER = {"apiVersion": "v1", "kind": "List", "items": [
     node("a1", "z1"), node("a2", "z1"), node("b1", "z2"),
     sc("late", "WaitForFirstConsumer"),
-    pv("pv-a", "z1"), pv("pv-b", "z2"), pv("pv-x", "z3"),
-    pv("pv-ab", "z1__z2"),
+    pv("pv-a", "z1", "data-a"), pv("pv-b", "z2", "data-b"),
+    pv("pv-x", "z3", "data-x"), pv("pv-ab", "z1__z2", "data-ab"),
     pvc("data-a", volume="pv-a"), pvc("data-b", volume="pv-b"),
     pvc("data-x", volume="pv-x"), pvc("data-ab", volume="pv-ab"),
     pvc("later", sc="late"),
@@ -159,7 +169,7 @@ def main():
     want_msgs = {
         "x-0": "0/3 nodes are available: 3 node(s) had no available volume "
                "zone.",
-        "missing-0": "0/3 nodes are available: 3 persistentvolumeclaim "
+        "missing-0": "0/3 nodes are available: persistentvolumeclaim "
                      "\"nope\" not found.",
     }
     if msgs != want_msgs:

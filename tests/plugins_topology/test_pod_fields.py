@@ -203,25 +203,28 @@ def notices():
     claim = pod("claim-0", spec={"resourceClaims": [
         {"name": "gpu", "resourceClaimTemplateName": "gpu"}]})
     items.append(claim)
-    # persistentVolumeClaim is modelled since SDK ABI 1.3 (VolumeZone
-    # reads it): no notice; csi is not yet.
+    # persistentVolumeClaim is modelled since SDK ABI 1.3 (the volume
+    # plugins read it), and inline csi volumes are not counted upstream:
+    # no notice; an inline in-tree gcePersistentDisk is not modelled.
     items.append(pod("pvc-0", spec={"volumes": [
         {"name": "data", "persistentVolumeClaim": {"claimName": "d"}}]}))
+    items.append(pod("csi-0", spec={"volumes": [
+        {"name": "data", "csi": {"driver": "d"}}]}))
     for i in range(2):
-        items.append(pod("csi-%d" % i, spec={"volumes": [
-            {"name": "data", "csi": {"driver": "d"}}]}))
+        items.append(pod("gce-%d" % i, spec={"volumes": [
+            {"name": "data", "gcePersistentDisk": {"pdName": "d"}}]}))
     _, err = schedule(items)
     want = [
         "ksched: warning: pod default/claim-0 sets spec.resourceClaims, "
         "which ksched does not model (upstream's DynamicResources plugin "
         "allocates devices for it); pods that set it may be placed "
         "differently from kube-scheduler (said once per run)",
-        "ksched: warning: pod default/csi-0 sets "
-        "spec.volumes[].csi, which ksched does not model "
-        "(upstream's volume plugins (VolumeBinding, VolumeRestrictions, "
-        "NodeVolumeLimits) filter and score by it); pods that "
-        "set it may be placed differently from kube-scheduler (said once "
-        "per run)",
+        "ksched: warning: pod default/gce-0 sets "
+        "spec.volumes[].gcePersistentDisk, which ksched does not model "
+        "(upstream's VolumeRestrictions and NodeVolumeLimits read in-tree "
+        "volumes written inline in a pod; ksched's read claims only); pods "
+        "that set it may be placed differently from kube-scheduler (said "
+        "once per run)",
     ]
     got = [l for l in err.splitlines() if "does not model" in l]
     ok = got == want

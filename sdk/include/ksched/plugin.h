@@ -385,8 +385,11 @@ typedef enum ks_log_level {
 
 /* (since ABI 1.1) A preemption candidate handed to extenders: the node
  * and the pods to evict there, most important first (upstream
- * extenderv1.Victims; ksched has no PodDisruptionBudgets, so
- * n_pdb_violations is what the plugin counted, normally 0). */
+ * extenderv1.Victims). n_pdb_violations is upstream's NumPDBViolations:
+ * how many of the victims would violate a PodDisruptionBudget, as the
+ * plugin counted them (the in-tree DefaultPreemption applies upstream
+ * v1.36's rules to the policy/v1 budgets it declares); from
+ * extenders_preempt_result, the count the last extender answered. */
 typedef struct ks_preempt_candidate {
     const char *node; /* interned */
     const ks_pod_t *const *victims;
@@ -727,7 +730,9 @@ typedef struct ks_host_api {
     /* (since ABI 1.4) The cluster's API (see ks_api_request_t above).
      * Loop thread only (refused: -1, NULL, KS_API_NONE).
      *
-     * api_mode: where requests go now (stable for the host process).
+     * api_mode: where requests go (stable once scheduling has started;
+     * in `create` it reads KS_API_NONE, as the host connects its writer
+     * after building the profiles: ask when you write).
      *
      * api_request: starts the request and returns 0; `done` then runs
      * exactly once, on the loop thread, never from inside api_request (in
