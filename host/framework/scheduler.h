@@ -110,7 +110,8 @@ typedef struct ks_sched_observer {
 } ks_sched_observer_t;
 
 /* Writes to the cluster, for cluster mode (all optional; NULL members keep
- * the cache-only behaviour of snapshots and the embedded API). Loop thread.
+ * the cache-only behaviour of snapshots and the embedded API, which sets
+ * only the api_* members below). Loop thread.
  *  - bind: a Bind plugin asked the host to bind `pod` to `node`. Return 0
  *    and answer later with ks_scheduler_bind_done(), from the loop (an
  *    answer from inside the call is accepted too); non-zero fails the Bind
@@ -134,7 +135,9 @@ typedef struct ks_sched_writer {
     /* Plugins' API requests (SDK ABI 1.4, framework/plugin_async.h):
      * api_mode says where they go (KS_API_NONE, the default: refused);
      * KS_API_CLUSTER sends them with api_send (done(dud, r) later, once,
-     * unless api_abort(handle)); KS_API_RECORD keeps them with
+     * unless api_abort(handle)): the cluster source's client, or the
+     * embedded API answering in-process (server/local_requests.h, which
+     * sets only these api_* members); KS_API_RECORD keeps them with
      * api_record. */
     ks_api_mode_t api_mode;
     void *(*api_send)(void *ud, const ks_api_request_t *req,

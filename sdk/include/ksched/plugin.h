@@ -321,13 +321,20 @@ typedef int (*ks_field_kv_fn)(const char *key, const char *value, void *ud);
  * user. What happens to it depends on where the host's pods come from
  * (ks_host_api_t.api_mode):
  *
- *   KS_API_CLUSTER  a real API server (`ksched serve --kubeconfig`): sent.
+ *   KS_API_CLUSTER  a cluster's API: a real API server (`ksched serve
+ *                   --kubeconfig`), sent with the scheduler's client; or
+ *                   the embedded API (`ksched serve` without a
+ *                   kubeconfig), answered in-process on the loop's next
+ *                   turn with the codes and bodies its HTTP API gives,
+ *                   applied to the declared resources' stores (pods,
+ *                   bindings, nodes and undeclared resources: 404 with a
+ *                   Status body).
  *   KS_API_RECORD   `ksched schedule` on snapshot files: nothing is sent;
  *                   the request is recorded (printed under `requests:` by
  *                   `-o yaml|json`) and answered 200 with the request's own
  *                   body (or "{}" when it had none), as if applied.
- *   KS_API_NONE     no cluster to write to (embedded `serve`, tests):
- *                   api_request refuses (-1).
+ *   KS_API_NONE     no cluster to write to (a host without a writer, unit
+ *                   tests): api_request refuses (-1).
  *
  *   method:        "GET", "POST", "PUT", "PATCH" or "DELETE"
  *   path:          from the server's root, query included:
