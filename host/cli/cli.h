@@ -100,6 +100,10 @@ int ks_cli_parse_int(const char *cmd, const char *opt, const char *arg,
  * otherwise prints the usage error and returns KS_EXIT_USAGE. */
 int ks_cli_parse_mode(const char *cmd, const char *opt, const char *arg,
                       int *out);
+/* `s` as a JSON string (quoted, with escapes) on stdout: the -o json and
+ * -o yaml writers' (a JSON string is valid YAML). */
+void ks_cli_print_json_str(const char *s);
+
 /* Print "ksched <cmd>: <msg>\nTry 'ksched <cmd> --help'." and return 2. */
 int ks_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -112,3 +112,20 @@ void ks_cli_generation_opts(const ks_cli_opts_t *o, ks_generation_opts_t *go)
     go->no_default_path = o->no_default_path;
     go->parallelism = o->parallelism;
 }
+
+void ks_cli_print_json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch == '\n')
+            printf("\\n");
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}

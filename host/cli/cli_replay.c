@@ -54,22 +54,6 @@ static void on_decision(void *ud, const ks_cycle_result_t *r,
     memset(d, 0, sizeof *d);
 }
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch == '\n')
-            printf("\\n");
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
 
 /* Print s with every line indented by `indent` spaces. */
 static void indented(const char *s, int indent)
@@ -157,11 +141,11 @@ static void print_yaml(const report_t *rep)
         unsigned j;
         printf("- pod: %s/%s\n  profile: %s\n  result: %s\n  realNode: ",
                d->ns, d->name, d->profile, ks_shadow_result_name(d->result));
-        json_str(d->real_node); /* a JSON string is valid YAML */
+        ks_cli_print_json_str(d->real_node); /* a JSON string is valid YAML */
         printf("\n  kschedNode: ");
-        json_str(d->ksched_node);
+        ks_cli_print_json_str(d->ksched_node);
         printf("\n  reason: ");
-        json_str(d->reason);
+        ks_cli_print_json_str(d->reason);
         printf("\n");
         if (d->has_scores) {
             printf("  kschedScore: %lld\n", (long long)d->best);
@@ -174,11 +158,11 @@ static void print_yaml(const report_t *rep)
             printf("  - plugin: %s\n    gap: %lld\n", d->deciding[j],
                    (long long)d->deciding_gap[j]);
         printf("  message: ");
-        json_str(d->message);
+        ks_cli_print_json_str(d->message);
         printf("\n  explainReal: ");
-        json_str(d->explain_real);
+        ks_cli_print_json_str(d->explain_real);
         printf("\n  explainKsched: ");
-        json_str(d->explain_ksched);
+        ks_cli_print_json_str(d->explain_ksched);
         printf("\n");
     }
 }
@@ -197,7 +181,7 @@ static void print_json(const report_t *rep)
            rep->o->n_others, rep->o->n_pending);
     for (i = 0; i < t->n_plugins; i++) {
         printf("%s{\"plugin\": ", i ? ", " : "");
-        json_str(t->plugins[i].plugin);
+        ks_cli_print_json_str(t->plugins[i].plugin);
         printf(", \"count\": %llu}", (unsigned long long)t->plugins[i].count);
     }
     printf("], \"differences\": [");
@@ -205,18 +189,18 @@ static void print_json(const report_t *rep)
         const ks_shadow_decision_t *d = &rep->diff[i];
         unsigned j;
         printf("%s{\"namespace\": ", i ? ", " : "");
-        json_str(d->ns);
+        ks_cli_print_json_str(d->ns);
         printf(", \"name\": ");
-        json_str(d->name);
+        ks_cli_print_json_str(d->name);
         printf(", \"profile\": ");
-        json_str(d->profile);
+        ks_cli_print_json_str(d->profile);
         printf(", \"result\": \"%s\", \"realNode\": ",
                ks_shadow_result_name(d->result));
-        json_str(d->real_node);
+        ks_cli_print_json_str(d->real_node);
         printf(", \"kschedNode\": ");
-        json_str(d->ksched_node);
+        ks_cli_print_json_str(d->ksched_node);
         printf(", \"reason\": ");
-        json_str(d->reason);
+        ks_cli_print_json_str(d->reason);
         if (d->has_scores) {
             printf(", \"kschedScore\": %lld", (long long)d->best);
             if (d->real_feasible)
@@ -226,15 +210,15 @@ static void print_json(const report_t *rep)
         printf(", \"decidedBy\": [");
         for (j = 0; j < d->n_deciding; j++) {
             printf("%s{\"plugin\": ", j ? ", " : "");
-            json_str(d->deciding[j]);
+            ks_cli_print_json_str(d->deciding[j]);
             printf(", \"gap\": %lld}", (long long)d->deciding_gap[j]);
         }
         printf("], \"message\": ");
-        json_str(d->message);
+        ks_cli_print_json_str(d->message);
         printf(", \"explainReal\": ");
-        json_str(d->explain_real);
+        ks_cli_print_json_str(d->explain_real);
         printf(", \"explainKsched\": ");
-        json_str(d->explain_ksched);
+        ks_cli_print_json_str(d->explain_ksched);
         printf("}");
     }
     printf("]}\n");

@@ -233,23 +233,6 @@ static int cmp_pending(const void *a, const void *b)
     return c ? c : strcmp(x->pod->name, y->pod->name);
 }
 
-/* JSON string with escapes. */
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch == '\n')
-            printf("\\n");
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
 
 static void print_result(const char *output, const run_t *run,
                          const pend_list_t *pend, ks_pod_t *const *others,
@@ -290,7 +273,7 @@ static void print_result(const char *output, const run_t *run,
             printf("- pod: %s/%s\n  gated: %s\n  message: ",
                    pend->a[i].pod->ns, pend->a[i].pod->name,
                    pend->a[i].gated ? "true" : "false");
-            json_str(pend->a[i].message); /* a JSON string is valid YAML */
+            ks_cli_print_json_str(pend->a[i].message); /* a JSON string is valid YAML */
             printf("\n");
         }
         printf("otherSchedulers:%s\n", n_others ? "" : " []");
@@ -302,11 +285,11 @@ static void print_result(const char *output, const run_t *run,
             const recorded_t *r = &run->req[i];
             printf("- plugin: %s\n  method: %s\n  path: ", r->plugin,
                    r->method);
-            json_str(r->path);
+            ks_cli_print_json_str(r->path);
             printf("\n  contentType: ");
-            json_str(r->content_type);
+            ks_cli_print_json_str(r->content_type);
             printf("\n  body: ");
-            json_str(r->body ? r->body : "");
+            ks_cli_print_json_str(r->body ? r->body : "");
             printf("\n");
         }
         return;
@@ -314,45 +297,45 @@ static void print_result(const char *output, const run_t *run,
     printf("{\"bindings\": [");
     for (i = 0; i < run->n_b; i++) {
         printf("%s{\"namespace\": ", i ? ", " : "");
-        json_str(run->b[i].pod->ns);
+        ks_cli_print_json_str(run->b[i].pod->ns);
         printf(", \"name\": ");
-        json_str(run->b[i].pod->name);
+        ks_cli_print_json_str(run->b[i].pod->name);
         printf(", \"node\": ");
-        json_str(run->b[i].node);
+        ks_cli_print_json_str(run->b[i].node);
         printf("}");
     }
     printf("], \"unschedulable\": [");
     for (i = 0; i < pend->n; i++) {
         printf("%s{\"namespace\": ", i ? ", " : "");
-        json_str(pend->a[i].pod->ns);
+        ks_cli_print_json_str(pend->a[i].pod->ns);
         printf(", \"name\": ");
-        json_str(pend->a[i].pod->name);
+        ks_cli_print_json_str(pend->a[i].pod->name);
         printf(", \"gated\": %s, \"message\": ",
                pend->a[i].gated ? "true" : "false");
-        json_str(pend->a[i].message);
+        ks_cli_print_json_str(pend->a[i].message);
         printf("}");
     }
     printf("], \"otherSchedulers\": [");
     for (i = 0; i < n_others; i++) {
         printf("%s{\"namespace\": ", i ? ", " : "");
-        json_str(others[i]->ns);
+        ks_cli_print_json_str(others[i]->ns);
         printf(", \"name\": ");
-        json_str(others[i]->name);
+        ks_cli_print_json_str(others[i]->name);
         printf("}");
     }
     printf("], \"requests\": [");
     for (i = 0; i < run->n_req; i++) {
         const recorded_t *r = &run->req[i];
         printf("%s{\"plugin\": ", i ? ", " : "");
-        json_str(r->plugin);
+        ks_cli_print_json_str(r->plugin);
         printf(", \"method\": ");
-        json_str(r->method);
+        ks_cli_print_json_str(r->method);
         printf(", \"path\": ");
-        json_str(r->path);
+        ks_cli_print_json_str(r->path);
         printf(", \"contentType\": ");
-        json_str(r->content_type);
+        ks_cli_print_json_str(r->content_type);
         printf(", \"body\": ");
-        json_str(r->body ? r->body : "");
+        ks_cli_print_json_str(r->body ? r->body : "");
         printf("}");
     }
     printf("]}\n");
