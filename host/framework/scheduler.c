@@ -188,6 +188,11 @@ void ks_scheduler_free(ks_scheduler_t *s)
     free(s);
 }
 
+void ks_scheduler_set_seed(ks_scheduler_t *s, uint64_t seed)
+{
+    s->env.rng = seed;
+}
+
 void ks_scheduler_set_generation(ks_scheduler_t *s, ks_generation_t *gen)
 {
     ks_generation_t *old = s->gen;

@@ -307,6 +307,11 @@ void ks_scheduler_foreach_unsched_plugin(ks_scheduler_t *s,
                                                     const char *plugin,
                                                     const char *profile),
                                          void *ud);
+/* Seed the scheduler's random numbers (score ties, the 10% of cycles
+ * whose plugins are timed, the host API's rand_below) for reproducible
+ * runs; 0 stands for a fixed odd seed. By default the seed comes from the
+ * time of ks_scheduler_new. Loop thread. */
+void ks_scheduler_set_seed(ks_scheduler_t *s, uint64_t seed);
 /* Set the clock used by the next steps (tests). */
 void ks_scheduler_set_clock(ks_scheduler_t *s, int64_t (*now_ms)(void *ud),
                             void *ud);

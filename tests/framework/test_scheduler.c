@@ -15,7 +15,6 @@
 #include "framework/generation.h"
 #include "framework/queue.h"
 #include "framework/scheduler.h"
-#include "framework/scheduler_impl.h" /* env.rng: a fixed sampling seed */
 #include "fw_testlib.h"
 
 #define PROFILE                                                                \
@@ -549,7 +548,7 @@ START_TEST(test_plugin_sampling_fixed_seed)
                                   "      - name: Probe1\n" BIND_DEFAULT,
                     PROBE_CFG("Probe1", ""), pods, 1);
         free(pods);
-        S.s->env.rng = seeds[k];
+        ks_scheduler_set_seed(S.s, seeds[k]);
         memset(&model, 0, sizeof model);
         model.rng = seeds[k];
         for (i = 0; i < N; i++)
