@@ -258,21 +258,19 @@ def scenario_timeout(admin):
     """minMember 3 with two pods at Permit: the PodGroup's 4 s wait, not
     the args' 60 s, then rejected; never bound, no status."""
     create_pg(admin, "short", 3, timeout=4)
-    t0 = time.time()
     create_pods(admin, ["short-0", "short-1"], "short", sched="ksched-permit")
     want = "rejected due to timeout after waiting 4s at plugin Coscheduling"
 
     def timed_out():
         return all(want in (sched_condition(admin, n) or "")
                    for n in ("short-0", "short-1"))
+    # The message names the wait (4 s, the PodGroup's; the args say 60
+    # s): no wall-clock assertion needed.
     got = wait_for("the Permit timeout", timed_out, 30)
-    took = time.time() - t0
     check(bool(got), "both members are rejected after the PodGroup's "
                      "scheduleTimeoutSeconds: %r (%s, %s)"
           % (want, sched_condition(admin, "short-0"),
              sched_condition(admin, "short-1")))
-    check(3 <= took < 20, "after about 4 s, not the args' 60 s "
-                          "(%.1f s)" % took)
     time.sleep(3)
     check(not node_of(admin, "short-0") and not node_of(admin, "short-1"),
           "none of the group is bound")
