@@ -44,7 +44,6 @@ typedef struct container_flags {
 
 enum {
     NOTE_RESOURCE_CLAIMS,
-    NOTE_VOLUMES,
     NOTE_RESIZE,
     NOTE_COUNT
 };
@@ -52,9 +51,6 @@ enum {
 static const char *const note_why[NOTE_COUNT] = {
     [NOTE_RESOURCE_CLAIMS] = "upstream's DynamicResources plugin allocates "
                              "devices for it",
-    [NOTE_VOLUMES] = "upstream's VolumeRestrictions and NodeVolumeLimits "
-                     "read in-tree volumes written inline in a pod; ksched's "
-                     "read claims only",
     [NOTE_RESIZE] = "upstream counts the larger of the spec's and the "
                     "status's resources of a pod being resized",
 };
@@ -75,12 +71,13 @@ static void note_once(int which, const ks_pod_t *pod, const char *field)
            pod->ns, pod->name, field, note_why[which]);
 }
 
-/* Inline volume sources that upstream's volume plugins read and ksched's
- * do not (claims and generic ephemeral volumes are in ks_pod_t.volumes
- * since ABI 1.3, read by the volume plugins). */
-static const char *const noted_volume_kinds[] = {
-    "gcePersistentDisk", "awsElasticBlockStore", "azureDisk", "cinder",
-    "rbd", "iscsi", "portworxVolume"};
+/* Volumes need no notice: claims and generic ephemeral volumes are in
+ * ks_pod_t.volumes since ABI 1.3, and the inline in-tree sources that
+ * upstream's volume plugins read (gcePersistentDisk, awsElasticBlockStore,
+ * iscsi, rbd, azureDisk, cinder, portworxVolume) in volume_inline since
+ * ABI 1.4. (upstream v1.36's NodeVolumeLimits also queues a pod when one
+ * with an inline vsphereVolume or azureFile goes, but counts neither:
+ * their migration is off for its count.) */
 
 static void note_unmodelled(ks_yctx_t *c, const yaml_node_t *root,
                             const ks_pod_t *pod)
@@ -88,27 +85,11 @@ static void note_unmodelled(ks_yctx_t *c, const yaml_node_t *root,
     const yaml_node_t *spec = ky_get(c, root, "spec");
     const yaml_node_t *status = ky_get(c, root, "status");
     const yaml_node_t *v;
-    uint32_t i, j;
+    uint32_t i;
     if (spec != NULL && ky_is_map(spec)) {
         v = ky_get(c, spec, "resourceClaims");
         if (v != NULL && ky_is_seq(v) && ky_seq_len(v) > 0)
             note_once(NOTE_RESOURCE_CLAIMS, pod, "spec.resourceClaims");
-        v = ky_get(c, spec, "volumes");
-        if (v != NULL && ky_is_seq(v))
-            for (i = 0; i < ky_seq_len(v); i++) {
-                const yaml_node_t *vol = ky_seq_at(c, v, i);
-                if (vol == NULL || !ky_is_map(vol))
-                    continue;
-                for (j = 0; j < sizeof(noted_volume_kinds) /
-                                    sizeof(noted_volume_kinds[0]);
-                     j++)
-                    if (ky_get(c, vol, noted_volume_kinds[j]) != NULL) {
-                        char field[96];
-                        snprintf(field, sizeof field, "spec.volumes[].%s",
-                                 noted_volume_kinds[j]);
-                        note_once(NOTE_VOLUMES, pod, field);
-                    }
-            }
     }
     if (status != NULL && ky_is_map(status) &&
         (v = ky_get(c, status, "conditions")) != NULL && ky_is_seq(v))
@@ -588,13 +569,89 @@ static int parse_gates(ks_yctx_t *c, const yaml_node_t *n, ks_pod_t *pod)
     return rc;
 }
 
-/* --- volumes (ABI 1.3) ---------------------------------------------------- */
+/* --- volumes (ABI 1.3; inline in-tree sources ABI 1.4) -------------------- */
+
+/* The inline in-tree sources ks_volume_inline_t carries: the field of a
+ * v1.Volume and the field its `id` is read from. */
+static const struct inline_source {
+    const char *field;
+    ks_inline_kind_t kind;
+    const char *id;
+} inline_sources[] = {
+    {"gcePersistentDisk", KS_INLINE_GCE_PD, "pdName"},
+    {"awsElasticBlockStore", KS_INLINE_AWS_EBS, "volumeID"},
+    {"iscsi", KS_INLINE_ISCSI, "iqn"},
+    {"rbd", KS_INLINE_RBD, "image"},
+    {"azureDisk", KS_INLINE_AZURE_DISK, "diskName"},
+    {"cinder", KS_INLINE_CINDER, "volumeID"},
+    {"portworxVolume", KS_INLINE_PORTWORX, "volumeID"},
+};
+
+/* parse_volumes_item's state: the pod, how many volumes it has, the item
+ * being read, and the volume_inline array, allocated (in the pod's arena)
+ * at the first volume with an inline in-tree source only, so that a pod
+ * without one costs nothing more. */
+typedef struct volumes_ud {
+    ks_pod_t *pod;
+    uint32_t len;
+    uint32_t at;
+    ks_volume_inline_t *inl;
+} volumes_ud_t;
+
+/* The volume's inline in-tree source (the first of inline_sources that it
+ * sets: a valid volume has one source) into u->inl[u->at]. The strings
+ * are counted (the caller set c->counted). */
+static int parse_volume_inline(ks_yctx_t *c, const yaml_node_t *item,
+                               volumes_ud_t *u)
+{
+    const struct inline_source *is = NULL;
+    const yaml_node_t *src = NULL;
+    ks_volume_inline_t *vi;
+    size_t old;
+    uint32_t k;
+    int rc;
+    for (k = 0; k < sizeof inline_sources / sizeof inline_sources[0]; k++)
+        if ((src = ky_get(c, item, inline_sources[k].field)) != NULL &&
+            !ky_is_null(src)) {
+            is = &inline_sources[k];
+            break;
+        }
+    if (is == NULL)
+        return 0;
+    if (u->inl == NULL &&
+        (u->inl = ky_alloc(c, u->len * sizeof(*u->inl))) == NULL)
+        return KS_ENOMEM; /* zero-filled: kind KS_INLINE_NONE */
+    vi = &u->inl[u->at];
+    old = ky_push(c, is->field);
+    if ((rc = ky_expect_map(c, src)) != 0)
+        return rc;
+    vi->kind = is->kind;
+    if ((rc = ky_f_str(c, src, is->id, &vi->id)) != 0 ||
+        (rc = ky_f_bool(c, src, "readOnly", &vi->read_only)) != 0)
+        return rc;
+    if (is->kind == KS_INLINE_AZURE_DISK &&
+        (rc = ky_f_str(c, src, "diskURI", &vi->disk_uri)) != 0)
+        return rc;
+    if (is->kind == KS_INLINE_RBD) {
+        /* the API server's default pool */
+        if ((rc = ky_f_str(c, src, "pool", &vi->pool)) != 0)
+            return rc;
+        if (vi->pool[0] == '\0' && (vi->pool = ky_intern(c, "rbd", 3)) == NULL)
+            return KS_ENOMEM;
+        if ((rc = ky_f_strings(c, src, "monitors", &vi->monitors,
+                               &vi->n_monitors)) != 0)
+            return rc;
+    }
+    ky_pop(c, old);
+    return 0;
+}
 
 static int parse_volumes_item(ks_yctx_t *c, const yaml_node_t *item,
                               void *elem, void *ud)
 {
     ks_volume_t *v = elem;
-    const ks_pod_t *pod = ud;
+    volumes_ud_t *u = ud;
+    const ks_pod_t *pod = u->pod;
     const yaml_node_t *src;
     int rc;
     /* Names live as long as the pod (claims of a StatefulSet's pods are
@@ -619,17 +676,25 @@ static int parse_volumes_item(ks_yctx_t *c, const yaml_node_t *item,
             rc = ky_fail(c, item, "ephemeral volume claim name too long");
         else if ((v->claim_name = ky_intern(c, buf, (size_t)w)) == NULL)
             rc = KS_ENOMEM;
+    } else if (rc == 0) {
+        rc = parse_volume_inline(c, item, u);
     }
     c->counted = 0;
+    u->at++;
     return rc;
 }
 
 static int parse_volumes(ks_yctx_t *c, const yaml_node_t *n, ks_pod_t *pod)
 {
+    volumes_ud_t u = {pod, 0, 0, NULL};
     void *arr;
-    int rc = ky_seq_of_maps(c, n, sizeof(ks_volume_t), parse_volumes_item,
-                            pod, &arr, &pod->n_volumes);
+    int rc;
+    if (n != NULL && ky_is_seq(n))
+        u.len = ky_seq_len(n);
+    rc = ky_seq_of_maps(c, n, sizeof(ks_volume_t), parse_volumes_item, &u,
+                        &arr, &pod->n_volumes);
     pod->volumes = arr;
+    pod->volume_inline = rc == 0 ? u.inl : NULL;
     return rc;
 }
 

@@ -13,10 +13,14 @@
  *   - an unbound claim (or one whose volume is missing): its
  *     StorageClass's provisioner (translated when in-tree), with a handle
  *     made of a random per-instance prefix and the claim's name;
- *   - a generic ephemeral volume: its claim, which the pod must own.
+ *   - a generic ephemeral volume: its claim, which the pod must own;
+ *   - an inline in-tree volume written in the pod (gcePersistentDisk,
+ *     awsElasticBlockStore, azureDisk, cinder, portworxVolume; the pod
+ *     view's volume_inline, ABI 1.4) on a node with a CSINode: its CSI
+ *     driver and translated handle, as TranslateInTreeInlineVolumeToCSI.
  *
- * Not reproduced: inline in-tree volumes written in the pod (the pod view
- * has no in-tree volume sources, so they are not counted), VolumeLimitScaling
+ * Not reproduced: the refusal of an inline azureDisk whose kind is not
+ * Managed (the pod view does not carry azureDisk.kind), VolumeLimitScaling
  * (a CSIDriver's preventPodSchedulingIfMissing; alpha and off in v1.36)
  * and the skip of pods whose resize is deferred (the pod view has no
  * resize status).
@@ -110,12 +114,28 @@ const char *nvl_pv_in_tree_plugin(const ks_host_api_t *api,
 int nvl_pv_csi_handle(const ks_host_api_t *api, const ks_object_t *pv,
                       const char *in_tree_plugin, char *buf, size_t len);
 
+/* The in-tree plugin of an inline source kind ("kubernetes.io/gce-pd"),
+ * or NULL for a kind csi-translation-lib does not translate (iSCSI, RBD,
+ * none). */
+const char *nvl_inline_plugin(ks_inline_kind_t kind);
+/* TranslateInTreeInlineVolumeToCSI's volume handle for an inline source
+ * (GCE PD "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/<pdName>", the
+ * EBS volume ID, the Azure disk URI, the Cinder or Portworx volume ID)
+ * into buf; 0, or -1 when the translation fails (a malformed EBS volume
+ * ID, or a kind without translation). */
+int nvl_inline_csi_handle(const ks_volume_inline_t *vi, char *buf,
+                          size_t len);
+
 /* --- nvl_volumes.c: what a pod attaches ---------------------------------- */
 
 /*
- * upstream filterAttachableVolumes: the pod's claims and ephemeral
- * volumes as CSI volumes into `out`. `has_csinode`: the node has a
- * CSINode (in-tree volumes count only then). For the pod being scheduled
+ * upstream filterAttachableVolumes: the pod's claims, ephemeral volumes
+ * and inline in-tree volumes of a migrated plugin (checkAttachableInline-
+ * Volume; read from a 1.4 host only) as CSI volumes into `out`.
+ * `has_csinode`: the node has a CSINode (in-tree volumes, inline or
+ * PersistentVolumes, count only then; an inline volume that does not
+ * translate is an Error then, "converting volume(NAME) from inline to
+ * csi: ..."). For the pod being scheduled
  * (`new_pod`), a missing claim is an error; for a pod of the node it is
  * not counted. KS_SUCCESS, or the failure's code with upstream's message
  * in st (KS_ERROR when out of memory).
@@ -123,6 +143,12 @@ int nvl_pv_csi_handle(const ks_host_api_t *api, const ks_object_t *pv,
 ks_code_t nvl_pod_volumes(const nvl_plugin_t *pl, const ks_pod_t *pod,
                           int has_csinode, int new_pod, nvl_set_t *out,
                           ks_status_t *st);
+
+/* The batching signature of a pod's volumes: the namespace, each
+ * volume's source and claim, and its inline in-tree source (kind, id,
+ * disk URI, readOnly; interned strings signed by address). */
+void nvl_sign_volumes(const ks_host_api_t *api, const ks_pod_t *pod,
+                      ks_signer_t *sg);
 
 /* ephemeral.VolumeIsForPod: is the claim's controller (the first owner
  * reference with controller: true) the pod, by uid? */

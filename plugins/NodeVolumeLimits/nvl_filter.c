@@ -1,7 +1,8 @@
 /*
  * NodeVolumeLimits' PreFilter and Filter (upstream v1.36 CSILimits).
  *
- * PreFilter skips a pod without claims or ephemeral volumes. Otherwise it
+ * PreFilter skips a pod without claims, ephemeral volumes or inline
+ * in-tree volumes that csi-translation-lib translates. Otherwise it
  * works out, once per cycle, what Filter needs beyond the node: the pod's
  * own CSI volumes (or the failure every node will report: a missing claim
  * is UnschedulableAndUnresolvable, "looking up PVC ns/name: ..."), and
@@ -24,7 +25,13 @@
 
 typedef struct nvl_state {
     ks_code_t code;     /* KS_SUCCESS, or what Filter answers every node */
-    const char *reason; /* interned; the failure's message */
+    const char *reason; /* the failure's message (host-owned, interned) */
+    /* What Filter answers a node without a CSINode when `code` is a
+     * failure: an inline in-tree volume is not translated there, so its
+     * failure to translate is not one (code0 KS_SUCCESS, or the next
+     * failure). */
+    ks_code_t code0;
+    const char *reason0;
     nvl_set_t mine;     /* the pod's volumes (in-tree ones as migrated) */
     nvl_set_t vas;      /* the VolumeAttachments' volumes */
     nvl_attachment_t *att; /* sorted by node */
@@ -42,16 +49,38 @@ static void state_free(void *data)
     free(s);
 }
 
-/* Does the pod have a volume this plugin counts (a claim, or an ephemeral
- * volume)? */
-static int has_counted_volume(const ks_pod_t *pod)
+/* Does the pod have a volume this plugin counts (a claim, an ephemeral
+ * volume, or an inline in-tree volume that translates to CSI: upstream
+ * IsInlineMigratable)? */
+static int has_counted_volume(const nvl_plugin_t *pl, const ks_pod_t *pod)
 {
+    const ks_volume_inline_t *inl = ks_pod_volume_inline(pl->api, pod);
     uint32_t i;
     for (i = 0; i < pod->n_volumes; i++)
         if (pod->volumes[i].source == KS_VOLUME_PVC ||
-            pod->volumes[i].source == KS_VOLUME_EPHEMERAL)
+            pod->volumes[i].source == KS_VOLUME_EPHEMERAL ||
+            (inl != NULL && nvl_inline_plugin(inl[i].kind) != NULL))
             return 1;
     return 0;
+}
+
+/* The pod's code and message on a node without a CSINode into s->code0
+ * and s->reason0 (its volumes there are not kept: such a node has no
+ * limit). */
+static void state_code0(const nvl_plugin_t *pl, const ks_pod_t *pod,
+                        nvl_state_t *s)
+{
+    nvl_set_t scratch = NVL_SET_INIT;
+    ks_status_t *why = pl->api->status_new(pl->h);
+    s->code0 = s->code;
+    s->reason0 = s->reason;
+    if (why == NULL)
+        return; /* out of memory: the CSINode answer for every node */
+    s->code0 = nvl_pod_volumes(pl, pod, 0, 1, &scratch, why);
+    s->reason0 =
+        s->code0 == KS_SUCCESS ? NULL : pl->api->status_message(why);
+    pl->api->status_free(why);
+    nvl_set_free(&scratch);
 }
 
 /* The state for `pod`; NULL when out of memory (said in st). */
@@ -69,6 +98,7 @@ static nvl_state_t *state_build(const nvl_plugin_t *pl, const ks_pod_t *pod,
     if (s->code != KS_SUCCESS) {
         s->reason = pl->api->status_message(why);
         pl->api->status_free(why);
+        state_code0(pl, pod, s);
         return s;
     }
     pl->api->status_free(why);
@@ -87,7 +117,7 @@ ks_code_t nvl_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     const nvl_plugin_t *pl = self;
     nvl_state_t *s;
     (void)result;
-    if (!has_counted_volume(pod))
+    if (!has_counted_volume(pl, pod))
         return KS_SKIP;
     s = state_build(pl, pod, st);
     if (s == NULL)
@@ -253,14 +283,19 @@ static inline ks_code_t nvl_filter_one(void *self, ks_cycle_state_t *cs,
     }
     if (s == NULL) {
         /* no PreFilter state: work it out here, as upstream does */
-        if (!has_counted_volume(pod))
+        if (!has_counted_volume(pl, pod))
             return KS_SUCCESS;
         own = state_build(pl, pod, st);
         if (own == NULL)
             return KS_ERROR;
         s = own;
     }
-    if (s->code != KS_SUCCESS) {
+    if (s->code != KS_SUCCESS &&
+        pl->api->object_get(pl->csinodes, NULL, ni->node->name) == NULL) {
+        c = s->code0;
+        if (c != KS_SUCCESS)
+            pl->api->status_reason(st, s->reason0);
+    } else if (s->code != KS_SUCCESS) {
         pl->api->status_reason(st, s->reason);
         c = s->code;
     } else if (s->mine.n == 0 ||

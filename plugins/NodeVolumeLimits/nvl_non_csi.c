@@ -19,9 +19,10 @@
  *
  * As in v1.24, every failure to read the pod's own claims is an Error
  * (Filter's AsStatus), there is no PreFilter, and the events are a node
- * added and a pod deleted. The pod view has no inline in-tree volumes
- * (awsElasticBlockStore written in the pod), so only claims and ephemeral
- * volumes are counted.
+ * added and a pod deleted. An inline volume of the type written in the
+ * pod (awsElasticBlockStore, gcePersistentDisk, azureDisk: the pod view's
+ * volume_inline, ABI 1.4; none on an older host) counts by its volumeID,
+ * pdName or diskName, as v1.24's FilterVolume.
  *
  * Threads: create/destroy on the loop thread; Filter on workers (reads
  * the stores, allocates only its scratch sets).
@@ -43,17 +44,20 @@
 #define NC_PLUGIN "kubernetes.io/aws-ebs"
 #define NC_PV_ID "spec.awsElasticBlockStore.volumeID"
 #define NC_LIMIT_KEY "attachable-volumes-aws-ebs"
+#define NC_INLINE KS_INLINE_AWS_EBS
 #elif NVL_NON_CSI == NVL_NON_CSI_GCE_PD
 #define NC_NAME "GCEPDLimits"
 #define NC_PLUGIN "kubernetes.io/gce-pd"
 #define NC_PV_ID "spec.gcePersistentDisk.pdName"
 #define NC_LIMIT_KEY "attachable-volumes-gce-pd"
+#define NC_INLINE KS_INLINE_GCE_PD
 #define NC_DEFAULT_MAX 16
 #elif NVL_NON_CSI == NVL_NON_CSI_AZURE_DISK
 #define NC_NAME "AzureDiskLimits"
 #define NC_PLUGIN "kubernetes.io/azure-disk"
 #define NC_PV_ID "spec.azureDisk.diskName"
 #define NC_LIMIT_KEY "attachable-volumes-azure-disk"
+#define NC_INLINE KS_INLINE_AZURE_DISK
 #define NC_DEFAULT_MAX 16
 #else
 #error "NVL_NON_CSI must name a disk type (1 EBS, 2 GCE PD, 3 Azure Disk)"
@@ -175,6 +179,7 @@ static int match_provisioner(const nvl_plugin_t *pl, const ks_object_t *pvc)
 static ks_code_t filter_volumes(const nvl_plugin_t *pl, const ks_pod_t *pod,
                                 int new_pod, nvl_set_t *out, ks_status_t *st)
 {
+    const ks_volume_inline_t *inl = ks_pod_volume_inline(pl->api, pod);
     char made_up[512];
     uint32_t i;
     for (i = 0; i < pod->n_volumes; i++) {
@@ -182,6 +187,14 @@ static ks_code_t filter_volumes(const nvl_plugin_t *pl, const ks_pod_t *pod,
         const ks_object_t *pvc, *pv;
         const char *pv_name = NULL, *id = NULL;
         int put = 0;
+        if (inl != NULL && inl[i].kind == NC_INLINE) {
+            /* FilterVolume: the inline source's ID */
+            if (nvl_set_put(out, NC_NAME, inl[i].id) < 0) {
+                pl->api->status_reason(st, "out of memory");
+                return KS_ERROR;
+            }
+            continue;
+        }
         if (v->source != KS_VOLUME_PVC && v->source != KS_VOLUME_EPHEMERAL)
             continue;
         if (v->claim_name[0] == '\0') {
@@ -349,14 +362,8 @@ static uint32_t nc_events(void *self, ks_cluster_event_t *out, uint32_t cap)
 /* Batching: the namespace and the volumes (as NodeVolumeLimits). */
 static ks_code_t nc_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 {
-    uint32_t i;
-    (void)self;
-    ks_sign_ptr(sg, pod->ns);
-    ks_sign_i64(sg, pod->n_volumes);
-    for (i = 0; i < pod->n_volumes; i++) {
-        ks_sign_i64(sg, pod->volumes[i].source);
-        ks_sign_ptr(sg, pod->volumes[i].claim_name);
-    }
+    const nc_plugin_t *nc = self;
+    nvl_sign_volumes(nc->base.api, pod, sg);
     return KS_SUCCESS;
 }
 

@@ -100,21 +100,29 @@ static int is_kind(const nvl_plugin_t *pl, const ks_object_t *o,
            strcmp(k, kind) == 0 && strcmp(av, api_version) == 0;
 }
 
-static int counted_source(ks_volume_source_t s)
+/* Is volume i of `pod` one this plugin may count: a claim, an ephemeral
+ * volume, or an inline in-tree volume that translates to CSI (upstream
+ * IsInlineMigratable)? */
+static int counted_volume(const ks_pod_t *pod,
+                          const ks_volume_inline_t *inl, uint32_t i)
 {
-    return s == KS_VOLUME_PVC || s == KS_VOLUME_EPHEMERAL;
+    return pod->volumes[i].source == KS_VOLUME_PVC ||
+           pod->volumes[i].source == KS_VOLUME_EPHEMERAL ||
+           (inl != NULL && nvl_inline_plugin(inl[i].kind) != NULL);
 }
 
-/* An assigned (or nominated) pod with a claim or an ephemeral volume was
- * deleted (upstream isSchedulableAfterAssignedPodDeleted). */
+/* An assigned (or nominated) pod with a claim, an ephemeral volume or an
+ * inline in-tree volume that translates to CSI was deleted (upstream
+ * isSchedulableAfterAssignedPodDeleted). */
 static ks_queueing_hint_t nvl_after_pod_deleted(void *self,
                                                 const ks_pod_t *pod,
                                                 const void *old_obj,
                                                 const void *new_obj)
 {
+    const nvl_plugin_t *pl = self;
     const ks_pod_t *gone = old_obj;
+    const ks_volume_inline_t *inl;
     uint32_t i;
-    (void)self;
     (void)pod;
     (void)new_obj;
     if (gone == NULL)
@@ -123,8 +131,9 @@ static ks_queueing_hint_t nvl_after_pod_deleted(void *self,
         return KS_QUEUE_SKIP;
     if (gone->node_name[0] == '\0' && gone->nominated_node_name[0] == '\0')
         return KS_QUEUE_SKIP;
+    inl = ks_pod_volume_inline(pl->api, gone);
     for (i = 0; i < gone->n_volumes; i++)
-        if (counted_source(gone->volumes[i].source))
+        if (counted_volume(gone, inl, i))
             return KS_QUEUE;
     return KS_QUEUE_SKIP;
 }
@@ -140,7 +149,8 @@ static ks_queueing_hint_t after_pvc_added(const nvl_plugin_t *pl,
     if (strcmp(pl->api->object_namespace(pvc), pod->ns) != 0)
         return KS_QUEUE_SKIP;
     for (i = 0; i < pod->n_volumes; i++)
-        if (counted_source(pod->volumes[i].source) &&
+        if ((pod->volumes[i].source == KS_VOLUME_PVC ||
+             pod->volumes[i].source == KS_VOLUME_EPHEMERAL) &&
             strcmp(pod->volumes[i].claim_name, name) == 0)
             return KS_QUEUE;
     return KS_QUEUE_SKIP;
@@ -198,15 +208,31 @@ static ks_queueing_hint_t after_csinode_updated(const nvl_plugin_t *pl,
     return KS_QUEUE_SKIP;
 }
 
-/* isSchedulableAfterVolumeAttachmentDeleted: the pod has a claim (an
- * inline in-tree volume of the attacher's driver would count too, but
- * the pod view cannot show one). */
-static ks_queueing_hint_t after_attachment_deleted(const ks_pod_t *pod)
+/* isSchedulableAfterVolumeAttachmentDeleted: the pod has a claim, or an
+ * inline in-tree volume whose CSI driver is the attachment's attacher (or
+ * that fails to translate: upstream queues on the error). */
+static ks_queueing_hint_t after_attachment_deleted(const nvl_plugin_t *pl,
+                                                   const ks_pod_t *pod,
+                                                   const ks_object_t *va)
 {
+    const ks_volume_inline_t *inl = ks_pod_volume_inline(pl->api, pod);
+    const char *attacher = NULL;
+    char handle[1024];
     uint32_t i;
-    for (i = 0; i < pod->n_volumes; i++)
+    if (pl->api->object_string(va, "spec.attacher", &attacher) !=
+        KS_FIELD_OK)
+        attacher = "";
+    for (i = 0; i < pod->n_volumes; i++) {
+        const char *plugin;
         if (pod->volumes[i].source == KS_VOLUME_PVC)
             return KS_QUEUE;
+        if (inl == NULL ||
+            (plugin = nvl_inline_plugin(inl[i].kind)) == NULL)
+            continue;
+        if (nvl_inline_csi_handle(&inl[i], handle, sizeof handle) != 0 ||
+            strcmp(nvl_csi_driver_of(plugin), attacher) == 0)
+            return KS_QUEUE;
+    }
     return KS_QUEUE_SKIP;
 }
 
@@ -224,7 +250,7 @@ static ks_queueing_hint_t nvl_after_object(void *self, const ks_pod_t *pod,
     if (old == NULL && is_kind(pl, cur, "v1", "PersistentVolumeClaim"))
         return after_pvc_added(pl, pod, cur);
     if (cur == NULL && is_kind(pl, old, csinode_av, "VolumeAttachment"))
-        return after_attachment_deleted(pod);
+        return after_attachment_deleted(pl, pod, old);
     return KS_QUEUE_SKIP;
 }
 
@@ -252,18 +278,13 @@ static uint32_t nvl_events_v2(void *self, ks_cluster_event_hint_t *out,
 }
 
 /* Opportunistic batching (upstream's volumes signer): the namespace and
- * the volumes. An ephemeral volume's claim is named after the pod, so no
- * two pods share that signature. */
+ * the volumes, inline in-tree sources included (nvl_sign_volumes). An
+ * ephemeral volume's claim is named after the pod, so no two pods share
+ * that signature. */
 static ks_code_t nvl_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 {
-    uint32_t i;
-    (void)self;
-    ks_sign_ptr(sg, pod->ns);
-    ks_sign_i64(sg, pod->n_volumes);
-    for (i = 0; i < pod->n_volumes; i++) {
-        ks_sign_i64(sg, pod->volumes[i].source);
-        ks_sign_ptr(sg, pod->volumes[i].claim_name);
-    }
+    const nvl_plugin_t *pl = self;
+    nvl_sign_volumes(pl->api, pod, sg);
     return KS_SUCCESS;
 }
 

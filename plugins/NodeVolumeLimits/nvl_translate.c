@@ -180,3 +180,47 @@ int nvl_pv_csi_handle(const ks_host_api_t *api, const ks_object_t *pv,
     }
     return -1; /* vSphere, Azure File: not counted (migration off) */
 }
+
+/* The in-tree plugin of each inline kind csi-translation-lib translates
+ * (IsInlineMigratable + GetInTreePluginNameFromSpec); iSCSI and RBD have
+ * no translator. */
+const char *nvl_inline_plugin(ks_inline_kind_t kind)
+{
+    switch (kind) {
+    case KS_INLINE_GCE_PD:
+        return "kubernetes.io/gce-pd";
+    case KS_INLINE_AWS_EBS:
+        return "kubernetes.io/aws-ebs";
+    case KS_INLINE_AZURE_DISK:
+        return "kubernetes.io/azure-disk";
+    case KS_INLINE_CINDER:
+        return "kubernetes.io/cinder";
+    case KS_INLINE_PORTWORX:
+        return "kubernetes.io/portworx-volume";
+    default:
+        return NULL;
+    }
+}
+
+int nvl_inline_csi_handle(const ks_volume_inline_t *vi, char *buf,
+                          size_t len)
+{
+    switch (vi->kind) {
+    case KS_INLINE_GCE_PD:
+        /* no zone labels on a pod: the zonal form, both UNSPECIFIED */
+        snprintf(buf, len, "projects/" UNSPECIFIED "/zones/" UNSPECIFIED
+                           "/disks/%s", vi->id);
+        return 0;
+    case KS_INLINE_AWS_EBS:
+        return ebs_volume_id(vi->id, buf, len);
+    case KS_INLINE_AZURE_DISK:
+        snprintf(buf, len, "%s", vi->disk_uri ? vi->disk_uri : "");
+        return 0;
+    case KS_INLINE_CINDER:
+    case KS_INLINE_PORTWORX:
+        snprintf(buf, len, "%s", vi->id);
+        return 0;
+    default:
+        return -1;
+    }
+}

@@ -3,11 +3,11 @@
  * filterAttachableVolumes, getCSIDriverInfo, getCSIDriverInfoFromSC), and
  * the VolumeAttachments that count (getNodeVolumeAttachmentInfo).
  *
- * The pod view (ks_volume_t) carries claims and generic ephemeral volumes
- * only: an in-tree volume written inline in the pod (awsElasticBlockStore
- * in spec.volumes, ...) cannot be seen, so it is not counted (upstream
- * counts it when its plugin is migrated). In-tree PersistentVolumes are
- * counted, through nvl_translate.c.
+ * Claims and generic ephemeral volumes come from ks_volume_t, inline
+ * in-tree volumes (awsElasticBlockStore in spec.volumes, ...) from the
+ * pod view's volume_inline (ABI 1.4; none on an older host): counted
+ * when their plugin is migrated, as in-tree PersistentVolumes are,
+ * through nvl_translate.c.
  *
  * Reads the stores (thread-safe); allocates only into the caller's sets.
  */
@@ -124,18 +124,52 @@ int nvl_claim_is_for_pod(const nvl_plugin_t *pl, const ks_object_t *pvc,
     return 0;
 }
 
+/* checkAttachableInlineVolume: volume `v` with inline source `vi`, when
+ * its plugin is migrated on the node, as its CSI driver and translated
+ * handle into `out`. */
+static ks_code_t inline_volume(const nvl_plugin_t *pl, const ks_volume_t *v,
+                               const ks_volume_inline_t *vi, int has_csinode,
+                               nvl_set_t *out, ks_status_t *st)
+{
+    const char *plugin = nvl_inline_plugin(vi->kind);
+    char handle[HANDLE_MAX];
+    if (plugin == NULL || !nvl_migration_on(has_csinode, plugin))
+        return KS_SUCCESS;
+    if (nvl_inline_csi_handle(vi, handle, sizeof handle) != 0) {
+        /* only EBS fails: KubernetesVolumeIDToEBSVolumeID */
+        pl->api->status_reasonf(
+            st, "converting volume(%s) from inline to csi: failed to "
+                "translate Kubernetes ID to EBS Volume ID Invalid format "
+                "for AWS volume (%s)",
+            v->name, vi->id);
+        return KS_ERROR;
+    }
+    if (nvl_set_put(out, nvl_csi_driver_of(plugin), handle) < 0) {
+        pl->api->status_reason(st, "out of memory");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
 ks_code_t nvl_pod_volumes(const nvl_plugin_t *pl, const ks_pod_t *pod,
                           int has_csinode, int new_pod, nvl_set_t *out,
                           ks_status_t *st)
 {
+    const ks_volume_inline_t *inl = ks_pod_volume_inline(pl->api, pod);
     char handle[HANDLE_MAX];
     uint32_t i;
     for (i = 0; i < pod->n_volumes; i++) {
         const ks_volume_t *v = &pod->volumes[i];
         const ks_object_t *pvc;
         const char *driver = "";
-        if (v->source != KS_VOLUME_PVC && v->source != KS_VOLUME_EPHEMERAL)
-            continue; /* inline: see the top of this file */
+        if (v->source != KS_VOLUME_PVC && v->source != KS_VOLUME_EPHEMERAL) {
+            ks_code_t c;
+            if (inl != NULL &&
+                (c = inline_volume(pl, v, &inl[i], has_csinode, out, st)) !=
+                    KS_SUCCESS)
+                return c;
+            continue;
+        }
         if (v->claim_name[0] == '\0') {
             pl->api->status_reason(st, "PersistentVolumeClaim had no name");
             return KS_ERROR;
@@ -169,6 +203,27 @@ ks_code_t nvl_pod_volumes(const nvl_plugin_t *pl, const ks_pod_t *pod,
         }
     }
     return KS_SUCCESS;
+}
+
+void nvl_sign_volumes(const ks_host_api_t *api, const ks_pod_t *pod,
+                      ks_signer_t *sg)
+{
+    const ks_volume_inline_t *inl = ks_pod_volume_inline(api, pod);
+    uint32_t i;
+    ks_sign_ptr(sg, pod->ns);
+    ks_sign_i64(sg, pod->n_volumes);
+    for (i = 0; i < pod->n_volumes; i++) {
+        ks_sign_i64(sg, pod->volumes[i].source);
+        ks_sign_ptr(sg, pod->volumes[i].claim_name);
+        if (inl == NULL) {
+            ks_sign_i64(sg, KS_INLINE_NONE);
+            continue;
+        }
+        ks_sign_i64(sg, inl[i].kind);
+        ks_sign_i64(sg, inl[i].read_only);
+        ks_sign_ptr(sg, inl[i].id);
+        ks_sign_ptr(sg, inl[i].disk_uri);
+    }
 }
 
 /* object_list's callback of nvl_attachments. */

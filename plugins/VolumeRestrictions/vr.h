@@ -77,10 +77,12 @@ ks_code_t vr_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
 /* --- vr_disks.c ---------------------------------------------------------- */
 
 /* Does the pod have a volume the disk-conflict rules look at (upstream
- * needsRestrictionsCheck)? */
-int vr_pod_needs_disk_check(const ks_pod_t *pod);
+ * needsRestrictionsCheck)? `api` is the host's table (the pods' inline
+ * sources are read only from a 1.4 host). */
+int vr_pod_needs_disk_check(const ks_host_api_t *api, const ks_pod_t *pod);
 /* Would `pod` on a node running `existing` conflict over a disk (upstream
  * isVolumeConflict for each of the pod's volumes)? Thread-safe. */
-int vr_pods_disk_conflict(const ks_pod_t *pod, const ks_pod_t *existing);
+int vr_pods_disk_conflict(const ks_host_api_t *api, const ks_pod_t *pod,
+                          const ks_pod_t *existing);
 
 #endif /* KS_VOLUME_RESTRICTIONS_H */

@@ -8,13 +8,11 @@
  *   - the same Ceph RBD image (a monitor in common, same pool and image),
  *     unless both mount it read-only.
  *
- * The rules work on vr_disk_t, one in-tree disk of a pod. The SDK's pod
- * view (ks_volume_t, ABI 1.4) does not carry a volume's in-tree source
- * yet, only claims and ephemeral volumes: vr_pod_disks() can find no disk
- * until it does, so no pod has one and Filter never reports a disk
- * conflict. What the view needs, per volume: the source kind
- * (gcePersistentDisk, awsElasticBlockStore, iscsi, rbd), its identity
- * (pdName; volumeID; iqn; monitors, pool, image) and its readOnly flag.
+ * The rules work on vr_disk_t, one in-tree disk of a pod, read from the
+ * pod view's inline in-tree sources (ks_pod_t.volume_inline, ABI 1.4;
+ * the RBD pool already defaulted to "rbd" by the host, as the API server
+ * does). On a 1.3 host the pod view has none: no pod has a disk there
+ * and Filter never reports a disk conflict.
  *
  * Pure functions over host-owned views; thread-safe.
  */
@@ -40,14 +38,43 @@ typedef struct vr_disk {
 } vr_disk_t;
 
 /* The in-tree disks of `pod`, at most `cap` of them into `out`; returns how
- * many it has. None yet: see the top of this file. */
-static uint32_t vr_pod_disks(const ks_pod_t *pod, vr_disk_t *out,
-                             uint32_t cap)
+ * many it has (upstream's isVolumeConflict looks at these four sources). */
+static uint32_t vr_pod_disks(const ks_host_api_t *api, const ks_pod_t *pod,
+                             vr_disk_t *out, uint32_t cap)
 {
-    (void)pod;
-    (void)out;
-    (void)cap;
-    return 0;
+    const ks_volume_inline_t *inl = ks_pod_volume_inline(api, pod);
+    uint32_t i, n = 0;
+    if (inl == NULL)
+        return 0;
+    for (i = 0; i < pod->n_volumes; i++) {
+        const ks_volume_inline_t *vi = &inl[i];
+        vr_disk_t d;
+        switch (vi->kind) {
+        case KS_INLINE_GCE_PD:
+            d.kind = VR_DISK_GCE_PD;
+            break;
+        case KS_INLINE_AWS_EBS:
+            d.kind = VR_DISK_AWS_EBS;
+            break;
+        case KS_INLINE_ISCSI:
+            d.kind = VR_DISK_ISCSI;
+            break;
+        case KS_INLINE_RBD:
+            d.kind = VR_DISK_RBD;
+            break;
+        default:
+            continue;
+        }
+        d.id = vi->id;
+        d.pool = vi->pool;
+        d.monitors = vi->monitors;
+        d.n_monitors = vi->n_monitors;
+        d.read_only = vi->read_only;
+        if (n < cap)
+            out[n] = d;
+        n++;
+    }
+    return n;
 }
 
 /* Do two monitor lists share an entry (upstream haveOverlap)? */
@@ -82,20 +109,21 @@ static int disks_conflict(const vr_disk_t *d, const vr_disk_t *e)
 
 enum { VR_MAX_DISKS = 64 }; /* per pod; more are not looked at */
 
-int vr_pod_needs_disk_check(const ks_pod_t *pod)
+int vr_pod_needs_disk_check(const ks_host_api_t *api, const ks_pod_t *pod)
 {
     vr_disk_t d[1];
-    return vr_pod_disks(pod, d, 1) > 0;
+    return vr_pod_disks(api, pod, d, 1) > 0;
 }
 
-int vr_pods_disk_conflict(const ks_pod_t *pod, const ks_pod_t *existing)
+int vr_pods_disk_conflict(const ks_host_api_t *api, const ks_pod_t *pod,
+                          const ks_pod_t *existing)
 {
     vr_disk_t mine[VR_MAX_DISKS], theirs[VR_MAX_DISKS];
     uint32_t n, m, i, j;
-    n = vr_pod_disks(pod, mine, VR_MAX_DISKS);
+    n = vr_pod_disks(api, pod, mine, VR_MAX_DISKS);
     if (n == 0)
         return 0;
-    m = vr_pod_disks(existing, theirs, VR_MAX_DISKS);
+    m = vr_pod_disks(api, existing, theirs, VR_MAX_DISKS);
     if (n > VR_MAX_DISKS)
         n = VR_MAX_DISKS;
     if (m > VR_MAX_DISKS)

@@ -79,15 +79,15 @@ static ks_queueing_hint_t vr_after_pod_deleted(void *self, const ks_pod_t *pod,
                                                const void *old_obj,
                                                const void *new_obj)
 {
+    const vr_plugin_t *pl = self;
     const ks_pod_t *gone = old_obj;
     uint32_t i;
-    (void)self;
     (void)new_obj;
     if (gone == NULL)
         return KS_QUEUE;
     if (gone->node_name[0] == '\0' || !ks_str_eq(gone->ns, pod->ns))
         return KS_QUEUE_SKIP;
-    if (vr_pods_disk_conflict(pod, gone))
+    if (vr_pods_disk_conflict(pl->api, pod, gone))
         return KS_QUEUE;
     for (i = 0; i < pod->n_volumes; i++)
         if (pod->volumes[i].source == KS_VOLUME_PVC &&
@@ -150,11 +150,13 @@ static uint32_t vr_events_v2(void *self, ks_cluster_event_hint_t *out,
 
 /* Opportunistic batching: a pod with a claim cannot be signed (the
  * ReadWriteOncePod verdict depends on the pods of every node); any other
- * pod's verdict depends on its namespace and volumes only. */
+ * pod's verdict depends on its namespace and volumes only, the inline
+ * in-tree disks included (interned strings: signed by address). */
 static ks_code_t vr_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 {
-    uint32_t i;
-    (void)self;
+    const vr_plugin_t *pl = self;
+    const ks_volume_inline_t *inl = ks_pod_volume_inline(pl->api, pod);
+    uint32_t i, j;
     for (i = 0; i < pod->n_volumes; i++)
         if (pod->volumes[i].source == KS_VOLUME_PVC)
             return KS_UNSCHEDULABLE;
@@ -163,6 +165,17 @@ static ks_code_t vr_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
     for (i = 0; i < pod->n_volumes; i++) {
         ks_sign_i64(sg, pod->volumes[i].source);
         ks_sign_ptr(sg, pod->volumes[i].claim_name);
+        if (inl == NULL) {
+            ks_sign_i64(sg, KS_INLINE_NONE);
+            continue;
+        }
+        ks_sign_i64(sg, inl[i].kind);
+        ks_sign_i64(sg, inl[i].read_only);
+        ks_sign_ptr(sg, inl[i].id);
+        ks_sign_ptr(sg, inl[i].pool);
+        ks_sign_i64(sg, inl[i].n_monitors);
+        for (j = 0; j < inl[i].n_monitors; j++)
+            ks_sign_ptr(sg, inl[i].monitors[j]);
     }
     return KS_SUCCESS;
 }

@@ -136,7 +136,7 @@ ks_code_t vr_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     const vr_plugin_t *pl = self;
     vr_state_t *s;
     ks_code_t c;
-    int needs_disk_check = vr_pod_needs_disk_check(pod);
+    int needs_disk_check = vr_pod_needs_disk_check(pl->api, pod);
     (void)result;
     s = state_new(pod->n_volumes);
     if (s == NULL) {
@@ -214,7 +214,7 @@ static inline ks_code_t vr_filter_one(void *self, ks_cycle_state_t *cs,
     uint32_t i;
     (void)cs;
     for (i = 0; i < ni->n_pods; i++)
-        if (vr_pods_disk_conflict(pod, ni->pods[i])) {
+        if (vr_pods_disk_conflict(pl->api, pod, ni->pods[i])) {
             pl->api->status_reason(st, VR_REASON_DISK_CONFLICT);
             return KS_UNSCHEDULABLE;
         }

@@ -489,6 +489,92 @@ START_TEST(test_pod_volumes)
 }
 END_TEST
 
+/* Inline in-tree volume sources (ABI 1.4): volume_inline parallel to
+ * volumes, only when one is present; the RBD pool's default. */
+START_TEST(test_pod_volume_inline)
+{
+    ks_error_t err = {0};
+    void *out = NULL;
+    const ks_volume_inline_t *vi;
+    ks_pod_t *p = pod_ok(
+        "metadata: {name: db-0}\n"
+        "spec:\n"
+        "  volumes:\n"
+        "  - name: cfg\n"
+        "    configMap: {name: cfg}\n"
+        "  - name: pd\n"
+        "    gcePersistentDisk: {pdName: disk-1, readOnly: true}\n"
+        "  - name: ebs\n"
+        "    awsElasticBlockStore: {volumeID: vol-1}\n"
+        "  - name: iscsi\n"
+        "    iscsi: {iqn: 'iqn.2001-04.com.example:disk', lun: 0}\n"
+        "  - name: rbd\n"
+        "    rbd: {monitors: [m1, m2], image: img}\n"
+        "  - name: rbd2\n"
+        "    rbd: {monitors: [m1], image: img, pool: kube, readOnly: true}\n"
+        "  - name: az\n"
+        "    azureDisk: {diskName: d, diskURI: /sub/d}\n"
+        "  - name: cinder\n"
+        "    cinder: {volumeID: c-1}\n"
+        "  - name: px\n"
+        "    portworxVolume: {volumeID: px-1}\n"
+        "  - name: claim\n"
+        "    persistentVolumeClaim: {claimName: c}\n",
+        in);
+    ck_assert_uint_eq(p->n_volumes, 10);
+    ck_assert_ptr_nonnull(p->volume_inline);
+    vi = p->volume_inline;
+    ck_assert_int_eq(vi[0].kind, KS_INLINE_NONE);
+    ck_assert_ptr_null(vi[0].id);
+    ck_assert_int_eq(vi[1].kind, KS_INLINE_GCE_PD);
+    ck_assert_ptr_eq(vi[1].id, I("disk-1"));
+    ck_assert_int_eq(vi[1].read_only, 1);
+    ck_assert_int_eq(p->volumes[1].source, KS_VOLUME_OTHER);
+    ck_assert_int_eq(vi[2].kind, KS_INLINE_AWS_EBS);
+    ck_assert_ptr_eq(vi[2].id, I("vol-1"));
+    ck_assert_int_eq(vi[2].read_only, 0);
+    ck_assert_int_eq(vi[3].kind, KS_INLINE_ISCSI);
+    ck_assert_ptr_eq(vi[3].id, I("iqn.2001-04.com.example:disk"));
+    ck_assert_int_eq(vi[4].kind, KS_INLINE_RBD);
+    ck_assert_ptr_eq(vi[4].id, I("img"));
+    ck_assert_ptr_eq(vi[4].pool, I("rbd"));
+    ck_assert_uint_eq(vi[4].n_monitors, 2);
+    ck_assert_ptr_eq(vi[4].monitors[1], I("m2"));
+    ck_assert_ptr_eq(vi[5].pool, I("kube"));
+    ck_assert_int_eq(vi[5].read_only, 1);
+    ck_assert_int_eq(vi[6].kind, KS_INLINE_AZURE_DISK);
+    ck_assert_ptr_eq(vi[6].id, I("d"));
+    ck_assert_ptr_eq(vi[6].disk_uri, I("/sub/d"));
+    ck_assert_int_eq(vi[7].kind, KS_INLINE_CINDER);
+    ck_assert_ptr_eq(vi[7].id, I("c-1"));
+    ck_assert_int_eq(vi[8].kind, KS_INLINE_PORTWORX);
+    ck_assert_ptr_eq(vi[8].id, I("px-1"));
+    ck_assert_int_eq(vi[9].kind, KS_INLINE_NONE);
+    ck_assert_int_eq(p->volumes[9].source, KS_VOLUME_PVC);
+    ks_pod_free(p);
+    /* no inline in-tree source: no array */
+    p = pod_ok("metadata: {name: x}\n"
+               "spec:\n"
+               "  volumes:\n"
+               "  - name: cfg\n"
+               "    configMap: {name: cfg}\n"
+               "  - name: csi\n"
+               "    csi: {driver: d}\n",
+               in);
+    ck_assert_uint_eq(p->n_volumes, 2);
+    ck_assert_ptr_null(p->volume_inline);
+    ks_pod_free(p);
+    ck_assert_int_ne(parse_one("metadata: {name: x}\n"
+                               "spec:\n"
+                               "  volumes:\n"
+                               "  - name: d\n"
+                               "    rbd: {monitors: m1, image: i}\n",
+                               in, 'p', &out, &err), 0);
+    ck_assert_msg(strstr(err.msg, "spec.volumes[0].rbd.monitors") != NULL,
+                  "%s", err.msg);
+}
+END_TEST
+
 /* Parse expecting failure; returns the message. */
 static const char *pod_err(const char *yaml, ks_error_t *err)
 {
@@ -871,6 +957,7 @@ int main(void)
     tcase_add_test(tp, test_pod_tolerations_and_spread);
     tcase_add_test(tp, test_pod_containers);
     tcase_add_test(tp, test_pod_volumes);
+    tcase_add_test(tp, test_pod_volume_inline);
     tcase_add_test(tp, test_pod_derived);
     tcase_add_test(tp, test_pod_defaults);
     tcase_add_test(tp, test_pod_non_zero_rules);

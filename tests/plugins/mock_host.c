@@ -1878,6 +1878,34 @@ void mock_pod_add_volume(ks_pod_t *pod, const char *name,
     vs[pod->n_volumes - 1].source = source;
     vs[pod->n_volumes - 1].claim_name = mock_intern(claim ? claim : "");
     pod->volumes = vs;
+    if (pod->volume_inline != NULL) /* stays parallel: a KS_INLINE_NONE */
+        pod->volume_inline = arena_grow(
+            (void *)pod->volume_inline,
+            (pod->n_volumes - 1) * sizeof(ks_volume_inline_t),
+            pod->n_volumes * sizeof(ks_volume_inline_t));
+}
+
+void mock_pod_add_inline_volume(ks_pod_t *pod, const char *name,
+                                const ks_volume_inline_t *src)
+{
+    ks_volume_inline_t *vi;
+    const char **mons = NULL;
+    uint32_t i;
+    mock_pod_add_volume(pod, name, KS_VOLUME_OTHER, NULL);
+    if (pod->volume_inline == NULL)
+        pod->volume_inline =
+            mock_alloc(pod->n_volumes * sizeof(ks_volume_inline_t));
+    vi = (ks_volume_inline_t *)&pod->volume_inline[pod->n_volumes - 1];
+    *vi = *src;
+    vi->id = mock_intern(src->id ? src->id : "");
+    vi->disk_uri = mock_intern(src->disk_uri);
+    vi->pool = mock_intern(src->pool);
+    if (src->n_monitors > 0) {
+        mons = mock_alloc(src->n_monitors * sizeof *mons);
+        for (i = 0; i < src->n_monitors; i++)
+            mons[i] = mock_intern(src->monitors[i]);
+    }
+    vi->monitors = mons;
 }
 
 void mock_pod_add_spread(ks_pod_t *pod,

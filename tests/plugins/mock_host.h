@@ -398,6 +398,12 @@ void mock_pod_add_gate(ks_pod_t *pod, const char *gate);
 /* (ABI 1.3) A volume of `source` using claim `claim` (NULL: ""). */
 void mock_pod_add_volume(ks_pod_t *pod, const char *name,
                          ks_volume_source_t source, const char *claim);
+/* (ABI 1.4) A volume (KS_VOLUME_OTHER) with the inline in-tree source
+ * `src` (its strings interned, its monitors copied): pod->volume_inline
+ * is made on the first one, parallel to the volumes (KS_INLINE_NONE for
+ * the others); a pod without one keeps it NULL. */
+void mock_pod_add_inline_volume(ks_pod_t *pod, const char *name,
+                                const ks_volume_inline_t *src);
 void mock_pod_add_spread(ks_pod_t *pod,
                          const ks_topology_spread_constraint_t *c);
 void mock_pod_set_node_affinity(ks_pod_t *pod, const ks_node_affinity_t *na);

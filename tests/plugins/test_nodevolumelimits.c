@@ -3,7 +3,9 @@
  * the node's pods, its VolumeAttachments and the new pod; unbound claims
  * through their StorageClass; in-tree PersistentVolumes counted as their
  * CSI driver (csi-translation-lib's names and handles); generic ephemeral
- * volumes; upstream v1.36's messages and hints.
+ * volumes; inline in-tree volumes written in the pod (the pod view's
+ * volume_inline, ABI 1.4) counted as their CSI driver; upstream v1.36's
+ * messages and hints.
  */
 #include "plugin_test.h"
 
@@ -528,6 +530,200 @@ START_TEST(hints)
 }
 END_TEST
 
+/* --- inline in-tree volumes ---------------------------------------------- */
+
+/* A pod with inline in-tree volumes of `kind` (ids id1, id2; NULL: none). */
+static ks_pod_t *inline_pod(const char *name, ks_inline_kind_t kind,
+                            const char *id1, const char *id2)
+{
+    ks_pod_t *p = mock_pod_new("default", name, 100, 0);
+    const char *ids[2] = {id1, id2};
+    int i;
+    for (i = 0; i < 2; i++) {
+        ks_volume_inline_t vi = {kind, 0, ids[i], NULL, NULL, NULL, 0};
+        char vname[8];
+        if (ids[i] == NULL)
+            continue;
+        if (kind == KS_INLINE_AZURE_DISK) {
+            /* the handle is the disk URI */
+            static char uri[2][128];
+            snprintf(uri[i], sizeof uri[i],
+                     "/subscriptions/s/resourceGroups/g/providers/"
+                     "Microsoft.Compute/disks/%s",
+                     ids[i]);
+            vi.disk_uri = uri[i];
+        }
+        snprintf(vname, sizeof vname, "d%d", i);
+        mock_pod_add_inline_volume(p, vname, &vi);
+    }
+    return p;
+}
+
+/* Inline volumes of each migrated plugin count under their CSI driver with
+ * the translated handle: the same disk inline and through a CSI PV is one
+ * volume; iSCSI and RBD (no translator) are not counted; a node without a
+ * CSINode counts nothing. */
+START_TEST(inline_volumes)
+{
+    static const struct {
+        ks_inline_kind_t kind;
+        const char *driver;
+        const char *handle1; /* the CSI handle of id "a1" */
+    } kinds[] = {
+        {KS_INLINE_GCE_PD, GCE, "projects/UNSPECIFIED/zones/UNSPECIFIED/"
+                                "disks/a1"},
+        {KS_INLINE_AWS_EBS, EBS, "a1"},
+        {KS_INLINE_AZURE_DISK, "disk.csi.azure.com",
+         "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/"
+         "disks/a1"},
+        {KS_INLINE_CINDER, "cinder.csi.openstack.org", "a1"},
+        {KS_INLINE_PORTWORX, "pxd.portworx.com", "a1"},
+    };
+    uint32_t k;
+    for (k = 0; k < 5; k++) {
+        fixture_t f = fx_new();
+        ks_node_info_t *n1 = node("n1"), *n2 = node("n2");
+        ks_node_info_t *nis[2] = {n1, n2};
+        ks_inline_kind_t kind = kinds[k].kind;
+        char drivers[256];
+        snprintf(drivers, sizeof drivers,
+                 "{\"name\":\"%s\",\"allocatable\":{\"count\":2}}",
+                 kinds[k].driver);
+        put_csinode("n1", drivers);
+        mock_nodeinfo_add_pod(n1, inline_pod("old", kind, "a1", NULL));
+        mock_host_set_nodes(f.mh, nis, 2);
+        /* 1 used + 1 new */
+        ck_assert_int_eq(run(&f, inline_pod("p", kind, "a2", NULL), n1),
+                         KS_SUCCESS);
+        /* 1 used + 2 new > 2 */
+        ck_assert_int_eq(run(&f, inline_pod("p", kind, "a2", "a3"), n1),
+                         KS_UNSCHEDULABLE);
+        ck_assert_str_eq(mock_status_text(f.st), MAX_VOLUMES);
+        /* the node's pod's disk is not new: 1 + 1 */
+        ck_assert_int_eq(run(&f, inline_pod("p", kind, "a1", "a2"), n1),
+                         KS_SUCCESS);
+        /* the same disk through a CSI PV (the translated handle) */
+        put_csi_pv("csi-a1", kinds[k].driver, kinds[k].handle1);
+        put_pvc("default", "c-a1", "csi-a1", NULL);
+        {
+            ks_pod_t *p = inline_pod("p", kind, "a2", NULL);
+            mock_pod_add_volume(p, "c", KS_VOLUME_PVC, "c-a1");
+            ck_assert_int_eq(run(&f, p, n1), KS_SUCCESS);
+        }
+        /* no CSINode: not counted */
+        ck_assert_int_eq(run(&f, inline_pod("p", kind, "a2", "a3"), n2),
+                         KS_SUCCESS);
+        fx_free(&f);
+    }
+    {
+        fixture_t f = fx_new();
+        ks_node_info_t *n1 = node("n1");
+        ks_cycle_state_t *cs = mock_cycle_state_new();
+        ks_prefilter_result_t *r = mock_prefilter_result_new();
+        put_csinode("n1", "{\"name\":\"" GCE "\",\"allocatable\":"
+                          "{\"count\":0}}");
+        mock_host_set_nodes(f.mh, &n1, 1);
+        /* iSCSI, RBD: no CSI translation, PreFilter skips */
+        ck_assert_int_eq(f.p->pre_filter(f.self, cs,
+                                         inline_pod("i", KS_INLINE_ISCSI,
+                                                    "iqn", NULL),
+                                         r, f.st),
+                         KS_SKIP);
+        ck_assert_int_eq(f.p->pre_filter(f.self, cs,
+                                         inline_pod("r", KS_INLINE_RBD,
+                                                    "img", NULL),
+                                         r, f.st),
+                         KS_SKIP);
+        /* a GCE PD with a limit of 0 */
+        ck_assert_int_eq(run(&f, inline_pod("g", KS_INLINE_GCE_PD, "x",
+                                            NULL),
+                             n1),
+                         KS_UNSCHEDULABLE);
+        mock_prefilter_result_free(r);
+        mock_cycle_state_free(cs);
+        fx_free(&f);
+    }
+}
+END_TEST
+
+/* An EBS volume ID in the aws:// form is translated to its path; a
+ * malformed one fails the translation: an Error on a node with a CSINode
+ * (upstream checkAttachableInlineVolume), nothing on one without. */
+START_TEST(inline_ebs_translation)
+{
+    fixture_t f = fx_new();
+    ks_node_info_t *n1 = node("n1"), *n2 = node("n2");
+    ks_node_info_t *nis[2] = {n1, n2};
+    put_csinode("n1", "{\"name\":\"" EBS "\",\"allocatable\":"
+                      "{\"count\":1}}");
+    mock_nodeinfo_add_pod(n1, inline_pod("old", KS_INLINE_AWS_EBS,
+                                         "vol-1", NULL));
+    mock_host_set_nodes(f.mh, nis, 2);
+    /* aws://zone/vol-1 is vol-1: not new */
+    ck_assert_int_eq(run(&f, inline_pod("p", KS_INLINE_AWS_EBS,
+                                        "aws://us-east-1a/vol-1", NULL),
+                         n1),
+                     KS_SUCCESS);
+    ck_assert_int_eq(run(&f, inline_pod("p", KS_INLINE_AWS_EBS,
+                                        "aws://us-east-1a/vol-2", NULL),
+                         n1),
+                     KS_UNSCHEDULABLE);
+    ck_assert_int_eq(run(&f, inline_pod("p", KS_INLINE_AWS_EBS,
+                                        "aws://us-east-1a/bad", NULL),
+                         n1),
+                     KS_ERROR);
+    ck_assert_str_eq(mock_status_text(f.st),
+                     "converting volume(d0) from inline to csi: failed to "
+                     "translate Kubernetes ID to EBS Volume ID Invalid "
+                     "format for AWS volume (aws://us-east-1a/bad)");
+    mock_status_reset(f.st);
+    ck_assert_int_eq(run(&f, inline_pod("p", KS_INLINE_AWS_EBS,
+                                        "aws://us-east-1a/bad", NULL),
+                         n2),
+                     KS_SUCCESS);
+    fx_free(&f);
+}
+END_TEST
+
+/* Hints: a deleted pod with an inline volume that translates queues; a
+ * deleted attachment queues a pod with an inline volume of its driver. */
+START_TEST(inline_hints)
+{
+    fixture_t f = fx_new();
+    const ks_host_api_t *api = &f.mh->api;
+    const ks_store_t *vas = api->store_get(handle_of(&f), "storage.k8s.io",
+                                           "v1", "volumeattachments");
+    ks_cluster_event_hint_t ev[8];
+    ks_queueing_hint_fn pod_deleted = NULL, object = NULL;
+    ks_pod_t *pod = inline_pod("p", KS_INLINE_GCE_PD, "a", NULL);
+    ks_pod_t *gone;
+    uint32_t n, i;
+    n = f.p->events_to_register_v2(f.self, ev, 8);
+    for (i = 0; i < n; i++) {
+        if (ev[i].event.resource == KS_RES_POD)
+            pod_deleted = ev[i].hint;
+        else
+            object = ev[i].hint;
+    }
+    ck_assert(pod_deleted != NULL && object != NULL);
+    gone = inline_pod("old", KS_INLINE_CINDER, "c", NULL);
+    mock_pod_set_node(gone, "n1");
+    ck_assert_int_eq(pod_deleted(f.self, pod, gone, NULL), KS_QUEUE);
+    gone = inline_pod("old", KS_INLINE_ISCSI, "iqn", NULL);
+    mock_pod_set_node(gone, "n1");
+    ck_assert_int_eq(pod_deleted(f.self, pod, gone, NULL), KS_QUEUE_SKIP);
+    put_va("va-gce", "n1", GCE, "pv1");
+    put_va("va-ebs", "n1", EBS, "pv1");
+    ck_assert_int_eq(object(f.self, pod, api->object_get(vas, NULL, "va-gce"),
+                            NULL),
+                     KS_QUEUE);
+    ck_assert_int_eq(object(f.self, pod, api->object_get(vas, NULL, "va-ebs"),
+                            NULL),
+                     KS_QUEUE_SKIP);
+    fx_free(&f);
+}
+END_TEST
+
 /* --- upstream v1.24's EBSLimits, GCEPDLimits, AzureDiskLimits ---------- */
 
 /* A fixture for one of the in-tree limit plugins, built beside
@@ -703,6 +899,32 @@ START_TEST(gce_pd_and_azure_disk_limits)
 }
 END_TEST
 
+/* v1.24's FilterVolume: an inline volume of the type counts by its ID
+ * (volumeID, not translated), others not. */
+START_TEST(non_csi_inline_volumes)
+{
+    fixture_t f = nc_new("EBSLimits", "ebslimits.so");
+    ks_node_info_t *n1 = limited_node("n1", "attachable-volumes-aws-ebs", 2);
+    in_tree_claims(2, "awsElasticBlockStore", "volumeID", "vol-");
+    mock_nodeinfo_add_pod(n1, inline_pod("old", KS_INLINE_AWS_EBS, "vol-1",
+                                         NULL));
+    mock_host_set_nodes(f.mh, &n1, 1);
+    /* vol-1 inline and through claim t1 is one volume: 1 + 1 */
+    ck_assert_int_eq(run(&f, claims_pod("p", "t1", "t2"), n1), KS_SUCCESS);
+    ck_assert_int_eq(run(&f, inline_pod("p", KS_INLINE_AWS_EBS, "vol-2",
+                                        "vol-3"),
+                         n1),
+                     KS_UNSCHEDULABLE);
+    ck_assert_str_eq(mock_status_text(f.st), MAX_VOLUMES);
+    /* GCE PDs are GCEPDLimits' */
+    ck_assert_int_eq(run(&f, inline_pod("p", KS_INLINE_GCE_PD, "vol-2",
+                                        "vol-3"),
+                         n1),
+                     KS_SUCCESS);
+    fx_free(&f);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("NodeVolumeLimits");
@@ -714,11 +936,15 @@ int main(void)
     tcase_add_test(tc, migrated_in_tree_volumes);
     tcase_add_test(tc, missing_and_foreign_claims);
     tcase_add_test(tc, hints);
+    tcase_add_test(tc, inline_volumes);
+    tcase_add_test(tc, inline_ebs_translation);
+    tcase_add_test(tc, inline_hints);
     suite_add_tcase(s, tc);
     tc = tcase_create("non-csi");
     tcase_add_test(tc, ebs_limits);
     tcase_add_test(tc, ebs_default_limits);
     tcase_add_test(tc, gce_pd_and_azure_disk_limits);
+    tcase_add_test(tc, non_csi_inline_volumes);
     suite_add_tcase(s, tc);
     return pt_run(s);
 }

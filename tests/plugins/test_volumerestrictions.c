@@ -1,7 +1,9 @@
 /*
  * VolumeRestrictions: ReadWriteOncePod claims (PreFilter's count of the
  * snapshot's users, Filter's verdict, AddPod/RemovePod for preemption and
- * cloned cycle states), upstream v1.36's messages, the QueueingHints.
+ * cloned cycle states), upstream v1.36's messages, the QueueingHints;
+ * the disk conflicts of inline in-tree volumes (GCE PD, AWS EBS, iSCSI,
+ * RBD; the pod view's volume_inline, ABI 1.4).
  */
 #include "plugin_test.h"
 
@@ -325,6 +327,258 @@ START_TEST(signature)
 }
 END_TEST
 
+/* --- disk conflicts (inline in-tree volumes) ------------------------------ */
+
+#define DISK_CONFLICT "node(s) had no available disk"
+
+/* A pod with one inline in-tree volume. */
+static ks_pod_t *disk_pod(const char *ns, const char *name,
+                          ks_inline_kind_t kind, const char *id,
+                          int read_only)
+{
+    ks_pod_t *p = mock_pod_new(ns, name, 100, 0);
+    ks_volume_inline_t vi = {kind, read_only, id, NULL, NULL, NULL, 0};
+    mock_pod_add_inline_volume(p, "disk", &vi);
+    return p;
+}
+
+/* A pod with one inline RBD image. */
+static ks_pod_t *rbd_pod(const char *name, const char *const *mons,
+                         uint32_t n_mons, const char *pool,
+                         const char *image, int read_only)
+{
+    ks_pod_t *p = mock_pod_new("default", name, 100, 0);
+    ks_volume_inline_t vi = {KS_INLINE_RBD, read_only, image, NULL, pool,
+                             mons, n_mons};
+    mock_pod_add_inline_volume(p, "disk", &vi);
+    return p;
+}
+
+/* Does `pod` pass on a node holding `existing` (Filter after PreFilter)? */
+static ks_code_t run_beside(fixture_t *f, const ks_pod_t *existing,
+                            const ks_pod_t *pod)
+{
+    ks_node_info_t *n1 = mock_nodeinfo_new(mock_node_new("n1", 4000, 8 * GI,
+                                                         110));
+    ks_pod_t *on = (ks_pod_t *)existing;
+    mock_pod_set_node(on, "n1");
+    mock_nodeinfo_add_pod(n1, existing);
+    mock_host_set_nodes(f->mh, &n1, 1);
+    mock_status_reset(f->st);
+    return run(f, pod, n1);
+}
+
+/* Same disk, read-write: rejected with upstream's text; both read-only:
+ * GCE PD and iSCSI pass, AWS EBS does not (upstream ignores readOnly for
+ * it); another disk, or a pod with no disk, passes. */
+START_TEST(disk_conflicts)
+{
+    static const struct {
+        ks_inline_kind_t kind;
+        int ro_conflicts; /* both read-only still conflict */
+    } kinds[] = {
+        {KS_INLINE_GCE_PD, 0},
+        {KS_INLINE_AWS_EBS, 1},
+        {KS_INLINE_ISCSI, 0},
+    };
+    uint32_t k;
+    for (k = 0; k < 3; k++) {
+        fixture_t f = fx_new();
+        ks_inline_kind_t kind = kinds[k].kind;
+        ck_assert_int_eq(run_beside(&f, disk_pod("default", "old", kind,
+                                                 "d1", 0),
+                                    disk_pod("default", "new", kind, "d1",
+                                             0)),
+                         KS_UNSCHEDULABLE);
+        ck_assert_str_eq(mock_status_text(f.st), DISK_CONFLICT);
+        /* one of the two read-only: still a conflict */
+        ck_assert_int_eq(run_beside(&f, disk_pod("default", "old", kind,
+                                                 "d1", 1),
+                                    disk_pod("default", "new", kind, "d1",
+                                             0)),
+                         KS_UNSCHEDULABLE);
+        ck_assert_int_eq(run_beside(&f, disk_pod("default", "old", kind,
+                                                 "d1", 1),
+                                    disk_pod("default", "new", kind, "d1",
+                                             1)),
+                         kinds[k].ro_conflicts ? KS_UNSCHEDULABLE
+                                               : KS_SUCCESS);
+        ck_assert_int_eq(run_beside(&f, disk_pod("default", "old", kind,
+                                                 "d1", 0),
+                                    disk_pod("default", "new", kind, "d2",
+                                             0)),
+                         KS_SUCCESS);
+        /* any namespace: the disk is the cluster's */
+        ck_assert_int_eq(run_beside(&f, disk_pod("other", "old", kind, "d1",
+                                                 0),
+                                    disk_pod("default", "new", kind, "d1",
+                                             0)),
+                         KS_UNSCHEDULABLE);
+        ck_assert_int_eq(run_beside(&f, mock_pod_new("default", "old", 100,
+                                                     0),
+                                    disk_pod("default", "new", kind, "d1",
+                                             0)),
+                         KS_SUCCESS);
+        fx_free(&f);
+    }
+    {
+        /* another kind with the same id is another disk; kinds the rules
+         * do not read (Azure Disk, Cinder, Portworx) never conflict */
+        fixture_t f = fx_new();
+        ck_assert_int_eq(run_beside(&f, disk_pod("default", "old",
+                                                 KS_INLINE_GCE_PD, "d1", 0),
+                                    disk_pod("default", "new",
+                                             KS_INLINE_AWS_EBS, "d1", 0)),
+                         KS_SUCCESS);
+        ck_assert_int_eq(run_beside(&f, disk_pod("default", "old",
+                                                 KS_INLINE_CINDER, "d1", 0),
+                                    disk_pod("default", "new",
+                                             KS_INLINE_CINDER, "d1", 0)),
+                         KS_SUCCESS);
+        fx_free(&f);
+    }
+}
+END_TEST
+
+/* RBD: a monitor in common, the same pool and image, not both read-only. */
+START_TEST(rbd_conflicts)
+{
+    static const char *const m12[] = {"10.0.0.1:6789", "10.0.0.2:6789"};
+    static const char *const m23[] = {"10.0.0.2:6789", "10.0.0.3:6789"};
+    static const char *const m3[] = {"10.0.0.3:6789"};
+    fixture_t f = fx_new();
+    ck_assert_int_eq(run_beside(&f, rbd_pod("old", m12, 2, "rbd", "img", 0),
+                                rbd_pod("new", m23, 2, "rbd", "img", 0)),
+                     KS_UNSCHEDULABLE);
+    ck_assert_str_eq(mock_status_text(f.st), DISK_CONFLICT);
+    ck_assert_int_eq(run_beside(&f, rbd_pod("old", m12, 2, "rbd", "img", 1),
+                                rbd_pod("new", m23, 2, "rbd", "img", 0)),
+                     KS_UNSCHEDULABLE);
+    /* both read-only */
+    ck_assert_int_eq(run_beside(&f, rbd_pod("old", m12, 2, "rbd", "img", 1),
+                                rbd_pod("new", m23, 2, "rbd", "img", 1)),
+                     KS_SUCCESS);
+    /* no monitor in common: another cluster */
+    ck_assert_int_eq(run_beside(&f, rbd_pod("old", m12, 2, "rbd", "img", 0),
+                                rbd_pod("new", m3, 1, "rbd", "img", 0)),
+                     KS_SUCCESS);
+    /* another pool, another image */
+    ck_assert_int_eq(run_beside(&f, rbd_pod("old", m12, 2, "rbd", "img", 0),
+                                rbd_pod("new", m23, 2, "kube", "img", 0)),
+                     KS_SUCCESS);
+    ck_assert_int_eq(run_beside(&f, rbd_pod("old", m12, 2, "rbd", "img", 0),
+                                rbd_pod("new", m23, 2, "rbd", "img2", 0)),
+                     KS_SUCCESS);
+    fx_free(&f);
+}
+END_TEST
+
+/* PreFilter: a pod with an inline disk is checked (not Skip) even with no
+ * claim; other inline sources (Cinder) and other volumes are skipped, and
+ * so is everything on an ABI 1.3 host. A
+ * pod whose later volume is a claim keeps volume_inline parallel. */
+START_TEST(disk_prefilter)
+{
+    fixture_t f = fx_new();
+    ks_cycle_state_t *cs = mock_cycle_state_new();
+    ks_prefilter_result_t r;
+    ks_pod_t *pod = disk_pod("default", "new", KS_INLINE_GCE_PD, "d1", 0);
+    ks_pod_t *cinder = disk_pod("default", "c", KS_INLINE_CINDER, "d1", 0);
+    ks_node_info_t *n1 = mock_nodeinfo_new(mock_node_new("n1", 4000, 8 * GI,
+                                                         110));
+    mock_host_set_nodes(f.mh, &n1, 1);
+    memset(&r, 0, sizeof r);
+    ck_assert_int_eq(f.p->pre_filter(f.self, cs, pod, &r, f.st), KS_SUCCESS);
+    mock_cycle_state_free(cs);
+    cs = mock_cycle_state_new();
+    ck_assert_int_eq(f.p->pre_filter(f.self, cs, cinder, &r, f.st), KS_SKIP);
+    mock_cycle_state_free(cs);
+    /* an ABI 1.3 host's pods end before volume_inline: not read */
+    f.mh->api.abi_minor = 3;
+    cs = mock_cycle_state_new();
+    ck_assert_int_eq(f.p->pre_filter(f.self, cs, pod, &r, f.st), KS_SKIP);
+    mock_cycle_state_free(cs);
+    f.mh->api.abi_minor = KS_ABI_MINOR;
+    mock_pod_add_volume(pod, "cfg", KS_VOLUME_OTHER, NULL);
+    ck_assert_uint_eq(pod->n_volumes, 2);
+    ck_assert_int_eq(pod->volume_inline[0].kind, KS_INLINE_GCE_PD);
+    ck_assert_int_eq(pod->volume_inline[1].kind, KS_INLINE_NONE);
+    ck_assert(mock_pod_new("default", "p", 100, 0)->volume_inline == NULL);
+    fx_free(&f);
+}
+END_TEST
+
+/* The pod-deleted hint queues for a pod whose disk the deleted pod held. */
+START_TEST(disk_hint)
+{
+    fixture_t f = fx_new();
+    ks_cluster_event_hint_t ev[8];
+    ks_queueing_hint_fn pod_deleted = NULL;
+    ks_pod_t *pod = disk_pod("default", "new", KS_INLINE_AWS_EBS, "vol-1", 0);
+    ks_pod_t *gone = disk_pod("default", "old", KS_INLINE_AWS_EBS, "vol-1",
+                              0);
+    uint32_t n, i;
+    n = f.p->events_to_register_v2(f.self, ev, 8);
+    for (i = 0; i < n; i++)
+        if (ev[i].event.resource == KS_RES_POD)
+            pod_deleted = ev[i].hint;
+    ck_assert(pod_deleted != NULL);
+    mock_pod_set_node(gone, "n1");
+    ck_assert_int_eq(pod_deleted(f.self, pod, gone, NULL), KS_QUEUE);
+    gone = disk_pod("default", "old", KS_INLINE_AWS_EBS, "vol-2", 0);
+    mock_pod_set_node(gone, "n1");
+    ck_assert_int_eq(pod_deleted(f.self, pod, gone, NULL), KS_QUEUE_SKIP);
+    fx_free(&f);
+}
+END_TEST
+
+/* A signer that keeps what it is given. */
+typedef struct test_signer {
+    ks_signer_t sg;
+    unsigned char buf[1024];
+    size_t len;
+} test_signer_t;
+
+static void test_put(ks_signer_t *sg, const void *data, size_t n)
+{
+    test_signer_t *t = (test_signer_t *)sg;
+    ck_assert(t->len + n <= sizeof t->buf);
+    memcpy(t->buf + t->len, data, n);
+    t->len += n;
+}
+
+static int same_signature(fixture_t *f, const ks_pod_t *a, const ks_pod_t *b)
+{
+    test_signer_t sa, sb;
+    memset(&sa, 0, sizeof sa);
+    memset(&sb, 0, sizeof sb);
+    sa.sg.put = test_put;
+    sb.sg.put = test_put;
+    ck_assert_int_eq(f->p->sign(f->self, a, &sa.sg), KS_SUCCESS);
+    ck_assert_int_eq(f->p->sign(f->self, b, &sb.sg), KS_SUCCESS);
+    return sa.len == sb.len && memcmp(sa.buf, sb.buf, sa.len) == 0;
+}
+
+/* Batching: pods with different disks do not share a signature. */
+START_TEST(disk_signature)
+{
+    fixture_t f = fx_new();
+    ck_assert(same_signature(
+        &f, disk_pod("default", "a", KS_INLINE_GCE_PD, "d1", 0),
+        disk_pod("default", "b", KS_INLINE_GCE_PD, "d1", 0)));
+    ck_assert(!same_signature(
+        &f, disk_pod("default", "a", KS_INLINE_GCE_PD, "d1", 0),
+        disk_pod("default", "b", KS_INLINE_GCE_PD, "d2", 0)));
+    ck_assert(!same_signature(
+        &f, disk_pod("default", "a", KS_INLINE_GCE_PD, "d1", 0),
+        disk_pod("default", "b", KS_INLINE_GCE_PD, "d1", 1)));
+    ck_assert(!same_signature(
+        &f, disk_pod("default", "a", KS_INLINE_GCE_PD, "d1", 0),
+        disk_pod("default", "b", KS_INLINE_ISCSI, "d1", 0)));
+    fx_free(&f);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("VolumeRestrictions");
@@ -336,6 +590,13 @@ int main(void)
     tcase_add_test(tc, no_prefilter_state);
     tcase_add_test(tc, hints);
     tcase_add_test(tc, signature);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("disks");
+    tcase_add_test(tc, disk_conflicts);
+    tcase_add_test(tc, rbd_conflicts);
+    tcase_add_test(tc, disk_prefilter);
+    tcase_add_test(tc, disk_hint);
+    tcase_add_test(tc, disk_signature);
     suite_add_tcase(s, tc);
     return pt_run(s);
 }

@@ -10,7 +10,10 @@ count"; a pod sharing the bound volume still fits. Of two pods using one
 ReadWriteOncePod claim the second is refused with upstream's message; a
 pod of higher priority takes such a claim from the bound pod using it
 (preemption through VolumeRestrictions' RemovePod); a missing claim is
-reported by name.
+reported by name. Two pods pinned to n1 that mount one GCE persistent
+disk (inline gcePersistentDisk, SDK ABI 1.4) cannot both go there
+(upstream's "node(s) had no available disk"), unless both mount it
+read-only; two unpinned ones sharing a disk land on the two nodes.
 
 Skipped (exit 77) while the host's configuration reader still refuses
 these plugins' names as unmodelled volume plugins.
@@ -97,6 +100,17 @@ def pod(name, claim, priority=0, node_name=None):
     return p
 
 
+def pd_pod(name, pd_name, on=None, read_only=False):
+    """A pod mounting GCE persistent disk `pd_name` inline, pinned to node
+    `on` by a nodeSelector when given."""
+    p = pod(name, None)
+    p["spec"]["volumes"] = [{"name": "disk", "gcePersistentDisk": {
+        "pdName": pd_name, "fsType": "ext4", "readOnly": read_only}}]
+    if on:
+        p["spec"]["nodeSelector"] = {"kubernetes.io/hostname": on}
+    return p
+
+
 CLUSTER = {"apiVersion": "v1", "kind": "List", "items": [
     node("n1"), node("n2"), csinode("n1", 1), csinode("n2", 1),
     pv("pv-1", "csi.a", "c1"), pv("pv-2", "csi.a", "c2"),
@@ -111,6 +125,10 @@ CLUSTER = {"apiVersion": "v1", "kind": "List", "items": [
     pod("s-1", "solo"), pod("s-2", "solo"),
     pod("r-low", "held", 0, "n2"), pod("r-high", "held", 1000),
     pod("missing-0", "nope"),
+    pd_pod("pd-a", "disk-1", "n1"), pd_pod("pd-b", "disk-1", "n1"),
+    pd_pod("pd-ro-a", "disk-2", "n2", True),
+    pd_pod("pd-ro-b", "disk-2", "n2", True),
+    pd_pod("pd-x", "disk-3"), pd_pod("pd-y", "disk-3"),
 ]}
 
 CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
@@ -183,6 +201,20 @@ def main():
     if 'persistentvolumeclaim "nope" not found' not in \
             msgs.get("missing-0", ""):
         fail("missing-0: %r" % msgs.get("missing-0"))
+    # one GCE PD, read-write, on one node: the second pod has no node
+    pd = [p for p in ("pd-a", "pd-b") if p in got]
+    if pd != ["pd-a"] or got["pd-a"] != "n1":
+        fail("want pd-a on n1 and pd-b unschedulable, got %r" % got)
+    if msgs.get("pd-b") != (
+            "0/2 nodes are available: 1 node(s) didn't match Pod's node "
+            "affinity/selector, 1 node(s) had no available disk."):
+        fail("pd-b: %r" % msgs.get("pd-b"))
+    # both read-only: they share the node
+    if got.get("pd-ro-a") != "n2" or got.get("pd-ro-b") != "n2":
+        fail("want pd-ro-a and pd-ro-b on n2, got %r" % got)
+    if "pd-x" not in got or "pd-y" not in got or \
+            got["pd-x"] == got["pd-y"]:
+        fail("want pd-x and pd-y on different nodes, got %r" % got)
     for kind in ("CSINode", "VolumeAttachment", "PersistentVolume ",
                  "PersistentVolumeClaim"):
         if "skipping " + kind in err:

@@ -204,8 +204,9 @@ def notices():
         {"name": "gpu", "resourceClaimTemplateName": "gpu"}]})
     items.append(claim)
     # persistentVolumeClaim is modelled since SDK ABI 1.3 (the volume
-    # plugins read it), and inline csi volumes are not counted upstream:
-    # no notice; an inline in-tree gcePersistentDisk is not modelled.
+    # plugins read it), inline in-tree sources (gcePersistentDisk, rbd, ...)
+    # since ABI 1.4, and inline csi volumes are not counted upstream: no
+    # volume gives a notice any more.
     items.append(pod("pvc-0", spec={"volumes": [
         {"name": "data", "persistentVolumeClaim": {"claimName": "d"}}]}))
     items.append(pod("csi-0", spec={"volumes": [
@@ -213,18 +214,14 @@ def notices():
     for i in range(2):
         items.append(pod("gce-%d" % i, spec={"volumes": [
             {"name": "data", "gcePersistentDisk": {"pdName": "d"}}]}))
+    items.append(pod("rbd-0", spec={"volumes": [
+        {"name": "data", "rbd": {"monitors": ["m"], "image": "i"}}]}))
     _, err = schedule(items)
     want = [
         "ksched: warning: pod default/claim-0 sets spec.resourceClaims, "
         "which ksched does not model (upstream's DynamicResources plugin "
         "allocates devices for it); pods that set it may be placed "
         "differently from kube-scheduler (said once per run)",
-        "ksched: warning: pod default/gce-0 sets "
-        "spec.volumes[].gcePersistentDisk, which ksched does not model "
-        "(upstream's VolumeRestrictions and NodeVolumeLimits read in-tree "
-        "volumes written inline in a pod; ksched's read claims only); pods "
-        "that set it may be placed differently from kube-scheduler (said "
-        "once per run)",
     ]
     got = [l for l in err.splitlines() if "does not model" in l]
     ok = got == want

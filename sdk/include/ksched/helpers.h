@@ -628,6 +628,18 @@ static inline void ks_sign_pod_resources(ks_signer_t *sg, const ks_pod_t *pod)
     ks_sign_i64(sg, pod->non_zero_memory);
 }
 
+/* (since ABI 1.4) The pod's inline in-tree volume sources, parallel to
+ * pod->volumes (see ks_volume_inline_t), or NULL when it has none -- or
+ * when the host is older than ABI 1.4, whose ks_pod_t ends before
+ * volume_inline: a plugin that may run there (KS_PLUGIN_MIN_ABI_MINOR
+ * below 4) reads the field through this. `api` is the table handed to
+ * create. */
+static inline const ks_volume_inline_t *
+ks_pod_volume_inline(const ks_host_api_t *api, const ks_pod_t *pod)
+{
+    return api->abi_minor >= 4 ? pod->volume_inline : NULL;
+}
+
 /* (since ABI 1.2) A filter_nodes verdict from a per-node Filter's code: 1
  * passed, 0 rejected, 2 anything else (the host asks the node's own
  * Filter at once). */

@@ -265,6 +265,48 @@ typedef struct ks_volume {
     int read_only; /* persistentVolumeClaim.readOnly */
 } ks_volume_t;
 
+/* --- inline in-tree volume sources (since ABI 1.4) ---------------------- */
+
+/* The in-tree source written inline in a pod volume, for the kinds
+ * upstream's VolumeRestrictions (disk conflicts) and NodeVolumeLimits
+ * (counted as their CSI driver) read. */
+typedef enum ks_inline_kind {
+    KS_INLINE_NONE = 0,   /* none of the kinds below */
+    KS_INLINE_GCE_PD,     /* gcePersistentDisk */
+    KS_INLINE_AWS_EBS,    /* awsElasticBlockStore */
+    KS_INLINE_ISCSI,      /* iscsi */
+    KS_INLINE_RBD,        /* rbd */
+    KS_INLINE_AZURE_DISK, /* azureDisk */
+    KS_INLINE_CINDER,     /* cinder */
+    KS_INLINE_PORTWORX    /* portworxVolume */
+} ks_inline_kind_t;
+
+/* One volume's inline in-tree source (ks_pod_t.volume_inline[i] describes
+ * volumes[i]). Strings are interned and live as long as the pod; a field
+ * a kind does not use is NULL (monitors: NULL, n_monitors 0), a field the
+ * manifest leaves out is "".
+ *
+ *   kind        id            disk_uri          pool        monitors
+ *   GCE_PD      pdName        -                 -           -
+ *   AWS_EBS     volumeID      -                 -           -
+ *   ISCSI       iqn           -                 -           -
+ *   RBD         image         -                 pool, "rbd" monitors
+ *                                               when absent
+ *   AZURE_DISK  diskName      diskURI           -           -
+ *   CINDER      volumeID      -                 -           -
+ *   PORTWORX    volumeID      -                 -           -
+ *
+ * read_only is the source's readOnly (0 for kind NONE). */
+typedef struct ks_volume_inline {
+    ks_inline_kind_t kind;
+    int read_only;
+    const char *id;
+    const char *disk_uri;
+    const char *pool;
+    const char *const *monitors;
+    uint32_t n_monitors;
+} ks_volume_inline_t;
+
 typedef struct ks_pod {
     const char *ns;   /* interned, "default" when absent */
     const char *name; /* interned */
@@ -331,6 +373,18 @@ typedef struct ks_pod {
     /* spec.volumes, in order (n_volumes entries; NULL when none). */
     const struct ks_volume *volumes;
     uint32_t n_volumes;
+
+    /* --- since ABI 1.4 (a 1.3 plugin never reads past n_volumes). A
+     * plugin built with KS_PLUGIN_MIN_ABI_MINOR below 4 may run on an
+     * older host, whose pods end at n_volumes: read this only when
+     * api->abi_minor >= 4, or through ks_pod_volume_inline() (helpers.h),
+     * which does that check. --- */
+
+    /* The inline in-tree sources of spec.volumes, parallel to `volumes`
+     * (n_volumes entries, volume_inline[i] describing volumes[i]; kind
+     * KS_INLINE_NONE for the others), or NULL when no volume of the pod
+     * has one of those sources. */
+    const struct ks_volume_inline *volume_inline;
 } ks_pod_t;
 
 /* --- nodes --------------------------------------------------------------- */
