@@ -719,9 +719,8 @@ static void serve_announce(const serve_opts_t *so, ks_server_t *srv,
                 ks_leader_identity(srv->leader));
 }
 
-int ks_cli_serve(int argc, char **argv)
+static int serve_cmd(int argc, char **argv, serve_opts_t *so)
 {
-    serve_opts_t so;
     serve_res_t res;
     ks_error_t err = {0};
     ks_server_t *srv;
@@ -729,12 +728,12 @@ int ks_cli_serve(int argc, char **argv)
     char bound[128] = "", leader_id[256] = "";
     int rc;
 
-    if ((rc = serve_parse(argc, argv, &so)) != KS_CLI_CONTINUE ||
-        (rc = serve_check(&so)) != KS_CLI_CONTINUE)
+    if ((rc = serve_parse(argc, argv, so)) != KS_CLI_CONTINUE ||
+        (rc = serve_check(so)) != KS_CLI_CONTINUE)
         return rc;
-    ks_log_set_level(KS_LOGL_WARN + so.o.verbose);
-    if ((rc = ks_cli_faults_apply(&so.fo, "serve")) != KS_CLI_CONTINUE ||
-        (rc = serve_supervise(&so, leader_id, sizeof leader_id)) !=
+    ks_log_set_level(KS_LOGL_WARN + so->o.verbose);
+    if ((rc = ks_cli_faults_apply(&so->fo, "serve")) != KS_CLI_CONTINUE ||
+        (rc = serve_supervise(so, leader_id, sizeof leader_id)) !=
             KS_CLI_CONTINUE)
         return rc;
     /* A crash inside a plugin call names the plugin (call_board.h). */
@@ -748,7 +747,7 @@ int ks_cli_serve(int argc, char **argv)
         return KS_EXIT_INVALID;
     }
     memset(&res, 0, sizeof res);
-    if ((rc = serve_prepare(&so, &res)) != KS_CLI_CONTINUE) {
+    if ((rc = serve_prepare(so, &res)) != KS_CLI_CONTINUE) {
         serve_release(&res);
         return rc;
     }
@@ -759,7 +758,7 @@ int ks_cli_serve(int argc, char **argv)
         serve_release(&res);
         return KS_EXIT_INVALID;
     }
-    if (serve_start(&so, &res, srv, &loop, bound, sizeof bound, &err) != 0) {
+    if (serve_start(so, &res, srv, &loop, bound, sizeof bound, &err) != 0) {
         fprintf(stderr, "ksched serve: %s\n", err.msg);
         serve_release(&res); /* what the server did not take */
         ks_server_stop(srv);
@@ -768,11 +767,21 @@ int ks_cli_serve(int argc, char **argv)
         free(srv);
         return KS_EXIT_INVALID;
     }
-    serve_announce(&so, srv, bound);
+    serve_announce(so, srv, bound);
     uv_run(&loop, UV_RUN_DEFAULT);
     loop_finish(&loop);
     rc = srv->lost_lease ? KS_EXIT_LOST_LEASE : KS_EXIT_OK;
     ks_server_free(srv);
     free(srv);
+    return rc;
+}
+
+int ks_cli_serve(int argc, char **argv)
+{
+    serve_opts_t so;
+    int rc;
+    memset(&so, 0, sizeof so);
+    rc = serve_cmd(argc, argv, &so);
+    ks_shadow_names_free(&so.shadow); /* parsed strings, whatever the path */
     return rc;
 }
