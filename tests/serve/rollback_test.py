@@ -152,10 +152,15 @@ def within_probation(ksched, plugin_build_dir, faulty_dir, profile, tmp):
         check(any(rollback in l and why in l for l in srv.lines),
               "%s: the new worker logs the rollback (%r)" % (what, why))
         swapped = doc.get("faults", {}).get("swappedOut", [])
-        check([(g["name"], g["version"], g["quarantined"]) for g in swapped
-               if g["name"] == "Faulty"] == [("Faulty", "1.0.0", False)],
+        faulty = [(g["version"], g["quarantined"]) for g in swapped
+                  if g["name"] == "Faulty"]
+        # A second reload while 2.0.0 served (the file watcher can see the
+        # swap as two changes on a slow machine) lists it too: quarantined.
+        check(("1.0.0", False) in faulty and
+              all(q for v, q in faulty if v != "1.0.0"),
               "%s: /debug/plugins lists Faulty 1.0.0 as swapped out, not "
-              "quarantined (%s)" % (what, swapped))
+              "quarantined, and any other version quarantined (%s)"
+              % (what, swapped))
         all_bound(srv, before + after + post_pods(srv, "later", 12),
                   what + ": after the rollback")
         refused = [l for l in srv.lines if "refused to start" in l]
