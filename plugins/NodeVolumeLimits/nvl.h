@@ -144,12 +144,6 @@ ks_code_t nvl_pod_volumes(const nvl_plugin_t *pl, const ks_pod_t *pod,
                           int has_csinode, int new_pod, nvl_set_t *out,
                           ks_status_t *st);
 
-/* The batching signature of a pod's volumes: the namespace, each
- * volume's source and claim, and its inline in-tree source (kind, id,
- * disk URI, readOnly; interned strings signed by address). */
-void nvl_sign_volumes(const ks_host_api_t *api, const ks_pod_t *pod,
-                      ks_signer_t *sg);
-
 /* ephemeral.VolumeIsForPod: is the claim's controller (the first owner
  * reference with controller: true) the pod, by uid? */
 int nvl_claim_is_for_pod(const nvl_plugin_t *pl, const ks_object_t *pvc,

@@ -363,7 +363,7 @@ static uint32_t nc_events(void *self, ks_cluster_event_t *out, uint32_t cap)
 static ks_code_t nc_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 {
     const nc_plugin_t *nc = self;
-    nvl_sign_volumes(nc->base.api, pod, sg);
+    ks_sign_volumes(nc->base.api, sg, pod);
     return KS_SUCCESS;
 }
 

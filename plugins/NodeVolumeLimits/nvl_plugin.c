@@ -278,13 +278,13 @@ static uint32_t nvl_events_v2(void *self, ks_cluster_event_hint_t *out,
 }
 
 /* Opportunistic batching (upstream's volumes signer): the namespace and
- * the volumes, inline in-tree sources included (nvl_sign_volumes). An
+ * the volumes, inline in-tree sources included (ks_sign_volumes). An
  * ephemeral volume's claim is named after the pod, so no two pods share
  * that signature. */
 static ks_code_t nvl_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 {
     const nvl_plugin_t *pl = self;
-    nvl_sign_volumes(pl->api, pod, sg);
+    ks_sign_volumes(pl->api, sg, pod);
     return KS_SUCCESS;
 }
 

@@ -205,27 +205,6 @@ ks_code_t nvl_pod_volumes(const nvl_plugin_t *pl, const ks_pod_t *pod,
     return KS_SUCCESS;
 }
 
-void nvl_sign_volumes(const ks_host_api_t *api, const ks_pod_t *pod,
-                      ks_signer_t *sg)
-{
-    const ks_volume_inline_t *inl = ks_pod_volume_inline(api, pod);
-    uint32_t i;
-    ks_sign_ptr(sg, pod->ns);
-    ks_sign_i64(sg, pod->n_volumes);
-    for (i = 0; i < pod->n_volumes; i++) {
-        ks_sign_i64(sg, pod->volumes[i].source);
-        ks_sign_ptr(sg, pod->volumes[i].claim_name);
-        if (inl == NULL) {
-            ks_sign_i64(sg, KS_INLINE_NONE);
-            continue;
-        }
-        ks_sign_i64(sg, inl[i].kind);
-        ks_sign_i64(sg, inl[i].read_only);
-        ks_sign_ptr(sg, inl[i].id);
-        ks_sign_ptr(sg, inl[i].disk_uri);
-    }
-}
-
 /* object_list's callback of nvl_attachments. */
 typedef struct va_walk {
     const nvl_plugin_t *pl;

@@ -155,28 +155,11 @@ static uint32_t vr_events_v2(void *self, ks_cluster_event_hint_t *out,
 static ks_code_t vr_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 {
     const vr_plugin_t *pl = self;
-    const ks_volume_inline_t *inl = ks_pod_volume_inline(pl->api, pod);
-    uint32_t i, j;
+    uint32_t i;
     for (i = 0; i < pod->n_volumes; i++)
         if (pod->volumes[i].source == KS_VOLUME_PVC)
             return KS_UNSCHEDULABLE;
-    ks_sign_ptr(sg, pod->ns);
-    ks_sign_i64(sg, pod->n_volumes);
-    for (i = 0; i < pod->n_volumes; i++) {
-        ks_sign_i64(sg, pod->volumes[i].source);
-        ks_sign_ptr(sg, pod->volumes[i].claim_name);
-        if (inl == NULL) {
-            ks_sign_i64(sg, KS_INLINE_NONE);
-            continue;
-        }
-        ks_sign_i64(sg, inl[i].kind);
-        ks_sign_i64(sg, inl[i].read_only);
-        ks_sign_ptr(sg, inl[i].id);
-        ks_sign_ptr(sg, inl[i].pool);
-        ks_sign_i64(sg, inl[i].n_monitors);
-        for (j = 0; j < inl[i].n_monitors; j++)
-            ks_sign_ptr(sg, inl[i].monitors[j]);
-    }
+    ks_sign_volumes(pl->api, sg, pod);
     return KS_SUCCESS;
 }
 

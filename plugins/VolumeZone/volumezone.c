@@ -534,14 +534,8 @@ static uint32_t vz_events_v2(void *self, ks_cluster_event_hint_t *out,
  * (claims are looked up there) and its volumes. */
 static ks_code_t vz_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 {
-    uint32_t i;
-    (void)self;
-    ks_sign_ptr(sg, pod->ns);
-    ks_sign_i64(sg, pod->n_volumes);
-    for (i = 0; i < pod->n_volumes; i++) {
-        ks_sign_i64(sg, pod->volumes[i].source);
-        ks_sign_ptr(sg, pod->volumes[i].claim_name);
-    }
+    const vz_t *v = self;
+    ks_sign_volumes(v->api, sg, pod);
     return KS_SUCCESS;
 }
 

@@ -640,6 +640,35 @@ ks_pod_volume_inline(const ks_host_api_t *api, const ks_pod_t *pod)
     return api->abi_minor >= 4 ? pod->volume_inline : NULL;
 }
 
+/* Opportunistic batching's volumes signer (upstream's): the pod's
+ * namespace (claims are looked up there) and each volume's source, claim
+ * and, on a host with ABI 1.4, its inline in-tree disk (kind, read-only,
+ * id, disk URI, RBD pool and monitors). For the volume plugins' `sign`. */
+static inline void ks_sign_volumes(const ks_host_api_t *api, ks_signer_t *sg,
+                                   const ks_pod_t *pod)
+{
+    const ks_volume_inline_t *inl = ks_pod_volume_inline(api, pod);
+    uint32_t i, j;
+    ks_sign_ptr(sg, pod->ns);
+    ks_sign_i64(sg, pod->n_volumes);
+    for (i = 0; i < pod->n_volumes; i++) {
+        ks_sign_i64(sg, pod->volumes[i].source);
+        ks_sign_ptr(sg, pod->volumes[i].claim_name);
+        if (inl == NULL) {
+            ks_sign_i64(sg, KS_INLINE_NONE);
+            continue;
+        }
+        ks_sign_i64(sg, inl[i].kind);
+        ks_sign_i64(sg, inl[i].read_only);
+        ks_sign_ptr(sg, inl[i].id);
+        ks_sign_ptr(sg, inl[i].disk_uri);
+        ks_sign_ptr(sg, inl[i].pool);
+        ks_sign_i64(sg, inl[i].n_monitors);
+        for (j = 0; j < inl[i].n_monitors; j++)
+            ks_sign_ptr(sg, inl[i].monitors[j]);
+    }
+}
+
 /* (since ABI 1.2) A filter_nodes verdict from a per-node Filter's code: 1
  * passed, 0 rejected, 2 anything else (the host asks the node's own
  * Filter at once). */
