@@ -16,10 +16,7 @@
 #include "base/log.h"
 #include "objects.h"
 #include "objects_yaml.h"
-
-/* Upstream's defaults for containers that do not request cpu / memory. */
-#define KS_DEFAULT_MILLI_CPU_REQUEST 100
-#define KS_DEFAULT_MEMORY_REQUEST (200 * 1024 * 1024)
+#include "pod_requests.h"
 
 typedef struct pod_block {
     ks_arena_t *arena;
@@ -32,13 +29,8 @@ typedef struct pod_block {
 /* Size of the last pod read on this thread: the next arena's first chunk. */
 static _Thread_local size_t pod_size_hint = 2048;
 
-/* Which of cpu / memory each container's requests name (after defaulting),
- * and whether it is a sidecar (an init container with restartPolicy
- * Always). */
-typedef struct container_flags {
-    unsigned present;
-    int restart_always;
-} container_flags_t;
+/* Which of cpu / memory each container names (pod_requests.h). */
+typedef ks_container_req_flags_t container_flags_t;
 
 /* --- notices for fields ksched does not model ----------------------------- */
 
@@ -853,167 +845,13 @@ static int parse_containers(ks_yctx_t *c, const yaml_node_t *spec,
 
 /* --- derived fields ------------------------------------------------------- */
 
-/* What the derived fields need beyond the pod: per-container flags and
- * which native resources the pod-level requests, limits and the overhead
- * name. */
-typedef struct derive_in {
-    const container_flags_t *cfl, *ifl; /* NULL when there is no spec */
-    unsigned pod_req, pod_lim, overhead;
-} derive_in_t;
-
-static int is_hugepages(const char *name)
-{
-    return strncmp(name, "hugepages-", 10) == 0;
-}
-
-static int has_scalar(const ks_resources_t *r, const char *name)
-{
-    uint32_t i;
-    for (i = 0; i < r->n_scalar; i++)
-        if (r->scalar[i].name == name || strcmp(r->scalar[i].name, name) == 0)
-            return 1;
-    return 0;
-}
-
-/* Upstream's applyNonMissing: the default cpu / memory request for a
- * container that names none (an explicit 0 stays 0). */
-static void apply_non_missing(ks_resources_t *r, unsigned present,
-                              unsigned defaults)
-{
-    if ((defaults & KY_RES_CPU) && !(present & KY_RES_CPU))
-        r->milli_cpu = KS_DEFAULT_MILLI_CPU_REQUEST;
-    if ((defaults & KY_RES_MEMORY) && !(present & KY_RES_MEMORY))
-        r->memory = KS_DEFAULT_MEMORY_REQUEST;
-}
-
-/*
- * Upstream's AggregateContainerRequests (v1.29+): the containers' sum plus
- * every sidecar; then at least, for each init container, its request plus
- * the sidecars started before it (a sidecar counts the sidecars up to and
- * including itself). `defaults` adds the non-zero defaults per container.
- */
-static void aggregate_requests(const ks_pod_t *pod, const derive_in_t *d,
-                               unsigned defaults, ks_resources_t *out)
-{
-    ks_resources_t sidecars, init_max, cur;
-    uint32_t i;
-    memset(out, 0, sizeof(*out));
-    memset(&sidecars, 0, sizeof(sidecars));
-    memset(&init_max, 0, sizeof(init_max));
-    for (i = 0; i < pod->n_containers; i++) {
-        cur = pod->containers[i].requests;
-        apply_non_missing(&cur, d->cfl[i].present, defaults);
-        ks_resources_add(out, &cur);
-    }
-    for (i = 0; i < pod->n_init_containers; i++) {
-        cur = pod->init_containers[i].requests;
-        apply_non_missing(&cur, d->ifl[i].present, defaults);
-        if (d->ifl[i].restart_always) {
-            ks_resources_add(out, &cur);
-            ks_resources_add(&sidecars, &cur);
-            cur = sidecars;
-        } else {
-            ks_resources_add(&cur, &sidecars);
-        }
-        ks_resources_set_max(&init_max, &cur);
-    }
-    ks_resources_set_max(out, &init_max);
-}
-
-/* Pod-level requests replace cpu, memory and hugepages when set
- * (upstream's applyPodLevelResources). */
-static void apply_pod_level(const ks_pod_t *pod, unsigned pod_req,
-                            ks_resources_t *r)
-{
-    uint32_t i;
-    if (!pod->has_pod_requests)
-        return;
-    if (pod_req & KY_RES_CPU)
-        r->milli_cpu = pod->pod_requests.milli_cpu;
-    if (pod_req & KY_RES_MEMORY)
-        r->memory = pod->pod_requests.memory;
-    for (i = 0; i < pod->pod_requests.n_scalar; i++)
-        if (is_hugepages(pod->pod_requests.scalar[i].name))
-            ks_resources_set_scalar(r, pod->pod_requests.scalar[i].name,
-                                    pod->pod_requests.scalar[i].value);
-}
-
-/*
- * The API server's defaulting of pod-level requests (PodLevelResources,
- * on by default since v1.34), only when pod-level limits are set: cpu and
- * memory the containers request default to the containers' aggregate;
- * then every cpu, memory or hugepages limit still without a request
- * defaults to the limit. Returns the KY_RES_* bits now requested.
- */
-static unsigned default_pod_requests(ks_pod_t *pod, const derive_in_t *d,
-                                     unsigned ctr_present)
-{
-    unsigned req = d->pod_req;
-    uint32_t i;
-    if (d->pod_lim == 0 && pod->pod_limits.n_scalar == 0)
-        return req;
-    if ((ctr_present & (KY_RES_CPU | KY_RES_MEMORY) & ~req) != 0) {
-        ks_resources_t agg;
-        aggregate_requests(pod, d, 0, &agg);
-        if ((ctr_present & KY_RES_CPU) && !(req & KY_RES_CPU)) {
-            pod->pod_requests.milli_cpu = agg.milli_cpu;
-            req |= KY_RES_CPU;
-        }
-        if ((ctr_present & KY_RES_MEMORY) && !(req & KY_RES_MEMORY)) {
-            pod->pod_requests.memory = agg.memory;
-            req |= KY_RES_MEMORY;
-        }
-    }
-    if ((d->pod_lim & KY_RES_CPU) && !(req & KY_RES_CPU)) {
-        pod->pod_requests.milli_cpu = pod->pod_limits.milli_cpu;
-        req |= KY_RES_CPU;
-    }
-    if ((d->pod_lim & KY_RES_MEMORY) && !(req & KY_RES_MEMORY)) {
-        pod->pod_requests.memory = pod->pod_limits.memory;
-        req |= KY_RES_MEMORY;
-    }
-    for (i = 0; i < pod->pod_limits.n_scalar; i++) {
-        const ks_scalar_resource_t *l = &pod->pod_limits.scalar[i];
-        if (is_hugepages(l->name) && !has_scalar(&pod->pod_requests, l->name))
-            ks_resources_set_scalar(&pod->pod_requests, l->name, l->value);
-    }
-    return req;
-}
-
-static int compute_derived(ks_yctx_t *c, ks_pod_t *pod, const derive_in_t *d)
+static int compute_derived(ks_yctx_t *c, ks_pod_t *pod,
+                           const ks_pod_req_flags_t *d)
 {
     ks_container_port_t *hp;
-    ks_resources_t nz;
     uint32_t i, j, k, n_hp = 0;
-    unsigned ctr_present = 0, pod_req, defaults;
 
-    for (i = 0; i < pod->n_containers; i++)
-        ctr_present |= d->cfl[i].present;
-    for (i = 0; i < pod->n_init_containers; i++)
-        ctr_present |= d->ifl[i].present;
-    pod_req = default_pod_requests(pod, d, ctr_present);
-    pod->has_pod_requests = (pod_req & (KY_RES_CPU | KY_RES_MEMORY)) != 0;
-    for (i = 0; i < pod->pod_requests.n_scalar; i++)
-        if (is_hugepages(pod->pod_requests.scalar[i].name))
-            pod->has_pod_requests = 1;
-
-    /* PodRequests. */
-    aggregate_requests(pod, d, 0, &pod->requests);
-    apply_pod_level(pod, pod_req, &pod->requests);
-    ks_resources_add(&pod->requests, &pod->overhead);
-
-    /* The scheduler's non-zero requests: the defaults per container; with
-     * pod-level requests, only for a resource that neither the containers,
-     * the pod level nor the overhead names (getNonMissingContainerRequests). */
-    defaults = KY_RES_CPU | KY_RES_MEMORY;
-    if (pod->has_pod_requests)
-        defaults &= ~(ctr_present | pod_req | d->overhead);
-    aggregate_requests(pod, d, defaults, &nz);
-    apply_pod_level(pod, pod_req, &nz);
-    ks_resources_add(&nz, &pod->overhead);
-    pod->non_zero_milli_cpu = nz.milli_cpu;
-    pod->non_zero_memory = nz.memory;
-
+    ks_pod_requests_derive(pod, d);
     for (i = 0; i < pod->n_containers; i++)
         for (j = 0; j < pod->containers[i].n_ports; j++)
             if (pod->containers[i].ports[j].host_port > 0)
@@ -1112,7 +950,7 @@ static int parse_metadata(ks_yctx_t *c, const yaml_node_t *root,
 static int parse_spec(ks_yctx_t *c, const yaml_node_t *spec, ks_pod_t *pod)
 {
     container_flags_t *cfl = NULL, *ifl = NULL;
-    derive_in_t d = {NULL, NULL, 0, 0, 0};
+    ks_pod_req_flags_t d = {NULL, NULL, 0, 0, 0};
     const yaml_node_t *v;
     uint8_t *sidecar;
     size_t old;
@@ -1242,7 +1080,7 @@ int ks_pod_from_yaml(const char *file, void *doc, void *node, ks_intern_t *in,
         if ((rc = parse_spec(c, v, pod)) != 0)
             goto fail;
     } else {
-        derive_in_t d = {NULL, NULL, 0, 0, 0};
+        ks_pod_req_flags_t d = {NULL, NULL, 0, 0, 0};
         if ((rc = compute_derived(c, pod, &d)) != 0)
             goto fail;
     }

@@ -17,6 +17,7 @@
 #include "cluster/node_info.h"
 #include "cluster/object_store.h"
 #include "cluster/objects.h"
+#include "cluster/pod_requests.h"
 #include "framework/cycle_state.h"
 #include "config/config.h"
 
@@ -1695,56 +1696,39 @@ void mock_resources_set(ks_resources_t *r, const char *resource, int64_t v)
         res_set_scalar(r, resource, v);
 }
 
-/* dst += src and dst = max(dst, src): the host's resource arithmetic. */
-#define res_add(dst, src) ks_resources_add((dst), (src))
-#define res_max(dst, src) ks_resources_set_max((dst), (src))
 
 /* --- pods ----------------------------------------------------------------- */
 
-#define MOCK_DEFAULT_MILLI_CPU 100
-#define MOCK_DEFAULT_MEMORY (200ll * 1024 * 1024)
-
+/* The host's formula (cluster/pod_requests.h): a request of 0 is "not
+ * named", mock pods have no sidecars, pod-level resources or overhead
+ * flags. */
 void mock_pod_update(ks_pod_t *pod)
 {
-    ks_resources_t req, init;
-    int64_t nz_cpu = 0, nz_mem = 0, nzi_cpu = 0, nzi_mem = 0;
+    ks_container_req_flags_t *fl = NULL;
+    ks_pod_req_flags_t f = {NULL, NULL, 0, 0, 0};
     ks_container_port_t *hp = NULL;
-    uint32_t i, j, n_hp = 0;
+    uint32_t i, j, n = pod->n_containers + pod->n_init_containers, n_hp = 0;
 
-    memset(&req, 0, sizeof req);
-    memset(&init, 0, sizeof init);
-    for (i = 0; i < pod->n_containers; i++) {
-        const ks_container_t *c = &pod->containers[i];
-        res_add(&req, &c->requests);
-        nz_cpu += c->requests.milli_cpu ? c->requests.milli_cpu
-                                        : MOCK_DEFAULT_MILLI_CPU;
-        nz_mem += c->requests.memory ? c->requests.memory
-                                     : MOCK_DEFAULT_MEMORY;
-        for (j = 0; j < c->n_ports; j++)
-            if (c->ports[j].host_port > 0) {
+    if (n > 0 && (fl = calloc(n, sizeof *fl)) == NULL)
+        abort();
+    for (i = 0; i < n; i++) {
+        const ks_container_t *c = i < pod->n_containers
+                                      ? &pod->containers[i]
+                                      : &pod->init_containers[i -
+                                                              pod->n_containers];
+        fl[i].present = (c->requests.milli_cpu ? KS_REQ_CPU : 0u) |
+                        (c->requests.memory ? KS_REQ_MEMORY : 0u);
+    }
+    f.cfl = fl;
+    f.ifl = fl == NULL ? NULL : fl + pod->n_containers;
+    ks_pod_requests_derive(pod, &f);
+    free(fl);
+    for (i = 0; i < pod->n_containers; i++)
+        for (j = 0; j < pod->containers[i].n_ports; j++)
+            if (pod->containers[i].ports[j].host_port > 0) {
                 hp = arr_push(hp, &n_hp, sizeof *hp);
-                hp[n_hp - 1] = c->ports[j];
+                hp[n_hp - 1] = pod->containers[i].ports[j];
             }
-    }
-    for (i = 0; i < pod->n_init_containers; i++) {
-        const ks_container_t *c = &pod->init_containers[i];
-        int64_t cpu = c->requests.milli_cpu ? c->requests.milli_cpu
-                                            : MOCK_DEFAULT_MILLI_CPU;
-        int64_t mem = c->requests.memory ? c->requests.memory
-                                         : MOCK_DEFAULT_MEMORY;
-        res_max(&init, &c->requests);
-        if (cpu > nzi_cpu)
-            nzi_cpu = cpu;
-        if (mem > nzi_mem)
-            nzi_mem = mem;
-    }
-    res_max(&req, &init);
-    res_add(&req, &pod->overhead);
-    pod->requests = req;
-    pod->non_zero_milli_cpu =
-        (nz_cpu > nzi_cpu ? nz_cpu : nzi_cpu) + pod->overhead.milli_cpu;
-    pod->non_zero_memory =
-        (nz_mem > nzi_mem ? nz_mem : nzi_mem) + pod->overhead.memory;
     arena_free((void *)pod->host_ports);
     pod->host_ports = hp;
     pod->n_host_ports = n_hp;
