@@ -19,6 +19,7 @@
 #include "cluster/objects.h"
 #include "cluster/pod_requests.h"
 #include "framework/cycle_state.h"
+#include "framework/status.h"
 #include "config/config.h"
 
 #include <ctype.h>
@@ -176,6 +177,26 @@ void mock_status_free(ks_status_t *st)
 {
     if (st != NULL)
         ks_host_api()->status_free(st);
+}
+
+ks_code_t mock_status_code(const ks_status_t *st)
+{
+    return st->code;
+}
+
+void mock_status_set_code(ks_status_t *st, ks_code_t code)
+{
+    st->code = code;
+}
+
+uint32_t mock_status_reason_count(const ks_status_t *st)
+{
+    return st->n_reasons;
+}
+
+const char *mock_status_reason_at(const ks_status_t *st, uint32_t i)
+{
+    return i < st->n_reasons ? ks_status_reason(st, i) : NULL;
 }
 
 int mock_status_has(const ks_status_t *st, const char *reason)

@@ -56,20 +56,25 @@
 #include <ksched/plugin.h>
 
 #include "framework/framework.h"
-#include "framework/status.h"
 
 /* --- statuses ------------------------------------------------------------ */
 
-/* The host's status (framework/status.h): inspect it directly. `code` is
- * not set by plugins (they return it); the mock_* runners below store the
- * returned code there. Reasons (n_reasons of them, at most
- * KS_STATUS_MAX_REASONS) are interned by the host's status_reason. */
+/* The host's status, read through these functions as the host API does
+ * (the status is opaque to plugins and their tests). Its code is not set by
+ * plugins (they return it); the mock_* runners below store the returned
+ * code in it (mock_status_set_code). */
 
 /* The host's status_new / status_free / ks_status_reset. */
 ks_status_t *mock_status_new(void);
 void mock_status_free(ks_status_t *st);
 /* Drop the reasons and set code back to KS_SUCCESS. */
 void mock_status_reset(ks_status_t *st);
+/* The code stored by a runner (KS_SUCCESS after new / reset). */
+ks_code_t mock_status_code(const ks_status_t *st);
+void mock_status_set_code(ks_status_t *st, ks_code_t code);
+/* How many reasons, and reason i (NULL past the end). */
+uint32_t mock_status_reason_count(const ks_status_t *st);
+const char *mock_status_reason_at(const ks_status_t *st, uint32_t i);
 /* 1 when one of the reasons equals `reason`. */
 int mock_status_has(const ks_status_t *st, const char *reason);
 /* The reasons joined with "; " into a static per-thread buffer (for
@@ -331,15 +336,15 @@ uint32_t mock_clock_advance(mock_host_t *mh, int64_t ms);
 /* How many timers are live. */
 uint32_t mock_timers_live(const mock_host_t *mh);
 /* Run `p`'s pre_bind as the host's binding cycle does (st reset first;
- * code stored in st->code); when it returns KS_PENDING the pod waits for
- * pre_bind_resume. */
+ * the code stored in the status: mock_status_code); when it returns
+ * KS_PENDING the pod waits for pre_bind_resume. */
 ks_code_t mock_pre_bind(mock_host_t *mh, const ks_plugin_t *p, void *self,
                         ks_cycle_state_t *cs, const ks_pod_t *pod,
                         const char *node_name, ks_status_t *st);
 /* 1 while the pod's PreBind waits (returned KS_PENDING, not resumed). */
 int mock_pre_bind_waiting(const mock_host_t *mh, const ks_pod_t *pod);
 
-/* --- runners (fresh cycle state per call; code stored in st->code) ------- */
+/* --- runners (fresh cycle state per call; code kept in the status) ------ */
 
 /* PreFilter (if the plugin has one; a failure is returned as is), then
  * Filter on `ni` unless PreFilter answered KS_SKIP (then KS_SUCCESS, as the

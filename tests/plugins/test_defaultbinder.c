@@ -14,13 +14,13 @@ START_TEST(binds_through_host)
     ck_assert_uint_eq(mh->n_binds, 1);
     ck_assert_ptr_eq(mh->bound_pod, pod);
     ck_assert_str_eq(mh->bound_node, "n7");
-    ck_assert_uint_eq(st->n_reasons, 0);
+    ck_assert_uint_eq(mock_status_reason_count(st), 0);
 
     mh->bind_rc = -1003;
     ck_assert_int_eq(p->bind(self, cs, pod, mock_intern("n8"), st), KS_ERROR);
     ck_assert_uint_eq(mh->n_binds, 2);
-    ck_assert_uint_eq(st->n_reasons, 1);
-    ck_assert_str_eq(ks_status_reason(st, 0),
+    ck_assert_uint_eq(mock_status_reason_count(st), 1);
+    ck_assert_str_eq(mock_status_reason_at(st, 0),
                      "binding pod team-a/web to node n8 failed (code -1003)");
     p->destroy(self);
     mock_cycle_state_free(cs);

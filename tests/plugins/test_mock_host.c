@@ -128,7 +128,7 @@ START_TEST(status_and_snapshot)
     mock_host_set_nodes(mh, nis, 2);
     mh->api.status_reason(st, "a");
     mh->api.status_reasonf(st, "b %d", 2);
-    ck_assert_uint_eq(st->n_reasons, 2);
+    ck_assert_uint_eq(mock_status_reason_count(st), 2);
     ck_assert(mock_status_has(st, "b 2"));
     ck_assert_str_eq(mock_status_text(st), "a; b 2");
     ck_assert_uint_eq(mh->api.snapshot_num_nodes(mh->handle), 2);

@@ -20,8 +20,8 @@ START_TEST(requested_node_only)
                      KS_SUCCESS);
     ck_assert_int_eq(mock_prefilter_filter(mh, p, self, pinned, n1, st),
                      KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
-    ck_assert_uint_eq(st->n_reasons, 1);
-    ck_assert_str_eq(ks_status_reason(st, 0),
+    ck_assert_uint_eq(mock_status_reason_count(st), 1);
+    ck_assert_str_eq(mock_status_reason_at(st, 0),
                      "node(s) didn't match the requested node name");
     ck_assert_uint_eq(p->events_to_register(self, ev, 1), 1);
     ck_assert_uint_eq(ev[0].resource, KS_RES_NODE);

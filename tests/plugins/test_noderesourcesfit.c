@@ -66,9 +66,9 @@ START_TEST(fit_basic_filter_and_least_allocated)
     /* Both reasons, in upstream's order. */
     ck_assert_int_eq(mock_prefilter_filter(mh, p, self, p3, basic[1], st),
                      KS_UNSCHEDULABLE);
-    ck_assert_uint_eq(st->n_reasons, 2);
-    ck_assert_str_eq(ks_status_reason(st, 0), "Insufficient cpu");
-    ck_assert_str_eq(ks_status_reason(st, 1), "Insufficient memory");
+    ck_assert_uint_eq(mock_status_reason_count(st), 2);
+    ck_assert_str_eq(mock_status_reason_at(st, 0), "Insufficient cpu");
+    ck_assert_str_eq(mock_status_reason_at(st, 1), "Insufficient memory");
     /* A pod without requests scores with the non-zero defaults. */
     pt_expect_scores(mh, p, self, p5, basic, 5, want_p5);
     p->destroy(self);

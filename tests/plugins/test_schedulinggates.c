@@ -11,7 +11,7 @@ START_TEST(gates_block_enqueue)
     ks_cluster_event_t ev[4];
 
     ck_assert_int_eq(p->pre_enqueue(self, pod, st), KS_SUCCESS);
-    ck_assert_uint_eq(st->n_reasons, 0);
+    ck_assert_uint_eq(mock_status_reason_count(st), 0);
     mock_pod_add_gate(pod, "example.com/quota");
     ck_assert_int_eq(p->pre_enqueue(self, pod, st),
                      KS_UNSCHEDULABLE_AND_UNRESOLVABLE);

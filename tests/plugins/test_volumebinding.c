@@ -161,7 +161,7 @@ static ks_code_t prefilter(fixture_t *f, ks_cycle_state_t *cs,
                            const ks_pod_t *pod, ks_prefilter_result_t *r)
 {
     mock_status_reset(f->st);
-    return f->st->code = f->p->pre_filter(f->self, cs, pod, r, f->st);
+    return mock_status_set_code(f->st, f->p->pre_filter(f->self, cs, pod, r, f->st)), mock_status_code(f->st);
 }
 
 /* Filter on node i with cs's state. */
@@ -169,7 +169,7 @@ static ks_code_t filter(fixture_t *f, ks_cycle_state_t *cs,
                         const ks_pod_t *pod, int i)
 {
     mock_status_reset(f->st);
-    return f->st->code = f->p->filter(f->self, cs, pod, f->n[i], f->st);
+    return mock_status_set_code(f->st, f->p->filter(f->self, cs, pod, f->n[i], f->st)), mock_status_code(f->st);
 }
 
 /* A whole scheduling cycle up to Reserve on node i: PreFilter, Filter on

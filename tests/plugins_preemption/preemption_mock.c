@@ -105,7 +105,7 @@ void pm_install(mock_host_t *mh)
 /* ABI 1.0's status_message: the first reason, "" when none. */
 static const char *pm_status_message_1_0(const ks_status_t *st)
 {
-    return st->n_reasons ? ks_status_reason(st, 0) : "";
+    return mock_status_reason_count(st) ? mock_status_reason_at(st, 0) : "";
 }
 
 void pm_act_as_abi_1_0(mock_host_t *mh)
