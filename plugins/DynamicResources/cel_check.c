@@ -1,0 +1,504 @@
+/* The CEL checker: gives every node a static type as cel-go's checker
+ * would for the DRA environment (`device` with driver, attributes as
+ * map(string, map(string, dyn)), capacity as map(string, map(string,
+ * Quantity)), allowMultipleAllocations), resolves functions against the
+ * overload table, enforces homogeneous list and map literals, and compiles
+ * literal regular expressions. Anything outside the subset is refused with
+ * a message naming it. */
+#include "cel_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const ks_cel_type_t ks_cel_t_dyn = { KT_DYN, NULL, NULL },
+    ks_cel_t_null = { KT_NULL, NULL, NULL }, ks_cel_t_bool = { KT_BOOL, NULL, NULL },
+    ks_cel_t_int = { KT_INT, NULL, NULL }, ks_cel_t_uint = { KT_UINT, NULL, NULL },
+    ks_cel_t_double = { KT_DOUBLE, NULL, NULL }, ks_cel_t_string = { KT_STRING, NULL, NULL },
+    ks_cel_t_bytes = { KT_BYTES, NULL, NULL }, ks_cel_t_quantity = { KT_QUANTITY, NULL, NULL },
+    ks_cel_t_semver = { KT_SEMVER, NULL, NULL }, ks_cel_t_device = { KT_DEVICE, NULL, NULL },
+    ks_cel_t_list_dyn = { KT_LIST, NULL, &ks_cel_t_dyn },
+    ks_cel_t_map_dyn = { KT_MAP, &ks_cel_t_dyn, &ks_cel_t_dyn };
+
+static const ks_cel_type_t t_attr_inner = { KT_MAP, &ks_cel_t_string, &ks_cel_t_dyn };
+static const ks_cel_type_t t_attrs = { KT_MAP, &ks_cel_t_string, &t_attr_inner };
+static const ks_cel_type_t t_cap_inner = { KT_MAP, &ks_cel_t_string, &ks_cel_t_quantity };
+static const ks_cel_type_t t_caps = { KT_MAP, &ks_cel_t_string, &t_cap_inner };
+
+const ks_cel_overload_t ks_cel_overloads[] = {
+    { FN_ADD, "_+_", 0, "ii", 'i' }, { FN_ADD, "_+_", 0, "uu", 'u' },
+    { FN_ADD, "_+_", 0, "dd", 'd' }, { FN_ADD, "_+_", 0, "ss", 's' },
+    { FN_ADD, "_+_", 0, "bb", 'b' }, { FN_ADD, "_+_", 0, "ll", 'l' },
+    { FN_SUB, "_-_", 0, "ii", 'i' }, { FN_SUB, "_-_", 0, "uu", 'u' },
+    { FN_SUB, "_-_", 0, "dd", 'd' },
+    { FN_MUL, "_*_", 0, "ii", 'i' }, { FN_MUL, "_*_", 0, "uu", 'u' },
+    { FN_MUL, "_*_", 0, "dd", 'd' },
+    { FN_DIV, "_/_", 0, "ii", 'i' }, { FN_DIV, "_/_", 0, "uu", 'u' },
+    { FN_DIV, "_/_", 0, "dd", 'd' },
+    { FN_MOD, "_%_", 0, "ii", 'i' }, { FN_MOD, "_%_", 0, "uu", 'u' },
+    { FN_NEG, "-_", 0, "i", 'i' }, { FN_NEG, "-_", 0, "d", 'd' },
+    { FN_NOT, "!_", 0, "B", 'B' },
+#define ORDER(F, N) \
+    { F, N, 0, "ii", 'B' }, { F, N, 0, "uu", 'B' }, { F, N, 0, "dd", 'B' }, \
+    { F, N, 0, "iu", 'B' }, { F, N, 0, "id", 'B' }, { F, N, 0, "ui", 'B' }, \
+    { F, N, 0, "ud", 'B' }, { F, N, 0, "di", 'B' }, { F, N, 0, "du", 'B' }, \
+    { F, N, 0, "ss", 'B' }, { F, N, 0, "bb", 'B' }, { F, N, 0, "BB", 'B' }
+    ORDER(FN_LT, "_<_"), ORDER(FN_LE, "_<=_"), ORDER(FN_GT, "_>_"), ORDER(FN_GE, "_>=_"),
+#undef ORDER
+    { FN_SIZE, "size", 0, "s", 'i' }, { FN_SIZE, "size", 0, "b", 'i' },
+    { FN_SIZE, "size", 0, "l", 'i' }, { FN_SIZE, "size", 0, "m", 'i' },
+    { FN_SIZE, "size", 1, "s", 'i' }, { FN_SIZE, "size", 1, "b", 'i' },
+    { FN_SIZE, "size", 1, "l", 'i' }, { FN_SIZE, "size", 1, "m", 'i' },
+    { FN_STARTS_WITH, "startsWith", 1, "ss", 'B' },
+    { FN_ENDS_WITH, "endsWith", 1, "ss", 'B' },
+    { FN_CONTAINS, "contains", 1, "ss", 'B' },
+    { FN_MATCHES, "matches", 1, "ss", 'B' }, { FN_MATCHES, "matches", 0, "ss", 'B' },
+    { FN_LOWER_ASCII, "lowerAscii", 1, "s", 's' },
+    { FN_UPPER_ASCII, "upperAscii", 1, "s", 's' },
+    { FN_INT, "int", 0, "i", 'i' }, { FN_INT, "int", 0, "u", 'i' },
+    { FN_INT, "int", 0, "d", 'i' }, { FN_INT, "int", 0, "s", 'i' },
+    { FN_UINT, "uint", 0, "i", 'u' }, { FN_UINT, "uint", 0, "u", 'u' },
+    { FN_UINT, "uint", 0, "d", 'u' }, { FN_UINT, "uint", 0, "s", 'u' },
+    { FN_DOUBLE, "double", 0, "i", 'd' }, { FN_DOUBLE, "double", 0, "u", 'd' },
+    { FN_DOUBLE, "double", 0, "d", 'd' }, { FN_DOUBLE, "double", 0, "s", 'd' },
+    { FN_STRING, "string", 0, "i", 's' }, { FN_STRING, "string", 0, "u", 's' },
+    { FN_STRING, "string", 0, "s", 's' }, { FN_STRING, "string", 0, "B", 's' },
+    { FN_STRING, "string", 0, "b", 's' }, { FN_STRING, "string", 0, "d", 's' },
+    { FN_BOOL, "bool", 0, "B", 'B' }, { FN_BOOL, "bool", 0, "s", 'B' },
+    { FN_DYN, "dyn", 0, "*", '*' },
+    { FN_QUANTITY, "quantity", 0, "s", 'q' },
+    { FN_IS_QUANTITY, "isQuantity", 0, "s", 'B' },
+    { FN_SEMVER, "semver", 0, "s", 'v' }, { FN_SEMVER, "semver", 0, "sB", 'v' },
+    { FN_IS_SEMVER, "isSemver", 0, "s", 'B' }, { FN_IS_SEMVER, "isSemver", 0, "sB", 'B' },
+    { FN_COMPARE_TO, "compareTo", 1, "qq", 'i' }, { FN_COMPARE_TO, "compareTo", 1, "vv", 'i' },
+    { FN_IS_GREATER_THAN, "isGreaterThan", 1, "qq", 'B' },
+    { FN_IS_GREATER_THAN, "isGreaterThan", 1, "vv", 'B' },
+    { FN_IS_LESS_THAN, "isLessThan", 1, "qq", 'B' },
+    { FN_IS_LESS_THAN, "isLessThan", 1, "vv", 'B' },
+    { FN_SIGN, "sign", 1, "q", 'i' },
+    { FN_IS_INTEGER, "isInteger", 1, "q", 'B' },
+    { FN_AS_INTEGER, "asInteger", 1, "q", 'i' },
+    { FN_AS_APPROXIMATE_FLOAT, "asApproximateFloat", 1, "q", 'd' },
+    { FN_Q_ADD, "add", 1, "qq", 'q' }, { FN_Q_ADD, "add", 1, "qi", 'q' },
+    { FN_Q_SUB, "sub", 1, "qq", 'q' }, { FN_Q_SUB, "sub", 1, "qi", 'q' },
+    { FN_MAJOR, "major", 1, "v", 'i' }, { FN_MINOR, "minor", 1, "v", 'i' },
+    { FN_PATCH, "patch", 1, "v", 'i' },
+    { FN_NONE, NULL, 0, NULL, 0 },
+};
+
+static const char supported_functions[] =
+    "size, startsWith, endsWith, contains, matches, lowerAscii, upperAscii, "
+    "int, uint, double, string, bool, dyn, quantity, isQuantity, semver, isSemver, "
+    "compareTo, isGreaterThan, isLessThan, sign, isInteger, asInteger, "
+    "asApproximateFloat, add, sub, major, minor, patch, has";
+
+char ks_cel_kind_letter(ks_cel_kind_t k)
+{
+    switch (k) {
+    case KT_INT: return 'i';
+    case KT_UINT: return 'u';
+    case KT_DOUBLE: return 'd';
+    case KT_STRING: return 's';
+    case KT_BYTES: return 'b';
+    case KT_BOOL: return 'B';
+    case KT_LIST: return 'l';
+    case KT_MAP: return 'm';
+    case KT_QUANTITY: return 'q';
+    case KT_SEMVER: return 'v';
+    case KT_NULL: return 'n';
+    case KT_DEVICE: return 'D';
+    default: return '*';
+    }
+}
+
+void ks_cel_type_name(const ks_cel_type_t *t, char *buf, size_t n)
+{
+    char a[128], b[128];
+    switch (t->kind) {
+    case KT_DYN: snprintf(buf, n, "dyn"); break;
+    case KT_NULL: snprintf(buf, n, "null_type"); break;
+    case KT_BOOL: snprintf(buf, n, "bool"); break;
+    case KT_INT: snprintf(buf, n, "int"); break;
+    case KT_UINT: snprintf(buf, n, "uint"); break;
+    case KT_DOUBLE: snprintf(buf, n, "double"); break;
+    case KT_STRING: snprintf(buf, n, "string"); break;
+    case KT_BYTES: snprintf(buf, n, "bytes"); break;
+    case KT_QUANTITY: snprintf(buf, n, "kubernetes.Quantity"); break;
+    case KT_SEMVER: snprintf(buf, n, "kubernetes.Semver"); break;
+    case KT_DEVICE: snprintf(buf, n, "kubernetes.DRADevice"); break;
+    case KT_LIST:
+        ks_cel_type_name(t->v, a, sizeof a);
+        snprintf(buf, n, "list(%s)", a);
+        break;
+    case KT_MAP:
+        ks_cel_type_name(t->k, a, sizeof a);
+        ks_cel_type_name(t->v, b, sizeof b);
+        snprintf(buf, n, "map(%s, %s)", a, b);
+        break;
+    default: snprintf(buf, n, "*error*"); break;
+    }
+}
+
+typedef struct checker {
+    ks_cel_arena_t *a;
+    char *err; size_t errlen;
+} checker_t;
+
+static int refuse(checker_t *c, int col, const char *fmt, const char *x, const char *y)
+{
+    char msg[4096];
+    snprintf(msg, sizeof msg, fmt, x, y);
+    ks_cel_errf(c->err, c->errlen, col, "%s", msg);
+    return -1;
+}
+
+static int is_dyn(const ks_cel_type_t *t) { return t->kind == KT_DYN; }
+
+/* The common type of a and b (dyn absorbs), NULL when they cannot unify. */
+static const ks_cel_type_t *unify(checker_t *c, const ks_cel_type_t *a, const ks_cel_type_t *b)
+{
+    if (is_dyn(a))
+        return b;
+    if (is_dyn(b))
+        return a;
+    if (a->kind != b->kind)
+        return NULL;
+    if (a->kind == KT_LIST || a->kind == KT_MAP) {
+        const ks_cel_type_t *k = NULL, *v = unify(c, a->v, b->v);
+        if (!v)
+            return NULL;
+        if (a->kind == KT_MAP && !(k = unify(c, a->k, b->k)))
+            return NULL;
+        if (k == a->k && v == a->v)
+            return a;
+        ks_cel_type_t *t = ks_cel_arena_alloc(c->a, sizeof *t);
+        if (!t)
+            return &ks_cel_t_dyn;
+        t->kind = a->kind;
+        t->k = k;
+        t->v = v;
+        return t;
+    }
+    return a;
+}
+
+/* Whether two static types are exactly the same (the homogeneous literal
+ * rule compares types without dyn absorbing). */
+static int same_type(const ks_cel_type_t *a, const ks_cel_type_t *b)
+{
+    if (a->kind != b->kind)
+        return 0;
+    if (a->kind == KT_LIST)
+        return same_type(a->v, b->v);
+    if (a->kind == KT_MAP)
+        return same_type(a->k, b->k) && same_type(a->v, b->v);
+    return 1;
+}
+
+static const ks_cel_type_t *type_of_letter(char l)
+{
+    switch (l) {
+    case 'i': return &ks_cel_t_int;
+    case 'u': return &ks_cel_t_uint;
+    case 'd': return &ks_cel_t_double;
+    case 's': return &ks_cel_t_string;
+    case 'b': return &ks_cel_t_bytes;
+    case 'B': return &ks_cel_t_bool;
+    case 'q': return &ks_cel_t_quantity;
+    case 'v': return &ks_cel_t_semver;
+    case 'l': return &ks_cel_t_list_dyn;
+    case 'm': return &ks_cel_t_map_dyn;
+    default: return &ks_cel_t_dyn;
+    }
+}
+
+static int check_node(checker_t *c, ks_cel_node_t *n);
+
+static void arg_types(ks_cel_node_t *n, char *buf, size_t len)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < n->nargs + (n->target ? 1 : 0) && k + 2 < len; i++) {
+        const ks_cel_node_t *a = n->target ? (i == 0 ? n->target : n->args[i - 1]) : n->args[i];
+        char t[160];
+        ks_cel_type_name(a->type, t, sizeof t);
+        int w = snprintf(buf + k, len - k, "%s%s", i ? ", " : "", t);
+        if (w < 0)
+            break;
+        k += (size_t)w;
+        if (k >= len)
+            k = len - 1;
+    }
+}
+
+static int check_call(checker_t *c, ks_cel_node_t *n)
+{
+    if (n->target && check_node(c, n->target) < 0)
+        return -1;
+    for (size_t i = 0; i < n->nargs; i++)
+        if (check_node(c, n->args[i]) < 0)
+            return -1;
+    int member = n->target != NULL;
+    size_t argc = n->nargs + (member ? 1 : 0);
+    const ks_cel_node_t *argv[3];
+    if (argc > 3)
+        argc = 4; /* nothing takes more than three */
+    for (size_t i = 0; i < argc && i < 3; i++)
+        argv[i] = member ? (i == 0 ? n->target : n->args[i - 1]) : n->args[i];
+
+    /* == and != take any two types that unify; `in` an element and a list or map */
+    if (n->fn == FN_EQ || n->fn == FN_NE) {
+        if (!unify(c, argv[0]->type, argv[1]->type))
+            goto no_overload;
+        n->type = &ks_cel_t_bool;
+        return 0;
+    }
+    if (n->fn == FN_IN) {
+        const ks_cel_type_t *e = argv[0]->type, *coll = argv[1]->type;
+        if (coll->kind == KT_LIST) {
+            if (!unify(c, e, coll->v))
+                goto no_overload;
+        } else if (coll->kind == KT_MAP) {
+            if (!unify(c, e, coll->k))
+                goto no_overload;
+        } else if (!is_dyn(coll)) {
+            goto no_overload;
+        }
+        n->type = &ks_cel_t_bool;
+        return 0;
+    }
+
+    int named = 0, matched = 0;
+    char result = 0;
+    for (const ks_cel_overload_t *o = ks_cel_overloads; o->name; o++) {
+        if (strcmp(o->name, n->name))
+            continue;
+        named = 1;
+        if (o->member != member || strlen(o->params) != argc)
+            continue;
+        int ok = 1;
+        for (size_t i = 0; i < argc && ok; i++) {
+            char want = o->params[i], have = ks_cel_kind_letter(argv[i]->type->kind);
+            ok = want == '*' || have == '*' || want == have;
+        }
+        if (!ok)
+            continue;
+        if (!matched) {
+            n->fn = o->fn;
+            result = o->result;
+        } else if (result != o->result) {
+            result = '*';
+        }
+        matched++;
+    }
+    if (!named)
+        return refuse(c, n->col, "unsupported function '%s' (ksched supports: %s)",
+                      n->name, supported_functions);
+    if (!matched)
+        goto no_overload;
+    n->type = type_of_letter(result);
+    if (n->fn == FN_ADD && result == 'l') {
+        const ks_cel_type_t *a = argv[0]->type, *b = argv[1]->type;
+        if (a->kind == KT_LIST && b->kind == KT_LIST) {
+            n->type = unify(c, a, b);
+            if (!n->type)
+                goto no_overload;
+        } else {
+            n->type = a->kind == KT_LIST ? a : b->kind == KT_LIST ? b : &ks_cel_t_list_dyn;
+        }
+    }
+    if (n->fn == FN_MATCHES) {
+        const ks_cel_node_t *pat = argv[1];
+        if (pat->kind == ND_CONST && pat->cval.kind == KV_STRING) {
+            char rerr[256];
+            n->re = ks_cel_regex_compile(c->a, pat->cval.u.s.p, pat->cval.u.s.n, rerr, sizeof rerr);
+            if (!n->re)
+                return refuse(c, pat->col, "invalid matches argument: %s%s", rerr, "");
+        }
+    }
+    return 0;
+
+no_overload: {
+        char types[512];
+        arg_types(n, types, sizeof types);
+        const char *shown = n->name;
+        return refuse(c, n->col, "found no matching overload for '%s' applied to '(%s)'",
+                      shown, types);
+    }
+}
+
+static int check_node(checker_t *c, ks_cel_node_t *n)
+{
+    switch (n->kind) {
+    case ND_CONST:
+        switch (n->cval.kind) {
+        case KV_NULL: n->type = &ks_cel_t_null; break;
+        case KV_BOOL: n->type = &ks_cel_t_bool; break;
+        case KV_INT: n->type = &ks_cel_t_int; break;
+        case KV_UINT: n->type = &ks_cel_t_uint; break;
+        case KV_DOUBLE: n->type = &ks_cel_t_double; break;
+        case KV_STRING: n->type = &ks_cel_t_string; break;
+        case KV_BYTES: n->type = &ks_cel_t_bytes; break;
+        default: n->type = &ks_cel_t_dyn; break;
+        }
+        return 0;
+    case ND_IDENT:
+        if (strcmp(n->name, "device"))
+            return refuse(c, n->col, "undeclared reference to '%s'%s", n->name, "");
+        n->type = &ks_cel_t_device;
+        return 0;
+    case ND_SELECT:
+    case ND_HAS: {
+        ks_cel_node_t *sel = n->kind == ND_HAS ? n->target : n;
+        if (n->kind == ND_HAS && check_node(c, sel) < 0)
+            return -1;
+        if (n->kind == ND_SELECT && check_node(c, sel->target) < 0)
+            return -1;
+        if (n->kind == ND_HAS) {
+            n->type = &ks_cel_t_bool;
+            return 0;
+        }
+        const ks_cel_type_t *t = sel->target->type;
+        if (t->kind == KT_DEVICE) {
+            if (!strcmp(n->name, "driver"))
+                n->type = &ks_cel_t_string;
+            else if (!strcmp(n->name, "attributes"))
+                n->type = &t_attrs;
+            else if (!strcmp(n->name, "capacity"))
+                n->type = &t_caps;
+            else if (!strcmp(n->name, "allowMultipleAllocations"))
+                n->type = &ks_cel_t_bool;
+            else
+                return refuse(c, n->col, "undefined field '%s'%s", n->name, "");
+            return 0;
+        }
+        if (t->kind == KT_MAP) {
+            if (!is_dyn(t->k) && t->k->kind != KT_STRING)
+                goto no_select;
+            n->type = t->v;
+            return 0;
+        }
+        if (is_dyn(t)) {
+            n->type = &ks_cel_t_dyn;
+            return 0;
+        }
+    no_select: {
+            char tn[256];
+            ks_cel_type_name(t, tn, sizeof tn);
+            return refuse(c, n->col, "type '%s' does not support field selection%s", tn, "");
+        }
+    }
+    case ND_INDEX: {
+        if (check_node(c, n->target) < 0 || check_node(c, n->args[0]) < 0)
+            return -1;
+        const ks_cel_type_t *t = n->target->type, *k = n->args[0]->type;
+        if (t->kind == KT_LIST) {
+            if (!is_dyn(k) && k->kind != KT_INT)
+                goto bad_index;
+            n->type = t->v;
+        } else if (t->kind == KT_MAP) {
+            if (!unify(c, t->k, k))
+                goto bad_index;
+            n->type = t->v;
+        } else if (is_dyn(t)) {
+            n->type = &ks_cel_t_dyn;
+        } else {
+            goto bad_index;
+        }
+        return 0;
+    bad_index: {
+            char a[256], b[256], msg[1024];
+            ks_cel_type_name(t, a, sizeof a);
+            ks_cel_type_name(k, b, sizeof b);
+            snprintf(msg, sizeof msg, "%s, %s", a, b);
+            return refuse(c, n->col, "found no matching overload for '_[_]' applied to '(%s)'%s", msg, "");
+        }
+    }
+    case ND_CALL:
+        return check_call(c, n);
+    case ND_LIST:
+    case ND_MAP: {
+        const ks_cel_type_t *kt = NULL, *vt = NULL;
+        int is_map = n->kind == ND_MAP;
+        for (size_t i = 0; i < n->nargs; i++) {
+            if (check_node(c, n->args[i]) < 0)
+                return -1;
+            const ks_cel_type_t *t = n->args[i]->type, **slot = (is_map && i % 2 == 0) ? &kt : &vt;
+            if (is_map && i % 2 == 0 && !is_dyn(t) && t->kind != KT_STRING && t->kind != KT_INT &&
+                t->kind != KT_UINT && t->kind != KT_BOOL) {
+                char tn[256];
+                ks_cel_type_name(t, tn, sizeof tn);
+                return refuse(c, n->args[i]->col, "unsupported map key type '%s'%s", tn, "");
+            }
+            if (!*slot) {
+                *slot = t;
+            } else if (!same_type(*slot, t)) {
+                char a[256], b[256];
+                ks_cel_type_name(*slot, a, sizeof a);
+                ks_cel_type_name(t, b, sizeof b);
+                return refuse(c, n->args[i]->col, "expected type '%s' but found '%s'", a, b);
+            }
+        }
+        ks_cel_type_t *t = ks_cel_arena_alloc(c->a, sizeof *t);
+        if (!t)
+            return refuse(c, n->col, "out of memory%s%s", "", "");
+        t->kind = is_map ? KT_MAP : KT_LIST;
+        t->k = is_map ? (kt ? kt : &ks_cel_t_dyn) : NULL;
+        t->v = vt ? vt : &ks_cel_t_dyn;
+        n->type = t;
+        return 0;
+    }
+    case ND_AND:
+    case ND_OR:
+        for (int i = 0; i < 2; i++) {
+            if (check_node(c, n->args[i]) < 0)
+                return -1;
+            const ks_cel_type_t *t = n->args[i]->type;
+            if (!is_dyn(t) && t->kind != KT_BOOL) {
+                char a[256], b[256];
+                ks_cel_type_name(n->args[0]->type, a, sizeof a);
+                ks_cel_type_name(n->args[1] && n->args[1]->type ? n->args[1]->type : &ks_cel_t_dyn,
+                                 b, sizeof b);
+                char msg[1024];
+                snprintf(msg, sizeof msg, "%s, %s", a, b);
+                return refuse(c, n->col, "found no matching overload for '%s' applied to '(%s)'",
+                              n->kind == ND_AND ? "_&&_" : "_||_", msg);
+            }
+        }
+        n->type = &ks_cel_t_bool;
+        return 0;
+    case ND_COND: {
+        for (int i = 0; i < 3; i++)
+            if (check_node(c, n->args[i]) < 0)
+                return -1;
+        const ks_cel_type_t *t = n->args[0]->type;
+        const ks_cel_type_t *r = unify(c, n->args[1]->type, n->args[2]->type);
+        if ((!is_dyn(t) && t->kind != KT_BOOL) || !r) {
+            char a[256], b[256], msg[1024];
+            ks_cel_type_name(n->args[1]->type, a, sizeof a);
+            ks_cel_type_name(n->args[2]->type, b, sizeof b);
+            ks_cel_type_name(t, msg, sizeof msg);
+            snprintf(msg + strlen(msg), sizeof msg - strlen(msg), ", %s, %s", a, b);
+            return refuse(c, n->col, "found no matching overload for '_?_:_' applied to '(%s)'%s", msg, "");
+        }
+        /* one branch dyn: cel-go's result is the other branch's type only
+         * when both are the same; keep dyn then */
+        n->type = (is_dyn(n->args[1]->type) || is_dyn(n->args[2]->type)) ? &ks_cel_t_dyn : r;
+        return 0;
+    }
+    }
+    return refuse(c, n->col, "internal error: unknown node%s%s", "", "");
+}
+
+int ks_cel_check(ks_cel_node_t *root, ks_cel_arena_t *a, char *err, size_t errlen)
+{
+    checker_t c = { .a = a, .err = err, .errlen = errlen };
+    if (check_node(&c, root) < 0)
+        return -1;
+    if (root->type->kind != KT_BOOL && root->type->kind != KT_DYN) {
+        char tn[256];
+        ks_cel_type_name(root->type, tn, sizeof tn);
+        ks_cel_errf(err, errlen, 0, "must evaluate to bool or the unknown type, not %s", tn);
+        return -1;
+    }
+    return 0;
+}
