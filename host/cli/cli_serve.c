@@ -693,6 +693,10 @@ static void serve_announce(const serve_opts_t *so, ks_server_t *srv,
             bound,
             (unsigned long long)ks_scheduler_generation(srv->sched)->id,
             ks_scheduler_generation(srv->sched)->reg->n);
+    /* The web console (server/console.h), on TCP addresses. */
+    if (strncmp(bound, "http", 4) == 0)
+        fprintf(stderr, "ksched serve: console at %s/ui%s\n", bound,
+                srv->auth ? " (it asks for a token of --token-file)" : "");
     if (srv->kconn) {
         char d[1500];
         fprintf(stderr, "ksched serve: cluster mode: %s\n",

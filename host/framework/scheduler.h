@@ -331,4 +331,35 @@ void ks_fit_error_format(const struct ks_node_status_map *m, uint32_t n_nodes,
 /* upstream numFeasibleNodesToFind. */
 uint32_t ks_num_feasible_nodes_to_find(uint32_t n_all, int32_t percentage);
 
+/* One record of the queue as the console shows it (sched_debug.c): the
+ * pod, its queue (a KS_Q_* of queue.h; KS_Q_INFLIGHT for a pod being
+ * scheduled, waiting at Permit or binding), whether PreEnqueue gates it,
+ * its last failure (NULL: none yet), the plugins that rejected it last
+ * (bit i of pending_mask: plugins[i] answered Pending), its attempts and
+ * the scheduler clock's times (ms) of its backoff expiry and of its entry
+ * into the unschedulable pool. Valid during the visit only. */
+typedef struct ks_queued_info {
+    const ks_pod_t *pod;
+    int where;
+    int gated;
+    const char *message;
+    const char *const *plugins;
+    unsigned n_plugins;
+    uint32_t pending_mask;
+    uint32_t attempts;
+    int64_t backoff_expiry_ms, unsched_since_ms;
+} ks_queued_info_t;
+/* Visit every pod the queue holds (any queue, in flight too). Reads only;
+ * fn must not change the scheduler. Loop thread, between cycles. */
+void ks_scheduler_foreach_queued(ks_scheduler_t *s,
+                                 void (*fn)(void *ud,
+                                            const ks_queued_info_t *qi),
+                                 void *ud);
+/* The queued pod with this uid and its record, or NULL (KS_ENOTFOUND).
+ * The pod stays the scheduler's: valid until the loop runs again. Loop
+ * thread. */
+const ks_pod_t *ks_scheduler_queued_pod(const ks_scheduler_t *s,
+                                        const char *uid,
+                                        ks_queued_info_t *qi);
+
 #endif

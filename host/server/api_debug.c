@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "console.h"
 #include "faults.h"
+#include "framework/call_board.h"
 #include "framework/plugin_loader.h"
 #include "shadow/shadow.h"
 
@@ -89,15 +91,22 @@ void ks_api_debug_plugins(ks_server_t *srv, ks_http_conn_t *c,
     (void)req;
     for (i = 0; plugins && i < g->reg->n; i++) {
         const ks_loaded_plugin_t *lp = g->reg->plugins[i];
+        char hash[17];
+        ks_console_plugin_hash(lp->hash, lp->copy_path, hash);
         json_array_append_new(
             plugins,
-            json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:I}", "name",
+            json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:I, s:s, s:b}", "name",
                       lp->desc.name, "version",
                       lp->desc.version ? lp->desc.version : "", "file",
                       lp->path, "copyPath", lp->copy_path, "generation",
                       (json_int_t)g->id, "refs",
                       __atomic_load_n(&lp->refs, __ATOMIC_RELAXED),
-                      "loadSeq", (json_int_t)lp->load_seq));
+                      "loadSeq", (json_int_t)lp->load_seq, "hash", hash,
+                      "quarantined",
+                      lp->hash != 0 &&
+                          ks_call_board_quarantined(ks_call_board(),
+                                                    lp->desc.name,
+                                                    lp->hash) != NULL));
     }
     for (i = 0; hist && i < srv->n_history; i++) {
         const ks_gen_record_t *r =
@@ -120,6 +129,10 @@ void ks_api_debug_plugins(ks_server_t *srv, ks_http_conn_t *c,
                     "liveImages", ks_plugin_live_count(), "plugins", plugins,
                     "lastReload", last, "history", hist, "faults",
                     ks_faults_json());
+    if (doc) {
+        json_object_set_new(doc, "profiles", ks_console_profiles_json(g));
+        json_object_set_new(doc, "reloads", ks_console_reloads_json(srv));
+    }
     ks_api_json(c, 200, doc);
 }
 

@@ -11,6 +11,7 @@
 #include <malloc.h>
 #endif
 
+#include "console.h"
 #include "faults.h"
 #include "server.h"
 #include "signals.h"
@@ -27,6 +28,7 @@ void ks_server_stop(ks_server_t *srv)
         ks_signals_detach();
         uv_close((uv_handle_t *)&srv->drain_timer, NULL);
         uv_close((uv_handle_t *)&srv->trim_timer, NULL);
+        ks_console_stop(srv);
     }
     if (srv->sched)
         ks_scheduler_detach_loop(srv->sched);
@@ -129,6 +131,8 @@ int ks_server_start(ks_server_t *srv, ks_error_t *err)
      * the middle of its heap otherwise). */
     uv_timer_start(&srv->trim_timer, on_trim, 5000, 5000);
     uv_unref((uv_handle_t *)&srv->trim_timer);
+    if (ks_console_start(srv) != 0)
+        return ks_error_set(err, KS_EIO, "cannot start the console's timer");
     if (ks_signals_attach(srv->loop, on_signal, srv, err) != 0)
         return err->code;
     if (ks_scheduler_attach_loop(srv->sched, srv->loop) != 0)

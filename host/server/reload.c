@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "console.h"
 #include "faults.h"
 #include "server.h"
 #include "shadow/shadow.h"
@@ -53,6 +54,8 @@ int ks_server_reload(ks_server_t *srv, const char *trigger, uint64_t *gen_id,
         srv->last_error = strdup(err && err->msg[0] ? err->msg
                                                     : ks_strerror(rc));
         ks_metric_add(srv->m_reloads, 1, "failure");
+        ks_console_note_reload(srv, 0, 0, old_id, trigger, srv->last_error,
+                               srv->last_time);
         fprintf(stderr,
                 "ksched serve: reload (%s) failed; generation %llu keeps "
                 "running:\n%s\n",
@@ -69,6 +72,8 @@ int ks_server_reload(ks_server_t *srv, const char *trigger, uint64_t *gen_id,
     srv->last_generation = g->id;
     ks_metric_add(srv->m_reloads, 1, "success");
     ks_server_record_generation(srv, trigger);
+    ks_console_note_reload(srv, 1, g->id, old_id, trigger, NULL,
+                           srv->last_time);
     adopt_others(srv);
     /* New plugin code may judge held pods differently: give every
      * unschedulable (and gated) pod another try, as upstream does after a

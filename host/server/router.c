@@ -8,6 +8,7 @@
 #include "api.h"
 #include "api_objects.h"
 #include "base/mono_clock.h"
+#include "console.h"
 #include "server.h"
 
 int ks_route_match(const char *pattern, const char *path,
@@ -66,6 +67,13 @@ enum route_id {
     R_METRICS,
     R_DEBUG_PLUGINS,
     R_DEBUG_SHADOW,
+    R_DEBUG_CLUSTER,
+    R_DEBUG_QUEUE,
+    R_DEBUG_POD,
+    R_DEBUG_EXPLAIN,
+    R_DEBUG_RATES,
+    R_UI,
+    R_UI_FILE,
     R_CONFIGZ,
     R_RELOAD,
     R_NODES,
@@ -87,6 +95,13 @@ static const struct route {
     {R_METRICS, "/metrics", "GET"},
     {R_DEBUG_PLUGINS, "/debug/plugins", "GET"},
     {R_DEBUG_SHADOW, "/debug/shadow", "GET"},
+    {R_DEBUG_CLUSTER, "/debug/cluster", "GET"},
+    {R_DEBUG_QUEUE, "/debug/queue", "GET"},
+    {R_DEBUG_POD, "/debug/pods/{}/{}", "GET"},
+    {R_DEBUG_EXPLAIN, "/debug/explain/{}/{}", "POST"},
+    {R_DEBUG_RATES, "/debug/rates", "GET"},
+    {R_UI, "/ui", "GET"},
+    {R_UI_FILE, "/ui/{}", "GET"},
     {R_CONFIGZ, "/configz", "GET"},
     {R_RELOAD, "/-/reload", "POST"},
     {R_NODES, "/api/v1/nodes", "GET POST"},
@@ -203,8 +218,11 @@ void ks_server_handle(void *ud, ks_http_conn_t *c,
     /* With --token-file or delegated authentication, everything but the
      * health checks needs a bearer token (any path: an unknown one is 401
      * too, as upstream). A token of the file is allowed everything; any
-     * other goes to the API server when authentication is delegated. */
-    if ((srv->auth || srv->delegate) && !ks_auth_always_allowed(req->path)) {
+     * other goes to the API server when authentication is delegated. The
+     * console's static files carry no data: the page asks for the token
+     * and sends it with each /debug request. */
+    if ((srv->auth || srv->delegate) && !ks_auth_always_allowed(req->path) &&
+        !ks_console_is_asset_path(req->path)) {
         double t0 = ks_mono_seconds();
         token_ok = srv->auth && ks_auth_check(srv->auth, req->authorization);
         if (!token_ok && srv->delegate) {
@@ -268,6 +286,25 @@ static void route(ks_server_t *srv, ks_http_conn_t *c,
             return;
         case R_DEBUG_SHADOW:
             ks_api_debug_shadow(srv, c, req);
+            return;
+        case R_DEBUG_CLUSTER:
+            ks_api_debug_cluster(srv, c, req);
+            return;
+        case R_DEBUG_QUEUE:
+            ks_api_debug_queue(srv, c, req);
+            return;
+        case R_DEBUG_POD:
+            ks_api_debug_pod(srv, c, req, caps[0], caps[1]);
+            return;
+        case R_DEBUG_EXPLAIN:
+            ks_api_debug_explain(srv, c, req, caps[0], caps[1]);
+            return;
+        case R_DEBUG_RATES:
+            ks_api_debug_rates(srv, c, req);
+            return;
+        case R_UI:
+        case R_UI_FILE:
+            ks_api_ui(srv, c, req);
             return;
         case R_CONFIGZ:
             ks_api_configz(srv, c, req);

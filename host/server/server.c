@@ -1,6 +1,7 @@
 /* Server state: scheduler observer, metrics, pod index, lifetime. */
 #include "server.h"
 
+#include "console.h"
 #include "journal.h"
 #include "local_requests.h"
 
@@ -11,6 +12,7 @@
 
 #include "base/intern.h"
 #include "base/log.h"
+#include "framework/call_board.h"
 #include "framework/status.h"
 #include "shadow/shadow.h"
 
@@ -95,6 +97,7 @@ static void obs_cycle(void *ud, const ks_cycle_result_t *r)
         e = ks_server_pod_add(srv, r->pod, KS_POD_PENDING);
     const char *profile =
         ks_intern_str(ks_intern_global(), r->fw->profile_name);
+    ks_console_on_cycle(srv, r, ks_scheduler_generation(srv->sched)->id);
     if (e) {
         /* A cycle runs with the scheduler's current generation. */
         e->generation = ks_scheduler_generation(srv->sched)->id;
@@ -143,8 +146,11 @@ static void obs_bound(void *ud, const ks_pod_t *pod, const char *node)
         ks_sched_metrics_scheduled(srv->sched_metrics, e->sli_attempts,
                                    ks_server_now() - e->sli_t0,
                                    e->sli_flushed);
-    if (e->attempt_open)
+    if (e->attempt_open) {
+        ks_console_on_bound(srv, e->key, node,
+                            ks_server_now() - e->attempt_t0);
         attempt_done(srv, e, "scheduled", ks_server_now() - e->attempt_t0);
+    }
     ks_server_emit_binding(srv, e);
     if (srv->ksrc) /* the cluster keeps the pod from here on */
         ks_server_pod_remove(srv, e);
@@ -157,9 +163,12 @@ static void obs_failed(void *ud, const ks_pod_t *pod, const char *message)
     if (e == NULL)
         return;
     /* A failure after a node was selected: Reserve, Permit or binding. */
-    if (e->attempt_open)
+    if (e->attempt_open) {
+        ks_console_on_bind_failed(srv, e->key, message,
+                                  ks_server_now() - e->attempt_t0);
         attempt_done(srv, e, e->permit_rejected ? "unschedulable" : "error",
                      ks_server_now() - e->attempt_t0);
+    }
     ks_server_emit_failed(srv, e, message);
 }
 
@@ -182,6 +191,7 @@ static void obs_ep(void *ud, const ks_framework_t *fw, int ep, ks_code_t code,
     const char *cname = ks_code_name(code);
     ks_metric_observe(srv->m_ep_dur, seconds, pname, cname,
                       fw->profile_name);
+    ks_console_on_ep(srv, ep, seconds);
     if (ep == KS_EP_POST_FILTER) {
         ks_metric_add(srv->m_preempt, 1);
         ks_sched_metrics_postfilter_done(srv->sched_metrics);
@@ -553,7 +563,9 @@ int ks_server_init(ks_server_t *srv, uv_loop_t *loop,
     srv->last_ok = -1;
     srv->drain_timeout_s = 10;
     srv->cache = ks_cache_new(ks_intern_global());
-    if (srv->cache == NULL || metrics_init(srv, gen) != 0) {
+    srv->console = ks_console_new();
+    if (srv->cache == NULL || srv->console == NULL ||
+        metrics_init(srv, gen) != 0) {
         ks_generation_unref(gen);
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     }
@@ -639,6 +651,7 @@ void ks_server_record_generation(ks_server_t *srv, const char *trigger)
         p->version = strdup(lp->desc.version ? lp->desc.version : "");
         p->file = strdup(lp->path);
         p->copy_path = strdup(lp->copy_path);
+        p->hash = lp->hash ? lp->hash : ks_file_hash(lp->copy_path);
         r->n_plugins++;
         if (!p->name || !p->version || !p->file || !p->copy_path)
             break;
@@ -658,6 +671,8 @@ void ks_server_free(ks_server_t *srv)
     srv->ksrc = NULL;
     ks_shadow_free(srv->shadow);
     srv->shadow = NULL;
+    ks_console_free(srv->console);
+    srv->console = NULL;
     if (srv->sched)
         ks_scheduler_free(srv->sched);
     /* After the scheduler: its teardown may still run Unreserve. */

@@ -64,6 +64,7 @@ typedef struct ks_watcher {
 /* One plugin of a generation, as recorded when it was swapped in. */
 typedef struct ks_gen_plugin {
     char *name, *version, *file, *copy_path;
+    uint64_t hash; /* content hash (console.h: ks_console_plugin_hash) */
 } ks_gen_plugin_t;
 
 /* History of generations (what the API reports about retired ones). */
@@ -164,6 +165,9 @@ typedef struct ks_server {
     int draining;
     int stopped;
     int handles_inited;
+
+    /* the web console's state (console.h), NULL when out of memory */
+    struct ks_console *console;
 } ks_server_t;
 
 /* Set up the scheduler, metrics and API on `loop` with a built generation
