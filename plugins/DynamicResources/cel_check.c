@@ -19,6 +19,11 @@ const ks_cel_type_t ks_cel_t_dyn = { KT_DYN, NULL, NULL },
     ks_cel_t_list_dyn = { KT_LIST, NULL, &ks_cel_t_dyn },
     ks_cel_t_map_dyn = { KT_MAP, &ks_cel_t_dyn, &ks_cel_t_dyn };
 
+/* The element type of an empty list or map literal: a free type parameter
+ * that cel-go binds to whatever it meets, so it never breaks the
+ * homogeneous literal rule. */
+static const ks_cel_type_t t_free = { KT_DYN, NULL, NULL };
+
 static const ks_cel_type_t t_attr_inner = { KT_MAP, &ks_cel_t_string, &ks_cel_t_dyn };
 static const ks_cel_type_t t_attrs = { KT_MAP, &ks_cel_t_string, &t_attr_inner };
 static const ks_cel_type_t t_cap_inner = { KT_MAP, &ks_cel_t_string, &ks_cel_t_quantity };
@@ -185,6 +190,8 @@ static const ks_cel_type_t *unify(checker_t *c, const ks_cel_type_t *a, const ks
  * rule compares types without dyn absorbing). */
 static int same_type(const ks_cel_type_t *a, const ks_cel_type_t *b)
 {
+    if (a == &t_free || b == &t_free)
+        return 1;
     if (a->kind != b->kind)
         return 0;
     if (a->kind == KT_LIST)
@@ -289,6 +296,12 @@ static int check_call(checker_t *c, ks_cel_node_t *n)
             result = '*';
         }
         matched++;
+        /* a free type parameter binds to the first overload that fits */
+        int has_free = 0;
+        for (size_t i = 0; i < argc; i++)
+            has_free |= argv[i]->type == &t_free;
+        if (has_free)
+            break;
     }
     if (!named)
         return refuse(c, n->col, "unsupported function '%s' (ksched supports: %s)",
@@ -442,8 +455,8 @@ static int check_node(checker_t *c, ks_cel_node_t *n)
         if (!t)
             return refuse(c, n->col, "out of memory%s%s", "", "");
         t->kind = is_map ? KT_MAP : KT_LIST;
-        t->k = is_map ? (kt ? kt : &ks_cel_t_dyn) : NULL;
-        t->v = vt ? vt : &ks_cel_t_dyn;
+        t->k = is_map ? (kt ? kt : &t_free) : NULL;
+        t->v = vt ? vt : &t_free;
         n->type = t;
         return 0;
     }
@@ -482,7 +495,10 @@ static int check_node(checker_t *c, ks_cel_node_t *n)
         }
         /* one branch dyn: cel-go's result is the other branch's type only
          * when both are the same; keep dyn then */
-        n->type = (is_dyn(n->args[1]->type) || is_dyn(n->args[2]->type)) ? &ks_cel_t_dyn : r;
+        if (n->args[1]->type == &t_free || n->args[2]->type == &t_free)
+            n->type = n->args[1]->type == &t_free ? n->args[2]->type : n->args[1]->type;
+        else
+            n->type = (is_dyn(n->args[1]->type) || is_dyn(n->args[2]->type)) ? &ks_cel_t_dyn : r;
         return 0;
     }
     }
