@@ -35,14 +35,11 @@ typedef ks_container_req_flags_t container_flags_t;
 /* --- notices for fields ksched does not model ----------------------------- */
 
 enum {
-    NOTE_RESOURCE_CLAIMS,
     NOTE_RESIZE,
     NOTE_COUNT
 };
 
 static const char *const note_why[NOTE_COUNT] = {
-    [NOTE_RESOURCE_CLAIMS] = "upstream's DynamicResources plugin allocates "
-                             "devices for it",
     [NOTE_RESIZE] = "upstream counts the larger of the spec's and the "
                     "status's resources of a pod being resized",
 };
@@ -63,6 +60,9 @@ static void note_once(int which, const ks_pod_t *pod, const char *field)
            pod->ns, pod->name, field, note_why[which]);
 }
 
+/* spec.resourceClaims needs no notice either: it is in
+ * ks_pod_t.resource_claims since ABI 1.5 (the DynamicResources plugin). */
+
 /* Volumes need no notice: claims and generic ephemeral volumes are in
  * ks_pod_t.volumes since ABI 1.3, and the inline in-tree sources that
  * upstream's volume plugins read (gcePersistentDisk, awsElasticBlockStore,
@@ -74,15 +74,9 @@ static void note_once(int which, const ks_pod_t *pod, const char *field)
 static void note_unmodelled(ks_yctx_t *c, const yaml_node_t *root,
                             const ks_pod_t *pod)
 {
-    const yaml_node_t *spec = ky_get(c, root, "spec");
     const yaml_node_t *status = ky_get(c, root, "status");
     const yaml_node_t *v;
     uint32_t i;
-    if (spec != NULL && ky_is_map(spec)) {
-        v = ky_get(c, spec, "resourceClaims");
-        if (v != NULL && ky_is_seq(v) && ky_seq_len(v) > 0)
-            note_once(NOTE_RESOURCE_CLAIMS, pod, "spec.resourceClaims");
-    }
     if (status != NULL && ky_is_map(status) &&
         (v = ky_get(c, status, "conditions")) != NULL && ky_is_seq(v))
         for (i = 0; i < ky_seq_len(v); i++) {
@@ -690,6 +684,81 @@ static int parse_volumes(ks_yctx_t *c, const yaml_node_t *n, ks_pod_t *pod)
     return rc;
 }
 
+/* --- resource claims (ABI 1.5) ------------------------------------------- */
+
+static int parse_claims_item(ks_yctx_t *c, const yaml_node_t *item,
+                             void *elem, void *ud)
+{
+    ks_pod_claim_t *pc = elem;
+    int rc;
+    (void)ud;
+    /* Claims made from templates are as many as the pods: the names live
+     * as long as the pod. */
+    c->counted = 1;
+    if ((rc = ky_f_str(c, item, "name", &pc->name)) == 0 &&
+        (rc = ky_f_str(c, item, "resourceClaimName", &pc->claim_name)) == 0)
+        rc = ky_f_str(c, item, "resourceClaimTemplateName",
+                      &pc->template_name);
+    c->counted = 0;
+    pc->status_claim_name = ks_intern_empty(c->in);
+    if (rc == 0 && pc->name[0] == '\0')
+        rc = ky_fail(c, item, "name is required");
+    return rc;
+}
+
+static int parse_resource_claims(ks_yctx_t *c, const yaml_node_t *n,
+                                 ks_pod_t *pod)
+{
+    void *arr;
+    int rc = ky_seq_of_maps(c, n, sizeof(ks_pod_claim_t), parse_claims_item,
+                            NULL, &arr, &pod->n_resource_claims);
+    pod->resource_claims = pod->n_resource_claims > 0 ? arr : NULL;
+    return rc;
+}
+
+/* status.resourceClaimStatuses: each entry's resourceClaimName goes to the
+ * spec entry of the same name (an entry naming none is ignored, as the
+ * API server's validation refuses it). */
+static int parse_claim_statuses(ks_yctx_t *c, const yaml_node_t *status,
+                                ks_pod_t *pod)
+{
+    const yaml_node_t *n = ky_get(c, status, "resourceClaimStatuses");
+    size_t old;
+    uint32_t i, j;
+    int rc = 0;
+    if (n == NULL || ky_is_null(n))
+        return 0;
+    old = ky_push(c, "resourceClaimStatuses");
+    if ((rc = ky_expect_seq(c, n)) != 0)
+        return rc;
+    for (i = 0; i < ky_seq_len(n) && rc == 0; i++) {
+        const yaml_node_t *item = ky_seq_at(c, n, i);
+        const char *name = NULL, *claim = NULL;
+        size_t o2 = ky_push_index(c, i);
+        if ((rc = ky_expect_map(c, item)) != 0)
+            break;
+        c->counted = 1;
+        if ((rc = ky_f_str(c, item, "name", &name)) == 0)
+            rc = ky_f_str(c, item, "resourceClaimName", &claim);
+        c->counted = 0;
+        ky_pop(c, o2);
+        if (rc != 0)
+            break;
+        for (j = 0; j < pod->n_resource_claims; j++) {
+            /* The array was allocated by this reader. */
+            ks_pod_claim_t *pc = (ks_pod_claim_t *)&pod->resource_claims[j];
+            if (pc->name == name || strcmp(pc->name, name) == 0) {
+                pc->has_status = 1;
+                pc->status_claim_name = claim;
+                break;
+            }
+        }
+    }
+    if (rc == 0)
+        ky_pop(c, old);
+    return rc;
+}
+
 /* --- containers ----------------------------------------------------------- */
 
 static int parse_ports_item(ks_yctx_t *c, const yaml_node_t *item,
@@ -1021,6 +1090,12 @@ static int parse_spec(ks_yctx_t *c, const yaml_node_t *spec, ks_pod_t *pod)
             return rc;
         ky_pop(c, o2);
     }
+    if ((v = ky_get(c, spec, "resourceClaims")) != NULL) {
+        size_t o2 = ky_push(c, "resourceClaims");
+        if ((rc = parse_resource_claims(c, v, pod)) != 0)
+            return rc;
+        ky_pop(c, o2);
+    }
     if ((rc = parse_containers(c, spec, "containers", &pod->containers,
                                &pod->n_containers, &cfl)) != 0 ||
         (rc = parse_containers(c, spec, "initContainers",
@@ -1095,7 +1170,8 @@ int ks_pod_from_yaml(const char *file, void *doc, void *node, ks_intern_t *in,
         if ((rc = ky_expect_map(c, v)) != 0 ||
             (rc = ky_f_str(c, v, "nominatedNodeName",
                            &pod->nominated_node_name)) != 0 ||
-            (rc = ky_f_time(c, v, "startTime", &pod->start_unix_ms)) != 0)
+            (rc = ky_f_time(c, v, "startTime", &pod->start_unix_ms)) != 0 ||
+            (rc = parse_claim_statuses(c, v, pod)) != 0)
             goto fail;
         ky_pop(c, old);
     }

@@ -83,7 +83,7 @@ def main():
         print("FAIL 1.0 plugin bindings: %r, want %r" % (got, WANT_BINDINGS))
         ok = False
     for name in ("AbiProbe11", "AbiProbe12", "AbiProbe13", "AbiProbe14",
-                 "AbiProbe14Min0"):
+                 "AbiProbe15", "AbiProbe15Min0"):
         new = run(name)
         if old != new:
             print("FAIL the 1.0 build and %s differ:\n%r\n%r"
@@ -106,7 +106,7 @@ def main():
     if r.returncode != 0 or any(n not in r.stdout for n in
                                 ("AbiProbe10", "AbiProbe11", "AbiProbe12",
                                  "AbiProbe13", "AbiProbe14",
-                                 "AbiProbe14Min0")):
+                                 "AbiProbe15", "AbiProbe15Min0")):
         print("FAIL ksched plugins: %d %s %s" % (r.returncode, r.stdout,
                                                  r.stderr))
         ok = False

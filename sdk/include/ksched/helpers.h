@@ -640,6 +640,22 @@ ks_pod_volume_inline(const ks_host_api_t *api, const ks_pod_t *pod)
     return api->abi_minor >= 4 ? pod->volume_inline : NULL;
 }
 
+/* A pod's spec.resourceClaims (ABI 1.5), or NULL with *n = 0 on an older
+ * host, whose pods end before the field: a plugin that may run there
+ * (KS_PLUGIN_MIN_ABI_MINOR below 5) reads the field through this. `api`
+ * is the table handed to create. */
+static inline const ks_pod_claim_t *
+ks_pod_resource_claims(const ks_host_api_t *api, const ks_pod_t *pod,
+                       uint32_t *n)
+{
+    if (api->abi_minor < 5) {
+        *n = 0;
+        return NULL;
+    }
+    *n = pod->n_resource_claims;
+    return pod->resource_claims;
+}
+
 /* Opportunistic batching's volumes signer (upstream's): the pod's
  * namespace (claims are looked up there) and each volume's source, claim
  * and, on a host with ABI 1.4, its inline in-tree disk (kind, read-only,

@@ -307,6 +307,21 @@ typedef struct ks_volume_inline {
     uint32_t n_monitors;
 } ks_volume_inline_t;
 
+/* (since ABI 1.5) One entry of a pod's spec.resourceClaims (Dynamic
+ * Resource Allocation). Every string is interned and lives as long as the
+ * pod; "" when the field is absent. */
+typedef struct ks_pod_claim {
+    const char *name;          /* the entry's name */
+    const char *claim_name;    /* resourceClaimName */
+    const char *template_name; /* resourceClaimTemplateName */
+    /* status.resourceClaimStatuses: has_status is non-zero when the status
+     * has an entry of this name; status_claim_name is that entry's
+     * resourceClaimName (the claim made from the template; "" when the
+     * entry says no claim was needed). */
+    int has_status;
+    const char *status_claim_name;
+} ks_pod_claim_t;
+
 typedef struct ks_pod {
     const char *ns;   /* interned, "default" when absent */
     const char *name; /* interned */
@@ -385,6 +400,18 @@ typedef struct ks_pod {
      * KS_INLINE_NONE for the others), or NULL when no volume of the pod
      * has one of those sources. */
     const struct ks_volume_inline *volume_inline;
+
+    /* --- since ABI 1.5 (a 1.4 plugin never reads past volume_inline). A
+     * plugin built with KS_PLUGIN_MIN_ABI_MINOR below 5 may run on an
+     * older host, whose pods end at volume_inline: read these only when
+     * api->abi_minor >= 5, or through ks_pod_resource_claims()
+     * (helpers.h), which does that check. --- */
+
+    /* spec.resourceClaims, in order (n_resource_claims entries; NULL when
+     * none), each with the claim name status.resourceClaimStatuses gives
+     * for it. */
+    const struct ks_pod_claim *resource_claims;
+    uint32_t n_resource_claims;
 } ks_pod_t;
 
 /* --- nodes --------------------------------------------------------------- */
