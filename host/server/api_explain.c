@@ -246,6 +246,11 @@ void ks_api_debug_explain(ks_server_t *srv, ks_http_conn_t *c,
     gen = ks_scheduler_generation(srv->sched)->id;
     s = ks_scheduler_new(ks_scheduler_generation(srv->sched), srv->cache,
                          &so);
+    /* A new scheduler binds the generation's plugins to its own host
+     * environment: hand them back to the running scheduler at once
+     * (ks_scheduler_try lends them to this one for the cycle only). */
+    ks_scheduler_set_generation(
+        srv->sched, ks_generation_ref(ks_scheduler_generation(srv->sched)));
     if (s == NULL) {
         ks_api_status(c, 500, "InternalError", NULL, NULL, "out of memory");
         return;
@@ -268,6 +273,9 @@ void ks_api_debug_explain(ks_server_t *srv, ks_http_conn_t *c,
     json_object_set_new(x.doc, "generation", json_integer((json_int_t)gen));
     json_object_set_new(x.doc, "podState",
                         json_string(x.bound ? "bound" : "pending"));
+    if (x.bound)
+        json_object_set_new(x.doc, "boundNode",
+                            json_string(found->node_name));
     if (x.bound)
         json_object_set_new(
             x.doc, "note",

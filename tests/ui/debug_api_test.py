@@ -174,6 +174,14 @@ def check_explain(c):
     time.sleep(1.1)
     st, _, _, _ = c.request("POST", "/debug/explain/default/big")
     check(st == 200, "the bucket refills (%s)" % st)
+    # the running scheduler goes on after explains (its plugins' host
+    # environment is its own again)
+    c.pod("after-explain")
+    bound = kt.wait_for("after-explain bound", lambda: c.request(
+        "GET", "/api/v1/namespaces/default/pods/after-explain")[1].get(
+            "spec", {}).get("nodeName"), 30)
+    check(bool(bound), "a pod created after the explains is bound (%s)"
+          % bound)
 
 
 def check_plugins(c, v2):

@@ -321,10 +321,11 @@ async function runExplain() {
   }
   state.explain = x;
   state.sort = null;
-  const s = x.selected ? 'would go to ' + x.selected + ' (marked ★)' : 'fits no node: ' + (x.message || '');
+  const s = (x.boundNode ? 'is bound to ' + x.boundNode + ' (marked ●); as a new pod now it ' : '') +
+    (x.selected ? 'would go to ' + x.selected + ' (marked ★)' : 'fits no node: ' + (x.message || ''));
   $('explain-summary').textContent = x.namespace + '/' + x.name + ' ' + s + ' · ' + x.feasible + ' of ' +
     x.nodesTotal + ' nodes pass the filters · profile ' + x.profile + ', generation ' + x.generation + ' · ' + fmtSec(x.seconds) +
-    (x.note ? ' · ' + x.note : '');
+    (x.boundNode ? ' · its own requests still count on ' + x.boundNode : '');
   renderExplain();
 }
 
@@ -388,7 +389,8 @@ function renderExplain() {
     const end = Math.min(rows.length, i + 200);
     for (; i < end; i++) {
       const n = rows[i];
-      const tr = el('tr', { 'data-node': n.name, class: n.name === x.selected ? 'chosen' : null });
+      const cls = [n.name === x.selected ? 'chosen' : '', n.name === x.boundNode ? 'bound' : ''].join(' ').trim();
+      const tr = el('tr', { 'data-node': n.name, class: cls || null });
       for (const c of cols) {
         const v = c.get(n);
         if (c.filter !== undefined) {
@@ -529,7 +531,7 @@ function chart(title, series, unit) {
   for (let k = 0; k <= 4; k++) {
     const y = (ymax * k) / 4;
     line(L, sy(y), W - 8, sy(y));
-    text(L - 4, sy(y) + 4, unit === 's' ? fmtSec(y) : (y >= 10 ? y.toFixed(0) : y.toFixed(1)), 'end');
+    text(L - 4, sy(y) + 4, unit === 's' ? fmtSec(y) : (y >= 10 ? y.toFixed(0) : y >= 1 ? y.toFixed(1) : y.toFixed(2)), 'end');
   }
   if (xs.length) {
     text(L, H - 6, fmtTime(x0));
