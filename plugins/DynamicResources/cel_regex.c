@@ -549,13 +549,13 @@ static rnode_t *parse_alt(rparser_t *rp)
 /* ---- code generation ---- */
 typedef struct gen {
     inst_t *prog;
-    int n;
+    int n, cap;
     int failed;
 } gen_t;
 
 static int emit(gen_t *g, int op)
 {
-    if (g->n >= MAX_INST) {
+    if (g->n >= g->cap) {
         g->failed = 1;
         return 0;
     }
@@ -638,6 +638,25 @@ static void gen(gen_t *g, const rnode_t *n)
     }
 }
 
+/* The number of instructions n compiles to, at most MAX_INST + 1. */
+static long prog_size(const rnode_t *n)
+{
+    long a, b;
+    switch (n->kind) {
+    case R_EMPTY: return 0;
+    case R_CAT: case R_ALT:
+        a = prog_size(n->a);
+        b = prog_size(n->b);
+        a = a + b + (n->kind == R_ALT ? 2 : 0);
+        return a > MAX_INST ? MAX_INST + 1 : a;
+    case R_REP:
+        a = prog_size(n->a);
+        a = n->min * a + (n->max < 0 ? a + 2 : (long)(n->max - n->min) * (a + 1));
+        return a > MAX_INST ? MAX_INST + 1 : a;
+    default: return 1;
+    }
+}
+
 ks_cel_regex_t *ks_cel_regex_compile(ks_cel_arena_t *a, const char *pat, size_t n,
                                      char *err, size_t errlen)
 {
@@ -649,7 +668,12 @@ ks_cel_regex_t *ks_cel_regex_compile(ks_cel_arena_t *a, const char *pat, size_t 
         root = rfail(&rp, "unexpected ): `%.*s`", pat, (int)n);
     if (!root)
         return NULL;
-    gen_t g = { .prog = ks_cel_arena_alloc(a, MAX_INST * sizeof(inst_t)) };
+    long size = prog_size(root) + 1;
+    if (size > MAX_INST) {
+        rfail(&rp, "expression too large%.*s", "", 0);
+        return NULL;
+    }
+    gen_t g = { .prog = ks_cel_arena_alloc(a, (size_t)size * sizeof(inst_t)), .cap = (int)size };
     if (!g.prog) {
         rfail(&rp, "out of memory%.*s", "", 0);
         return NULL;

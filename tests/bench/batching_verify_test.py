@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """ksched-bench --batching verify on the bench shapes at a small size.
 
-SchedulingBasic, SchedulingNodeAffinity and TopologySpreading with 300
-nodes and 600 pods, adaptive and percentageOfNodesToScore 100: every run
-binds the pods that fit, verify finds no difference between what batching
+Every bench shape (SchedulingBasic, SchedulingNodeAffinity,
+TopologySpreading, SchedulingDeployment, SchedulingPodAntiAffinity,
+PreemptionBasic, SchedulingWithMixedChurn) with 300 nodes and 600 pods,
+Volumes with 50 nodes and 100 pods, adaptive and
+percentageOfNodesToScore 100: every run binds the pods that fit, verify finds no difference between what batching
 would reuse and a fresh evaluation, and reuse happens where upstream's rule
 allows it (identical plain or node-affinity pods) and not for pods with
 topology spread constraints (PodTopologySpread does not sign them).
@@ -17,20 +19,27 @@ import sys
 LINE = re.compile(r"^ksched-bench: (\S+) pct (\d+) par (\d+): batching verify "
                   r"reused (\d+) node results, (\d+) differences$")
 
-# (shape, reuse expected: True, False, or None when either is right: the
-# pods of 100 ReplicaSets interleaved change signature every cycle)
-SHAPES = [("SchedulingBasic/500Nodes", True),
-          ("SchedulingNodeAffinity/5000Nodes", True),
-          ("TopologySpreading/5000Nodes", False),
-          ("SchedulingDeployment/5000Nodes", None)]
+# (shape, nodes, pods, pods that fit, reuse expected: True, False, or None
+# when either is right: the pods of 100 ReplicaSets interleaved change
+# signature every cycle, and a pod that preempts or churned objects between
+# cycles drop what was kept)
+SHAPES = [("SchedulingBasic/500Nodes", 300, 600, 600, True),
+          ("SchedulingNodeAffinity/5000Nodes", 300, 600, 600, True),
+          ("TopologySpreading/5000Nodes", 300, 600, 600, False),
+          ("SchedulingDeployment/5000Nodes", 300, 600, 600, None),
+          ("SchedulingPodAntiAffinity/5000Nodes", 300, 600, 600, None),
+          ("PreemptionBasic/500Nodes", 300, 600, 300, None),
+          ("SchedulingWithMixedChurn/1000Nodes", 300, 600, 600, None),
+          # VolumeBinding's Filter costs nodes x PVs: a smaller cluster
+          ("Volumes/100Nodes", 50, 100, 100, None)]
 
 
 def main():
     bench, plugins = sys.argv[1], sys.argv[2]
     failures = []
-    for name, reuses in SHAPES:
+    for name, nodes, pods, fit, reuses in SHAPES:
         p = subprocess.run([bench, "--plugin-dir", plugins, "--workload", name,
-                            "--nodes", "300", "--pods", "600",
+                            "--nodes", str(nodes), "--pods", str(pods),
                             "--parallelism", "2", "--batching", "verify"],
                            capture_output=True, text=True, timeout=600)
         sys.stdout.write(p.stdout)
@@ -58,8 +67,10 @@ def main():
             if "MISMATCH" in l or "FAILED" in l:
                 failures.append("%s: %s" % (name, l))
             b = re.search(r" (\d+)/(\d+)\s", l)
-            if b is None or b.group(1) != b.group(2) or b.group(1) != "600":
-                failures.append("%s: row does not bind 600/600: %s" % (name, l))
+            want = "%d/%d" % (fit, fit)
+            if b is None or b.group(1) != b.group(2) or b.group(1) != str(fit):
+                failures.append("%s: row does not bind %s: %s"
+                                % (name, want, l))
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """ksched-bench --bulk verify on every bench shape at a small size.
 
-SchedulingBasic, SchedulingNodeAffinity, TopologySpreading,
-SchedulingPodAntiAffinity and Preemption with 300 nodes and 600 pods,
+Every bench shape (SchedulingBasic, SchedulingNodeAffinity,
+TopologySpreading, SchedulingPodAntiAffinity, SchedulingDeployment,
+Preemption, PreemptionBasic, SchedulingWithMixedChurn) with 300 nodes and
+600 pods, Volumes with 50 nodes and 100 pods,
 adaptive and percentageOfNodesToScore 100, with batching on and off: every
 run binds what fits, and verify finds no difference between the bulk Filter
 and Score (filter_nodes, score_nodes) and the node-by-node ones over the
@@ -19,22 +21,28 @@ import sys
 LINE = re.compile(r"^ksched-bench: (\S+) pct (\d+) par (\d+): bulk verify "
                   r"compared (\d+) node results, (\d+) differences$")
 
-SHAPES = [("SchedulingBasic/500Nodes", 100000),
-          ("SchedulingNodeAffinity/5000Nodes", 100000),
-          ("TopologySpreading/5000Nodes", 100000),
-          ("SchedulingPodAntiAffinity/5000Nodes", 100000),
-          ("SchedulingDeployment/5000Nodes", 100000),
-          ("Preemption/5000Nodes", 1)]
+# (shape, nodes, pods, node results compared at least with batching off)
+SHAPES = [("SchedulingBasic/500Nodes", 300, 600, 100000),
+          ("SchedulingNodeAffinity/5000Nodes", 300, 600, 100000),
+          ("TopologySpreading/5000Nodes", 300, 600, 100000),
+          ("SchedulingPodAntiAffinity/5000Nodes", 300, 600, 100000),
+          ("SchedulingDeployment/5000Nodes", 300, 600, 100000),
+          ("Preemption/5000Nodes", 300, 600, 1),
+          ("PreemptionBasic/500Nodes", 300, 600, 1),
+          ("SchedulingWithMixedChurn/1000Nodes", 300, 600, 100000),
+          # VolumeBinding's Filter costs nodes x PVs: a smaller cluster
+          ("Volumes/100Nodes", 50, 100, 1000)]
 
 
 def main():
     bench, plugins = sys.argv[1], sys.argv[2]
     failures = []
-    for name, least in SHAPES:
+    for name, nodes, pods, least in SHAPES:
         for batching in ("off", "on"):
             what = "%s --batching %s" % (name, batching)
             p = subprocess.run([bench, "--plugin-dir", plugins, "--workload",
-                                name, "--nodes", "300", "--pods", "600",
+                                name, "--nodes", str(nodes),
+                                "--pods", str(pods),
                                 "--parallelism", "2", "--bulk", "verify",
                                 "--batching", batching],
                                capture_output=True, text=True, timeout=600)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # compare.sh BASE_COMMIT [ROW...]: the benchmark as a same-machine ratio.
 #
-# Builds BASE_COMMIT (release) in a git worktree, builds this checkout
+# Builds BASE_COMMIT (release) in a git worktree, with this checkout's
+# workload generator (tests/bench/ksched-bench.c), builds this checkout
 # (release) too, then runs every ROW with the base build and with this one
 # alternately, RUNS times each (default 3), each run a fresh ksched-bench
 # process, and prints per row the median pods/s of the base, the median of
@@ -27,7 +28,7 @@
 set -eu
 
 if [ $# -lt 1 ]; then
-    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 base=$1
@@ -44,6 +45,13 @@ wt="$work/base-$rev"
 
 if [ ! -d "$wt" ]; then
     git -C "$src" worktree add --detach "$wt" "$base" >/dev/null
+fi
+# Both sides generate the same workloads: this checkout's ksched-bench.c is
+# built against the base tree too (it compiles against older trees; a
+# workload whose objects the base cannot read, Volumes' PVs and claims
+# before the object stores, schedules without them there).
+if ! cmp -s "$src/tests/bench/ksched-bench.c" "$wt/tests/bench/ksched-bench.c"; then
+    cp "$src/tests/bench/ksched-bench.c" "$wt/tests/bench/ksched-bench.c"
 fi
 if [ ! -f "$wt/build/build.ninja" ]; then
     meson setup "$wt/build" "$wt" --buildtype=release >/dev/null

@@ -50,18 +50,40 @@
 #include "base/log.h"
 #include "framework/queue.h"
 #include "framework/scheduler.h"
+/* The stores of declared resources (PersistentVolumes, claims, classes)
+ * exist from the SDK's ABI 1.3 on; compare.sh builds this same file in an
+ * older tree too, where the Volumes workload's objects are skipped. */
+#if defined(__has_include)
+#if __has_include("cluster/object_store.h")
+#include "cluster/object_store.h"
+#define BENCH_HAVE_STORES 1
+#endif
+#endif
+#ifndef BENCH_HAVE_STORES
+#define BENCH_HAVE_STORES 0
+#endif
 
 /* --- workloads ------------------------------------------------------------ */
 
 typedef enum bench_kind {
     BK_BASIC,     /* plain pods */
     BK_SPREAD,    /* zone spreading, maxSkew 1, DoNotSchedule */
-    BK_ANTI,      /* required anti-affinity to app=bench per hostname */
+    BK_ANTI,      /* pods of N_ANTI_RS ReplicaSets, each with required
+                   * hostname anti-affinity to its own ReplicaSet's pods */
     BK_NODE_AFF,  /* required node affinity bench In [yes] */
     BK_PREEMPT,   /* full nodes, high-priority pods preempt */
-    BK_DEPLOY     /* pods of N_DEPLOY ReplicaSets behind Services: the
+    BK_DEPLOY,    /* pods of N_DEPLOY ReplicaSets behind Services: the
                    * system-default spreading (hostname maxSkew 3, zone
                    * maxSkew 5, ScheduleAnyway) applies */
+    BK_PREEMPT_BASIC, /* scheduler_perf's PreemptionBasic: LOW_PER_NODE
+                       * low-priority pods of 900m on every node, then
+                       * high-priority pods of 3 cpus (one per node fits) */
+    BK_CHURN,     /* scheduler_perf's SchedulingWithMixedChurn: plain pods
+                   * while a node, a Service and a high-priority pod that
+                   * fits nowhere are created and deleted in turn */
+    BK_VOLUMES    /* StatefulSet pods, each with a claim of a
+                   * WaitForFirstConsumer class of local PVs pinned to
+                   * nodes (PVS_PER_NODE per node) */
 } bench_kind_t;
 
 typedef struct bench_workload {
@@ -83,6 +105,14 @@ static const bench_workload_t bench_workloads[] = {
     {"SchedulingPodAntiAffinity/5000Nodes", BK_ANTI, 5000, 2000},
     {"SchedulingNodeAffinity/5000Nodes", BK_NODE_AFF, 5000, 10000},
     {"Preemption/5000Nodes", BK_PREEMPT, 5000, 1000},
+    {"PreemptionBasic/500Nodes", BK_PREEMPT_BASIC, 500, 500},
+    {"PreemptionBasic/5000Nodes", BK_PREEMPT_BASIC, 5000, 5000},
+    {"SchedulingWithMixedChurn/1000Nodes", BK_CHURN, 1000, 1000},
+    {"SchedulingWithMixedChurn/5000Nodes", BK_CHURN, 5000, 10000},
+    /* VolumeBinding's Filter reads every PV of the class for every node
+     * it evaluates (about 23,000 instructions per PV): the cost grows with
+     * nodes x PVs, so this shape stays small. */
+    {"Volumes/100Nodes", BK_VOLUMES, 100, 200},
     {"SchedulingDeployment/5000Nodes", BK_DEPLOY, 5000, 10000},
     /* The largest public cluster's size; not in the default selection. */
     {"SchedulingBasic/130000Nodes", BK_BASIC, 130000, 10000},
@@ -103,6 +133,21 @@ static const bench_workload_t bench_workloads[] = {
 #define HIGH_PRIORITY 1000
 /* SchedulingDeployment: pod j belongs to ReplicaSet j % N_DEPLOY. */
 #define N_DEPLOY 100
+/* SchedulingPodAntiAffinity: pod j belongs to ReplicaSet j % N_ANTI_RS. */
+#define N_ANTI_RS 10
+/* PreemptionBasic (scheduler_perf's pod-low-priority and
+ * pod-high-priority templates). */
+#define BASIC_LOW_MILLI 900
+#define BASIC_HIGH_MILLI 3000
+#define BASIC_HIGH_PRIORITY 10
+/* SchedulingWithMixedChurn: one churn step (create, or delete what the
+ * last one created) every CHURN_EVERY scheduling cycles; the churned pod
+ * asks for CHURN_POD_CPU cpus, more than any node has. */
+#define CHURN_EVERY 50
+#define CHURN_POD_CPU 9
+/* Volumes: local PVs per node, pods per StatefulSet. */
+#define PVS_PER_NODE 2
+#define STS_SIZE 100
 
 static uint32_t min_u32(uint32_t a, uint32_t b)
 {
@@ -139,8 +184,21 @@ static uint32_t bench_expected_bound(const bench_workload_t *w)
             total += min_u32(cap[z], lo + 1);
         return min_u32(w->pods, total);
     }
-    case BK_ANTI:
+    case BK_ANTI: {
+        /* One pod of a ReplicaSet per node. */
+        uint32_t d, total = 0;
+        for (d = 0; d < N_ANTI_RS; d++)
+            total += min_u32(w->pods / N_ANTI_RS + (d < w->pods % N_ANTI_RS),
+                             w->nodes);
+        return min_u32(total, w->nodes * per);
+    }
+    case BK_PREEMPT_BASIC: /* one high-priority pod per node */
         return min_u32(w->pods, w->nodes);
+    case BK_CHURN: /* the churned pod never fits; the churned node does
+                    * not count */
+        return min_u32(w->pods, w->nodes * per);
+    case BK_VOLUMES:
+        return min_u32(w->pods, w->nodes * min_u32(per, PVS_PER_NODE));
     case BK_NODE_AFF: /* nodes with an even index carry bench=yes */
         return min_u32(w->pods, (w->nodes + 1) / 2 * per);
     case BK_PREEMPT:
@@ -271,7 +329,8 @@ static void gen_container(bench_sink_t *k, const char *cpu)
 }
 
 /* A low-priority pod already running on node i (preemption victims). */
-static void gen_low_pod(bench_sink_t *k, uint32_t i, uint32_t n)
+static void gen_low_pod(bench_sink_t *k, uint32_t i, uint32_t n,
+                        const char *cpu)
 {
     sink_printf(k,
                 "---\n"
@@ -286,65 +345,214 @@ static void gen_low_pod(bench_sink_t *k, uint32_t i, uint32_t n)
                 "  nodeName: node-%u\n"
                 "  priority: 0\n",
                 i, n, i);
-    gen_container(k, "\"1\"");
+    gen_container(k, cpu);
 }
 
-/* SchedulingDeployment's owners: a ReplicaSet and a Service per app. */
-static void gen_deployment(bench_sink_t *k, uint32_t d)
+/* The pods' owners: a ReplicaSet (or StatefulSet) and a Service per app
+ * ("rs-D" or "sts-D"). */
+static void gen_deployment(bench_sink_t *k, const char *kind,
+                           const char *prefix, uint32_t d)
 {
     sink_printf(k,
                 "---\n"
                 "apiVersion: apps/v1\n"
-                "kind: ReplicaSet\n"
+                "kind: %s\n"
                 "metadata:\n"
-                "  name: rs-%u\n"
+                "  name: %s-%u\n"
                 "  namespace: default\n"
-                "  uid: rs-uid-%u\n"
+                "  uid: %s-uid-%u\n"
                 "spec:\n"
                 "  selector:\n"
                 "    matchLabels:\n"
-                "      app: rs-%u\n"
+                "      app: %s-%u\n"
                 "---\n"
                 "apiVersion: v1\n"
                 "kind: Service\n"
                 "metadata:\n"
-                "  name: svc-%u\n"
+                "  name: svc-%s-%u\n"
                 "  namespace: default\n"
                 "spec:\n"
                 "  selector:\n"
-                "    app: rs-%u\n",
-                d, d, d, d, d);
+                "    app: %s-%u\n",
+                kind, prefix, d, prefix, d, prefix, d, prefix, d, prefix, d);
+}
+
+/* Volumes: the class, and node i's local PVs. */
+static void gen_storage_class(bench_sink_t *k)
+{
+    sink_printf(k, "---\n"
+                   "apiVersion: storage.k8s.io/v1\n"
+                   "kind: StorageClass\n"
+                   "metadata:\n"
+                   "  name: local-wffc\n"
+                   "provisioner: kubernetes.io/no-provisioner\n"
+                   "volumeBindingMode: WaitForFirstConsumer\n");
+}
+
+static void gen_local_pv(bench_sink_t *k, uint32_t i, uint32_t n)
+{
+    sink_printf(k,
+                "---\n"
+                "apiVersion: v1\n"
+                "kind: PersistentVolume\n"
+                "metadata:\n"
+                "  name: pv-%u-%u\n"
+                "  resourceVersion: \"1\"\n"
+                "spec:\n"
+                "  storageClassName: local-wffc\n"
+                "  capacity:\n"
+                "    storage: 10Gi\n"
+                "  accessModes:\n"
+                "  - ReadWriteOnce\n"
+                "  local:\n"
+                "    path: /mnt/disks/vol%u\n"
+                "  nodeAffinity:\n"
+                "    required:\n"
+                "      nodeSelectorTerms:\n"
+                "      - matchExpressions:\n"
+                "        - key: kubernetes.io/hostname\n"
+                "          operator: In\n"
+                "          values:\n"
+                "          - node-%u\n"
+                "status:\n"
+                "  phase: Available\n",
+                i, n, n, i);
+}
+
+/* Pod j's claim (StatefulSet sts-D's volumeClaimTemplate "data"). */
+static void gen_claim(bench_sink_t *k, uint32_t j)
+{
+    sink_printf(k,
+                "---\n"
+                "apiVersion: v1\n"
+                "kind: PersistentVolumeClaim\n"
+                "metadata:\n"
+                "  name: data-sts-%u-%u\n"
+                "  namespace: default\n"
+                "  uid: claim-uid-%u\n"
+                "  resourceVersion: \"1\"\n"
+                "spec:\n"
+                "  storageClassName: local-wffc\n"
+                "  accessModes:\n"
+                "  - ReadWriteOnce\n"
+                "  resources:\n"
+                "    requests:\n"
+                "      storage: 1Gi\n",
+                j / STS_SIZE, j % STS_SIZE, j);
+}
+
+/* SchedulingWithMixedChurn's churned objects, number c of each (upstream's
+ * node-default, pod-high-priority-large-cpu and service-default). */
+static void gen_churn(bench_sink_t *k, uint32_t c)
+{
+    sink_printf(k,
+                "---\n"
+                "apiVersion: v1\n"
+                "kind: Node\n"
+                "metadata:\n"
+                "  name: churn-node-%u\n"
+                "  labels:\n"
+                "    kubernetes.io/hostname: churn-node-%u\n"
+                "    topology.kubernetes.io/zone: zone-%u\n"
+                "status:\n"
+                "  capacity:\n"
+                "    cpu: \"%u\"\n"
+                "    memory: %uGi\n"
+                "    pods: \"%u\"\n"
+                "  allocatable:\n"
+                "    cpu: \"%u\"\n"
+                "    memory: %uGi\n"
+                "    pods: \"%u\"\n"
+                "---\n"
+                "apiVersion: v1\n"
+                "kind: Service\n"
+                "metadata:\n"
+                "  name: churn-svc-%u\n"
+                "  namespace: default\n"
+                "spec:\n"
+                "  selector:\n"
+                "    app: churn\n"
+                "---\n"
+                "apiVersion: v1\n"
+                "kind: Pod\n"
+                "metadata:\n"
+                "  name: churn-pod-%u\n"
+                "  namespace: default\n"
+                "  uid: churn-pod-uid-%u\n"
+                "  labels:\n"
+                "    app: churn\n"
+                "spec:\n"
+                "  priority: %d\n",
+                c, c, c % N_ZONES, NODE_MILLI_CPU / 1000,
+                NODE_MEMORY_MI / 1024, NODE_PODS, NODE_MILLI_CPU / 1000,
+                NODE_MEMORY_MI / 1024, NODE_PODS, c, c, c,
+                BASIC_HIGH_PRIORITY);
+    {
+        char cpu[16];
+        snprintf(cpu, sizeof cpu, "\"%d\"", CHURN_POD_CPU);
+        gen_container(k, cpu);
+    }
+}
+
+/* How many churn steps' objects a run of w generates: enough for every
+ * CHURN_EVERY cycles of the measured pods and their retries. */
+static uint32_t churn_sets(const bench_workload_t *w)
+{
+    return w->kind == BK_CHURN ? w->pods / CHURN_EVERY + 16 : 0;
 }
 
 static void gen_pod(bench_sink_t *k, const bench_workload_t *w, uint32_t j)
 {
-    char app[32];
-    if (w->kind == BK_DEPLOY)
+    char app[32], name[48];
+    const char *owner = NULL;
+    snprintf(name, sizeof name, "pod-%u", j);
+    if (w->kind == BK_DEPLOY) {
         snprintf(app, sizeof app, "rs-%u", j % N_DEPLOY);
-    else
+        owner = "ReplicaSet";
+    } else if (w->kind == BK_ANTI) {
+        snprintf(app, sizeof app, "rs-%u", j % N_ANTI_RS);
+        owner = "ReplicaSet";
+    } else if (w->kind == BK_VOLUMES) { /* sts-D-ORDINAL */
+        snprintf(app, sizeof app, "sts-%u", j / STS_SIZE);
+        snprintf(name, sizeof name, "sts-%u-%u", j / STS_SIZE, j % STS_SIZE);
+        owner = "StatefulSet";
+    } else {
         snprintf(app, sizeof app, "bench");
+    }
     sink_printf(k,
                 "---\n"
                 "apiVersion: v1\n"
                 "kind: Pod\n"
                 "metadata:\n"
-                "  name: pod-%u\n"
+                "  name: %s\n"
                 "  namespace: default\n"
                 "  labels:\n"
                 "    app: %s\n",
-                j, app);
-    if (w->kind == BK_DEPLOY) /* owned by its ReplicaSet */
+                name, app);
+    if (owner) /* owned by its ReplicaSet or StatefulSet */
         sink_printf(k,
                     "  ownerReferences:\n"
                     "  - apiVersion: apps/v1\n"
-                    "    kind: ReplicaSet\n"
+                    "    kind: %s\n"
                     "    name: %s\n"
-                    "    uid: rs-uid-%u\n"
+                    "    uid: %s-uid-%s\n"
                     "    controller: true\n",
-                    app, j % N_DEPLOY);
+                    owner, app, w->kind == BK_VOLUMES ? "sts" : "rs",
+                    strchr(app, '-') + 1);
     sink_printf(k, "spec:\n");
     switch (w->kind) {
     case BK_BASIC:
+    case BK_CHURN:
+        break;
+    case BK_PREEMPT_BASIC:
+        sink_printf(k, "  priority: %d\n", BASIC_HIGH_PRIORITY);
+        break;
+    case BK_VOLUMES:
+        sink_printf(k, "  volumes:\n"
+                       "  - name: data\n"
+                       "    persistentVolumeClaim:\n"
+                       "      claimName: data-%s\n",
+                    name);
         break;
     case BK_SPREAD:
         sink_printf(k, "  topologySpreadConstraints:\n"
@@ -361,8 +569,9 @@ static void gen_pod(bench_sink_t *k, const bench_workload_t *w, uint32_t j)
                        "      requiredDuringSchedulingIgnoredDuringExecution:\n"
                        "      - labelSelector:\n"
                        "          matchLabels:\n"
-                       "            app: bench\n"
-                       "        topologyKey: kubernetes.io/hostname\n");
+                       "            app: %s\n"
+                       "        topologyKey: kubernetes.io/hostname\n",
+                    app);
         break;
     case BK_NODE_AFF:
         sink_printf(k, "  affinity:\n"
@@ -383,6 +592,8 @@ static void gen_pod(bench_sink_t *k, const bench_workload_t *w, uint32_t j)
     }
     if (w->kind == BK_PREEMPT)
         gen_container(k, "\"1\"");
+    else if (w->kind == BK_PREEMPT_BASIC)
+        gen_container(k, "3000m");
     else
         gen_container(k, "100m");
 }
@@ -399,19 +610,43 @@ static int gen_workload(bench_sink_t *k, const bench_workload_t *w)
         gen_node(k, w, i);
         sink_boundary(k);
     }
-    if (w->kind == BK_DEPLOY)
-        for (i = 0; i < N_DEPLOY; i++) {
-            gen_deployment(k, i);
+    if (w->kind == BK_DEPLOY || w->kind == BK_ANTI)
+        for (i = 0; i < (w->kind == BK_DEPLOY ? N_DEPLOY : N_ANTI_RS); i++) {
+            gen_deployment(k, "ReplicaSet", "rs", i);
             sink_boundary(k);
         }
-    if (w->kind == BK_PREEMPT)
+    if (w->kind == BK_VOLUMES) {
+        for (i = 0; i < (w->pods + STS_SIZE - 1) / STS_SIZE; i++) {
+            gen_deployment(k, "StatefulSet", "sts", i);
+            sink_boundary(k);
+        }
+        gen_storage_class(k);
+        for (i = 0; i < w->nodes; i++)
+            for (n = 0; n < PVS_PER_NODE; n++) {
+                gen_local_pv(k, i, n);
+                sink_boundary(k);
+            }
+        for (i = 0; i < w->pods; i++) {
+            gen_claim(k, i);
+            sink_boundary(k);
+        }
+    }
+    if (w->kind == BK_PREEMPT || w->kind == BK_PREEMPT_BASIC)
         for (i = 0; i < w->nodes; i++)
             for (n = 0; n < LOW_PER_NODE; n++) {
-                gen_low_pod(k, i, n);
+                gen_low_pod(k, i, n,
+                            w->kind == BK_PREEMPT ? "\"1\"" : "900m");
                 sink_boundary(k);
             }
     for (i = 0; i < w->pods; i++) {
         gen_pod(k, w, i);
+        sink_boundary(k);
+    }
+    /* Churned objects last: the run takes them out of the manifest and
+     * creates them while it schedules (a written manifest holds them as
+     * objects like any other). */
+    for (i = 0; i < churn_sets(w); i++) {
+        gen_churn(k, i);
         sink_boundary(k);
     }
     return sink_flush(k);
@@ -502,13 +737,136 @@ typedef struct bench_result {
     double rss_kb_per_node; /* peak RSS / nodes, filled by the parent */
     uint64_t batch_reused, batch_mismatches;
     uint64_t bulk_compared, bulk_mismatches;
+    uint64_t churn_steps;  /* SchedulingWithMixedChurn's creates and
+                            * deletes */
+    uint64_t api_requests; /* plugins' API requests answered (Volumes:
+                            * VolumeBinding's PreBind writes) */
 } bench_result_t;
 
 typedef struct bench_run {
     int64_t vclock_ms;
     uint64_t bound, victims, cycles;
+    uint64_t api_requests; /* plugins' API requests (VolumeBinding) */
     struct timespec last_bound;
 } bench_run_t;
+
+/* SchedulingWithMixedChurn: the churned objects, taken out of the manifest
+ * before the run, and where the churn is. */
+typedef struct bench_churn {
+    ks_node_t **nodes;
+    ks_pod_t **pods;
+    ks_service_t **svcs;
+    size_t n, next;    /* sets, and the next set to create */
+    int live;          /* set next - 1 exists */
+    uint64_t at_cycle; /* cycles at the last step */
+    uint64_t steps;
+} bench_churn_t;
+
+static int has_prefix(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* Take the churn-* objects out of m (kept in c, in order). 0, or -1 when
+ * out of memory. */
+static int churn_take(bench_churn_t *c, ks_manifest_t *m)
+{
+    size_t i, nn = 0, np = 0, ns = 0;
+    for (i = 0; i < m->n_nodes; i++)
+        nn += has_prefix(m->nodes[i]->name, "churn-node-");
+    if (nn == 0)
+        return 0;
+    c->nodes = calloc(nn, sizeof *c->nodes);
+    c->pods = calloc(nn, sizeof *c->pods);
+    c->svcs = calloc(nn, sizeof *c->svcs);
+    if (!c->nodes || !c->pods || !c->svcs)
+        return -1;
+    for (i = 0; i < m->n_nodes; i++)
+        if (has_prefix(m->nodes[i]->name, "churn-node-")) {
+            c->nodes[c->n++] = m->nodes[i];
+            m->nodes[i] = NULL;
+        }
+    for (i = 0; i < m->n_pods && np < c->n; i++)
+        if (m->pods[i] && has_prefix(m->pods[i]->name, "churn-pod-")) {
+            c->pods[np++] = m->pods[i];
+            m->pods[i] = NULL;
+        }
+    for (i = 0; i < m->n_services && ns < c->n; i++)
+        if (m->services[i] && has_prefix(m->services[i]->name, "churn-svc-")) {
+            c->svcs[ns++] = m->services[i];
+            m->services[i] = NULL;
+        }
+    return np == c->n && ns == c->n ? 0 : -1;
+}
+
+static void churn_free(bench_churn_t *c)
+{
+    size_t i;
+    for (i = 0; i < c->n; i++) {
+        if (c->nodes[i])
+            ks_node_free(c->nodes[i]);
+        if (c->pods[i])
+            ks_pod_free(c->pods[i]);
+        if (c->svcs[i])
+            ks_service_free(c->svcs[i]);
+    }
+    free(c->nodes);
+    free(c->pods);
+    free(c->svcs);
+}
+
+/* One churn step, as scheduler_perf's churn op in recreate mode: delete
+ * the node, Service and pod the last step created (as the cluster's
+ * events arrive: the scheduler hears first, then the cache changes), or
+ * create the next set. 0, or -1 with the message in err. */
+static int churn_step(bench_churn_t *c, ks_scheduler_t *s, ks_cache_t *cache,
+                      ks_error_t *err)
+{
+    if (c->live) {
+        size_t k = c->next - 1;
+        char name[64], uid[64];
+        const ks_node_info_t *ni;
+        ks_cluster_event_t ev_node = {KS_RES_NODE, KS_ACT_DELETE};
+        ks_cluster_event_t ev_svc = {KS_RES_SERVICE, KS_ACT_DELETE};
+        snprintf(name, sizeof name, "churn-node-%zu", k);
+        snprintf(uid, sizeof uid, "churn-pod-uid-%zu", k);
+        if ((ni = ks_cache_node_info(cache, name)) != NULL)
+            ks_scheduler_on_cluster_event(s, ev_node, ni->node, NULL);
+        if (ks_cache_remove_node(cache, name, err) != 0)
+            return -1;
+        snprintf(name, sizeof name, "churn-svc-%zu", k);
+        ks_cache_remove_service(cache, "default", name);
+        ks_scheduler_on_event(s, ev_svc);
+        /* The pod that fits nowhere is pending (not found: never) */
+        (void)ks_scheduler_remove_pod(s, uid);
+        c->live = 0;
+    } else if (c->next < c->n) {
+        size_t k = c->next++;
+        ks_node_t *node = c->nodes[k];
+        ks_pod_t *pod = c->pods[k];
+        ks_cluster_event_t ev_node = {KS_RES_NODE, KS_ACT_ADD};
+        ks_cluster_event_t ev_svc = {KS_RES_SERVICE, KS_ACT_ADD};
+        c->nodes[k] = NULL;
+        if (ks_cache_add_node(cache, node, err) != 0)
+            return -1;
+        ks_scheduler_on_cluster_event(s, ev_node, NULL, node);
+        if (ks_cache_add_service(cache, c->svcs[k]) != 0) {
+            snprintf(err->msg, sizeof err->msg, "out of memory");
+            return -1;
+        }
+        c->svcs[k] = NULL;
+        ks_scheduler_on_event(s, ev_svc);
+        c->pods[k] = NULL;
+        if (ks_scheduler_add_pod(s, pod) != 0) {
+            ks_pod_free(pod);
+            snprintf(err->msg, sizeof err->msg, "churned pod not queued");
+            return -1;
+        }
+        c->live = 1;
+    }
+    c->steps++;
+    return 0;
+}
 
 static double ts_diff(const struct timespec *a, const struct timespec *b)
 {
@@ -535,6 +893,19 @@ static void on_bound(void *ud, const ks_pod_t *pod, const char *node)
     b->bound++;
     clock_gettime(CLOCK_MONOTONIC, &b->last_bound);
 }
+
+#if BENCH_HAVE_STORES
+/* Plugins' API requests (VolumeBinding's PreBind writes): counted and
+ * answered as `ksched schedule` does (record mode), never sent. */
+static int on_api_request(void *ud, const char *plugin,
+                          const ks_api_request_t *req)
+{
+    (void)plugin;
+    (void)req;
+    ((bench_run_t *)ud)->api_requests++;
+    return 0;
+}
+#endif
 
 static void on_deleted(void *ud, const ks_pod_t *pod)
 {
@@ -586,6 +957,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     ks_scheduler_t *s = NULL;
     ks_sched_opts_t so;
     bench_run_t b;
+    bench_churn_t churn;
     char text[512];
     const char *dirs[1];
     struct timespec t0, t1, t_start;
@@ -596,24 +968,10 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     memset(r, 0, sizeof *r);
     memset(&m, 0, sizeof m);
     memset(&b, 0, sizeof b);
+    memset(&churn, 0, sizeof churn);
     r->nodes = w->nodes;
     r->pods = w->pods;
     r->expected = bench_expected_bound(w);
-
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    memset(&k, 0, sizeof k);
-    k.m = &m;
-    k.name = "workload.yaml";
-    k.err = &err;
-    if (gen_workload(&k, w) != 0) {
-        snprintf(r->err, sizeof r->err, "manifest: %.900s",
-                 err.msg[0] ? err.msg : "out of memory");
-        free(k.buf);
-        goto out;
-    }
-    free(k.buf);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    r->load_seconds = ts_diff(&t0, &t1);
 
     config_text(text, sizeof text, pct, par);
     if (ks_config_load_string("bench-config.yaml", text, strlen(text), &cfg,
@@ -637,8 +995,36 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
         goto out;
     }
 
+    /* After the generation: its plugins declared the stores that take
+     * the Volumes workload's PVs, claims and class. */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    memset(&k, 0, sizeof k);
+    k.m = &m;
+    k.name = "workload.yaml";
+    k.err = &err;
+#if BENCH_HAVE_STORES
+    m.wants = ks_store_manifest_wants;
+    m.take = ks_store_manifest_take;
+#endif
+    if (gen_workload(&k, w) != 0) {
+        snprintf(r->err, sizeof r->err, "manifest: %.900s",
+                 err.msg[0] ? err.msg : "out of memory");
+        free(k.buf);
+        goto out;
+    }
+    free(k.buf);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->load_seconds = ts_diff(&t0, &t1);
+    if (churn_take(&churn, &m) != 0) {
+        snprintf(r->err, sizeof r->err, "churn objects: out of memory or "
+                                        "incomplete sets");
+        goto out;
+    }
+
     cache = ks_cache_new(ks_intern_global());
     for (i = 0; i < m.n_nodes; i++) {
+        if (m.nodes[i] == NULL) /* churned */
+            continue;
         if (ks_cache_add_node(cache, m.nodes[i], &err) != 0) {
             snprintf(r->err, sizeof r->err, "cache: %.900s", err.msg);
             goto out;
@@ -646,7 +1032,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
         m.nodes[i] = NULL;
     }
     for (i = 0; i < m.n_pods; i++) {
-        if (m.pods[i]->node_name[0] == '\0')
+        if (m.pods[i] == NULL || m.pods[i]->node_name[0] == '\0')
             continue;
         if (ks_cache_add_pod(cache, m.pods[i], &err) != 0) {
             snprintf(r->err, sizeof r->err, "cache: %.900s", err.msg);
@@ -657,6 +1043,8 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     /* Services and workload owners (the selectors of PodTopologySpread's
      * system-default spreading), as ksched schedule fills them */
     for (i = 0; i < m.n_services; i++) {
+        if (m.services[i] == NULL)
+            continue;
         if (ks_cache_add_service(cache, m.services[i]) != 0) {
             snprintf(r->err, sizeof r->err, "cache: out of memory");
             goto out;
@@ -672,6 +1060,11 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     so.obs.bound = on_bound;
     so.obs.deleted = on_deleted;
     so.obs.ud = &b;
+#if BENCH_HAVE_STORES
+    so.writer.api_mode = KS_API_RECORD;
+    so.writer.api_record = on_api_request;
+    so.writer.ud = &b;
+#endif
     if ((s = ks_scheduler_new(gen, cache, &so)) == NULL) {
         snprintf(r->err, sizeof r->err, "scheduler: out of memory");
         goto out;
@@ -698,9 +1091,24 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
             goto out;
         }
     }
+    /* Plugins' API requests (VolumeBinding's PreBind) are answered on a
+     * loop only the batch driver runs: such a workload runs under it
+     * (no per-attempt latency then). */
+    if (w->kind == BK_VOLUMES) {
+        ks_scheduler_set_clock(s, NULL, NULL);
+        ks_scheduler_run_batch(s);
+    }
     for (;;) {
         uint64_t before = b.cycles;
         int did;
+        if (churn.n && b.bound < r->expected &&
+            b.cycles - churn.at_cycle >= CHURN_EVERY) {
+            churn.at_cycle = b.cycles;
+            if (churn_step(&churn, s, cache, &err) != 0) {
+                snprintf(r->err, sizeof r->err, "churn: %.900s", err.msg);
+                goto out;
+            }
+        }
         clock_gettime(CLOCK_MONOTONIC, &t0);
         did = ks_scheduler_step(s);
         clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -719,6 +1127,13 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
         }
         if (did)
             continue;
+        if (churn.live) { /* the measured pods are done: end the churn */
+            if (churn_step(&churn, s, cache, &err) != 0) {
+                snprintf(r->err, sizeof r->err, "churn: %.900s", err.msg);
+                goto out;
+            }
+            continue;
+        }
         if ((ks_scheduler_pending(s, KS_Q_BACKOFF) > 0 ||
              ks_scheduler_pending(s, -1) > 0) &&
             b.vclock_ms < VCLOCK_LIMIT_MS) {
@@ -740,6 +1155,8 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     r->batch_mismatches = ks_scheduler_stats(s).batch_mismatches;
     r->bulk_compared = ks_scheduler_stats(s).bulk_compared;
     r->bulk_mismatches = ks_scheduler_stats(s).bulk_mismatches;
+    r->churn_steps = churn.steps;
+    r->api_requests = b.api_requests;
     r->seconds = ts_diff(&t_start, &b.last_bound);
     r->pods_per_s = r->seconds > 0 ? (double)b.bound / r->seconds : 0;
     qsort(lat, n_lat, sizeof *lat, cmp_u64);
@@ -750,6 +1167,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
 out:
     free(lat);
     ks_scheduler_free(s);
+    churn_free(&churn);
     ks_cache_free(cache);
     ks_manifest_free(&m);
     if (gen)
@@ -1140,6 +1558,13 @@ int main(int argc, char **argv)
                                                                  : "on",
                             (unsigned long long)r0->batch_reused,
                             (unsigned long long)r0->batch_mismatches);
+                if (r0->churn_steps || r0->api_requests)
+                    fprintf(stderr, "ksched-bench: %s pct %d par %d: "
+                                    "%llu churn steps, %llu API requests "
+                                    "recorded\n",
+                            sel[i]->name, pcts[a], pars[b2],
+                            (unsigned long long)r0->churn_steps,
+                            (unsigned long long)r0->api_requests);
                 if (bench_bulk == KS_BULK_VERIFY)
                     fprintf(stderr, "ksched-bench: %s pct %d par %d: "
                                     "bulk verify compared %llu node "
