@@ -92,10 +92,15 @@ void ks_api_debug_plugins(ks_server_t *srv, ks_http_conn_t *c,
     for (i = 0; plugins && i < g->reg->n; i++) {
         const ks_loaded_plugin_t *lp = g->reg->plugins[i];
         char hash[17];
+        const char *keep = ks_call_board()->keep_dir;
+        /* A version loaded from the supervisor's keep directory is a
+         * rollback (the file in the plugin folder is quarantined). */
+        int rolled = keep[0] && strncmp(lp->path, keep, strlen(keep)) == 0;
         ks_console_plugin_hash(lp->hash, lp->copy_path, hash);
         json_array_append_new(
             plugins,
-            json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:I, s:s, s:b}", "name",
+            json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:I, s:s, s:b, s:b}",
+                      "name",
                       lp->desc.name, "version",
                       lp->desc.version ? lp->desc.version : "", "file",
                       lp->path, "copyPath", lp->copy_path, "generation",
@@ -106,7 +111,8 @@ void ks_api_debug_plugins(ks_server_t *srv, ks_http_conn_t *c,
                       lp->hash != 0 &&
                           ks_call_board_quarantined(ks_call_board(),
                                                     lp->desc.name,
-                                                    lp->hash) != NULL));
+                                                    lp->hash) != NULL,
+                      "rolledBack", rolled));
     }
     for (i = 0; hist && i < srv->n_history; i++) {
         const ks_gen_record_t *r =

@@ -165,7 +165,23 @@ function tile(n) {
     t.append(d);
   }
   if (n.pods && n.pods.length) t.append(el('div', { class: 'pods', text: n.pods.join(', ') + (n.nPods > n.pods.length ? ', ...' : '') }));
+  t.addEventListener('click', () => nodeDetail(n));
   return t;
+}
+
+// A node's details (a click on its tile): labels, taints and its pods,
+// each a link to the Pod view.
+function nodeDetail(n) {
+  const box = $('cluster-detail');
+  clear(box);
+  box.hidden = false;
+  box.append(el('h4', { text: n.name + (n.zone ? ' (zone ' + n.zone + ')' : '') }),
+    el('button', { type: 'button', onclick: () => { box.hidden = true; }, text: 'Close' }));
+  box.append(el('p', { text: 'labels: ' + Object.entries(n.labels || {}).map(([k, v]) => k + '=' + v).join(', ') }));
+  if (n.taints.length) box.append(el('p', { text: 'taints: ' + n.taints.map((x) => x.key + '=' + x.value + ':' + x.effect).join(', ') }));
+  const p = el('p', {}, n.nPods + (n.nPods === 1 ? ' pod' : ' pods') + (n.pods && n.pods.length ? ': ' : ''));
+  (n.pods || []).forEach((k, i) => { if (i) p.append(', '); p.append(el('a', { href: '#pod/' + k, text: k })); });
+  box.append(p);
 }
 
 // Render in slices of a few hundred tiles per frame: 5,000 nodes never
@@ -424,7 +440,7 @@ async function showPlugins() {
       el('td', { text: p.name }), el('td', { class: 'version', text: p.version }), el('td', {}, el('code', { text: p.hash })),
       el('td', { title: p.copyPath, text: p.file }),
       el('td', { text: deadline[p.name] ? deadline[p.name] + ' ms' : 'none' }),
-      el('td', { class: p.quarantined ? 'fail' : null, text: p.quarantined ? 'yes' : 'no' }),
+      el('td', { class: p.quarantined || p.rolledBack ? 'fail' : null, text: (p.quarantined ? 'yes' : 'no') + (p.rolledBack ? ' · rolled back to a known-good copy' : '') }),
       el('td', { text: p.refs })));
   const prof = $('plugins-profiles');
   clear(prof);
