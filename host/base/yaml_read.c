@@ -9,6 +9,7 @@
 
 #include "base/base64.h"
 #include "base/yaml_node.h"
+#include "base/yaml_scalar.h"
 
 void ks_yread_init(ks_yread_t *r, const char *file, yaml_document_t *doc,
                    ks_error_t *err)
@@ -73,13 +74,24 @@ int ks_yread_fail_at(ks_error_t *err, int code, const char *file,
     return rc;
 }
 
+int ks_yread_vfail(ks_yread_t *r, const yaml_node_t *n, int code,
+                   const char *fmt, va_list ap)
+{
+    char where[sizeof r->what + sizeof r->path + 2];
+    if (r->what[0] == '\0')
+        return ks_yread_vfail_at(r->err, code, r->file, n, r->path, fmt, ap);
+    snprintf(where, sizeof where, "%s%s%s", r->what, r->plen ? ": " : "",
+             r->path);
+    return ks_yread_vfail_at(r->err, code, r->file, n, where, fmt, ap);
+}
+
 int ks_yread_fail(ks_yread_t *r, const yaml_node_t *n, int code,
                   const char *fmt, ...)
 {
     va_list ap;
     int rc;
     va_start(ap, fmt);
-    rc = ks_yread_vfail_at(r->err, code, r->file, n, r->path, fmt, ap);
+    rc = ks_yread_vfail(r, n, code, fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -116,51 +128,33 @@ int ks_yread_str(ks_yread_t *r, const yaml_node_t *map, const char *key,
 
 int ks_yread_node_str(ks_yread_t *r, const yaml_node_t *n, const char **out)
 {
-    int rc = 0;
-    *out = NULL;
-    if (ks_yaml_is_null(n))
-        return 0;
-    if (!ks_yaml_is_scalar(n)) {
-        rc = ks_yread_fail(r, n, KS_ESCHEMA, "expected a string, found %s",
-                           kind_of(n));
-    } else if (ks_yaml_type(n) != KS_YAML_STR) {
-        rc = ks_yread_fail(r, n, KS_ESCHEMA,
-                           "expected a string, found %s (%s); quote it: "
-                           "\"%s\"",
-                           kind_of(n), ks_yaml_text(n), ks_yaml_text(n));
-    } else if (memchr(ks_yaml_text(n), '\0', ks_yaml_text_len(n))) {
-        rc = ks_yread_fail(r, n, KS_ESCHEMA,
-                           "the string contains a NUL character");
-    } else if (ks_yaml_text_len(n) > 0) {
-        *out = ks_yaml_text(n);
-    }
-    return rc;
+    char msg[256];
+    size_t len;
+    int rc = ks_yaml_want_str(n, out, &len, msg, sizeof msg);
+    if (rc == KS_YS_WRONG)
+        return ks_yread_fail(r, n, KS_ESCHEMA, "%s", msg);
+    if (rc == KS_YS_UNSET || len == 0)
+        *out = NULL;
+    return 0;
 }
 
 int ks_yread_node_int64(ks_yread_t *r, const yaml_node_t *n, int64_t *out)
 {
-    const char *s = ks_yaml_text(n);
-    if (ks_yaml_is_null(n))
-        return 0;
-    if (s == NULL)
-        return ks_yread_fail(r, n, KS_ESCHEMA,
-                             "expected an integer, found %s", kind_of(n));
-    switch (ks_yaml_int64(n, out)) {
-    case 0:
-        return 0;
-    case -2:
-        return ks_yread_fail(r, n, KS_ESCHEMA, "integer %s out of range", s);
-    default:
-        return ks_yread_fail(r, n, KS_ESCHEMA,
-                             "expected an integer, found %s\"%s\"",
-                             ks_yaml_is_quoted(n) ? "the string " : "", s);
-    }
+    char msg[256];
+    int64_t v;
+    int rc = ks_yaml_want_int64(n, &v, msg, sizeof msg);
+    if (rc == KS_YS_WRONG)
+        return ks_yread_fail(r, n, KS_ESCHEMA, "%s", msg);
+    if (rc == KS_YS_OK)
+        *out = v;
+    return 0;
 }
 
 int ks_yread_bool(ks_yread_t *r, const yaml_node_t *map, const char *key,
                   int *out, yaml_node_t **node)
 {
     yaml_node_t *n = ks_yread_get(r, map, key);
+    char msg[256];
     size_t old;
     int rc = 0;
     if (node != NULL)
@@ -168,19 +162,8 @@ int ks_yread_bool(ks_yread_t *r, const yaml_node_t *map, const char *key,
     if (n == NULL)
         return 0;
     old = ks_yread_push(r, key);
-    if (!ks_yaml_is_scalar(n)) {
-        rc = ks_yread_fail(r, n, KS_ESCHEMA,
-                           "expected a boolean (true or false), found %s",
-                           kind_of(n));
-    } else if (ks_yaml_bool(n, out) != 0) {
-        const char *s = ks_yaml_text(n);
-        int looks = !strcasecmp(s, "true") || !strcasecmp(s, "false");
-        rc = ks_yread_fail(
-            r, n, KS_ESCHEMA,
-            "expected a boolean (true or false), found %s \"%s\"%s%s",
-            ks_yaml_is_quoted(n) ? "the quoted string" : kind_of(n), s,
-            looks ? "; remove the quotes" : "", ks_yaml_bool_hint(n));
-    }
+    if (ks_yaml_want_bool(n, out, msg, sizeof msg) == KS_YS_WRONG)
+        rc = ks_yread_fail(r, n, KS_ESCHEMA, "%s", msg);
     ks_yread_pop(r, old);
     return rc;
 }
@@ -271,16 +254,12 @@ int ks_yread_strings(ks_yread_t *r, const yaml_node_t *map, const char *key,
     for (i = 0; i < n; i++) {
         yaml_node_t *it = ks_yaml_seq_at(r->doc, seq, i);
         size_t o2 = ks_yread_push_index(r, i);
-        ks_yaml_type_t t = ks_yaml_type(it);
-        if (t != KS_YAML_STR && t != KS_YAML_NULL) {
-            rc = ks_yread_fail(r, it, KS_ESCHEMA,
-                               "expected a string, found %s%s",
-                               ks_yaml_type_name(t),
-                               ks_yaml_is_scalar(it) ? "; quote it" : "");
+        if ((rc = ks_yread_node_str(r, it, &v[i])) != 0) {
             free(v);
             return rc;
         }
-        v[i] = t == KS_YAML_NULL ? "" : ks_yaml_text(it);
+        if (v[i] == NULL)
+            v[i] = ""; /* a null item */
         ks_yread_pop(r, o2);
     }
     ks_yread_pop(r, old);

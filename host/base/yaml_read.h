@@ -35,7 +35,8 @@ typedef struct ks_yread {
     const char *file;      /* for messages; not copied */
     yaml_document_t *doc;  /* not owned */
     ks_error_t *err;       /* filled on failure */
-    char path[256];        /* the current field; "" at the top */
+    char what[256];        /* the object read ("pod default/x"); may be "" */
+    char path[512];        /* the current field; "" at the top */
     size_t plen;
 } ks_yread_t;
 
@@ -49,9 +50,13 @@ size_t ks_yread_push_index(ks_yread_t *r, size_t i);
 void ks_yread_pop(ks_yread_t *r, size_t len);
 
 /* Fail at node n (NULL: no position) with
- * "FILE:LINE:COL: PATH: message". Returns code. */
+ * "FILE:LINE:COL: WHAT: PATH: message" (WHAT and PATH only when set).
+ * Returns code. */
 int ks_yread_fail(ks_yread_t *r, const yaml_node_t *n, int code,
                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int ks_yread_vfail(ks_yread_t *r, const yaml_node_t *n, int code,
+                   const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 /* The same without a reader: `path` may be NULL or "". */
 int ks_yread_fail_at(ks_error_t *err, int code, const char *file,
                      const yaml_node_t *n, const char *path,

@@ -177,7 +177,7 @@ static int parse_images(ks_yctx_t *c, const yaml_node_t *n, ks_node_t *node)
     while (cap < (size_t)total * 2)
         cap *= 2;
     if ((seen = calloc(cap, sizeof(*seen))) == NULL)
-        return ks_error_set(c->err, KS_ENOMEM, "out of memory");
+        return ks_error_set(c->r.err, KS_ENOMEM, "out of memory");
     for (i = 0; i < ky_seq_len(n) && rc == 0; i++) {
         const yaml_node_t *item = ky_seq_at(c, n, i), *names;
         size_t old = ky_push_index(c, i);

@@ -1,6 +1,8 @@
 /* Reading fields of cluster objects from libyaml trees; see objects_yaml.h. */
 #include "objects_yaml.h"
 
+#include "base/yaml_scalar.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,14 +14,9 @@
 void ky_init(ks_yctx_t *c, const char *file, yaml_document_t *doc,
              ks_intern_t *in, ks_arena_t *arena, ks_error_t *err)
 {
-    c->file = file ? file : "<input>";
-    c->doc = doc;
+    ks_yread_init(&c->r, file ? file : "<input>", doc, err);
     c->in = in;
     c->arena = arena;
-    c->err = err;
-    c->what[0] = '\0';
-    c->path[0] = '\0';
-    c->path_len = 0;
     c->counted = 0;
     c->refs = NULL;
     c->n_refs = c->cap_refs = 0;
@@ -34,8 +31,8 @@ int ky_refs_keep(ks_yctx_t *c, const char ***out, uint32_t *n)
         a = ks_arena_alloc(c->arena, c->n_refs * sizeof *a);
         if (a == NULL) {
             ky_refs_drop(c);
-            return ks_error_set(c->err, KS_ENOMEM, "%s: out of memory",
-                                c->file);
+            return ks_error_set(c->r.err, KS_ENOMEM, "%s: out of memory",
+                                c->r.file);
         }
         memcpy(a, c->refs, c->n_refs * sizeof *a);
     }
@@ -66,32 +63,28 @@ void ky_set_what(ks_yctx_t *c, const char *kind, const char *ns,
                  const char *name)
 {
     if (ns != NULL && ns[0] != '\0')
-        snprintf(c->what, sizeof(c->what), "%s %s/%s", kind, ns, name);
+        snprintf(c->r.what, sizeof(c->r.what), "%s %s/%s", kind, ns, name);
     else if (name != NULL && name[0] != '\0')
-        snprintf(c->what, sizeof(c->what), "%s %s", kind, name);
+        snprintf(c->r.what, sizeof(c->r.what), "%s %s", kind, name);
     else
-        snprintf(c->what, sizeof(c->what), "%s", kind);
+        snprintf(c->r.what, sizeof(c->r.what), "%s", kind);
 }
 
 int ky_fail(ks_yctx_t *c, const yaml_node_t *n, const char *fmt, ...)
 {
-    char msg[KS_ERROR_MSG_MAX];
-    char where[128];
     va_list ap;
+    int rc;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    rc = ks_yread_vfail(&c->r, n, KS_ESCHEMA, fmt, ap);
     va_end(ap);
-    ks_yaml_where(where, sizeof(where), c->file, n);
-    return ks_error_set(c->err, KS_ESCHEMA, "%s: %s%s%s%s%s", where, c->what,
-                        c->what[0] ? ": " : "", c->path,
-                        c->path_len ? ": " : "", msg);
+    return rc;
 }
 
 void *ky_alloc(ks_yctx_t *c, size_t n)
 {
     void *p = ks_arena_alloc(c->arena, n);
     if (p == NULL)
-        ks_error_set(c->err, KS_ENOMEM, "%s: out of memory", c->file);
+        ks_error_set(c->r.err, KS_ENOMEM, "%s: out of memory", c->r.file);
     return p;
 }
 
@@ -103,8 +96,8 @@ const char *ky_intern(ks_yctx_t *c, const char *s, size_t n)
             size_t cap = c->cap_refs ? c->cap_refs * 2 : 16;
             const char **a = realloc(c->refs, cap * sizeof *a);
             if (a == NULL) {
-                ks_error_set(c->err, KS_ENOMEM, "%s: out of memory",
-                             c->file);
+                ks_error_set(c->r.err, KS_ENOMEM, "%s: out of memory",
+                             c->r.file);
                 return NULL;
             }
             c->refs = a;
@@ -117,48 +110,28 @@ const char *ky_intern(ks_yctx_t *c, const char *s, size_t n)
         r = ks_intern_strn(c->in, s, n);
     }
     if (r == NULL)
-        ks_error_set(c->err, KS_ENOMEM, "%s: out of memory", c->file);
+        ks_error_set(c->r.err, KS_ENOMEM, "%s: out of memory", c->r.file);
     return r;
-}
-
-/* Append `seg` to the path, truncating at the buffer's end. */
-static void path_append(ks_yctx_t *c, const char *seg, size_t n)
-{
-    size_t room = sizeof(c->path) - 1 - c->path_len;
-    if (n > room)
-        n = room;
-    memcpy(c->path + c->path_len, seg, n);
-    c->path_len += n;
-    c->path[c->path_len] = '\0';
 }
 
 size_t ky_push(ks_yctx_t *c, const char *field)
 {
-    size_t old = c->path_len;
-    if (old != 0)
-        path_append(c, ".", 1);
-    path_append(c, field, strlen(field));
-    return old;
+    return ks_yread_push(&c->r, field);
 }
 
 size_t ky_push_index(ks_yctx_t *c, size_t i)
 {
-    size_t old = c->path_len;
-    char buf[32];
-    int w = snprintf(buf, sizeof(buf), "[%zu]", i);
-    path_append(c, buf, w > 0 ? (size_t)w : 0);
-    return old;
+    return ks_yread_push_index(&c->r, i);
 }
 
 void ky_pop(ks_yctx_t *c, size_t len)
 {
-    c->path_len = len;
-    c->path[len] = '\0';
+    ks_yread_pop(&c->r, len);
 }
 
 yaml_node_t *ky_node(const ks_yctx_t *c, int id)
 {
-    return ks_yaml_node(c->doc, id);
+    return ks_yaml_node(c->r.doc, id);
 }
 
 int ky_is_null(const yaml_node_t *n)
@@ -184,7 +157,7 @@ const char *ky_scalar(const yaml_node_t *n)
 yaml_node_t *ky_get(const ks_yctx_t *c, const yaml_node_t *map,
                     const char *key)
 {
-    yaml_node_t *found = ks_yaml_get(c->doc, map, key);
+    yaml_node_t *found = ks_yaml_get(c->r.doc, map, key);
     return ks_yaml_is_null(found) ? NULL : found;
 }
 
@@ -195,7 +168,7 @@ uint32_t ky_seq_len(const yaml_node_t *n)
 
 yaml_node_t *ky_seq_at(const ks_yctx_t *c, const yaml_node_t *n, uint32_t i)
 {
-    return ks_yaml_seq_at(c->doc, n, i);
+    return ks_yaml_seq_at(c->r.doc, n, i);
 }
 
 static const char *type_name(const yaml_node_t *n)
@@ -255,56 +228,32 @@ int ky_seq_of_maps(ks_yctx_t *c, const yaml_node_t *n, size_t size,
 
 int ky_str(ks_yctx_t *c, const yaml_node_t *n, const char **out)
 {
-    const char *r;
-    if (ky_is_null(n)) {
+    char msg[256];
+    const char *s = NULL, *r;
+    size_t len = 0;
+    int rc = ks_yaml_want_str(n, &s, &len, msg, sizeof msg);
+    if (rc == KS_YS_WRONG)
+        return ky_fail(c, n, "%s", msg);
+    if (rc == KS_YS_UNSET) {
         *out = ks_intern_empty(c->in);
         return 0;
     }
-    if (n->type != YAML_SCALAR_NODE)
-        return ky_fail(c, n, "expected a string, found %s", type_name(n));
-    r = ky_intern(c, (const char *)n->data.scalar.value,
-                  n->data.scalar.length);
-    if (r == NULL)
+    if ((r = ky_intern(c, s, len)) == NULL)
         return KS_ENOMEM;
     *out = r;
     return 0;
 }
 
-/* "expected T, found ..." for a scalar of the wrong type. */
-static int wrong_scalar(ks_yctx_t *c, const yaml_node_t *n, const char *t,
-                        ks_yaml_type_t want)
-{
-    const char *s = ky_scalar(n);
-    if (ks_yaml_is_quoted(n)) {
-        /* the text may look right: say why it is not */
-        yaml_node_t plain = *n;
-        plain.data.scalar.style = YAML_PLAIN_SCALAR_STYLE;
-        if (ks_yaml_type(&plain) == want)
-            return ky_fail(c, n, "expected %s, found the string \"%s\" "
-                                 "(quoted scalars are strings: remove the "
-                                 "quotes)",
-                           t, s);
-    }
-    return ky_fail(c, n, "expected %s, found \"%s\"%s", t, s,
-                   want == KS_YAML_BOOL ? ks_yaml_bool_hint(n) : "");
-}
-
 int ky_int64(ks_yctx_t *c, const yaml_node_t *n, int64_t *out)
 {
+    char msg[256];
     int64_t v;
-    if (ky_is_null(n))
-        return 0;
-    if (ky_scalar(n) == NULL)
-        return ky_fail(c, n, "expected an integer, found %s", type_name(n));
-    switch (ks_yaml_int64(n, &v)) {
-    case 0:
+    int rc = ks_yaml_want_int64(n, &v, msg, sizeof msg);
+    if (rc == KS_YS_WRONG)
+        return ky_fail(c, n, "%s", msg);
+    if (rc == KS_YS_OK)
         *out = v;
-        return 0;
-    case -2:
-        return ky_fail(c, n, "integer %s out of range", ky_scalar(n));
-    default:
-        return wrong_scalar(c, n, "an integer", KS_YAML_INT);
-    }
+    return 0;
 }
 
 int ky_int32(ks_yctx_t *c, const yaml_node_t *n, int32_t *out)
@@ -325,16 +274,12 @@ int ky_int32(ks_yctx_t *c, const yaml_node_t *n, int32_t *out)
 
 int ky_bool(ks_yctx_t *c, const yaml_node_t *n, int *out)
 {
-    if (ky_is_null(n))
-        return 0;
-    if (ky_scalar(n) == NULL)
-        return ky_fail(c, n, "expected a boolean, found %s", type_name(n));
-    if (ks_yaml_bool(n, out) == 0)
-        return 0;
-    return wrong_scalar(c, n, "a boolean", KS_YAML_BOOL);
+    char msg[256];
+    if (ks_yaml_want_bool(n, out, msg, sizeof msg) == KS_YS_WRONG)
+        return ky_fail(c, n, "%s", msg);
+    return 0;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date. */
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 {
     int64_t era;
@@ -452,8 +397,10 @@ int ky_labels(ks_yctx_t *c, const yaml_node_t *n, ks_labels_t *out)
         uint32_t i;
         if (kn == NULL || kn->type != YAML_SCALAR_NODE)
             return ky_fail(c, kn, "expected a string key");
-        if ((rc = ky_str(c, kn, &k)) != 0)
-            return rc;
+        /* a key is its text, whatever it reads as (yaml_scalar.h) */
+        if ((k = ky_intern(c, ky_scalar(kn), kn->data.scalar.length)) ==
+            NULL)
+            return KS_ENOMEM;
         {
             size_t old = ky_push(c, k);
             rc = ky_str(c, vn, &v);

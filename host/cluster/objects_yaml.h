@@ -9,10 +9,11 @@
  *
  * Conventions: an absent field and a field whose value is YAML null are the
  * same thing (the reader leaves its default). Unknown fields are ignored;
- * a field we read that has the wrong YAML type is an error. Scalars are
- * typed by base/yaml_node.h (YAML 1.2 core schema): integers and booleans
- * must be plain (a quoted "5" is a string), while string fields take any
- * scalar's text (`version: 1` is the label value "1").
+ * a field we read that has the wrong YAML type is an error. Scalars follow
+ * the host's one rule per type (base/yaml_scalar.h), as apimachinery reads
+ * a manifest: integers and booleans must be plain (a quoted "5" is a
+ * string), a string field refuses a plain number or boolean (`version: 1`
+ * must be quoted, as kubectl requires), and a mapping key is its text.
  */
 #ifndef KS_CLUSTER_OBJECTS_YAML_H
 #define KS_CLUSTER_OBJECTS_YAML_H
@@ -25,17 +26,15 @@
 #include "base/error.h"
 #include "base/intern.h"
 #include "base/yaml_node.h"
+#include "base/yaml_read.h"
 #include "ksched/types.h"
 
 typedef struct ks_yctx {
-    const char *file;
-    yaml_document_t *doc;
+    /* file, document, error, what ("pod default/x") and path
+     * ("spec.containers[0]"): the host's one YAML field reader */
+    ks_yread_t r;
     ks_intern_t *in;
     ks_arena_t *arena;
-    ks_error_t *err;
-    char what[256];  /* "pod default/x"; may be empty */
-    char path[512];  /* "spec.containers[0]"; may be empty */
-    size_t path_len;
     /* While `counted` is set, ky_intern takes counted references (strings
      * that live as long as the object: a pod's uid, name, annotations) and
      * records them in refs; the object keeps them (ky_refs_keep) and gives

@@ -6,6 +6,8 @@
  */
 #include "config_internal.h"
 
+#include "base/yaml_scalar.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -238,7 +240,27 @@ void ks_cfg_fields(ks_cfg_ctx_t *c, yaml_node_t *map, const char *what,
             keys[i] = k;
         if (ks_yaml_is_null(v))
             continue;
-        if (!type_ok(v, fields[i].type)) {
+        if (fields[i].type == KS_CFG_T_STR || fields[i].type == KS_CFG_T_INT ||
+            fields[i].type == KS_CFG_T_BOOL) {
+            /* the host's scalar rules (base/yaml_scalar.h) */
+            char msg[256];
+            const char *s;
+            size_t len;
+            int64_t x;
+            int b,
+                rc = fields[i].type == KS_CFG_T_STR
+                         ? ks_yaml_want_str(v, &s, &len, msg, sizeof msg)
+                     : fields[i].type == KS_CFG_T_INT
+                         ? ks_yaml_want_int64(v, &x, msg, sizeof msg)
+                         : ks_yaml_want_bool(v, &b, msg, sizeof msg);
+            if (rc == KS_YS_WRONG &&
+                !(fields[i].type == KS_CFG_T_INT &&
+                  ks_yaml_type(v) == KS_YAML_INT)) {
+                ks_cfg_problem(c, KS_ESCHEMA, v, "%s%s%s: %s", what,
+                               what[0] ? "." : "", fields[i].name, msg);
+                continue;
+            }
+        } else if (!type_ok(v, fields[i].type)) {
             ks_cfg_problem(c, KS_ESCHEMA, v, "%s%s%s: expected %s, found %s%s",
                            what, what[0] ? "." : "", fields[i].name,
                            type_name(fields[i].type),

@@ -31,7 +31,7 @@ static ks_node_t *mknode(const char *name, const char *images)
 {
     char buf[1024];
     snprintf(buf, sizeof(buf),
-             "metadata: {name: %s}\n"
+             "metadata: {name: '%s'}\n"
              "status:\n"
              "  allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}\n"
              "  images: [%s]\n",
@@ -56,7 +56,7 @@ static ks_pod_t *mkpod(const char *name, const char *node, const char *cpu,
                  cpu ? "cpu: " : "", cpu ? cpu : "", cpu && mem ? ", " : "",
                  mem ? "memory: " : "", mem ? mem : "");
     snprintf(buf, sizeof(buf),
-             "metadata: {name: %s, labels: {app: %s}}\n"
+             "metadata: {name: '%s', labels: {app: '%s'}}\n"
              "spec:\n"
              "  nodeName: %s\n"
              "%s"

@@ -361,7 +361,8 @@ static const error_case_t error_cases[] = {
     {"quoted integer is a string",
      PROFILE "  percentageOfNodesToScore: '50'\n", KS_ESCHEMA,
      "t.yaml:5:29: profiles[0].percentageOfNodesToScore: expected an integer, "
-     "found a string (\"50\")"},
+     "found a string (\"50\") (quoted scalars are strings: remove the "
+     "quotes)"},
     {"malformed YAML: bad indentation in a sequence",
      HDR "profiles:\n"
          "  - schedulerName: a\n"
@@ -589,7 +590,7 @@ static const error_case_t error_cases[] = {
      "(\"on\"); ksched reads YAML 1.2, where yes/no/on/off are strings: write "
      "true or false\n"
      "t.yaml:6:28: enableContentionProfiling: expected a boolean, found a "
-     "string (\"true\")"},
+     "string (\"true\") (quoted scalars are strings: remove the quotes)"},
     {"recursive alias", HDR "profiles: &p\n- *p\n", KS_EPARSE,
      "t.yaml:4:3: alias *p is inside the node its anchor names (a recursive "
      "structure)"},
@@ -703,7 +704,7 @@ static const struct le_row {
      "duration; write it as Go does, e.g. 15s or 1m30s"},
     {"  leaseDuration: 15\n", 0, 0, 0, 0,
      "t.yaml:4:18: leaderElection.leaseDuration: expected a string, found "
-     "an integer (\"15\")"},
+     "an integer (\"15\"); quote it: \"15\""},
     {"  resourceLock: endpoints\n", 0, 0, 0, 0,
      "t.yaml:4:17: leaderElection.resourceLock: \"endpoints\" is not "
      "supported; ksched uses \"leases\" (the only lock newer kube-scheduler "

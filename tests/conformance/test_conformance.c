@@ -164,7 +164,8 @@ START_TEST(expected_rejects_non_integer_score)
                                "  scores: {a1: 6x}\n");
     ck_assert_int_ne(ks_expected_load(p, &e, &err), 0);
     ck_assert_ptr_nonnull(strstr(err.msg, "bad.expected.yaml:4:16: scores: "
-                                          "expected an integer, found \"6x\""));
+                                          "expected an integer, found a string "
+                                          "(\"6x\")"));
 }
 END_TEST
 

@@ -437,15 +437,16 @@ static const err_row_t err_rows[] = {
          "users: [{name: u, user: {}}]\n",
      KS_ESCHEMA,
      "/config:9:31: clusters[0].cluster.insecure-skip-tls-verify: expected a "
-     "boolean (true or false), found the quoted string \"yes\""},
+     "boolean, found a string (\"yes\")"},
     {HEAD CLUSTER("    insecure-skip-tls-verify: yes\n")
          "users: [{name: u, user: {}}]\n",
      KS_ESCHEMA,
      "/config:9:31: clusters[0].cluster.insecure-skip-tls-verify: expected a "
-     "boolean (true or false), found a string \"yes\""},
+     "boolean, found a string (\"yes\"); ksched reads YAML 1.2, where "
+     "yes/no/on/off are strings: write true or false"},
     {HEAD CLUSTER("    insecure-skip-tls-verify: 'true'\n")
          "users: [{name: u, user: {}}]\n",
-     KS_ESCHEMA, "\"true\"; remove the quotes"},
+     KS_ESCHEMA, "(\"true\") (quoted scalars are strings: remove the quotes)"},
     {HEAD "clusters:\n- name: c\n  cluster:\n    server: {url: x}\n",
      KS_ESCHEMA,
      "/config:8:13: clusters[0].cluster.server: expected a string, found a "
@@ -458,7 +459,7 @@ static const err_row_t err_rows[] = {
          "users: [{name: u, user: {}}]\n",
      KS_ESCHEMA,
      "/config:10:21: clusters[1].cluster.server: expected a string, found an "
-     "integer (8080); quote it"},
+     "integer (\"8080\"); quote it: \"8080\""},
     {HEAD CLUSTER("- name: c\n  cluster: {server: https://other}\n")
          "users: [{name: u, user: {}}]\n",
      KS_ESCHEMA,
