@@ -507,6 +507,8 @@ void ks_api_debug_pod(ks_server_t *srv, ks_http_conn_t *c,
     size_t n = 0, i;
     int bound = 0;
     const ks_pod_t *pod = ks_console_find_pod(srv, ns, name, &bound);
+    ks_pod_entry_t *e = ks_server_pod_by_key(srv, ns, name);
+    int other = e && e->other && pod == e->other;
     ks_queued_info_t qi;
     json_t *doc, *atts;
     (void)req;
@@ -523,7 +525,10 @@ void ks_api_debug_pod(ks_server_t *srv, ks_http_conn_t *c,
         json_array_append_new(atts, attempt_json(at[i]));
     doc = json_pack("{s:s, s:s, s:s, s:I, s:o}", "namespace", ns, "name",
                     name, "state",
-                    pod == NULL ? "gone" : bound ? "bound" : "pending",
+                    pod == NULL ? "gone"
+                    : bound     ? "bound"
+                    : other     ? "otherScheduler"
+                                : "pending",
                     "attemptsTotal", (json_int_t)total, "attempts", atts);
     if (doc && pod) {
         json_object_set_new(doc, "uid", json_string(pod->uid));

@@ -134,7 +134,17 @@ void ks_console_on_bind_failed(ks_server_t *srv, const char *key,
 
 int ks_console_is_asset_path(const char *path)
 {
-    return strcmp(path, "/ui") == 0 || strncmp(path, "/ui/", 4) == 0;
+    size_t i;
+    if (strcmp(path, "/ui") == 0 || strcmp(path, "/ui/") == 0)
+        return 1;
+    if (strncmp(path, "/ui/", 4) != 0)
+        return 0;
+    /* exactly one of the embedded files: nothing else is let through
+     * without a token */
+    for (i = 0; i < ks_ui_n_assets; i++)
+        if (strcmp(path + 4, ks_ui_assets[i].name) == 0)
+            return 1;
+    return 0;
 }
 
 void ks_api_ui(ks_server_t *srv, ks_http_conn_t *c,

@@ -82,8 +82,9 @@ void ks_console_plugin_hash(uint64_t hash, const char *copy_path,
 /* Handlers. GET /ui, /ui/, /ui/NAME: the embedded assets (no token). */
 void ks_api_ui(struct ks_server *srv, ks_http_conn_t *c,
                const ks_http_request_t *req);
-/* Is `path` one of the console's static assets (served without a
- * token: they carry no data)? */
+/* Is `path` one of the console's static assets, "/ui", "/ui/" or
+ * "/ui/NAME" of an embedded file (served without a token: they carry no
+ * data)? */
 int ks_console_is_asset_path(const char *path);
 /* GET /debug/cluster, /debug/queue, /debug/pods/NS/NAME, /debug/rates;
  * POST /debug/explain/NS/NAME. */

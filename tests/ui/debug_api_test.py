@@ -241,6 +241,14 @@ def check_ui(c):
           "console.css")
     st, _, _, _ = c.request("GET", "/ui/nope.js", token=False)
     check(st == 404, "an unknown asset is 404 (%s)" % st)
+    st, _, _, _ = c.request("POST", "/api/v1/namespaces/default/pods",
+                            {"metadata": {"name": "other"}, "spec": {
+                                "schedulerName": "someone-else",
+                                "containers": [{"name": "c",
+                                                "image": "x"}]}})
+    st, doc, _, _ = c.request("GET", "/debug/pods/default/other")
+    check(st == 200 and doc["state"] == "otherScheduler",
+          "a pod of another scheduler says so (%s %s)" % (st, doc))
 
 
 def check_big_cluster(c):
@@ -313,9 +321,14 @@ def check_token(ksched, plugin_dir, v1):
         st, _, _, _ = c.request("POST", "/debug/explain/default/x",
                                 token=False)
         check(st == 401, "explain needs the token (%s)" % st)
-        for path in ("/ui", "/ui/console.js", "/healthz", "/readyz"):
+        for path in ("/ui", "/ui/", "/ui/console.js", "/healthz",
+                     "/readyz"):
             st, _, _, _ = c.request("GET", path, token=False)
             check(st == 200, "%s is open (%s)" % (path, st))
+        for path in ("/ui/nope.js", "/ui/../debug/cluster",
+                     "/ui/x/console.js", "/uix"):
+            st, _, _, _ = c.request("GET", path, token=False)
+            check(st == 401, "%s needs the token (%s)" % (path, st))
     finally:
         c.close()
 
