@@ -24,7 +24,10 @@ const ks_cel_type_t ks_cel_t_dyn = { KT_DYN, NULL, NULL },
  * homogeneous literal rule. */
 static const ks_cel_type_t t_free = { KT_DYN, NULL, NULL };
 
-static const ks_cel_type_t t_attr_inner = { KT_MAP, &ks_cel_t_string, &ks_cel_t_dyn };
+/* An attribute's value: upstream declares it `any`, which the checker
+ * treats like dyn (named apart in messages). */
+static const ks_cel_type_t t_any = { KT_DYN, NULL, NULL };
+static const ks_cel_type_t t_attr_inner = { KT_MAP, &ks_cel_t_string, &t_any };
 static const ks_cel_type_t t_attrs = { KT_MAP, &ks_cel_t_string, &t_attr_inner };
 static const ks_cel_type_t t_cap_inner = { KT_MAP, &ks_cel_t_string, &ks_cel_t_quantity };
 static const ks_cel_type_t t_caps = { KT_MAP, &ks_cel_t_string, &t_cap_inner };
@@ -119,7 +122,7 @@ void ks_cel_type_name(const ks_cel_type_t *t, char *buf, size_t n)
 {
     char a[128], b[128];
     switch (t->kind) {
-    case KT_DYN: snprintf(buf, n, "dyn"); break;
+    case KT_DYN: snprintf(buf, n, "%s", t == &t_any ? "any" : "dyn"); break;
     case KT_NULL: snprintf(buf, n, "null_type"); break;
     case KT_BOOL: snprintf(buf, n, "bool"); break;
     case KT_INT: snprintf(buf, n, "int"); break;
@@ -143,9 +146,16 @@ void ks_cel_type_name(const ks_cel_type_t *t, char *buf, size_t n)
     }
 }
 
+/* cel.bind variables in scope, innermost first */
+typedef struct scope {
+    const ks_cel_node_t *bind;
+    const struct scope *outer;
+} scope_t;
+
 typedef struct checker {
     ks_cel_arena_t *a;
     char *err; size_t errlen;
+    const scope_t *scope;
 } checker_t;
 
 static int refuse(checker_t *c, int col, const char *fmt, const char *x, const char *y)
@@ -261,6 +271,15 @@ static int check_call(checker_t *c, ks_cel_node_t *n)
     }
     if (n->fn == FN_IN) {
         const ks_cel_type_t *e = argv[0]->type, *coll = argv[1]->type;
+        if (argv[1]->kind == ND_CONST && argv[1]->cval.kind == KV_LIST) {
+            int scalars = 1;
+            for (size_t i = 0; i < argv[1]->cval.u.l.n; i++) {
+                ks_cel_vkind_t k = argv[1]->cval.u.l.items[i].kind;
+                scalars &= k == KV_NULL || k == KV_BOOL || k == KV_INT || k == KV_UINT ||
+                           k == KV_DOUBLE || k == KV_STRING || k == KV_BYTES;
+            }
+            n->set_membership = scalars;
+        }
         if (coll->kind == KT_LIST) {
             if (!unify(c, e, coll->v))
                 goto no_overload;
@@ -309,6 +328,20 @@ static int check_call(checker_t *c, ks_cel_node_t *n)
     if (!matched)
         goto no_overload;
     n->type = type_of_letter(result);
+    /* conversions of a constant are computed once (cel-go refuses the
+     * program when that fails) */
+    if ((n->fn == FN_INT || n->fn == FN_UINT || n->fn == FN_DOUBLE || n->fn == FN_STRING ||
+         n->fn == FN_BOOL || n->fn == FN_DYN) && argc == 1 && !member && argv[0]->kind == ND_CONST) {
+        ks_cel_value_t v = ks_cel_fold(n, c->a);
+        if (v.kind == KV_ERROR) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%.*s", (int)v.u.s.n, v.u.s.p);
+            return refuse(c, n->col, "%s%s", msg, "");
+        }
+        n->kind = ND_CONST;
+        n->cval = v;
+        return 0;
+    }
     if (n->fn == FN_ADD && result == 'l') {
         const ks_cel_type_t *a = argv[0]->type, *b = argv[1]->type;
         if (a->kind == KT_LIST && b->kind == KT_LIST) {
@@ -355,6 +388,12 @@ static int check_node(checker_t *c, ks_cel_node_t *n)
         }
         return 0;
     case ND_IDENT:
+        for (const scope_t *s = c->scope; s; s = s->outer)
+            if (!strcmp(s->bind->name, n->name)) {
+                n->bind = s->bind;
+                n->type = s->bind->args[0]->type;
+                return 0;
+            }
         if (strcmp(n->name, "device"))
             return refuse(c, n->col, "undeclared reference to '%s'%s", n->name, "");
         n->type = &ks_cel_t_device;
@@ -428,6 +467,18 @@ static int check_node(checker_t *c, ks_cel_node_t *n)
     }
     case ND_CALL:
         return check_call(c, n);
+    case ND_BIND: {
+        if (check_node(c, n->args[0]) < 0)
+            return -1;
+        scope_t s = { n, c->scope };
+        c->scope = &s;
+        int rc = check_node(c, n->args[1]);
+        c->scope = s.outer;
+        if (rc < 0)
+            return -1;
+        n->type = n->args[1]->type;
+        return 0;
+    }
     case ND_LIST:
     case ND_MAP: {
         const ks_cel_type_t *kt = NULL, *vt = NULL;
@@ -458,6 +509,15 @@ static int check_node(checker_t *c, ks_cel_node_t *n)
         t->k = is_map ? (kt ? kt : &t_free) : NULL;
         t->v = vt ? vt : &t_free;
         n->type = t;
+        /* a literal of constants is built once, as cel-go's planner does
+         * (it then costs nothing at evaluation) */
+        int all_const = 1;
+        for (size_t i = 0; i < n->nargs; i++)
+            all_const &= n->args[i]->kind == ND_CONST;
+        if (all_const) {
+            n->cval = ks_cel_fold(n, c->a);
+            n->kind = ND_CONST;
+        }
         return 0;
     }
     case ND_AND:
@@ -497,6 +557,8 @@ static int check_node(checker_t *c, ks_cel_node_t *n)
          * when both are the same; keep dyn then */
         if (n->args[1]->type == &t_free || n->args[2]->type == &t_free)
             n->type = n->args[1]->type == &t_free ? n->args[2]->type : n->args[1]->type;
+        else if (n->args[1]->type == &t_any || n->args[2]->type == &t_any)
+            n->type = &t_any;
         else
             n->type = (is_dyn(n->args[1]->type) || is_dyn(n->args[2]->type)) ? &ks_cel_t_dyn : r;
         return 0;

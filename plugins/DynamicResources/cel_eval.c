@@ -14,8 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* cel.bind values in scope, innermost first */
+typedef struct frame {
+    const ks_cel_node_t *bind;
+    ks_cel_value_t val;
+    const struct frame *outer;
+} frame_t;
+
 typedef struct ev {
     ks_cel_arena_t a;
+    const frame_t *frames;
     const ks_cel_device_t *dev;
     uint64_t cost, limit;
     int over_limit;
@@ -355,7 +363,7 @@ static val_t index_value(ev_t *e, const val_t *t, const val_t *k)
         else if (k->kind == KV_DOUBLE && k->u.d == trunc(k->u.d) && fabs(k->u.d) < 9e18) i = (int64_t)k->u.d;
         else return verr(e, "no such overload");
         if (i < 0 || (uint64_t)i >= t->u.l.n)
-            return verr(e, "index out of bounds: %lld", (long long)i);
+            return verr(e, "index '%lld' out of range in list size '%zu'", (long long)i, t->u.l.n);
         return t->u.l.items[i];
     }
     if (t->kind == KV_MAP || is_view(t)) {
@@ -400,7 +408,8 @@ static int lex_cmp(const val_t *a, const val_t *b)
 
 static size_t value_size(const val_t *v)
 {
-    if (v->kind == KV_STRING || v->kind == KV_BYTES) return v->u.s.n;
+    if (v->kind == KV_BYTES) return v->u.s.n;
+    if (v->kind == KV_STRING) return utf8_len(v->u.s.p, v->u.s.n);
     if (v->kind == KV_LIST || v->kind == KV_MAP) return v->u.l.n;
     return 1;
 }
@@ -419,8 +428,11 @@ static val_t quantity_val(ev_t *e, const ks_cel_quantity_t *q)
 static val_t apply(ev_t *e, const ks_cel_node_t *n, val_t *av, size_t argc)
 {
     for (size_t i = 0; i < argc; i++)
-        if (av[i].kind == KV_ERROR)
+        if (av[i].kind == KV_ERROR) {
+            if (charge(e, 1) < 0) /* cel-go charges a call with an error argument too */
+                return verr(e, "cost");
             return av[i];
+        }
     ks_cel_fn_t fn = n->fn;
     /* size of device views */
     for (size_t i = 0; i < argc; i++)
@@ -430,10 +442,9 @@ static val_t apply(ev_t *e, const ks_cel_node_t *n, val_t *av, size_t argc)
                 return av[i];
         }
     if (fn == FN_EQ || fn == FN_NE) {
+        /* cel-go: the smaller operand's size times 0.1, rounded up */
         size_t s0 = value_size(&av[0]), s1 = value_size(&av[1]);
-        if ((av[0].kind == KV_STRING || av[0].kind == KV_BYTES) && charge(e, ceil_frac(s0 < s1 ? s0 : s1, 0.1)) < 0)
-            return verr(e, "cost");
-        if (av[0].kind != KV_STRING && av[0].kind != KV_BYTES && charge(e, 1) < 0)
+        if (charge(e, ceil_frac(s0 < s1 ? s0 : s1, 0.1)) < 0)
             return verr(e, "cost");
         int eq = vequal(e, &av[0], &av[1]);
         return vbool(fn == FN_EQ ? eq : !eq);
@@ -441,7 +452,7 @@ static val_t apply(ev_t *e, const ks_cel_node_t *n, val_t *av, size_t argc)
     if (fn == FN_IN) {
         val_t *c = &av[1];
         if (c->kind == KV_LIST) {
-            if (charge(e, c->u.l.n ? c->u.l.n : 1) < 0)
+            if (charge(e, c->u.l.n) < 0)
                 return verr(e, "cost");
             for (size_t i = 0; i < c->u.l.n; i++)
                 if (vequal(e, &av[0], &c->u.l.items[i]))
@@ -477,17 +488,22 @@ static val_t apply(ev_t *e, const ks_cel_node_t *n, val_t *av, size_t argc)
 
     uint64_t cost = 1;
     switch (fn) {
-    case FN_STARTS_WITH: case FN_ENDS_WITH: cost = ceil_frac(av[1].u.s.n, 0.1); break;
-    case FN_CONTAINS: cost = ceil_frac(av[0].u.s.n, 0.1) * ceil_frac(av[1].u.s.n, 0.1); break;
-    case FN_MATCHES: cost = ceil_frac(av[0].u.s.n + 1, 0.1) * ceil_frac(av[1].u.s.n, 0.25); break;
-    case FN_LOWER_ASCII: case FN_UPPER_ASCII: cost = ceil_frac(av[0].u.s.n, 0.1); break;
+    /* cel-go's runtime costs (interpreter/runtimecost.go) and Kubernetes'
+     * library estimator; sizes of strings are in code points */
+    case FN_STARTS_WITH: case FN_ENDS_WITH:
+    case FN_LOWER_ASCII: case FN_UPPER_ASCII:
+    case FN_QUANTITY: case FN_IS_QUANTITY: case FN_SEMVER: case FN_IS_SEMVER:
+        cost = ceil_frac(value_size(&av[0]), 0.1);
+        break;
+    case FN_CONTAINS: cost = ceil_frac(value_size(&av[0]), 0.1) * ceil_frac(value_size(&av[1]), 0.1); break;
+    case FN_MATCHES: cost = ceil_frac(value_size(&av[0]) + 1, 0.1) * ceil_frac(value_size(&av[1]), 0.25); break;
     case FN_ADD:
-        if (o->params[0] == 's' || o->params[0] == 'b' || o->params[0] == 'l')
+        if (o->params[0] == 's' || o->params[0] == 'b')
             cost = ceil_frac(value_size(&av[0]) + value_size(&av[1]), 0.1);
         break;
     case FN_LT: case FN_LE: case FN_GT: case FN_GE:
         if (o->params[0] == 's' || o->params[0] == 'b') {
-            size_t s0 = av[0].u.s.n, s1 = av[1].u.s.n;
+            size_t s0 = value_size(&av[0]), s1 = value_size(&av[1]);
             cost = ceil_frac(s0 < s1 ? s0 : s1, 0.1);
         }
         break;
@@ -757,6 +773,15 @@ static val_t eval_select(ev_t *e, const ks_cel_node_t *n, val_t t, int presence)
     return verr(e, "no such overload");
 }
 
+ks_cel_value_t ks_cel_fold(const ks_cel_node_t *n, ks_cel_arena_t *a)
+{
+    static const ks_cel_device_t none;
+    ev_t e = { .a = *a, .dev = &none, .limit = UINT64_MAX };
+    val_t v = eval(&e, n);
+    *a = e.a; /* the values live as long as the program */
+    return v;
+}
+
 static val_t eval(ev_t *e, const ks_cel_node_t *n)
 {
     if (e->over_limit)
@@ -766,15 +791,30 @@ static val_t eval(ev_t *e, const ks_cel_node_t *n)
         return n->cval;
     case ND_IDENT:
         if (charge(e, 1) < 0) return verr(e, "cost");
+        if (n->bind) {
+            for (const frame_t *f = e->frames; f; f = f->outer)
+                if (f->bind == n->bind)
+                    return f->val;
+            return verr(e, "internal error: unbound variable %s", n->name);
+        }
         return (val_t){ .kind = KV_DEVICE };
+    case ND_BIND: {
+        /* the value is computed once; an error stays a value until used */
+        frame_t f = { n, eval(e, n->args[0]), e->frames };
+        if (e->over_limit) return verr(e, "cost");
+        e->frames = &f;
+        val_t r = eval(e, n->args[1]);
+        e->frames = f.outer;
+        return r;
+    }
     case ND_SELECT: {
         val_t t = eval(e, n->target);
         if (charge(e, 1) < 0) return verr(e, "cost");
         return eval_select(e, n, t, 0);
     }
     case ND_HAS: {
+        /* Kubernetes sets PresenceTestHasCost(false): has() itself is free */
         val_t t = eval(e, n->target->target);
-        if (charge(e, 1) < 0) return verr(e, "cost");
         return eval_select(e, n->target, t, 1);
     }
     case ND_INDEX: {
@@ -788,6 +828,20 @@ static val_t eval(ev_t *e, const ks_cel_node_t *n)
     case ND_CALL: {
         val_t av[4];
         size_t argc = 0;
+        if (n->set_membership) {
+            /* cel-go turns `x in [constants]` into a set lookup: no cost,
+             * and an empty list is false without looking at x */
+            const val_t *l = &n->args[1]->cval;
+            if (l->u.l.n == 0)
+                return vbool(0);
+            val_t x = eval(e, n->args[0]);
+            if (x.kind == KV_ERROR || e->over_limit)
+                return x;
+            for (size_t i = 0; i < l->u.l.n; i++)
+                if (vequal(e, &x, &l->u.l.items[i]))
+                    return vbool(1);
+            return vbool(0);
+        }
         if (n->target)
             av[argc++] = eval(e, n->target);
         for (size_t i = 0; i < n->nargs && argc < 4; i++)
@@ -906,11 +960,12 @@ ks_cel_result_t ks_cel_eval(const ks_cel_program_t *p, const ks_cel_device_t *de
         ks_cel_errf(err, errlen, 0, "%.*s", (int)v.u.s.n, v.u.s.p);
         rc = KS_CEL_ERROR;
     } else if (v.kind != KV_BOOL) {
-        ks_cel_errf(err, errlen, 0, "CEL result of type %s could not be converted to bool",
-                    v.kind == KV_INT ? "int" : v.kind == KV_STRING ? "string" : v.kind == KV_DOUBLE ? "double"
-                    : v.kind == KV_UINT ? "uint" : v.kind == KV_NULL ? "null_type" : v.kind == KV_LIST ? "list"
-                    : v.kind == KV_SEMVER ? "kubernetes.Semver" : v.kind == KV_QUANTITY ? "kubernetes.Quantity"
-                    : v.kind == KV_BYTES ? "bytes" : "map");
+        const char *tn = v.kind == KV_INT ? "int" : v.kind == KV_STRING ? "string" : v.kind == KV_DOUBLE ? "double"
+                         : v.kind == KV_UINT ? "uint" : v.kind == KV_NULL ? "null_type" : v.kind == KV_LIST ? "list"
+                         : v.kind == KV_SEMVER ? "kubernetes.Semver" : v.kind == KV_QUANTITY ? "kubernetes.Quantity"
+                         : v.kind == KV_BYTES ? "bytes" : "map";
+        ks_cel_errf(err, errlen, 0, "CEL result of type %s could not be converted to bool: "
+                    "unsupported type conversion from '%s' to bool", tn, tn);
         rc = KS_CEL_ERROR;
     } else {
         rc = v.u.b ? KS_CEL_TRUE : KS_CEL_FALSE;

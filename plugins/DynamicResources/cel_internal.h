@@ -104,7 +104,8 @@ int ks_cel_semver_cmp(const ks_cel_semver_t *a, const ks_cel_semver_t *b);
 /* ---- syntax tree ---- */
 typedef enum {
     ND_CONST, ND_IDENT, ND_SELECT, ND_INDEX, ND_CALL, ND_LIST, ND_MAP,
-    ND_AND, ND_OR, ND_COND, ND_HAS
+    ND_AND, ND_OR, ND_COND, ND_HAS,
+    ND_BIND /* cel.bind(name, args[0], args[1]) */
 } ks_cel_node_kind_t;
 
 typedef enum {
@@ -156,10 +157,17 @@ struct ks_cel_node {
     ks_cel_value_t cval;        /* ND_CONST; also a folded literal regex arg */
     const ks_cel_regex_t *re;   /* FN_MATCHES with a literal pattern */
     const ks_cel_type_t *type;  /* set by the checker */
+    const ks_cel_node_t *bind;  /* ND_IDENT naming a cel.bind variable */
+    int set_membership;         /* FN_IN on a constant list of scalars */
 };
 
 /* Parses src into a tree in the arena; NULL with err filled. */
 ks_cel_node_t *ks_cel_parse(const char *src, ks_cel_arena_t *a, char *err, size_t errlen);
+/* Evaluates a subtree without variables once, at compile time, into a's
+ * memory (cel-go's planner does the same for constant list and map
+ * literals and conversions of constants). */
+ks_cel_value_t ks_cel_fold(const ks_cel_node_t *n, ks_cel_arena_t *a);
+
 /* Types the tree, resolves functions and refuses what the subset lacks;
  * 0, or -1 with err filled. */
 int ks_cel_check(ks_cel_node_t *root, ks_cel_arena_t *a, char *err, size_t errlen);

@@ -156,6 +156,27 @@ static ks_cel_node_t *finish_call(parser_t *ps, ks_cel_node_t *target, const cha
     next(ps); /* '(' */
     if (expr_list(ps, TK_RPAREN, 0, 0, &n->args, &n->nargs) < 0)
         return NULL;
+    /* cel.bind(var, init, expr): a local variable (cel-go's Bindings) */
+    if (target && target->kind == ND_IDENT && !strcmp(target->name, "cel") && !strcmp(name, "bind")) {
+        if (n->nargs != 3) {
+            ks_cel_errf(ps->err, ps->errlen, col, "cel.bind() takes a variable, its value and an expression");
+            ps->failed = 1;
+            return NULL;
+        }
+        if (n->args[0]->kind != ND_IDENT) {
+            ks_cel_errf(ps->err, ps->errlen, n->args[0]->col,
+                        "cel.bind() variable names must be simple identifiers");
+            ps->failed = 1;
+            return NULL;
+        }
+        n->kind = ND_BIND;
+        n->name = n->args[0]->name;
+        n->target = NULL;
+        n->args[0] = n->args[1];
+        n->args[1] = n->args[2];
+        n->nargs = 2;
+        return n;
+    }
     if (!target && !strcmp(name, "has")) {
         if (n->nargs != 1 || n->args[0]->kind != ND_SELECT) {
             ks_cel_errf(ps->err, ps->errlen, col, "invalid argument to has() macro");

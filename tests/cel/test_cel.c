@@ -101,18 +101,28 @@ START_TEST(operators)
     T("size('héllo') == 5 && 'héllo'.size() == 5 && size([1, 2]) == 2 && size({'a': 1}) == 1");
     T("dyn(1) == 1.0 && dyn(1u) == 1"); /* heterogeneous equality at runtime */
     T("int('42') == 42 && uint(3) == 3u && double(2) == 2.0 && string(5) == '5'");
+    T("int(device.attributes['gpu.example.com'].model.size()) == 14");
+    /* a conversion of a constant that fails refuses the program, as cel-go's planner does */
+    REFUSE("int('x') == 1", "type conversion error");
+    ERR("int(device.driver) == 1", "type conversion error");
+    /* `in` an empty constant list is false without evaluating its left side */
+    F("device.attributes['gpu.example.com'].nope in []");
     ERR("9223372036854775807 + 1 > 0", "overflow");
     ERR("-9223372036854775808 - 1 < 0", "overflow");
     ERR("0u - 1u > 0u", "overflow");
+    ERR("-9223372036854775808 % -1 == 0", "overflow"); /* cel-go's rule */
+    ERR("-9223372036854775808 / -1 == 0", "overflow");
     ERR("1 / 0 == 0", "division by zero");
     ERR("1 % 0 == 0", "modulus by zero");
-    ERR("[1, 2][2] == 1", "index out of bounds");
+    ERR("[1, 2][2] == 1", "index '2' out of range in list size '2'");
     ERR("{'a': 1}['b'] == 1", "no such key: b");
     ERR("device.attributes['gpu.example.com'].model > 3", "no such overload");
     ERR("device.attributes['gpu.example.com'].cores + 'x' == 'x'", "no such overload");
     REFUSE("1 == 1.0", "no matching overload for '_==_'");
     REFUSE("1 + 1u == 2", "no matching overload for '_+_'");
     REFUSE("[1, 'a'] == []", "expected type 'int' but found 'string'");
+    REFUSE("[1, device.attributes['gpu.example.com'].cores] == []", "expected type 'int' but found 'any'");
+    T("[[], [1]] == [[], [1]] && [[1], []][1] == []"); /* an empty literal's element type is free */
     REFUSE("true ? 1 : 'a'", "no matching overload for '_?_:_'");
     REFUSE("1 + 1", "must evaluate to bool");
     REFUSE("'a' == 'a' &&", "syntax error");
@@ -138,7 +148,7 @@ START_TEST(error_absorption)
     ERR("device.attributes['gpu.example.com'].cores && true", "no such overload");
     ERR("device.attributes['gpu.example.com'].cores ? true : false", "no such overload");
     /* a non-bool result */
-    ERR("device.attributes['gpu.example.com'].cores", "could not be converted to bool");
+    ERR("device.attributes['gpu.example.com'].cores", "CEL result of type int could not be converted to bool");
 }
 END_TEST
 
@@ -225,13 +235,28 @@ START_TEST(refusals)
     REFUSE("[1].map(x, x) == [1]", "unsupported macro 'map'");
     REFUSE("[1].filter(x, x > 0) == [1]", "unsupported macro 'filter'");
     REFUSE("'a'.indexOf('a') == 0", "unsupported function 'indexOf'");
-    REFUSE("cel.bind(x, 1, x == 1)", "undeclared reference to 'cel'");
     REFUSE("Foo{a: 1}", "message construction");
     REFUSE("has(device)", "invalid argument to has()");
     REFUSE("'a'.startsWith(1)", "no matching overload for 'startsWith'");
     REFUSE("size(1) == 1", "no matching overload for 'size'");
     /* the column is named */
     REFUSE("true && foo", "column 9:");
+}
+END_TEST
+
+START_TEST(bindings)
+{
+    T("cel.bind(gpu, device.attributes['gpu.example.com'], gpu.mig && gpu.cores > 100)");
+    T("cel.bind(x, 1, cel.bind(x, 'a', x == 'a') && x == 1)"); /* shadowing */
+    T("cel.bind(device, 2, device == 2)");
+    /* an error in the value stays a value: only a use fails */
+    F("cel.bind(x, device.attributes['gpu.example.com'].nope, false && x)");
+    T("cel.bind(x, 1 / 0, true)");
+    ERR("cel.bind(x, device.attributes['gpu.example.com'].nope, x)", "no such key: nope");
+    REFUSE("cel.bind(x.y, 1, true)", "simple identifiers");
+    REFUSE("cel.bind(x, 1)", "cel.bind() takes");
+    REFUSE("x == 1 && cel.bind(x, 1, x == 1)", "undeclared reference to 'x'");
+    REFUSE("cel.bind(x, 1, x)", "must evaluate to bool");
 }
 END_TEST
 
@@ -243,7 +268,21 @@ START_TEST(cost_limit)
     ck_assert_str_eq(msg, "operation cancelled: actual cost limit exceeded");
     /* the limit is not absorbed by || */
     ck_assert_int_eq(run_limit("true || [1, 2, 3] == [1, 2, 3]", 1), 1);
-    ck_assert_int_eq(run_limit("[1, 2, 3] == [1, 2, 3] || true", 5), -1);
+    ck_assert_int_eq(run_limit("[device.driver] == [device.driver] || true", 5), -1);
+    /* cel-go's costs: an identifier and each selection 1, a constant 0,
+     * equality ceil(min size / 10), startsWith ceil(size / 10) of the
+     * receiver, a list literal 10 (0 when all its elements are constants),
+     * `in` a list its size (0 for a constant list of scalars), has() free */
+    ck_assert_int_eq(run_limit("device.driver == 'gpu.example.com'", 4), 1);
+    ck_assert_int_eq(run_limit("device.driver == 'gpu.example.com'", 3), -1);
+    ck_assert_int_eq(run_limit("'aaaaaaaaaaaaaaaaaaaaa'.startsWith('a')", 3), 1);
+    ck_assert_int_eq(run_limit("'aaaaaaaaaaaaaaaaaaaaa'.startsWith('a')", 2), -1);
+    ck_assert_int_eq(run_limit("device.driver in [device.driver, 'x']", 16), 1);
+    ck_assert_int_eq(run_limit("device.driver in [device.driver, 'x']", 15), -1);
+    ck_assert_int_eq(run_limit("device.driver in ['a', 'gpu.example.com', 'c']", 2), 1);
+    ck_assert_int_eq(run_limit("[[1, 2], [3]] == [[1, 2], [3]]", 1), 1);
+    ck_assert_int_eq(run_limit("has(device.attributes.x)", 2), 1);
+    ck_assert_int_eq(run_limit("has(device.attributes.x)", 1), -1);
     /* the default is upstream's 1,000,000 */
     ck_assert_uint_eq(KS_CEL_DEFAULT_COST_LIMIT, 1000000u);
 }
@@ -284,6 +323,7 @@ int main(void)
     tcase_add_test(tc, quantity);
     tcase_add_test(tc, semver);
     tcase_add_test(tc, refusals);
+    tcase_add_test(tc, bindings);
     tcase_add_test(tc, cost_limit);
     tcase_add_test(tc, api_edges);
     suite_add_tcase(s, tc);
