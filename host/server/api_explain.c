@@ -73,45 +73,27 @@ static json_t *extenders_json(const ks_ext_trace_t *t, uint32_t i)
     return a;
 }
 
-/* One row: the node, each Filter plugin's verdict (aligned with
- * filterPlugins: "" passed, a reason for the plugin that rejected it,
- * null not run after the rejection), each Score plugin's weighted score
- * (aligned with scorePlugins; null skipped) and the total. */
+/* One row. A feasible node: its Score plugins' weighted scores (aligned
+ * with scorePlugins; null: skipped) and the total. A rejected one: who
+ * rejected it and why, and where in the Filter list (rejectedAt: the
+ * plugins before it passed, those after it did not run; -1 before the
+ * Filter plugins ran (PreFilter), the list's length after all of them
+ * (an extender)). Compact, since explain answers for every node. */
 static json_t *node_row(const ks_cycle_result_t *r, uint32_t i)
 {
     const struct ks_node_status_map *m = r->statuses;
     const ks_node_info_t *ni = ks_snapshot_node_at(m->snap, i);
+    const ks_ext_trace_t *t = r->ext_trace;
     ks_framework_t *fw = r->fw;
     size_t nf = fw->n_points[KS_EP_FILTER], ns = fw->n_points[KS_EP_SCORE];
     uint32_t k = ks_explain_feasible_index(r, i);
-    json_t *filters = json_array(), *scores = json_null(), *row, *ext;
-    const char *rejecter = NULL;
+    json_t *row, *ext;
+    const char *by = NULL, *why = "not evaluated";
     char msg[2048];
-    size_t p;
-    size_t j = SIZE_MAX; /* the rejecting plugin's place in the list */
-    if (k == UINT32_MAX && m->set[i])
-        rejecter = m->st[i].plugin;
-    for (p = 0; rejecter && p < nf; p++)
-        if (strcmp(fw->points[KS_EP_FILTER][p].inst->name, rejecter) == 0) {
-            j = p;
-            break;
-        }
-    for (p = 0; filters && p < nf; p++) {
-        if (k != UINT32_MAX || (!m->set[i]))
-            /* passed every plugin (or reached the extenders) */
-            json_array_append_new(filters, json_string(""));
-        else if (j == SIZE_MAX || p > j)
-            /* rejected at PreFilter, or after the rejection */
-            json_array_append_new(filters, json_null());
-        else if (p < j)
-            json_array_append_new(filters, json_string(""));
-        else
-            json_array_append_new(
-                filters,
-                json_string(ks_status_message(&m->st[i], msg, sizeof msg)));
-    }
-    if (k != UINT32_MAX && (r->scored || r->totals)) {
-        scores = json_array();
+    long at = -1;
+    size_t p, e;
+    if (k != UINT32_MAX) {
+        json_t *scores = json_array();
         for (p = 0; r->scored && scores && p < ns; p++) {
             if (r->score_skipped && r->score_skipped[p])
                 json_array_append_new(scores, json_null());
@@ -120,39 +102,49 @@ static json_t *node_row(const ks_cycle_result_t *r, uint32_t i)
                     scores,
                     json_integer((json_int_t)r->scores[p * r->n_feasible + k]));
         }
-    }
-    row = json_pack("{s:s, s:b, s:o, s:o}", "name", ni->node->name,
-                    "feasible", k != UINT32_MAX, "filters", filters,
-                    "scores", scores);
-    if (row == NULL)
-        return NULL;
-    if (k != UINT32_MAX && r->totals)
-        json_object_set_new(row, "total",
-                            json_integer((json_int_t)r->totals[k]));
-    if (k == UINT32_MAX) {
-        const char *by = rejecter;
-        const char *why = m->set[i]
-                              ? ks_status_message(&m->st[i], msg, sizeof msg)
-                              : "";
-        if (m->set[i] && by == NULL) {
-            /* an extender's, or PreFilter's without a plugin */
-            const ks_ext_trace_t *t = r->ext_trace;
-            size_t e;
-            by = "PreFilter";
+        row = json_pack("{s:s, s:b, s:o}", "name", ni->node->name,
+                        "feasible", 1, "scores", scores);
+        if (row && r->totals)
+            json_object_set_new(row, "total",
+                                json_integer((json_int_t)r->totals[k]));
+    } else {
+        if (m->set[i]) {
+            why = ks_status_message(&m->st[i], msg, sizeof msg);
+            by = m->st[i].plugin;
+            if (by == NULL) {
+                /* an extender's (after every Filter plugin), or
+                 * PreFilter's without a plugin */
+                by = "PreFilter";
+                for (e = 0; t && i < t->n_nodes && e < t->n_ext; e++)
+                    if (t->ext[e].verdict[i] == KS_EXT_FAILED ||
+                        t->ext[e].verdict[i] == KS_EXT_UNRESOLVABLE) {
+                        by = t->ext[e].cfg->url_prefix;
+                        at = (long)nf;
+                    }
+            } else {
+                for (p = 0; p < nf; p++)
+                    if (strcmp(fw->points[KS_EP_FILTER][p].inst->name, by) ==
+                        0) {
+                        at = (long)p;
+                        break;
+                    }
+            }
+        } else {
+            /* passed the Filter plugins, then left out of an extender's
+             * answer without a reason */
             for (e = 0; t && i < t->n_nodes && e < t->n_ext; e++)
-                if (t->ext[e].verdict[i] == KS_EXT_FAILED ||
-                    t->ext[e].verdict[i] == KS_EXT_UNRESOLVABLE)
+                if (t->ext[e].verdict[i] == KS_EXT_SENT) {
                     by = t->ext[e].cfg->url_prefix;
+                    why = "not in the extender's answer, no reason given";
+                    at = (long)nf;
+                    break;
+                }
         }
-        if (!m->set[i]) {
-            by = NULL;
-            why = "not evaluated";
-        }
-        json_object_set_new(row, "rejectedBy", by ? json_string(by)
-                                                  : json_null());
-        json_object_set_new(row, "reason", json_string(why));
+        row = json_pack("{s:s, s:b, s:s?, s:i, s:s}", "name", ni->node->name,
+                        "feasible", 0, "rejectedBy", by, "rejectedAt",
+                        (int)at, "reason", why);
     }
-    if ((ext = extenders_json(r->ext_trace, i)) != NULL)
+    if (row && (ext = extenders_json(t, i)) != NULL)
         json_object_set_new(row, "extenders", ext);
     return row;
 }

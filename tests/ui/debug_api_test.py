@@ -124,15 +124,15 @@ def check_explain(c):
           doc["feasible"] == 0, "explain: 6 nodes, none feasible")
     for n in doc["nodes"]:
         if n["name"] == "node-5":  # tainted: TaintToleration first
-            check(n["rejectedBy"] == "TaintToleration",
+            check(n["rejectedBy"] == "TaintToleration" and
+                  n["rejectedAt"] == doc["filterPlugins"].index(
+                      "TaintToleration"),
                   "the tainted node is rejected by TaintToleration: %s" % n)
             continue
         check(n["rejectedBy"] == "NodeResourcesFit" and
-              n["filters"][fit] == "Insufficient cpu" and
-              all(v == "" for v in n["filters"][:fit]) and
-              all(v is None for v in n["filters"][fit + 1:]),
+              n["rejectedAt"] == fit and n["reason"] == "Insufficient cpu",
               "node %s: passes the plugins before NodeResourcesFit, fails "
-              "it, the rest not run: %s" % (n["name"], n["filters"]))
+              "it, the rest not run: %s" % (n["name"], n))
     st, doc, _, _ = c.request("POST", "/debug/explain/default/web-1")
     check(st == 200 and doc["selected"] and doc["podState"] == "bound",
           "explain a bound pod: a node is chosen (%s)" % (doc or {}).get(
@@ -298,13 +298,15 @@ def check_big_cluster(c):
                             "node-4998", "node-4999"],
           "filter= matches names: %s" % names)
     t0 = time.time()
-    st, doc, _, _ = c.request("POST", "/debug/explain/default/big")
+    st, doc, _, raw = c.request("POST", "/debug/explain/default/big")
     el = time.time() - t0
     check(st in (200, 429), "explain over 5,000 nodes (%s)" % st)
     if st == 200:
         check(len(doc["nodes"]) == BIG_NODES, "every node has a verdict")
-        print("explain over %d nodes: %.3f s, %.3f s in the cycle"
-              % (BIG_NODES, el, doc["seconds"]))
+        check(len(raw) < 120 * BIG_NODES, "about 100 bytes a rejected node "
+              "(%d bytes)" % len(raw))
+        print("explain over %d nodes: %.3f s, %.3f s in the cycle, %d bytes"
+              % (BIG_NODES, el, doc["seconds"], len(raw)))
 
 
 def check_token(ksched, plugin_dir, v1):

@@ -354,7 +354,10 @@ function explainColumns(x) {
     { name: 'Rejected by', get: (n) => n.rejectedBy || '' },
     { name: 'Reason', get: (n) => n.reason || '' },
   ];
-  x.filterPlugins.forEach((p, i) => cols.push({ name: p, filter: i, get: (n) => n.filters[i] }));
+  // a Filter plugin's verdict: '' passed, the reason where it rejected
+  // the node, null when it did not run (after the rejection)
+  const verdict = (n, i) => (n.feasible || i < n.rejectedAt ? '' : i === n.rejectedAt ? n.reason : null);
+  x.filterPlugins.forEach((p, i) => cols.push({ name: p, filter: i, get: (n) => verdict(n, i) }));
   x.scorePlugins.forEach((p, i) => cols.push({ name: p.name + ' ×' + p.weight, score: i, weight: p.weight,
     get: (n) => (n.scores ? n.scores[i] : null) }));
   if (x.nodes.some((n) => n.extenders)) cols.push({ name: 'Extenders', get: (n) => (n.extenders || []).map((e) => e.extender + ': ' + e.filter + (e.reason ? ' (' + e.reason + ')' : '') + (e.score !== undefined ? ' +' + e.score : '')).join('; ') });
