@@ -36,6 +36,7 @@ struct ks_event_recorder {
     int closed;
     unsigned pending;    /* requests in flight (the client's calls owned
                             by this recorder, cancelled at close) */
+    int dropping; /* dropped since the queue was last half empty */
 };
 
 void ks_micro_time_format(int64_t unix_us, char *buf, size_t len)
@@ -79,7 +80,12 @@ typedef struct req {
 /* The write is over (answered, given up or cancelled). */
 static void req_free(req_t *q)
 {
-    q->r->pending--;
+    if (--q->r->pending < KS_EVENTS_MAX_QUEUED / 2 && q->r->dropping &&
+        !q->r->closed) {
+        q->r->dropping = 0;
+        ks_log(KS_LOGL_INFO, "events: the API server caught up (%" PRIu64
+               " events dropped so far)", q->r->stats.dropped);
+    }
     free(q->path);
     free(q->text);
     free(q);
@@ -222,7 +228,8 @@ static void on_flush(uv_timer_t *t)
             i++;
             continue;
         }
-        if (s->created && s->count != s->sent_count)
+        if (s->created && s->count != s->sent_count &&
+            r->pending < KS_EVENTS_MAX_QUEUED)
             patch_series(r, s);
         if (now - s->last_us > SERIES_WINDOW_US && s->count == s->sent_count) {
             ks_strmap_del(&r->series, s->key);
@@ -316,6 +323,19 @@ void ks_event_record(ks_event_recorder_t *r, const char *controller,
         ks_strmap_del(&r->series, s->key);
         series_free(s);
     }
+    if (r->pending >= KS_EVENTS_MAX_QUEUED) {
+        /* The API server is slower than the scheduler: drop, as client-go's
+         * broadcaster does with a full queue, rather than grow. */
+        r->stats.dropped++;
+        if (!r->dropping)
+            ks_log(KS_LOGL_WARN,
+                   "events: %d writes wait for the API server; new events "
+                   "are dropped until it catches up "
+                   "(ksched_events_dropped_total)",
+                   KS_EVENTS_MAX_QUEUED);
+        r->dropping = 1;
+        return;
+    }
     /* client-go names events "<object name>.<UnixNano in hex>"; a name
      * is kept unique by never reusing a nanosecond. */
     {
@@ -356,5 +376,7 @@ void ks_event_record(ks_event_recorder_t *r, const char *controller,
 
 ks_event_stats_t ks_event_recorder_stats(const ks_event_recorder_t *r)
 {
-    return r->stats;
+    ks_event_stats_t s = r->stats;
+    s.queued = r->pending;
+    return s;
 }

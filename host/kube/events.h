@@ -11,7 +11,11 @@
  * so a pod that fails a thousand times costs a few writes, not a thousand.
  *
  * Failures to write an event are logged at debug level and dropped (events
- * are best effort, as upstream).
+ * are best effort, as upstream). What bounds the writes waiting for a slow
+ * API server: at most KS_EVENTS_MAX_QUEUED event writes are queued or
+ * running at once; a new event past that is dropped and counted (client-go's
+ * broadcaster drops past 1,000 queued events too), and a series update
+ * waits for the next flush.
  *
  * Threads: loop thread only. The recorder references the client, which
  * must outlive it.
@@ -47,11 +51,16 @@ void ks_event_record(ks_event_recorder_t *r, const char *controller,
                      const char *reason, const char *action,
                      const char *note);
 
+/* Event writes queued or running at most (upstream's maxQueuedEvents). */
+#define KS_EVENTS_MAX_QUEUED 1000
+
 typedef struct ks_event_stats {
     uint64_t created;    /* events POSTed */
     uint64_t aggregated; /* repeats folded into a series */
     uint64_t patched;    /* series PATCHes sent */
     uint64_t failed;     /* writes that failed */
+    uint64_t dropped;    /* new events dropped: KS_EVENTS_MAX_QUEUED waited */
+    uint64_t queued;     /* writes queued or running now */
 } ks_event_stats_t;
 ks_event_stats_t ks_event_recorder_stats(const ks_event_recorder_t *r);
 

@@ -888,6 +888,12 @@ void ks_kube_source_metrics(const ks_kube_source_t *src, ks_buf_t *out)
                        "# TYPE ksched_events_aggregated_total counter\n"
                        "ksched_events_aggregated_total %" PRIu64 "\n",
                   es.aggregated);
+    ks_buf_printf(out, "# HELP ksched_events_dropped_total New events "
+                       "dropped because 1000 event writes already waited "
+                       "for the API server.\n"
+                       "# TYPE ksched_events_dropped_total counter\n"
+                       "ksched_events_dropped_total %" PRIu64 "\n",
+                  es.dropped);
 }
 
 ks_kube_source_stats_t ks_kube_source_stats(const ks_kube_source_t *src)

@@ -2,7 +2,8 @@
  * The API client's call bookkeeping, against an address nobody answers
  * on: delayed calls (a retry's backoff), cancelling every call of one
  * owner (on_cancel runs, on_done never), and close handing owned calls
- * back through on_cancel.
+ * back through on_cancel; and the event recorder's bound on the writes
+ * that wait for an API server slower than the scheduler.
  */
 #include <check.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <uv.h>
 
 #include "kube/client.h"
+#include "kube/events.h"
 #include "kube/kubeconfig.h"
 
 static int n_done, n_cancel, n_closed;
@@ -188,6 +190,41 @@ START_TEST(close_hands_owned_calls_back)
 }
 END_TEST
 
+/* An API server that does not answer: event writes pile up to
+ * KS_EVENTS_MAX_QUEUED, then new events are dropped and counted, while a
+ * repeat of a queued one is still folded into its series. */
+START_TEST(events_beyond_the_queue_are_dropped)
+{
+    ks_error_t err = {0};
+    ks_event_recorder_t *r = ks_event_recorder_new(&loop, client, "host",
+                                                   &err);
+    ks_event_stats_t st;
+    char uid[32], name[32];
+    int i;
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    for (i = 0; i < KS_EVENTS_MAX_QUEUED + 300; i++) {
+        ks_event_ref_t pod = {"default", name, uid};
+        snprintf(uid, sizeof uid, "uid-%d", i);
+        snprintf(name, sizeof name, "p%d", i);
+        ks_event_record(r, "default-scheduler", &pod, NULL, "Warning",
+                        "FailedScheduling", "Scheduling", "0/1 nodes");
+    }
+    {
+        ks_event_ref_t first = {"default", "p0", "uid-0"};
+        ks_event_record(r, "default-scheduler", &first, NULL, "Warning",
+                        "FailedScheduling", "Scheduling", "0/1 nodes");
+    }
+    uv_run(&loop, UV_RUN_NOWAIT);
+    st = ks_event_recorder_stats(r);
+    ck_assert_uint_eq(st.queued, KS_EVENTS_MAX_QUEUED);
+    ck_assert_uint_eq(st.dropped, 300);
+    ck_assert_uint_eq(st.aggregated, 1);
+    ck_assert_uint_eq(st.created, 0);
+    ck_assert_uint_le(ks_kube_client_in_flight(client), KS_EVENTS_MAX_QUEUED);
+    ks_event_recorder_close(r); /* cancels the writes: nothing leaks */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kube_client");
@@ -198,6 +235,7 @@ int main(void)
     tcase_add_test(tc, cancel_by_owner);
     tcase_add_test(tc, delayed_call_is_sent_later);
     tcase_add_test(tc, close_hands_owned_calls_back);
+    tcase_add_test(tc, events_beyond_the_queue_are_dropped);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
