@@ -298,7 +298,7 @@ async function showPod(args) {
     $('pod-summary').textContent = e.message;
     return;
   }
-  $('pod-summary').textContent = p.state + (p.node ? ' on ' + p.node : '') + ' · ' + p.attemptsTotal + ' attempts';
+  $('pod-summary').textContent = p.state + (p.node ? ' on ' + p.node : '') + ' · ' + p.attemptsTotal + (p.attemptsTotal === 1 ? ' attempt' : ' attempts');
   const info = $('pod-info');
   if (p.queue) {
     info.append(el('p', {}, 'In the ', el('b', { text: p.queue.queue }), ' queue. ',
@@ -348,20 +348,21 @@ async function runExplain() {
 // Columns: node, verdict, rejected by, reason, each Filter plugin, each
 // Score plugin (weighted; the title has the normalized score), total.
 function explainColumns(x) {
+  // the outcome first (verdict, total, scores), then the rejections
   const cols = [
     { name: 'Node', get: (n) => n.name },
     { name: 'Verdict', get: (n) => (n.feasible ? 'passes' : 'rejected') },
-    { name: 'Rejected by', get: (n) => n.rejectedBy || '' },
-    { name: 'Reason', get: (n) => n.reason || '' },
+    { name: 'Total', get: (n) => (n.total === undefined ? null : n.total) },
   ];
+  x.scorePlugins.forEach((p, i) => cols.push({ name: p.name + ' ×' + p.weight, score: i, weight: p.weight,
+    get: (n) => (n.scores ? n.scores[i] : null) }));
+  cols.push({ name: 'Rejected by', get: (n) => n.rejectedBy || '' });
+  cols.push({ name: 'Reason', get: (n) => n.reason || '' });
   // a Filter plugin's verdict: '' passed, the reason where it rejected
   // the node, null when it did not run (after the rejection)
   const verdict = (n, i) => (n.feasible || i < n.rejectedAt ? '' : i === n.rejectedAt ? n.reason : null);
   x.filterPlugins.forEach((p, i) => cols.push({ name: p, filter: i, get: (n) => verdict(n, i) }));
-  x.scorePlugins.forEach((p, i) => cols.push({ name: p.name + ' ×' + p.weight, score: i, weight: p.weight,
-    get: (n) => (n.scores ? n.scores[i] : null) }));
   if (x.nodes.some((n) => n.extenders)) cols.push({ name: 'Extenders', get: (n) => (n.extenders || []).map((e) => e.extender + ': ' + e.filter + (e.reason ? ' (' + e.reason + ')' : '') + (e.score !== undefined ? ' +' + e.score : '')).join('; ') });
-  cols.push({ name: 'Total', get: (n) => (n.total === undefined ? null : n.total) });
   return cols;
 }
 
@@ -419,7 +420,7 @@ function renderExplain() {
         } else if (c.score !== undefined) {
           tr.append(el('td', { title: v === null ? 'skipped' : 'normalized ' + (v / c.weight) + ' × weight ' + c.weight, text: v === null ? (n.feasible ? 'skip' : '') : v }));
         } else {
-          tr.append(el('td', { class: c.name === 'Rejected by' && v ? 'fail rejecter' : null, text: v === null ? '' : v }));
+          tr.append(el('td', { class: c.name === 'Rejected by' && v ? 'fail rejecter' : c.name === 'Reason' ? 'reason' : null, text: v === null ? '' : v }));
         }
       }
       tb.append(tr);
