@@ -699,6 +699,30 @@ static ks_code_t dra_post_filter(void *self, ks_cycle_state_t *cs,
 
 /* --- Score ------------------------------------------------------------------------------ */
 
+/* Scores are all 0 unless a claim to allocate has a firstAvailable
+ * request: PreScore skips Score then (the same result as upstream's Score,
+ * which has no PreScore, without a call per node). */
+static ks_code_t dra_pre_score(void *self, ks_cycle_state_t *cs,
+                               const ks_pod_t *pod,
+                               const ks_node_info_t *const *nodes, uint32_t n,
+                               ks_status_t *st)
+{
+    dra_t *d = self;
+    dra_state_t *s = dra_state_get(d, cs);
+    uint32_t i, k;
+    (void)pod;
+    (void)nodes;
+    (void)n;
+    (void)st;
+    if (s == NULL || s->skip)
+        return KS_SKIP;
+    for (i = 0; i < s->n_to_alloc; i++)
+        for (k = 0; k < s->to_alloc[i]->n_requests; k++)
+            if (!s->to_alloc[i]->requests[k].has_exactly)
+                return KS_SUCCESS;
+    return KS_SKIP;
+}
+
 /* computeScore: for each claim allocated here, each firstAvailable request
  * scores FirstAvailableDeviceRequestMaxSize minus the index of the
  * subrequest chosen. */
@@ -933,6 +957,7 @@ KS_PLUGIN_DEFINE("DynamicResources", "1.36.0-ks1",
     .filter_with_state = dra_filter_with_state,
     .filter_nodes = dra_filter_nodes,
     .post_filter = dra_post_filter,
+    .pre_score = dra_pre_score,
     .score = dra_score,
     .normalize_score = dra_normalize,
     .reserve = dra_reserve,
