@@ -348,16 +348,19 @@ async function runExplain() {
 // Columns: node, verdict, rejected by, reason, each Filter plugin, each
 // Score plugin (weighted; the title has the normalized score), total.
 function explainColumns(x) {
-  // the outcome first (verdict, total, scores), then the rejections
+  // the verdict and who rejected the node, then the scores (when a node
+  // passed), then every Filter plugin's verdict
   const cols = [
     { name: 'Node', get: (n) => n.name },
     { name: 'Verdict', get: (n) => (n.feasible ? 'passes' : 'rejected') },
-    { name: 'Total', get: (n) => (n.total === undefined ? null : n.total) },
+    { name: 'Rejected by', get: (n) => n.rejectedBy || '' },
+    { name: 'Reason', get: (n) => n.reason || '' },
   ];
-  x.scorePlugins.forEach((p, i) => cols.push({ name: p.name + ' ×' + p.weight, score: i, weight: p.weight,
-    get: (n) => (n.scores ? n.scores[i] : null) }));
-  cols.push({ name: 'Rejected by', get: (n) => n.rejectedBy || '' });
-  cols.push({ name: 'Reason', get: (n) => n.reason || '' });
+  if (x.feasible > 0) {
+    cols.push({ name: 'Total', get: (n) => (n.total === undefined ? null : n.total) });
+    x.scorePlugins.forEach((p, i) => cols.push({ name: p.name + ' ×' + p.weight, score: i, weight: p.weight,
+      get: (n) => (n.scores ? n.scores[i] : null) }));
+  }
   // a Filter plugin's verdict: '' passed, the reason where it rejected
   // the node, null when it did not run (after the rejection)
   const verdict = (n, i) => (n.feasible || i < n.rejectedAt ? '' : i === n.rejectedAt ? n.reason : null);
