@@ -37,6 +37,7 @@ void ks_sched_batch_free(ks_batch_t *b)
     free(b->s_gen);
     free(b->s_raw);
     free(b->fidx);
+    free(b->norm);
     memset(b, 0, sizeof *b);
 }
 
@@ -356,6 +357,10 @@ typedef struct bscore_job {
     const ks_pod_t *pod;
     uint32_t n;
     uint64_t skip;
+    /* NormalizeScore's lists: plugin p's at norm + norm_at[p] * n (p with
+     * NormalizeScore, not skipped), filled per chunk */
+    ks_node_score_t *norm;
+    uint8_t norm_at[64];
     atomic_int failed;
 } bscore_job_t;
 
@@ -372,6 +377,7 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
      * per chunk as ks_fw_run_score does */
     void *state[64];
     (void)worker;
+    memset(s->totals + lo, 0, (hi - lo) * sizeof *s->totals);
     for (p = 0; p < np && p < 64; p++)
         state[p] = pl[p].inst->d->score_with_state
                        ? ks_cycle_state_slot_get(j->cs, &pl[p].inst->handle,
@@ -446,7 +452,45 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
         }
         ks_fw_weigh_row(row + lo, s->totals + lo, hi - lo, w);
     }
+    /* The plugins with NormalizeScore: this chunk's part of their lists */
+    for (p = 0; p < np; p++) {
+        const int64_t *row = s->scores + p * j->n;
+        ks_node_score_t *ns;
+        if (((j->skip >> p) & 1) || !pl[p].inst->d->normalize_score)
+            continue;
+        ns = j->norm + (size_t)j->norm_at[p] * j->n;
+        for (k = lo; k < hi; k++) {
+            ns[k].node_name = s->feasible[k]->node->name;
+            ns[k].score = row[k];
+        }
+    }
     ks_sched_batch_add_reused(s, reused);
+}
+
+/* After NormalizeScore: the normalized scores back into their rows,
+ * checked and weighed into the totals, for the nodes [lo, hi). */
+static void bnorm_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
+{
+    bscore_job_t *j = ud;
+    ks_scheduler_t *s = j->s;
+    size_t np = j->fw->n_points[KS_EP_SCORE], p;
+    const ks_point_entry_t *pl = j->fw->points[KS_EP_SCORE];
+    uint32_t k;
+    (void)worker;
+    for (p = 0; p < np; p++) {
+        int64_t *row = s->scores + p * j->n;
+        const ks_node_score_t *ns;
+        if (((j->skip >> p) & 1) || !pl[p].inst->d->normalize_score)
+            continue;
+        ns = j->norm + (size_t)j->norm_at[p] * j->n;
+        for (k = lo; k < hi; k++)
+            row[k] = ns[k].score;
+        if (ks_fw_scores_out_of_range(row + lo, hi - lo)) {
+            atomic_store(&j->failed, 1); /* the caller re-runs Score */
+            return;
+        }
+        ks_fw_weigh_row(row + lo, s->totals + lo, hi - lo, pl[p].weight);
+    }
 }
 
 ks_code_t ks_sched_batch_score(ks_scheduler_t *s, ks_framework_t *fw,
@@ -457,8 +501,8 @@ ks_code_t ks_sched_batch_score(ks_scheduler_t *s, ks_framework_t *fw,
     size_t np = fw->n_points[KS_EP_SCORE], p;
     uint64_t skip = *ks_cycle_state_skip_score(cs);
     bscore_job_t j;
-    ks_node_score_t stack_ns[256], *ns = n <= 256 ? stack_ns : NULL;
-    uint32_t k;
+    size_t n_norm = 0;
+    uint32_t chunk;
     ks_code_t c = KS_SUCCESS;
 
     if (skip != b->skip_score) {
@@ -474,48 +518,52 @@ ks_code_t ks_sched_batch_score(ks_scheduler_t *s, ks_framework_t *fw,
     j.skip = skip;
     /* skipped rows are left as they are, as ks_fw_run_score leaves them
      * (skipped[] says which) */
-    for (p = 0; p < np; p++)
+    for (p = 0; p < np; p++) {
         s->skipped[p] = (skip >> p) & 1;
-    memset(s->totals, 0, n * sizeof *s->totals);
-    ks_pool_run(fw->pool, n, n / (4 * ks_pool_size(fw->pool)) + 1,
-                bscore_chunk, &j);
+        if (p < 64 && !s->skipped[p] &&
+            fw->points[KS_EP_SCORE][p].inst->d->normalize_score)
+            j.norm_at[p] = (uint8_t)n_norm++;
+    }
+    if (np > 64)
+        return KS_ERROR; /* the unbatched Score handles any number */
+    if (n_norm * n > b->cap_norm) {
+        size_t cap = n_norm * n + n_norm * n / 4 + 64;
+        ks_node_score_t *nn = realloc(b->norm, cap * sizeof *nn);
+        if (nn == NULL)
+            return KS_ERROR;
+        b->norm = nn;
+        b->cap_norm = cap;
+    }
+    j.norm = b->norm;
+    /* Score, the plugins without NormalizeScore weighed and the lists of
+     * those with it filled, on the workers; NormalizeScore here; the
+     * normalized rows weighed on the workers again. */
+    chunk = n / (4 * ks_pool_size(fw->pool)) + 1;
+    ks_pool_run(fw->pool, n, chunk, bscore_chunk, &j);
     if (atomic_load(&j.failed))
         return KS_ERROR;
-    if (ns == NULL && (ns = malloc(n * sizeof *ns)) == NULL)
-        return KS_ERROR;
+    if (n_norm == 0)
+        return KS_SUCCESS;
     for (p = 0; p < np && c == KS_SUCCESS; p++) {
         ks_plugin_inst_t *in = fw->points[KS_EP_SCORE][p].inst;
-        int64_t *row = s->scores + p * n;
-        int32_t w = fw->points[KS_EP_SCORE][p].weight;
         ks_status_t st;
         ks_board_slot_t *slot;
-        ks_code_t nc;
         if (s->skipped[p] || in->d->normalize_score == NULL)
             continue; /* no NormalizeScore: weighted by bscore_chunk */
-        for (k = 0; k < n; k++) {
-            ns[k].node_name = s->feasible[k]->node->name;
-            ns[k].score = row[k];
-        }
         ks_status_reset(&st);
         slot = ks_call_enter(in->call_id, KS_FW_EP_NORMALIZE_SCORE,
                              in->deadline_ms, pod, pod->ns, pod->name);
-        nc = in->d->normalize_score(in->self, cs, pod, ns, n, &st);
-        ks_call_leave(slot);
-        if (nc != KS_SUCCESS) {
+        if (in->d->normalize_score(in->self, cs, pod,
+                                   b->norm + (size_t)j.norm_at[p] * n, n,
+                                   &st) != KS_SUCCESS)
             c = KS_ERROR;
-            break;
-        }
-        for (k = 0; k < n; k++)
-            row[k] = ns[k].score;
-        if (ks_fw_scores_out_of_range(row, n)) {
-            c = KS_ERROR; /* the caller re-runs Score for the message */
-            break;
-        }
-        ks_fw_weigh_row(row, s->totals, n, w);
+        ks_call_leave(slot);
     }
-    if (ns != stack_ns)
-        free(ns);
-    return c;
+    if (c != KS_SUCCESS)
+        return c;
+    ks_pool_run(fw->pool, n, chunk, bnorm_chunk, &j);
+    /* out of range: the caller re-runs Score for the message */
+    return atomic_load(&j.failed) ? KS_ERROR : KS_SUCCESS;
 }
 
 void ks_scheduler_set_batching(ks_scheduler_t *s, int mode)

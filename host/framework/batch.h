@@ -74,6 +74,10 @@ typedef struct ks_batch {
     int64_t *s_raw;            /* np per node */
     size_t cap_raw;
     uint32_t *fidx;            /* this cycle's feasible nodes' indices */
+    /* NormalizeScore's lists, one of the feasible nodes per plugin that
+     * has it, filled by the Score workers (ks_sched_batch_score) */
+    ks_node_score_t *norm;
+    size_t cap_norm;
     /* this cycle */
     int active;
     int verify;

@@ -448,6 +448,117 @@ static int resolve_lazy(ks_scheduler_t *s, ks_framework_t *fw,
     return 0;
 }
 
+/* Collecting the feasible nodes in evaluation order on the pool: lists
+ * of at least COLLECT_PAR_MIN candidates, in at most COLLECT_SEGS
+ * segments of at least COLLECT_MIN_SEG positions. */
+#define COLLECT_PAR_MIN 2048
+#define COLLECT_MIN_SEG 512
+#define COLLECT_SEGS 64
+
+typedef struct collect_job {
+    ks_scheduler_t *s;
+    const ks_node_info_t *const *all;
+    const char *const *names;
+    uint32_t n_cand, seg_len;
+    uint32_t ones[COLLECT_SEGS]; /* pass 1: feasible positions */
+    uint32_t others[COLLECT_SEGS]; /* pass 1: rejected with a status (2) */
+    uint32_t lazy[COLLECT_SEGS];   /* pass 1: rejected, status later (3) */
+    uint32_t at[COLLECT_SEGS];     /* pass 2: where each one's go */
+} collect_job_t;
+
+static void collect_count(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    collect_job_t *j = ud;
+    const uint8_t *f = j->s->feasible_flag;
+    uint32_t g;
+    (void)worker;
+    for (g = b; g < e; g++) {
+        uint32_t lo = g * j->seg_len, hi = lo + j->seg_len, i;
+        uint32_t c[4] = {0, 0, 0, 0};
+        if (hi > j->n_cand)
+            hi = j->n_cand;
+        for (i = lo; i < hi; i++)
+            c[f[i] & 3]++;
+        j->ones[g] = c[1];
+        j->others[g] = c[2];
+        j->lazy[g] = c[3];
+    }
+}
+
+static void collect_write(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    collect_job_t *j = ud;
+    ks_scheduler_t *s = j->s;
+    uint32_t g;
+    (void)worker;
+    for (g = b; g < e; g++) {
+        uint32_t lo = g * j->seg_len, hi = lo + j->seg_len, i, k = j->at[g];
+        uint32_t at = s->next_start + lo;
+        if (hi > j->n_cand)
+            hi = j->n_cand;
+        if (at >= j->n_cand)
+            at -= j->n_cand;
+        for (i = lo; i < hi; i++, at++) {
+            uint32_t idx;
+            if (at == j->n_cand)
+                at = 0;
+            if (s->feasible_flag[i] != 1)
+                continue;
+            idx = s->cand[at];
+            if (s->bt.active)
+                s->bt.fidx[k] = idx;
+            if (j->names != NULL)
+                s->feasible_names[k] = j->names[idx];
+            s->feasible[k++] = j->all[idx];
+        }
+    }
+}
+
+/* The feasible nodes of a finished Filter job into s->feasible (and the
+ * names, batching's indices) in evaluation order, on the pool, when no
+ * cut at `want` and no rejection's status needs collecting: 1 done
+ * (*n_feasible, *n_lazy set), 0 when the caller must collect (a long
+ * enough list, a pool of more than one thread, none of those). */
+static int collect_parallel(ks_scheduler_t *s, ks_framework_t *fw,
+                            const ks_node_info_t *const *all,
+                            const char *const *names, uint32_t n_cand,
+                            uint32_t want, uint32_t found,
+                            uint32_t *n_feasible, uint32_t *n_lazy)
+{
+    collect_job_t j;
+    uint32_t n_seg, g, ones = 0, others = 0, lazy = 0;
+    /* found >= want short of every candidate: a cut (adaptive
+     * percentage), the caller's loop */
+    if (fw->pool == NULL || ks_pool_size(fw->pool) < 2 ||
+        n_cand < COLLECT_PAR_MIN || (want < n_cand && found >= want))
+        return 0;
+    j.s = s;
+    j.all = all;
+    j.names = names;
+    j.n_cand = n_cand;
+    n_seg = n_cand / COLLECT_MIN_SEG;
+    if (n_seg > COLLECT_SEGS)
+        n_seg = COLLECT_SEGS;
+    j.seg_len = (n_cand + n_seg - 1) / n_seg;
+    n_seg = (n_cand + j.seg_len - 1) / j.seg_len;
+    ks_pool_run(fw->pool, n_seg, 1, collect_count, &j);
+    for (g = 0; g < n_seg; g++) {
+        j.at[g] = ones;
+        ones += j.ones[g];
+        others += j.others[g];
+        lazy += j.lazy[g];
+    }
+    /* a cut at `want` (workers overshot), or statuses to collect in
+     * order: the caller's loop */
+    if (ones > want || (ones == want && want < n_cand) || others > 0)
+        return 0;
+    if (ones > 0)
+        ks_pool_run(fw->pool, n_seg, 1, collect_write, &j);
+    *n_feasible = ones;
+    *n_lazy = lazy;
+    return 1;
+}
+
 /* upstream findNodesThatPassFilters: Filter on the candidates from the
  * round-robin start until `want` pass, on the workers. The feasible nodes
  * go to s->feasible in evaluation order; *n_feasible says how many. 0, or
@@ -496,7 +607,13 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
      * statuses of nodes past the cut (workers may overshoot). */
     *n_feasible = 0;
     processed = n_cand;
-    for (i = 0, at = s->next_start; i < n_cand; i++, at++) {
+    if (fw->n_points[KS_EP_FILTER] > 0 &&
+        collect_parallel(s, fw, job.all, names, n_cand, want,
+                         atomic_load(&job.found), n_feasible, &n_lazy))
+        i = n_cand; /* collected: nothing cut, no status to collect */
+    else
+        i = 0;
+    for (at = s->next_start; i < n_cand; i++, at++) {
         uint32_t idx;
         if (at == n_cand)
             at = 0;
@@ -670,7 +787,7 @@ static int after_filter(ks_scheduler_t *s, ks_framework_t *fw,
         ks_sched_ext_release(s);
     }
     {
-        uint32_t at = ks_sched_select_host(s, n_feasible);
+        uint32_t at = ks_sched_select_host(s, fw->pool, n_feasible);
         o->r.selected = s->feasible[at]->node->name;
         if (s->bt.active)
             ks_sched_batch_chosen(s, s->bt.fidx[at]);
@@ -801,7 +918,8 @@ int ks_sched_schedule_pod_resume(ks_scheduler_t *s, ks_framework_t *fw,
         uint32_t n = p->n_feasible;
         ks_sched_ext_prioritize_apply(s, pod);
         ks_sched_ext_release(s);
-        o->r.selected = s->feasible[ks_sched_select_host(s, n)]->node->name;
+        o->r.selected =
+            s->feasible[ks_sched_select_host(s, fw->pool, n)]->node->name;
         return 0;
     }
     /* EXT_STAGE_FILTER: the answer of extender p->next */

@@ -404,8 +404,12 @@ uint32_t ks_sched_nodes_to_find(const ks_scheduler_t *s,
                                 const ks_framework_t *fw, int full_eval,
                                 uint32_t n_cand);
 /* Index in s->feasible of the node to bind to: the highest total in
- * s->totals; ties at random, or the smallest name when deterministic. */
-uint32_t ks_sched_select_host(ks_scheduler_t *s, uint32_t n_feasible);
+ * s->totals; ties at random, or the smallest name when deterministic.
+ * pool (may be NULL) shares the scan of a long list; the choice and the
+ * random draw are the same either way. */
+struct ks_pool;
+uint32_t ks_sched_select_host(ks_scheduler_t *s, struct ks_pool *pool,
+                              uint32_t n_feasible);
 
 /* --- waiting_pods.c ------------------------------------------------------------ */
 

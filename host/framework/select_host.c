@@ -5,10 +5,12 @@
  * broken at random, or by the smallest node name with --deterministic).
  *
  * Reads the scheduler's scratch arrays of the current cycle; advances the
- * env's random numbers. Loop thread only. Allocates nothing.
+ * env's random numbers. Loop thread only (a long list is scanned on the
+ * Filter pool's threads, which only read the totals). Allocates nothing.
  */
 #include <string.h>
 
+#include "pool.h"
 #include "scheduler_impl.h"
 
 #define MIN_FEASIBLE_NODES 100
@@ -55,18 +57,104 @@ static uint32_t rand_below(ks_scheduler_t *s, uint32_t n)
     return (uint32_t)(((ks_fw_env_rand(&s->env) >> 32) * (uint64_t)n) >> 32);
 }
 
+/* Lists at least this long are scanned by the pool's threads, in at most
+ * SEL_SEGS segments of at least SEL_MIN_SEG totals. */
+#define SEL_PAR_MIN 2048
+#define SEL_MIN_SEG 512
+#define SEL_SEGS 64
+
+/* The scan of one list: per segment, the highest total, how many reach
+ * it and where the first one is. */
+typedef struct sel_job {
+    const int64_t *t;
+    uint32_t n, seg_len;
+    int64_t max[SEL_SEGS];
+    uint32_t ties[SEL_SEGS], first[SEL_SEGS];
+} sel_job_t;
+
+static void sel_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    sel_job_t *j = ud;
+    uint32_t g;
+    (void)worker;
+    for (g = b; g < e; g++) {
+        uint32_t lo = g * j->seg_len, hi = lo + j->seg_len, i, ties = 0;
+        uint32_t first = lo;
+        int64_t max;
+        if (hi > j->n)
+            hi = j->n;
+        max = j->t[lo];
+        for (i = lo + 1; i < hi; i++)
+            if (j->t[i] > max)
+                max = j->t[i];
+        for (i = lo; i < hi; i++)
+            if (j->t[i] == max) {
+                if (ties == 0)
+                    first = i;
+                ties++;
+            }
+        j->max[g] = max;
+        j->ties[g] = ties;
+        j->first[g] = first;
+    }
+}
+
 /* The highest total; ties broken uniformly at random (upstream's
  * reservoir sampling picks each of k equal totals with probability 1/k:
  * so does one draw over the k, here, after counting them), or by the
  * smallest node name when deterministic. Two plain passes instead of one
- * random draw per tie: on an empty cluster every node ties. */
-uint32_t ks_sched_select_host(ks_scheduler_t *s, uint32_t n_feasible)
+ * random draw per tie: on an empty cluster every node ties. A long list
+ * is counted by segments on the pool (each segment's maximum, ties and
+ * first tie), then the draw is the same one over the same count, and the
+ * pick-th tie is found in the segment that holds it. */
+uint32_t ks_sched_select_host(ks_scheduler_t *s, struct ks_pool *pool,
+                              uint32_t n_feasible)
 {
     const int64_t *t = s->totals;
     int64_t max;
-    uint32_t best = 0, ties = 0, i, pick;
+    uint32_t best = 0, ties = 0, i, pick, from = 0;
     if (n_feasible == 0)
         return 0;
+    if (pool != NULL && ks_pool_size(pool) > 1 &&
+        n_feasible >= SEL_PAR_MIN && !s->opts.deterministic) {
+        sel_job_t j;
+        uint32_t n_seg, g;
+        j.t = t;
+        j.n = n_feasible;
+        n_seg = n_feasible / SEL_MIN_SEG;
+        if (n_seg > SEL_SEGS)
+            n_seg = SEL_SEGS;
+        j.seg_len = (n_feasible + n_seg - 1) / n_seg;
+        n_seg = (n_feasible + j.seg_len - 1) / j.seg_len;
+        ks_pool_run(pool, n_seg, 1, sel_chunk, &j);
+        max = j.max[0];
+        for (g = 1; g < n_seg; g++)
+            if (j.max[g] > max)
+                max = j.max[g];
+        for (g = 0; g < n_seg; g++)
+            if (j.max[g] == max) {
+                if (ties == 0)
+                    best = j.first[g];
+                ties += j.ties[g];
+            }
+        if (ties == 1)
+            return best;
+        pick = rand_below(s, ties);
+        /* the segment of the pick-th tie, then the tie within it */
+        for (g = 0; g < n_seg; g++) {
+            if (j.max[g] != max)
+                continue;
+            if (pick < j.ties[g]) {
+                from = j.first[g];
+                break;
+            }
+            pick -= j.ties[g];
+        }
+        for (i = from; i < n_feasible; i++)
+            if (t[i] == max && pick-- == 0)
+                return i;
+        return best; /* not reached */
+    }
     max = t[0];
     for (i = 1; i < n_feasible; i++)
         if (t[i] > max)

@@ -62,6 +62,10 @@
 #ifndef BENCH_HAVE_STORES
 #define BENCH_HAVE_STORES 0
 #endif
+/* The seed seam (--seed) is newer than some trees compare.sh builds this
+ * file in: weak, called only when linked. */
+#pragma weak ks_scheduler_set_seed
+void ks_scheduler_set_seed(ks_scheduler_t *s, uint64_t seed);
 
 /* --- workloads ------------------------------------------------------------ */
 
@@ -741,12 +745,14 @@ typedef struct bench_result {
                             * deletes */
     uint64_t api_requests; /* plugins' API requests answered (Volumes:
                             * VolumeBinding's PreBind writes) */
+    uint64_t digest;       /* of the bindings in order (--seed) */
 } bench_result_t;
 
 typedef struct bench_run {
     int64_t vclock_ms;
     uint64_t bound, victims, cycles;
     uint64_t api_requests; /* plugins' API requests (VolumeBinding) */
+    uint64_t digest;       /* FNV-1a over "ns/name node\n" per binding */
     struct timespec last_bound;
 } bench_run_t;
 
@@ -888,8 +894,19 @@ static void on_cycle(void *ud, const ks_cycle_result_t *r)
 static void on_bound(void *ud, const ks_pod_t *pod, const char *node)
 {
     bench_run_t *b = ud;
-    (void)pod;
-    (void)node;
+    const char *parts[4];
+    size_t i;
+    parts[0] = pod->ns;
+    parts[1] = pod->name;
+    parts[2] = node;
+    parts[3] = NULL;
+    for (i = 0; parts[i]; i++) {
+        const unsigned char *c;
+        for (c = (const unsigned char *)parts[i]; *c; c++)
+            b->digest = (b->digest ^ *c) * 1099511628211ULL;
+        b->digest = (b->digest ^ (unsigned char)(i < 2 ? '/' : '\n')) *
+                    1099511628211ULL;
+    }
     b->bound++;
     clock_gettime(CLOCK_MONOTONIC, &b->last_bound);
 }
@@ -942,6 +959,8 @@ static double tv_us(const struct timeval *tv)
 #define VCLOCK_LIMIT_MS (3600 * 1000)
 
 static int bench_batching; /* KS_BATCHING_* (--batching) */
+static int bench_seeded;   /* --seed given */
+static uint64_t bench_seed;
 static int bench_bulk;     /* KS_BULK_* (--bulk) */
 
 static void run_workload(const bench_workload_t *w, int pct, int par,
@@ -968,6 +987,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     memset(r, 0, sizeof *r);
     memset(&m, 0, sizeof m);
     memset(&b, 0, sizeof b);
+    b.digest = 14695981039346656037ULL;
     memset(&churn, 0, sizeof churn);
     r->nodes = w->nodes;
     r->pods = w->pods;
@@ -1070,6 +1090,8 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
         goto out;
     }
     ks_scheduler_set_clock(s, bench_clock, &b);
+    if (bench_seeded && ks_scheduler_set_seed != NULL)
+        ks_scheduler_set_seed(s, bench_seed);
     cap_lat = (size_t)w->pods * 2 + 16;
     if ((lat = malloc(cap_lat * sizeof *lat)) == NULL) {
         snprintf(r->err, sizeof r->err, "out of memory");
@@ -1157,6 +1179,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     r->bulk_mismatches = ks_scheduler_stats(s).bulk_mismatches;
     r->churn_steps = churn.steps;
     r->api_requests = b.api_requests;
+    r->digest = b.digest;
     r->seconds = ts_diff(&t_start, &b.last_bound);
     r->pods_per_s = r->seconds > 0 ? (double)b.bound / r->seconds : 0;
     qsort(lat, n_lat, sizeof *lat, cmp_u64);
@@ -1311,6 +1334,10 @@ static const char usage[] =
     "                           compared with the node-by-node one; a\n"
     "                           difference fails the run)\n"
     "  -n, --no-run             with --write-manifests: write, do not run\n"
+    "  -s, --seed N             seed the scheduler's random numbers (ties\n"
+    "                           between equal scores) and print a digest\n"
+    "                           of the bindings in order: equal digests,\n"
+    "                           equal decisions\n"
     "  -l, --list               list the workloads and exit\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -1357,6 +1384,7 @@ int main(int argc, char **argv)
         {"batching", required_argument, NULL, 'b'},
         {"bulk", required_argument, NULL, 'B'},
         {"nodes", required_argument, NULL, 1001},
+        {"seed", required_argument, NULL, 's'},
         {"list", no_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -1369,7 +1397,7 @@ int main(int argc, char **argv)
     int pods_override = 0, nodes_override = 0;
     const char *plugin_dir = NULL, *manifest_dir = NULL;
 
-    while ((c = getopt_long(argc, argv, "w:P:j:r:p:qN:m:nb:B:lh", opts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "w:P:j:r:p:qN:m:nb:B:s:lh", opts, NULL)) !=
            -1) {
         switch (c) {
         case 'w':
@@ -1407,6 +1435,18 @@ int main(int argc, char **argv)
                 return 2;
             break;
         case 'n': no_run = 1; break;
+        case 's': {
+            char *end;
+            errno = 0;
+            bench_seed = strtoull(optarg, &end, 10);
+            if (errno || *optarg == '\0' || *end) {
+                fprintf(stderr, "ksched-bench: --seed must be an unsigned "
+                                "integer, got '%s'\n", optarg);
+                return 2;
+            }
+            bench_seeded = 1;
+            break;
+        }
         case 'b':
             if ((bench_batching = ks_batching_parse(optarg)) < 0) {
                 fprintf(stderr, "ksched-bench: --batching must be on, off "
@@ -1558,6 +1598,11 @@ int main(int argc, char **argv)
                                                                  : "on",
                             (unsigned long long)r0->batch_reused,
                             (unsigned long long)r0->batch_mismatches);
+                if (bench_seeded)
+                    fprintf(stderr, "ksched-bench: %s pct %d par %d: "
+                                    "bindings digest %016llx\n",
+                            sel[i]->name, pcts[a], pars[b2],
+                            (unsigned long long)r0->digest);
                 if (r0->churn_steps || r0->api_requests)
                     fprintf(stderr, "ksched-bench: %s pct %d par %d: "
                                     "%llu churn steps, %llu API requests "

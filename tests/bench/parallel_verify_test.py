@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""A second worker decides as one: ksched-bench --seed at
+percentageOfNodesToScore 100 with parallelism 1 and 2 binds every pod to
+the same node (equal digests of the bindings in order), batching on and
+off.
+
+3,000 nodes and 300 pods: past the length from which the feasible nodes
+are collected, NormalizeScore's lists filled and weighed, and the host
+selected on the pool's threads (2,048), so those paths run with 2 threads
+and the plain loops with 1. At the adaptive percentage the two may
+differ, as upstream's do: workers that stop once enough nodes passed can
+leave a different set of them.
+
+usage: parallel_verify_test.py KSCHED_BENCH PLUGIN_DIR
+"""
+import re
+import subprocess
+import sys
+
+DIGEST = re.compile(r"^ksched-bench: (\S+) pct (\d+) par (\d+): bindings "
+                    r"digest ([0-9a-f]{16})$", re.M)
+
+SHAPES = ["SchedulingBasic/5000Nodes", "SchedulingNodeAffinity/5000Nodes",
+          "TopologySpreading/5000Nodes", "SchedulingDeployment/5000Nodes",
+          "SchedulingPodAntiAffinity/5000Nodes"]
+
+
+def main():
+    bench, plugins = sys.argv[1], sys.argv[2]
+    failures = []
+    for name in SHAPES:
+        for batching in ("on", "off"):
+            digests = {}
+            for par in (1, 2):
+                what = "%s --batching %s --parallelism %d" % (name, batching,
+                                                              par)
+                p = subprocess.run([bench, "--plugin-dir", plugins,
+                                    "--workload", name, "--nodes", "3000",
+                                    "--pods", "300", "--percentage", "100",
+                                    "--parallelism", str(par), "--seed", "7",
+                                    "--batching", batching],
+                                   capture_output=True, text=True,
+                                   timeout=600)
+                sys.stdout.write(p.stdout)
+                if p.returncode != 0:
+                    failures.append("%s: exit %d: %s" % (what, p.returncode,
+                                                         p.stderr[-500:]))
+                m = DIGEST.search(p.stderr)
+                if m is None:
+                    failures.append("%s: no digest line" % what)
+                    continue
+                digests[par] = m.group(4)
+                print("%s: digest %s" % (what, m.group(4)))
+            if len(digests) == 2 and digests[1] != digests[2]:
+                failures.append("%s --batching %s: parallelism 2 decides "
+                                "otherwise than 1 (%s, %s)"
+                                % (name, batching, digests[1], digests[2]))
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
