@@ -328,6 +328,25 @@ static int check_call(checker_t *c, ks_cel_node_t *n)
     if (!matched)
         goto no_overload;
     n->type = type_of_letter(result);
+    for (int i = 0; ks_cel_overloads[i].name; i++)
+        if (ks_cel_overloads[i].fn == n->fn) {
+            n->ov_first = i;
+            break;
+        }
+    /* quantity('...') and semver('...') of a literal are parsed once; a
+     * literal that does not parse stays an error at evaluation, as upstream */
+    if ((n->fn == FN_QUANTITY || n->fn == FN_SEMVER) && !member) {
+        int all_const = 1;
+        for (size_t i = 0; i < argc; i++)
+            all_const &= argv[i]->kind == ND_CONST;
+        if (all_const) {
+            ks_cel_value_t v = ks_cel_fold(n, c->a);
+            if (v.kind != KV_ERROR) {
+                n->cval = v;
+                n->folded = 1;
+            }
+        }
+    }
     /* conversions of a constant are computed once (cel-go refuses the
      * program when that fails) */
     if ((n->fn == FN_INT || n->fn == FN_UINT || n->fn == FN_DOUBLE || n->fn == FN_STRING ||

@@ -300,7 +300,7 @@ static int vequal(ev_t *e, const val_t *a0, const val_t *b0)
     if (a.kind != b.kind)
         return 0;
     switch (a.kind) {
-    case KV_NULL: return 1;
+    case KV_NULL: case KV_DEVICE: return 1; /* there is one device */
     case KV_BOOL: return a.u.b == b.u.b;
     case KV_STRING: case KV_BYTES:
         return a.u.s.n == b.u.s.n && !memcmp(a.u.s.p, b.u.s.p, a.u.s.n);
@@ -472,8 +472,8 @@ static val_t apply(ev_t *e, const ks_cel_node_t *n, val_t *av, size_t argc)
 
     /* dispatch on the values' kinds */
     const ks_cel_overload_t *o = NULL;
-    for (const ks_cel_overload_t *c = ks_cel_overloads; c->name; c++) {
-        if (c->fn != fn || strlen(c->params) != argc || c->member != (n->target != NULL))
+    for (const ks_cel_overload_t *c = ks_cel_overloads + n->ov_first; c->name && c->fn == fn; c++) {
+        if (c->member != (n->target != NULL) || strlen(c->params) != argc)
             continue;
         int ok = 1;
         for (size_t i = 0; i < argc && ok; i++)
@@ -828,6 +828,11 @@ static val_t eval(ev_t *e, const ks_cel_node_t *n)
     case ND_CALL: {
         val_t av[4];
         size_t argc = 0;
+        if (n->folded) {
+            if (charge(e, ceil_frac(value_size(&n->args[0]->cval), 0.1)) < 0)
+                return verr(e, "cost");
+            return n->cval;
+        }
         if (n->set_membership) {
             /* cel-go turns `x in [constants]` into a set lookup: no cost,
              * and an empty list is false without looking at x */

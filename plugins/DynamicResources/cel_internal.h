@@ -159,6 +159,9 @@ struct ks_cel_node {
     const ks_cel_type_t *type;  /* set by the checker */
     const ks_cel_node_t *bind;  /* ND_IDENT naming a cel.bind variable */
     int set_membership;         /* FN_IN on a constant list of scalars */
+    int ov_first;               /* ND_CALL: index of fn's first overload */
+    int folded;                 /* ND_CALL whose value (cval) was computed
+                                   at compile time; it still costs as a call */
 };
 
 /* Parses src into a tree in the arena; NULL with err filled. */
@@ -188,7 +191,7 @@ typedef struct ks_cel_overload {
     const char *params;
     char result;
 } ks_cel_overload_t;
-extern const ks_cel_overload_t ks_cel_overloads[];
+extern const ks_cel_overload_t ks_cel_overloads[]; /* one fn's overloads are adjacent */
 /* The letter of a static type (KT_DYN: '*') and of a runtime value. */
 char ks_cel_kind_letter(ks_cel_kind_t k);
 char ks_cel_value_letter(const ks_cel_value_t *v);

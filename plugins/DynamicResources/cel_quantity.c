@@ -159,14 +159,16 @@ int ks_cel_quantity_parse(const char *s, size_t n, ks_cel_quantity_t *q,
     if (mag_is_zero(q->mag))
         return 0;
     exp10 += 9 - (long)frac;
-    for (int k = 0; k < exp2; k++)
-        if (mag_muladd(q->mag, 2, 0) < 0)
+    for (int k = exp2; k > 0; k -= 30)
+        if (mag_muladd(q->mag, 1u << (k < 30 ? k : 30), 0) < 0)
             return fail(err, errlen, "quantity too large");
     if (exp10 >= 0) {
+        static const uint32_t pow10[10] = { 1, 10, 100, 1000, 10000, 100000, 1000000,
+                                            10000000, 100000000, 1000000000 };
         if (exp10 > 130)
             return fail(err, errlen, "quantity too large");
-        for (long k = 0; k < exp10; k++)
-            if (mag_muladd(q->mag, 10, 0) < 0)
+        for (long k = exp10; k > 0; k -= 9)
+            if (mag_muladd(q->mag, pow10[k < 9 ? k : 9], 0) < 0)
                 return fail(err, errlen, "quantity too large");
     } else {
         int rem = 0;

@@ -7,12 +7,15 @@
  *   M <0|1>                   device.allowMultipleAllocations
  *   L <limit>                 the cost limit for the next evaluations (0: default)
  *   E <expression>            prints "true", "false", "error: ..." or
- *                             "compile-error: ..." on one line */
+ *                             "compile-error: ..." on one line
+ *   B <n> <expression>        compiles once, evaluates n times and prints
+ *                             the result and the mean time of one evaluation */
 #include "cel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAXN 64
 
@@ -104,6 +107,28 @@ int main(void)
                     printf("%s\n", r == KS_CEL_TRUE ? "true" : "false");
                 ks_cel_free(p);
             }
+            fflush(stdout);
+            break;
+        }
+        case 'B': {
+            char err[1024], *end;
+            long n = strtol(rest ? rest : "", &end, 10);
+            ks_cel_program_t *p = ks_cel_compile(*end ? end + 1 : "", err, sizeof err);
+            if (!p || n <= 0) {
+                printf("compile-error: %s\n", p ? "no count" : err);
+                ks_cel_free(p);
+                break;
+            }
+            struct timespec t0, t1;
+            ks_cel_result_t r = KS_CEL_ERROR;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            for (long i = 0; i < n; i++)
+                r = ks_cel_eval(p, &dev, limit, err, sizeof err);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)n;
+            printf("%s, %.0f ns per evaluation (%ld evaluations)\n",
+                   r == KS_CEL_TRUE ? "true" : r == KS_CEL_FALSE ? "false" : "error", ns, n);
+            ks_cel_free(p);
             fflush(stdout);
             break;
         }
