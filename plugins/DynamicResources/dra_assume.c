@@ -10,14 +10,53 @@
 
 #include "dra_host.h"
 
+#define ASSUME_BUCKETS 4096
+
+/* Entries in an array (swap-removed), found through a chained index of
+ * array positions by uid. */
 struct dra_assume {
     dra_assumed_t *v;
     uint32_t n, cap;
+    int32_t *head;  /* per bucket: first position, -1 none */
+    int32_t *chain; /* per position: next position, -1 none */
 };
+
+static uint32_t bucket(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h % ASSUME_BUCKETS;
+}
 
 dra_assume_t *dra_assume_new(void)
 {
-    return calloc(1, sizeof(dra_assume_t));
+    dra_assume_t *a = calloc(1, sizeof *a);
+    uint32_t i;
+    if (a == NULL || (a->head = malloc(ASSUME_BUCKETS *
+                                       sizeof *a->head)) == NULL) {
+        free(a);
+        return NULL;
+    }
+    for (i = 0; i < ASSUME_BUCKETS; i++)
+        a->head[i] = -1;
+    return a;
+}
+
+static void index_add(dra_assume_t *a, uint32_t at)
+{
+    uint32_t b = bucket(a->v[at].uid);
+    a->chain[at] = a->head[b];
+    a->head[b] = (int32_t)at;
+}
+
+static void index_remove(dra_assume_t *a, uint32_t at)
+{
+    int32_t *pp = &a->head[bucket(a->v[at].uid)];
+    while (*pp != -1 && *pp != (int32_t)at)
+        pp = &a->chain[*pp];
+    if (*pp == (int32_t)at)
+        *pp = a->chain[at];
 }
 
 static void assumed_clear(dra_assumed_t *e)
@@ -39,16 +78,36 @@ void dra_assume_free(dra_assume_t *a)
     for (i = 0; i < a->n; i++)
         assumed_clear(&a->v[i]);
     free(a->v);
+    free(a->head);
+    free(a->chain);
     free(a);
 }
 
 static dra_assumed_t *find(const dra_assume_t *a, const char *uid)
 {
-    uint32_t i;
-    for (i = 0; i < a->n; i++)
-        if (strcmp(a->v[i].uid, uid) == 0)
-            return &a->v[i];
+    int32_t at;
+    if (a->n == 0)
+        return NULL;
+    for (at = a->head[bucket(uid)]; at != -1; at = a->chain[at])
+        if (strcmp(a->v[at].uid, uid) == 0)
+            return &a->v[at];
     return NULL;
+}
+
+/* Remove position at (swap with the last). */
+static void remove_at(dra_assume_t *a, uint32_t at)
+{
+    uint32_t last = a->n - 1;
+    index_remove(a, at);
+    assumed_clear(&a->v[at]);
+    if (at != last) {
+        index_remove(a, last);
+        a->v[at] = a->v[last];
+        a->n--;
+        index_add(a, at);
+    } else {
+        a->n--;
+    }
 }
 
 const dra_assumed_t *dra_assume_get(const dra_assume_t *a, const char *uid)
@@ -80,12 +139,18 @@ int dra_assume_put(dra_assume_t *a, const dra_claim_t *c, const char *node,
     if (a->n == a->cap) {
         uint32_t nc = a->cap ? a->cap * 2 : 16;
         dra_assumed_t *nv = realloc(a->v, nc * sizeof *nv);
+        int32_t *nch;
         if (nv == NULL)
             goto oom;
         a->v = nv;
+        if ((nch = realloc(a->chain, nc * sizeof *nch)) == NULL)
+            goto oom;
+        a->chain = nch;
         a->cap = nc;
     }
-    a->v[a->n++] = e;
+    a->v[a->n] = e;
+    index_add(a, a->n);
+    a->n++;
     return 0;
 oom:
     assumed_clear(&e);
@@ -102,10 +167,15 @@ void dra_assume_done(dra_assume_t *a, const char *uid)
 void dra_assume_drop(dra_assume_t *a, const char *uid)
 {
     dra_assumed_t *e = find(a, uid);
-    if (e == NULL)
-        return;
-    assumed_clear(e);
-    *e = a->v[--a->n];
+    if (e != NULL)
+        remove_at(a, (uint32_t)(e - a->v));
+}
+
+void dra_assume_caught_up(dra_assume_t *a, const char *uid)
+{
+    dra_assumed_t *e = find(a, uid);
+    if (e != NULL && !e->pending)
+        remove_at(a, (uint32_t)(e - a->v));
 }
 
 int dra_assume_devices(const dra_assume_t *a, dra_devset_t *s)
@@ -116,30 +186,4 @@ int dra_assume_devices(const dra_assume_t *a, dra_devset_t *s)
             if (dra_devset_add(s, a->v[i].results[j].id) != 0)
                 return -1;
     return 0;
-}
-
-void dra_assume_prune(dra_t *d)
-{
-    dra_assume_t *a = d->assume;
-    uint32_t i = 0;
-    while (i < a->n) {
-        dra_assumed_t *e = &a->v[i];
-        const ks_object_t *o;
-        char ub[512];
-        int gone;
-        if (e->pending) {
-            i++;
-            continue;
-        }
-        o = d->api->object_get(d->claims, e->ns, e->name);
-        gone = o == NULL ||
-               strcmp(dra_uid(d, o, ub, sizeof ub), e->uid) != 0 ||
-               d->api->object_type(o, "status.allocation") != KS_FIELD_ABSENT;
-        if (gone) {
-            assumed_clear(e);
-            *e = a->v[--a->n];
-        } else {
-            i++;
-        }
-    }
 }

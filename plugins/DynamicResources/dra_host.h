@@ -123,11 +123,11 @@ int dra_assume_put(dra_assume_t *a, const dra_claim_t *c, const char *node,
                    const dra_claim_alloc_t *alloc);
 void dra_assume_done(dra_assume_t *a, const char *uid); /* written */
 void dra_assume_drop(dra_assume_t *a, const char *uid);
+/* The store shows the claim allocated, or it is gone: drop its written
+ * (not pending) entry. */
+void dra_assume_caught_up(dra_assume_t *a, const char *uid);
 /* Add every assumed device to s. */
 int dra_assume_devices(const dra_assume_t *a, dra_devset_t *s);
-/* Drop the written entries the claims store has caught up with (the claim
- * is allocated there, or gone). */
-void dra_assume_prune(dra_t *d);
 
 /* --- the cycle state ---------------------------------------------------------- */
 

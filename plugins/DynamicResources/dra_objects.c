@@ -646,6 +646,8 @@ static dra_entry_t *cache_get(dra_t *d, dra_cache_t *c, int kind,
     c->b[b] = e;
     c->n++;
     *changed = 1;
+    if (kind == DRA_E_CLAIM && e->u.claim.allocated)
+        dra_assume_caught_up(d->assume, e->u.claim.uid);
     return e;
 }
 
@@ -660,6 +662,8 @@ static int cache_sweep(dra_t *d, dra_cache_t *c, int all)
             if (all || e->epoch != d->epoch) {
                 *pp = e->next;
                 c->n--;
+                if (!all && e->kind == DRA_E_CLAIM)
+                    dra_assume_caught_up(d->assume, e->u.claim.uid);
                 dra_entry_unref(e);
                 any = 1;
             } else {

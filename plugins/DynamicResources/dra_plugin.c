@@ -428,7 +428,6 @@ static ks_code_t dra_pre_filter(void *self, ks_cycle_state_t *cs,
         d->api->status_reason(st, "out of memory");
         return KS_ERROR;
     }
-    dra_assume_prune(d);
     if ((s = calloc(1, sizeof *s)) == NULL) {
         d->api->status_reason(st, "out of memory");
         return KS_ERROR;
