@@ -310,6 +310,11 @@ static rnode_t *parse_class(rparser_t *rp)
         if (cls_add(rp, c, lo, hi) < 0)
             return NULL;
     }
+    if (rp->fi)
+        for (int i = 0; i < c->n; i++)
+            if (c->r[i].hi >= 0x80 && !(c->r[i].lo == 0 && c->r[i].hi == 0x10FFFF))
+                return rfail(rp, "case-insensitive matching of non-ASCII characters is not "
+                             "supported by ksched: `%.*s`", start, (int)(rp->p - start));
     rnode_t *n = rnew(rp, R_CLASS);
     if (!n)
         return NULL;
@@ -419,6 +424,9 @@ static rnode_t *parse_atom(rparser_t *rp)
             }
             return n;
         }
+        if (rp->fi && cp >= 0x80)
+            return rfail(rp, "case-insensitive matching of non-ASCII characters is not "
+                         "supported by ksched: `%.*s`", at, (int)(rp->p - at));
         n = rnew(rp, R_CHAR);
         if (n) {
             n->c = cp;
@@ -428,13 +436,18 @@ static rnode_t *parse_atom(rparser_t *rp)
     }
     case '*': case '+': case '?':
         return rfail(rp, "missing argument to repetition operator: `%.*s`", at, 1);
-    default:
+    default: {
+        uint32_t cp = utf8_next(&rp->p, rp->end);
+        if (rp->fi && cp >= 0x80)
+            return rfail(rp, "case-insensitive matching of non-ASCII characters is not "
+                         "supported by ksched: `%.*s`", at, (int)(rp->p - at));
         n = rnew(rp, R_CHAR);
         if (n) {
-            n->c = utf8_next(&rp->p, rp->end);
+            n->c = cp;
             n->fold = rp->fi;
         }
         return n;
+    }
     }
 }
 
@@ -700,8 +713,14 @@ static int is_word(uint32_t c)
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
+/* Simple case folding restricted to what ASCII letters fold with: the
+ * Kelvin sign folds with k and the long s with s, as in RE2 and Go. */
 static uint32_t fold(uint32_t c)
 {
+    if (c == 0x212A)
+        return 'k';
+    if (c == 0x17F)
+        return 's';
     return (c >= 'A' && c <= 'Z') ? c + 32 : c;
 }
 
@@ -763,9 +782,14 @@ static int step_ok(const inst_t *in, uint32_t c)
         int hit = 0;
         for (int k = 0; k < in->nranges && !hit; k++) {
             hit = c >= in->ranges[k].lo && c <= in->ranges[k].hi;
-            if (!hit && in->fold && c < 128) {
-                uint32_t o = (c >= 'a' && c <= 'z') ? c - 32 : (c >= 'A' && c <= 'Z') ? c + 32 : c;
-                hit = o >= in->ranges[k].lo && o <= in->ranges[k].hi;
+            if (!hit && in->fold && (c < 128 || c == 0x212A || c == 0x17F)) {
+                uint32_t l = fold(c), u = (l >= 'a' && l <= 'z') ? l - 32 : l;
+                hit = (l >= in->ranges[k].lo && l <= in->ranges[k].hi) ||
+                      (u >= in->ranges[k].lo && u <= in->ranges[k].hi);
+                if (!hit && (l == 'k' || l == 's')) {
+                    uint32_t sp = l == 'k' ? 0x212A : 0x17F;
+                    hit = sp >= in->ranges[k].lo && sp <= in->ranges[k].hi;
+                }
             }
         }
         return hit != in->neg;

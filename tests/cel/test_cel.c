@@ -174,6 +174,9 @@ START_TEST(regex)
     T("'ab'.matches('^[[:alpha:]]+$') && 'a_1'.matches('^\\\\w+$') && !'a-1'.matches('^\\\\w+$')");
     T("'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!'.matches('^(a+)+!$')");
     T("'line1\\nline2'.matches('(?m)^line2$') && !'line1\\nline2'.matches('^line2$')");
+    /* (?i) folds ASCII letters, and the Kelvin sign and long s with k and s as RE2 does */
+    T("'\\u212A'.matches('(?i)^k$') && '\\u017F'.matches('(?i)S') && !'\\u212A'.matches('(?i)^[^k]$')");
+    REFUSE("'É'.matches('(?i)é')", "case-insensitive matching of non-ASCII characters");
     REFUSE("'a'.matches('(?=a)')", "invalid or unsupported Perl syntax");
     REFUSE("'a'.matches('(a)\\\\1')", "invalid escape sequence");
     REFUSE("'a'.matches('[a-')", "missing closing ]");
