@@ -439,15 +439,49 @@ void ks_api_debug_queue(ks_server_t *srv, ks_http_conn_t *c,
 static const char *const ep_names[KS_ATTEMPT_EPS] = {
     "PreFilter", "Filter", "PostFilter", "PreScore", "Score"};
 
-static json_t *attempt_json(const ks_attempt_t *t)
+/* The chosen node's scores of an attempt: the total, the runner-up's,
+ * and each Score plugin's, named when the attempt ran with the current
+ * generation (the plugins of an older one may be gone). */
+static json_t *attempt_scores_json(ks_server_t *srv, const ks_attempt_t *t)
 {
-    json_t *eps = json_object();
+    ks_generation_t *g = ks_scheduler_generation(srv->sched);
+    ks_framework_t *fw = g->id == t->generation && t->profile
+                             ? ks_generation_profile(g, t->profile)
+                             : NULL;
+    json_t *plugins = json_array(), *o;
+    size_t p;
+    if (fw && fw->n_points[KS_EP_SCORE] != t->n_scores &&
+        !(fw->n_points[KS_EP_SCORE] > KS_ATTEMPT_SCORES &&
+          t->n_scores == KS_ATTEMPT_SCORES))
+        fw = NULL;
+    for (p = 0; plugins && p < t->n_scores; p++) {
+        json_t *v = t->scores[p] == INT32_MIN ? json_null()
+                                               : json_integer(t->scores[p]);
+        json_array_append_new(
+            plugins,
+            json_pack("{s:s?, s:i, s:o}", "name",
+                      fw ? fw->points[KS_EP_SCORE][p].inst->name : NULL,
+                      "weight",
+                      fw ? (int)fw->points[KS_EP_SCORE][p].weight : 0,
+                      "score", v));
+    }
+    o = json_pack("{s:I, s:o}", "total", (json_int_t)t->total, "plugins",
+                  plugins);
+    if (o && t->has_runner_up)
+        json_object_set_new(o, "runnerUp",
+                            json_integer((json_int_t)t->runner_up));
+    return o;
+}
+
+static json_t *attempt_json(ks_server_t *srv, const ks_attempt_t *t)
+{
+    json_t *eps = json_object(), *o;
     size_t i;
     for (i = 0; eps && i < KS_ATTEMPT_EPS; i++)
         if (t->ep_seconds[i] >= 0)
             json_object_set_new(eps, ep_names[i],
                                 json_real(t->ep_seconds[i]));
-    return json_pack("{s:f, s:s, s:s?, s:s?, s:f, s:f, s:o, s:I, s:s?, "
+    o = json_pack("{s:f, s:s, s:s?, s:s?, s:f, s:f, s:o, s:I, s:s?, "
                      "s:i, s:i, s:s}",
                      "time", t->unix_time, "result",
                      ks_attempt_result_name(t->result), "node", t->node,
@@ -457,6 +491,9 @@ static json_t *attempt_json(const ks_attempt_t *t)
                      "generation", (json_int_t)t->generation, "profile",
                      t->profile, "nodes", (int)t->n_nodes, "feasible",
                      (int)t->n_feasible, "message", t->message);
+    if (o && t->has_scores)
+        json_object_set_new(o, "score", attempt_scores_json(srv, t));
+    return o;
 }
 
 typedef struct find_ctx {
@@ -522,7 +559,7 @@ void ks_api_debug_pod(ks_server_t *srv, ks_http_conn_t *c,
     }
     atts = json_array();
     for (i = n; atts && i-- > 0;) /* newest first */
-        json_array_append_new(atts, attempt_json(at[i]));
+        json_array_append_new(atts, attempt_json(srv, at[i]));
     doc = json_pack("{s:s, s:s, s:s, s:I, s:o}", "namespace", ns, "name",
                     name, "state",
                     pod == NULL ? "gone"

@@ -151,6 +151,7 @@ ks_attempt_t *ks_attempts_record(ks_attempts_t *a, const char *key,
     t->profile = profile;
     t->n_nodes = n_nodes;
     t->n_feasible = n_feasible;
+    t->has_scores = t->has_runner_up = t->n_scores = 0;
     t->message[0] = '\0';
     if (message) {
         size_t n = strlen(message);

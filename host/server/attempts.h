@@ -27,6 +27,8 @@
 /* PreFilter, Filter, PostFilter, PreScore, Score. */
 #define KS_ATTEMPT_EPS 5
 #define KS_ATTEMPT_LAT_BUCKETS 32
+/* Score plugins whose scores of the chosen node are kept. */
+#define KS_ATTEMPT_SCORES 12
 
 enum ks_attempt_result {
     KS_ATTEMPT_SELECTED = 0, /* a node was chosen; binding under way */
@@ -47,6 +49,12 @@ typedef struct ks_attempt {
     const char *nominated;
     const char *profile; /* interned */
     uint32_t n_nodes, n_feasible;
+    /* The chosen node's score (has_scores): its total, the best total of
+     * the other feasible nodes (has_runner_up), and each Score plugin's
+     * weighted score in the profile's order (INT32_MIN: skipped). */
+    uint8_t has_scores, has_runner_up, n_scores;
+    int64_t total, runner_up;
+    int32_t scores[KS_ATTEMPT_SCORES];
     char message[KS_ATTEMPT_MSG]; /* FitError or error, cut to fit */
 } ks_attempt_t;
 

@@ -2,11 +2,14 @@
  * (console.h). */
 #include "console.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
+#include "base/intern.h"
+#include "framework/framework.h"
 #include "framework/queue.h"
 #include "server.h"
 
@@ -83,11 +86,54 @@ static double unix_now(void)
                : 0;
 }
 
+/* The chosen node's scores: the second largest total (the best of the
+ * others: equal to the chosen one's on a tie) from one pass over the
+ * totals, and the chosen node's column (it has the best total; among
+ * equal ones it is found by its name). */
+static void keep_scores(ks_attempt_t *t, const ks_cycle_result_t *r)
+{
+    uint32_t k, at = UINT32_MAX, n = r->n_feasible;
+    int64_t best = INT64_MIN, second = INT64_MIN;
+    size_t p, np;
+    for (k = 0; k < n; k++) {
+        int64_t v = r->totals[k];
+        if (v > best) {
+            second = best;
+            best = v;
+        } else if (v > second) {
+            second = v;
+        }
+    }
+    for (k = 0; k < n && at == UINT32_MAX; k++)
+        if (r->totals[k] == best &&
+            (r->feasible[k]->node->name == r->selected ||
+             strcmp(r->feasible[k]->node->name, r->selected) == 0))
+            at = k;
+    if (at == UINT32_MAX)
+        return;
+    t->has_scores = 1;
+    t->total = r->totals[at];
+    t->has_runner_up = n > 1;
+    t->runner_up = second;
+    np = r->fw->n_points[KS_EP_SCORE];
+    for (p = 0; p < np && p < KS_ATTEMPT_SCORES; p++) {
+        if (!r->scored || (r->score_skipped && r->score_skipped[p])) {
+            t->scores[p] = INT32_MIN;
+            continue;
+        }
+        int64_t v = r->scores[p * n + at];
+        t->scores[p] = v > INT32_MAX ? INT32_MAX : v < -INT32_MAX ? -INT32_MAX
+                                                                   : (int32_t)v;
+    }
+    t->n_scores = (uint8_t)p;
+}
+
 void ks_console_on_cycle(ks_server_t *srv, const ks_cycle_result_t *r,
-                         uint64_t gen)
+                         uint64_t gen, const char *profile)
 {
     char key[600];
     int n, result;
+    ks_attempt_t *t;
     if (srv->console == NULL)
         return;
     n = snprintf(key, sizeof key, "%s/%s", r->pod->ns, r->pod->name);
@@ -96,10 +142,13 @@ void ks_console_on_cycle(ks_server_t *srv, const ks_cycle_result_t *r,
     result = r->selected ? KS_ATTEMPT_SELECTED
              : r->error  ? KS_ATTEMPT_ERROR
                          : KS_ATTEMPT_UNSCHEDULABLE;
-    ks_attempts_record(srv->console->attempts, key, unix_now(), r->seconds,
-                       result, gen, r->selected, r->nominated,
-                       r->fw ? r->fw->profile_name : NULL, r->n_nodes,
-                       r->n_feasible, r->message);
+    t = ks_attempts_record(
+        srv->console->attempts, key, unix_now(), r->seconds, result, gen,
+        r->selected,
+        r->nominated ? ks_intern_str(ks_intern_global(), r->nominated) : NULL,
+        profile, r->n_nodes, r->n_feasible, r->message);
+    if (t && r->selected && r->totals && r->feasible && r->n_feasible > 0)
+        keep_scores(t, r);
 }
 
 void ks_console_on_bound(ks_server_t *srv, const char *key, const char *node,

@@ -53,10 +53,14 @@ int ks_console_start(struct ks_server *srv);
 void ks_console_stop(struct ks_server *srv);
 
 /* Observer hooks (server.c): an extension point ran in the cycle under
- * way; a cycle ended; a binding finished or failed after selection. */
+ * way; a cycle ended (profile: interned); a binding finished or failed
+ * after selection. When the cycle scored nodes, the chosen node's scores
+ * are kept too: one pass over the totals the Score phase wrote (to find
+ * the runner-up and the chosen node's column), nothing else. */
 void ks_console_on_ep(struct ks_server *srv, int ep, double seconds);
 void ks_console_on_cycle(struct ks_server *srv,
-                         const struct ks_cycle_result *r, uint64_t gen);
+                         const struct ks_cycle_result *r, uint64_t gen,
+                         const char *profile);
 void ks_console_on_bound(struct ks_server *srv, const char *key,
                          const char *node, double seconds);
 void ks_console_on_bind_failed(struct ks_server *srv, const char *key,

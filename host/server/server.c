@@ -97,7 +97,8 @@ static void obs_cycle(void *ud, const ks_cycle_result_t *r)
         e = ks_server_pod_add(srv, r->pod, KS_POD_PENDING);
     const char *profile =
         ks_intern_str(ks_intern_global(), r->fw->profile_name);
-    ks_console_on_cycle(srv, r, ks_scheduler_generation(srv->sched)->id);
+    ks_console_on_cycle(srv, r, ks_scheduler_generation(srv->sched)->id,
+                        profile);
     if (e) {
         /* A cycle runs with the scheduler's current generation. */
         e->generation = ks_scheduler_generation(srv->sched)->id;

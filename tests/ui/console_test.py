@@ -203,6 +203,10 @@ def plain_run(d, ksched, plugin_dir, v1, v2, shots):
                   "sorted by node, descending: %s" % order)
         att = texts(css(d, "#attempts-table tbody tr"))
         check(att and "bound" in att[0], "web-2's attempt bound it: %s" % att)
+        why = texts(css(d, "#pod-info p.why"))
+        check(why and "chose node-" in why[0] and "NodeResourcesFit" in
+              why[0], "the Pod view says why web-2 went to its node: %s"
+              % why)
         shot(d, shots, "pod-bound")
         # Plugins after a hot swap
         plugins_view(d, c, v2, shots, "plain")

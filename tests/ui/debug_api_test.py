@@ -103,6 +103,13 @@ def check_pod(c):
     check("Filter" in a.get("extensionPoints", {}) and a.get("seconds", 0) > 0
           and a.get("nodes") == 6 and a.get("feasible", 0) >= 5,
           "the attempt's times per extension point and node counts")
+    sc = a.get("score", {})
+    parts = [x["score"] for x in sc.get("plugins", []) if x["score"] is not None]
+    check(sc and sum(parts) == sc["total"] and sc["runnerUp"] <= sc["total"]
+          and any(x["name"] == "NodeResourcesFit" and x["weight"] == 1
+                  for x in sc["plugins"]),
+          "the chosen node's score: the plugins' weighted scores add up to "
+          "its total, no other node had more (%s)" % sc)
     st, doc, _, _ = c.request("GET", "/debug/pods/default/big")
     check(st == 200 and doc["state"] == "pending" and
           doc["attempts"][0]["result"] == "unschedulable" and

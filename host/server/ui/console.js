@@ -307,6 +307,15 @@ async function showPod(args) {
       info.append(el('p', {}, el('span', { class: 'badge ' + r.status, text: r.name }),
         ' rejected it; it is tried again on: ' + r.events.map((e) => e.event + (e.hint ? ' (if its QueueingHint says Queue)' : '')).join(', ')));
   }
+  // why the pod went to its node: the scores of its last cycle
+  const chose = p.attempts.find((a) => a.score);
+  if (chose) {
+    const parts = chose.score.plugins.filter((x) => x.score !== null).map((x) => (x.name || 'plugin') + ' ' + x.score);
+    info.append(el('p', { class: 'why' }, 'Its cycle at ' + fmtTime(chose.time) + ' chose ', el('b', { text: chose.node }),
+      ': total ' + chose.score.total + (chose.score.runnerUp === undefined ? ' (the only feasible node)' : chose.score.runnerUp === chose.score.total
+        ? ' (a tie with the best other node, broken at random)' : ' (the best other node: ' + chose.score.runnerUp + ')') +
+      ' = ' + parts.join(' + ') + ', among ' + chose.feasible + ' feasible of ' + chose.nodes + ' nodes.'));
+  }
   const tb = $('attempts-table').tBodies[0];
   for (const a of p.attempts) {
     const ep = a.extensionPoints;
@@ -318,6 +327,8 @@ async function showPod(args) {
       ...['PreFilter', 'Filter', 'PostFilter', 'PreScore', 'Score'].map((k) => el('td', { text: fmtSec(ep[k]) })),
       el('td', { text: a.bindSeconds ? fmtSec(a.bindSeconds) : '' }),
       el('td', { text: a.nodes + ' / ' + a.feasible }),
+      el('td', { title: a.score ? a.score.plugins.map((x) => (x.name || '?') + ': ' + (x.score === null ? 'skipped' : x.score)).join('\n') : null,
+        text: a.score ? a.score.total + (a.score.runnerUp !== undefined ? ' (next ' + a.score.runnerUp + ')' : '') : '' }),
       el('td', { text: a.generation }),
       el('td', { text: a.message })));
   }
