@@ -62,6 +62,12 @@ static void index_remove(dra_assume_t *a, uint32_t at)
 static void assumed_clear(dra_assumed_t *e)
 {
     uint32_t i;
+    for (i = 0; i < e->n_res; i++) {
+        free(e->res_names[i]);
+        free(e->res_uids[i]);
+    }
+    free(e->res_names);
+    free(e->res_uids);
     for (i = 0; i < e->n_results; i++)
         free((char *)e->results[i].request);
     free(e->results);
@@ -162,6 +168,30 @@ void dra_assume_done(dra_assume_t *a, const char *uid)
     dra_assumed_t *e = find(a, uid);
     if (e != NULL)
         e->pending = 0;
+}
+
+void dra_assume_reserved(dra_assume_t *a, const char *uid, const char *pod,
+                         const char *pod_uid)
+{
+    dra_assumed_t *e = find(a, uid);
+    char **nn, **nu;
+    if (e == NULL)
+        return;
+    nn = realloc(e->res_names, (e->n_res + 1) * sizeof *nn);
+    if (nn == NULL)
+        return;
+    e->res_names = nn;
+    nu = realloc(e->res_uids, (e->n_res + 1) * sizeof *nu);
+    if (nu == NULL)
+        return;
+    e->res_uids = nu;
+    if ((nn[e->n_res] = strdup(pod)) == NULL)
+        return;
+    if ((nu[e->n_res] = strdup(pod_uid)) == NULL) {
+        free(nn[e->n_res]);
+        return;
+    }
+    e->n_res++;
 }
 
 void dra_assume_drop(dra_assume_t *a, const char *uid)

@@ -114,6 +114,10 @@ typedef struct dra_assumed {
     uint32_t n_results;
     int node_local;
     int pending; /* Reserve done, PreBind not finished */
+    /* pods PreBind reserved the claim for since (until the store shows
+     * them): name and uid, owned */
+    char **res_names, **res_uids;
+    uint32_t n_res;
 } dra_assumed_t;
 
 dra_assume_t *dra_assume_new(void);
@@ -122,6 +126,10 @@ const dra_assumed_t *dra_assume_get(const dra_assume_t *a, const char *uid);
 int dra_assume_put(dra_assume_t *a, const dra_claim_t *c, const char *node,
                    const dra_claim_alloc_t *alloc);
 void dra_assume_done(dra_assume_t *a, const char *uid); /* written */
+/* PreBind reserved the claim uid for a pod: remembered in its entry (if
+ * any) until the store shows it. */
+void dra_assume_reserved(dra_assume_t *a, const char *uid, const char *pod,
+                         const char *pod_uid);
 void dra_assume_drop(dra_assume_t *a, const char *uid);
 /* The store shows the claim allocated, or it is gone: drop its written
  * (not pending) entry. */

@@ -473,7 +473,12 @@ static ks_code_t dra_pre_filter(void *self, ks_cycle_state_t *cs,
             s->allocated[i] = 1;
             continue;
         }
-        if (as != NULL && as->pending) {
+        /* Upstream waits for the other pod's PreBind to write the claim
+         * (its update event retries this pod). `ksched schedule` records
+         * the write and no event follows: there the allocation in flight
+         * counts as written, which is where the retry ends upstream. */
+        if (as != NULL && as->pending &&
+            d->api->api_mode(d->h) != KS_API_RECORD) {
             d->api->status_reasonf(st,
                                    "resource claim %s/%s is in the process "
                                    "of being allocated",

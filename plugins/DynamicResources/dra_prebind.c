@@ -32,6 +32,9 @@ struct dra_wait {
     uint32_t n_steps, at;
     char **claim_uids; /* the allocations this PreBind writes */
     uint32_t n_uids;
+    char **reserve_uids; /* every claim this PreBind reserves */
+    uint32_t n_reserve;
+    char *pod_name;
     ks_api_call_t *call;
     struct dra_wait *next;
 };
@@ -47,6 +50,10 @@ static void wait_free(dra_wait_t *w)
     for (i = 0; i < w->n_uids; i++)
         free(w->claim_uids[i]);
     free(w->claim_uids);
+    for (i = 0; i < w->n_reserve; i++)
+        free(w->reserve_uids[i]);
+    free(w->reserve_uids);
+    free(w->pod_name);
     free(w->steps);
     free(w->pod_uid);
     free(w);
@@ -99,6 +106,9 @@ static void resume(dra_wait_t *w, ks_code_t code, const char *reason)
         else
             dra_assume_drop(d->assume, w->claim_uids[i]);
     }
+    for (i = 0; code == KS_SUCCESS && i < w->n_reserve; i++)
+        dra_assume_reserved(d->assume, w->reserve_uids[i], w->pod_name,
+                            w->pod_uid);
     wait_unlink(d, w);
     if (d->api->pre_bind_resume(d->h, w->pod_uid, code, reason) != 0)
         d->api->log(d->h, KS_LOG_DEBUG, "pod %s left before its PreBind "
@@ -177,6 +187,8 @@ static int has_finalizer(const dra_claim_t *c)
 static int claim_steps(dra_wait_t *w, const dra_claim_t *c,
                        const dra_assumed_t *as, const ks_pod_t *pod)
 {
+    /* the claim's entry, this pod's allocation or another pod's */
+    const dra_assumed_t *as_any = dra_assume_get(w->d->assume, c->uid);
     dra_buf_t b = {0};
     char path[700], what[700];
     uint32_t i;
@@ -224,6 +236,19 @@ static int claim_steps(dra_wait_t *w, const dra_claim_t *c,
         dra_buf_json(&b, c->reserved[i].uid);
         dra_buf_put(&b, "},");
     }
+    for (i = 0; as_any != NULL && i < as_any->n_res; i++) {
+        uint32_t k;
+        int dup = strcmp(as_any->res_uids[i], pod->uid) == 0;
+        for (k = 0; k < c->n_reserved && !dup; k++)
+            dup = strcmp(c->reserved[k].uid, as_any->res_uids[i]) == 0;
+        if (dup)
+            continue;
+        dra_buf_put(&b, "{\"resource\":\"pods\",\"name\":");
+        dra_buf_json(&b, as_any->res_names[i]);
+        dra_buf_put(&b, ",\"uid\":");
+        dra_buf_json(&b, as_any->res_uids[i]);
+        dra_buf_put(&b, "},");
+    }
     dra_buf_put(&b, "{\"resource\":\"pods\",\"name\":");
     dra_buf_json(&b, pod->name);
     dra_buf_put(&b, ",\"uid\":");
@@ -258,7 +283,8 @@ ks_code_t dra_pre_bind(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     if (s == NULL || s->skip || s->n_claims == 0)
         return KS_SUCCESS;
     if ((w = calloc(1, sizeof *w)) == NULL ||
-        (w->pod_uid = strdup(pod->uid)) == NULL)
+        (w->pod_uid = strdup(pod->uid)) == NULL ||
+        (w->pod_name = strdup(pod->name)) == NULL)
         goto oom;
     w->d = d;
     for (i = 0; i < s->n_claims; i++) {
@@ -280,6 +306,16 @@ ks_code_t dra_pre_bind(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
         }
         if (claim_steps(w, c, as, pod) != 0)
             goto oom;
+        {
+            char **nr = realloc(w->reserve_uids,
+                                (w->n_reserve + 1) * sizeof *nr);
+            if (nr == NULL)
+                goto oom;
+            w->reserve_uids = nr;
+            if ((nr[w->n_reserve] = strdup(c->uid)) == NULL)
+                goto oom;
+            w->n_reserve++;
+        }
     }
     if (w->n_steps == 0) {
         wait_free(w);

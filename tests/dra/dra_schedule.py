@@ -18,6 +18,8 @@ status.resourceClaimStatuses), and pods; the claim writes recorded under
           "ResourceClaim not created yet"
   fa      firstAvailable (h100, then any): the allocation names the
           subrequest
+  s0, s1  one claim shared by two pods (resourceClaimName): both on the
+          node of its one allocation, each reserving it
 
 Usage: dra_schedule.py KSCHED PLUGIN_DIR
 """
@@ -268,6 +270,35 @@ def main():
            ["results"] if st else [])
     if got != {"fa": "n3"} or [x["request"] for x in res] != ["gpu/h100"]:
         print("FAIL firstAvailable: %r %r (%s)" % (got, res, r.stderr))
+        ok = False
+
+    # a shared claim (resourceClaimName): both pods on the node the first
+    # one's allocation chose; the second only adds itself to reservedFor
+    sh = [i for i in cluster()["items"]
+          if i["kind"] not in ("Pod", "ResourceClaim")]
+    sh.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+               "metadata": {"name": "team", "namespace": "default",
+                            "uid": "claim-team", "resourceVersion": "3"},
+               "spec": ONE_GPU})
+    for n in ("s0", "s1"):
+        sh.append({"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": n, "namespace": "default",
+                                "uid": "uid-" + n},
+                   "spec": {"containers": [{"name": "c", "image": "x"}],
+                            "resourceClaims": [
+                                {"name": "gpu",
+                                 "resourceClaimName": "team"}]}})
+    r = run({"apiVersion": "v1", "kind": "List", "items": sh})
+    out = json.loads(r.stdout) if r.returncode in (0, 3) else {}
+    got = {b["name"]: b["node"] for b in out.get("bindings", [])}
+    st = [json.loads(q["body"])["status"] for q in out.get("requests", [])
+          if q["path"].endswith("/team/status")]
+    allocs = [x for x in st if "allocation" in x]
+    reserved = sorted(r0["name"] for x in st for r0 in x["reservedFor"])
+    if (len(got) != 2 or len(set(got.values())) != 1 or len(allocs) != 1 or
+            reserved != ["s0", "s1"]):
+        print("FAIL shared claim: %r %s (%s)" % (got, json.dumps(st),
+                                                 r.stderr))
         ok = False
 
     # --explain names the plugin's verdicts
