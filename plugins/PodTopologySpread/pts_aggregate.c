@@ -245,6 +245,10 @@ static void pts_agg_contrib(const pts_plugin_t *pl, const pts_agg_t *a,
     }
 }
 
+/* Constraint sets up to this size refresh a node by the difference of
+ * its contributions (pts_agg_refresh_one). */
+#define PTS_AGG_DELTA_CONS 16
+
 /* Bring entry i up to date with NodeInfo ni (NULL: none). 0, or -1. */
 static int pts_agg_refresh_one(const pts_plugin_t *pl, pts_agg_t *a,
                                uint32_t i, const ks_node_info_t *ni)
@@ -254,6 +258,39 @@ static int pts_agg_refresh_one(const pts_plugin_t *pl, pts_agg_t *a,
     if (ni != NULL && e->ni == ni && ni->generation != 0 &&
         e->generation == ni->generation)
         return 0;
+    if (e->ni != NULL && ni != NULL && a->n_cons <= PTS_AGG_DELTA_CONS) {
+        /* The node's new contribution against its old one: a pair that
+         * stays only moves its count by the difference (a pod of another
+         * workload came or went: nothing), a pair that changed leaves and
+         * the new one comes. */
+        pts_agg_contrib_t old[PTS_AGG_DELTA_CONS];
+        uint32_t j;
+        memcpy(old, k, a->n_cons * sizeof *k);
+        pts_agg_contrib(pl, a, ni, k);
+        for (j = 0; j < a->n_cons; j++) {
+            const char *key = a->cons[j].key;
+            if (old[j].value == k[j].value) {
+                int64_t d = k[j].count - old[j].count;
+                if (k[j].value != NULL && d != 0 &&
+                    ks_tpmap_add(&a->counts, key, k[j].value, d, NULL) < 0)
+                    return -1;
+                continue;
+            }
+            if (old[j].value != NULL &&
+                (ks_tpmap_add(&a->counts, key, old[j].value, -old[j].count,
+                              NULL) < 0 ||
+                 ks_tpmap_add(&a->nodes, key, old[j].value, -1, NULL) < 0))
+                return -1;
+            if (k[j].value != NULL &&
+                (ks_tpmap_add(&a->counts, key, k[j].value, k[j].count,
+                              NULL) < 0 ||
+                 ks_tpmap_add(&a->nodes, key, k[j].value, 1, NULL) < 0))
+                return -1;
+        }
+        e->ni = ni;
+        e->generation = ni->generation;
+        return 0;
+    }
     if (e->ni != NULL && pts_agg_apply(a, k, -1) != 0)
         return -1;
     if (ni == NULL) {

@@ -59,6 +59,10 @@ fail:
     return NULL;
 }
 
+#define PTS_BULK_CONS 16
+#define PTS_SEEN_CONS 4
+#define PTS_SEEN_VALUES 8
+
 /* Upstream initPreScoreState: ignored nodes, the candidate pairs and the
  * per-constraint normalising weights. */
 static int pts_prescore_init(const pts_plugin_t *pl, pts_prescore_state_t *s,
@@ -66,7 +70,13 @@ static int pts_prescore_init(const pts_plugin_t *pl, pts_prescore_state_t *s,
                              int require_all)
 {
     uint32_t *sizes, i, j, n_ignored = 0;
+    /* Per constraint (the first PTS_SEEN_CONS), the values already added
+     * to the pairs: most nodes share a few zones, and an interned value
+     * compares by address, cheaper than the map. */
+    const char *seen[PTS_SEEN_CONS][PTS_SEEN_VALUES];
+    uint32_t n_seen[PTS_SEEN_CONS];
 
+    memset(n_seen, 0, sizeof n_seen);
     sizes = calloc(s->cons.n, sizeof *sizes);
     s->weights = calloc(s->cons.n, sizeof *s->weights);
     if (sizes == NULL || s->weights == NULL) {
@@ -92,11 +102,20 @@ static int pts_prescore_init(const pts_plugin_t *pl, pts_prescore_state_t *s,
             value = ks_labels_get_interned(&node->labels, key);
             if (value == NULL)
                 value = pl->empty; /* upstream reads a missing label as "" */
+            if (j < PTS_SEEN_CONS) {
+                uint32_t v;
+                for (v = 0; v < n_seen[j] && seen[j][v] != value; v++)
+                    ;
+                if (v < n_seen[j])
+                    continue; /* added before */
+            }
             r = ks_tpmap_add(&s->pairs, key, value, 0, NULL);
             if (r < 0)
                 goto oom;
             if (r == 1)
                 sizes[j]++;
+            if (j < PTS_SEEN_CONS && n_seen[j] < PTS_SEEN_VALUES)
+                seen[j][n_seen[j]++] = value;
         }
     }
     for (j = 0; j < s->cons.n; j++) {
@@ -269,6 +288,59 @@ ks_code_t pts_score_with_state(void *self, ks_cycle_state_t *cs, void *state,
         sum += (double)cnt * s->weights[i] + (double)(c->max_skew - 1);
     }
     *score = (int64_t)round(sum);
+    return KS_SUCCESS;
+}
+
+/* Bulk Score (ABI 1.2 score_nodes): pts_score_with_state over the run,
+ * the state checked and each constraint's key, weight and pair map read
+ * once, the ignored set consulted only when it holds a node. A node
+ * without its NodeInfo's node: the host scores the run node by node (for
+ * the per-node error). Thread-safe, as Score. */
+ks_code_t pts_score_nodes(void *self, ks_cycle_state_t *cs, void *state,
+                          const ks_pod_t *pod,
+                          const ks_node_info_t *const *nodes, uint32_t n,
+                          int64_t *scores, ks_status_t *scratch)
+{
+    const pts_plugin_t *pl = self;
+    const pts_prescore_state_t *s = state;
+    const char *keys[PTS_BULK_CONS];
+    double base[PTS_BULK_CONS];
+    uint32_t i, c, n_cons;
+
+    (void)cs;
+    (void)scratch;
+    if (s == NULL || s->cons.n > PTS_BULK_CONS)
+        return KS_ERROR; /* node by node: the state's reason */
+    n_cons = s->cons.n;
+    for (c = 0; c < n_cons; c++) {
+        keys[c] = s->cons.items[c].topology_key;
+        base[c] = (double)(s->cons.items[c].max_skew - 1);
+    }
+    for (i = 0; i < n; i++) {
+        const ks_node_info_t *ni = nodes[i];
+        const ks_node_t *node = ni ? ni->node : NULL;
+        double sum = 0;
+        if (node == NULL)
+            return KS_ERROR;
+        scores[i] = 0;
+        if (n_cons == 0 ||
+            (s->ignored.used > 0 &&
+             ks_tpmap_find(&s->ignored, node->name, NULL) != NULL))
+            continue;
+        for (c = 0; c < n_cons; c++) {
+            const char *value = ks_labels_get_interned(&node->labels, keys[c]);
+            int64_t cnt;
+            if (value == NULL)
+                continue;
+            if (keys[c] == pl->hostname_key)
+                cnt = pts_count_matching(ni, s->cons.items[c].selector,
+                                         pod->ns);
+            else
+                cnt = ks_tpmap_get(&s->pairs, keys[c], value);
+            sum += (double)cnt * s->weights[c] + base[c];
+        }
+        scores[i] = (int64_t)round(sum);
+    }
     return KS_SUCCESS;
 }
 
