@@ -172,6 +172,44 @@ START_TEST(test_node_keeps_the_object)
 }
 END_TEST
 
+/* A pod as an API server of v1.34 or later returns it (JSON, cluster
+ * mode and the embedded API): spec.resourceClaims and the claims the
+ * resourceclaim controller made, in status.resourceClaimStatuses (SDK
+ * ABI 1.5). */
+START_TEST(test_pod_claims_from_json)
+{
+    ks_intern_t *in = ks_intern_new();
+    ks_error_t err = {0};
+    ks_pod_t *pod = NULL;
+    json_t *obj = json_loads(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+        "\"metadata\":{\"name\":\"trainer-0\",\"namespace\":\"ml\","
+        "\"uid\":\"0b2d\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"cuda\","
+        "\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}],"
+        "\"resourceClaims\":[{\"name\":\"gpu\","
+        "\"resourceClaimTemplateName\":\"one-gpu\"},"
+        "{\"name\":\"nic\",\"resourceClaimName\":\"shared-nic\"}]},"
+        "\"status\":{\"phase\":\"Pending\",\"resourceClaimStatuses\":"
+        "[{\"name\":\"gpu\",\"resourceClaimName\":\"trainer-0-gpu-7fz2q\"}]}}",
+        0, NULL);
+    ck_assert_ptr_nonnull(obj);
+    ck_assert_int_eq(ks_pod_from_json("pod ml/trainer-0", obj, in, &pod,
+                                      &err), 0);
+    ck_assert_uint_eq(pod->n_resource_claims, 2);
+    ck_assert_str_eq(pod->resource_claims[0].name, "gpu");
+    ck_assert_str_eq(pod->resource_claims[0].template_name, "one-gpu");
+    ck_assert_int_eq(pod->resource_claims[0].has_status, 1);
+    ck_assert_str_eq(pod->resource_claims[0].status_claim_name,
+                     "trainer-0-gpu-7fz2q");
+    ck_assert_str_eq(pod->resource_claims[1].claim_name, "shared-nic");
+    ck_assert_int_eq(pod->resource_claims[1].has_status, 0);
+    ks_pod_free(pod);
+    json_decref(obj);
+    ks_intern_free(in);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("yaml-json");
@@ -181,6 +219,7 @@ int main(void)
     tcase_add_test(tc, test_scalars_typed_as_core_schema);
     tcase_add_test(tc, test_limits);
     tcase_add_test(tc, test_node_keeps_the_object);
+    tcase_add_test(tc, test_pod_claims_from_json);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
