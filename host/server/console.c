@@ -147,8 +147,18 @@ void ks_console_on_cycle(ks_server_t *srv, const ks_cycle_result_t *r,
         r->selected,
         r->nominated ? ks_intern_str(ks_intern_global(), r->nominated) : NULL,
         profile, r->n_nodes, r->n_feasible, r->message);
-    if (t && r->selected && r->totals && r->feasible && r->n_feasible > 0)
+    if (t && r->selected && r->totals && r->feasible && r->n_feasible > 0 &&
+        (r->n_feasible <= KS_CONSOLE_SCORE_ALWAYS ||
+         (srv->console->last_look > 0 &&
+          ks_server_now() - srv->console->last_look <
+              KS_CONSOLE_LOOK_SECONDS)))
         keep_scores(t, r);
+}
+
+void ks_console_looked(ks_server_t *srv)
+{
+    if (srv->console)
+        srv->console->last_look = ks_server_now();
 }
 
 void ks_console_on_bound(ks_server_t *srv, const char *key, const char *node,
@@ -202,7 +212,7 @@ void ks_api_ui(ks_server_t *srv, ks_http_conn_t *c,
     const char *name = req->path + 3;
     char hdr[256];
     size_t i;
-    (void)srv;
+    ks_console_looked(srv);
     if (*name == '/')
         name++;
     if (*name == '\0')

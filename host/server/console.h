@@ -42,7 +42,18 @@ typedef struct ks_console {
     struct ks_snapshot *snap;         /* /debug/cluster's, NULL until used */
     ks_reload_note_t reloads[KS_CONSOLE_RELOADS]; /* ring, oldest at head */
     size_t n_reloads, reloads_head;
+    double last_look; /* the last console request (monotonic s), 0: none */
 } ks_console_t;
+
+/* The chosen node's scores are kept for every attempt whose feasible
+ * nodes are at most KS_CONSOLE_SCORE_ALWAYS (a bounded pass), and for
+ * any attempt while the console is in use (a request within the last
+ * KS_CONSOLE_LOOK_SECONDS). */
+#define KS_CONSOLE_SCORE_ALWAYS 64
+#define KS_CONSOLE_LOOK_SECONDS 600.0
+
+/* A console request arrived (the /debug handlers and /ui call it). */
+void ks_console_looked(struct ks_server *srv);
 
 /* NULL on ENOMEM. */
 ks_console_t *ks_console_new(void);
@@ -55,8 +66,9 @@ void ks_console_stop(struct ks_server *srv);
 /* Observer hooks (server.c): an extension point ran in the cycle under
  * way; a cycle ended (profile: interned); a binding finished or failed
  * after selection. When the cycle scored nodes, the chosen node's scores
- * are kept too: one pass over the totals the Score phase wrote (to find
- * the runner-up and the chosen node's column), nothing else. */
+ * are kept too (see KS_CONSOLE_SCORE_ALWAYS): one pass over the totals
+ * the Score phase wrote (to find the runner-up and the chosen node's
+ * column), nothing else. */
 void ks_console_on_ep(struct ks_server *srv, int ep, double seconds);
 void ks_console_on_cycle(struct ks_server *srv,
                          const struct ks_cycle_result *r, uint64_t gen,

@@ -282,24 +282,30 @@ static void route(ks_server_t *srv, ks_http_conn_t *c,
             ks_api_metrics(srv, c, req);
             return;
         case R_DEBUG_PLUGINS:
+            ks_console_looked(srv);
             ks_api_debug_plugins(srv, c, req);
             return;
         case R_DEBUG_SHADOW:
             ks_api_debug_shadow(srv, c, req);
             return;
         case R_DEBUG_CLUSTER:
+            ks_console_looked(srv);
             ks_api_debug_cluster(srv, c, req);
             return;
         case R_DEBUG_QUEUE:
+            ks_console_looked(srv);
             ks_api_debug_queue(srv, c, req);
             return;
         case R_DEBUG_POD:
+            ks_console_looked(srv);
             ks_api_debug_pod(srv, c, req, caps[0], caps[1]);
             return;
         case R_DEBUG_EXPLAIN:
+            ks_console_looked(srv);
             ks_api_debug_explain(srv, c, req, caps[0], caps[1]);
             return;
         case R_DEBUG_RATES:
+            ks_console_looked(srv);
             ks_api_debug_rates(srv, c, req);
             return;
         case R_UI:
