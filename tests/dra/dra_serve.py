@@ -13,6 +13,8 @@ applied to the claims' store.
       n3's GPU and p2 is bound there
   p3  a claim of a class that does not exist: upstream's "device class
       ... does not exist" (PreFilter)
+  p5  after n2's pool is republished with generation 2 and a new device
+      (gpu-9), a new claim gets it on n2
   p4  a claim that does not exist: PreEnqueue keeps the pod waiting with
       upstream's not-found text
 
@@ -170,6 +172,25 @@ def run(srv):
                    lambda: queue_has(srv, "request gpu: device class "
                                      "fpga.example.com does not exist"), 30),
           "p3: upstream's 'device class ... does not exist'")
+    # the driver republishes n2's pool with a new generation and a new
+    # device: the old gpu-0 (c1's) is gone from the pool, gpu-9 is free
+    st, doc = call(srv, "PATCH", API + "/resourceslices/n2-gpu", {
+        "spec": {"pool": {"name": "n2", "generation": 2,
+                          "resourceSliceCount": 1},
+                 "devices": [{"name": "gpu-9", "attributes": {
+                     "model": {"string": "a100"}}}]}}, MERGE)
+    check(st == 200, "n2's slice republished with generation 2 (%s)" % st)
+    check(call(srv, "POST", CLAIMS, claim("c5"))[0] == 201,
+          "claim c5 created")
+    check(call(srv, "POST", "/api/v1/namespaces/default/pods",
+               pod("p5", "c5"))[0] == 201, "pod p5 created")
+    check(wait_for("p5 bound", lambda: bound_node(srv, "p5"), 30) == "n2",
+          "p5 is bound to n2, on the new generation's device")
+    st, c5 = call(srv, "GET", CLAIMS + "/c5")
+    got = (c5.get("status", {}).get("allocation", {}).get("devices", {})
+           .get("results", []) if st == 200 else [])
+    check([r.get("device") for r in got] == ["gpu-9"],
+          "c5 got gpu-9 (%s)" % got)
     check(call(srv, "POST", "/api/v1/namespaces/default/pods",
                pod("p4", "c4"))[0] == 201, "pod p4 created")
     check(wait_for("p4 gated",
