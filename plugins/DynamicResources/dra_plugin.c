@@ -804,6 +804,17 @@ static ks_code_t dra_reserve(void *self, ks_cycle_state_t *cs,
             return KS_ERROR;
         }
     s->reserved_node = na->node;
+    /* the assume cache has the allocation: the per-node results are not
+     * read any more (a pod's state lives until it is bound) */
+    for (i = 0; i < DRA_STATE_BUCKETS; i++) {
+        dra_node_alloc_t *n = s->by_node[i], *next;
+        for (; n != NULL; n = next) {
+            next = n->next;
+            dra_alloc_out_free(&n->out);
+            free(n);
+        }
+        s->by_node[i] = NULL;
+    }
     return KS_SUCCESS;
 }
 
