@@ -15,6 +15,9 @@ applied to the claims' store.
       ... does not exist" (PreFilter)
   p5  after n2's pool is republished with generation 2 and a new device
       (gpu-9), a new claim gets it on n2
+  p6  a claim allocated for a node that is gone and reserved for nobody:
+      PostFilter clears its allocation (upstream's deallocation), the
+      claim's update retries the pod, and it gets n1's GPU
   p4  a claim that does not exist: PreEnqueue keeps the pod waiting with
       upstream's not-found text
 
@@ -191,6 +194,31 @@ def run(srv):
            .get("results", []) if st == 200 else [])
     check([r.get("device") for r in got] == ["gpu-9"],
           "c5 got gpu-9 (%s)" % got)
+    # PostFilter: a claim allocated for a node that is gone, reserved for
+    # nobody; the pod fits nowhere with it, so the plugin clears the
+    # allocation, and the claim's update retries the pod, which then gets
+    # n1's new GPU
+    st, doc = call(srv, "POST", API + "/resourceslices", rslice("n1"))
+    check(st == 201, "a ResourceSlice for n1 created (%s)" % st)
+    check(call(srv, "POST", CLAIMS, claim("stale"))[0] == 201,
+          "claim 'stale' created")
+    st, doc = call(srv, "PATCH", CLAIMS + "/stale/status", {"status": {
+        "allocation": {"devices": {"results": [
+            {"request": "gpu", "driver": DRV, "pool": "n9",
+             "device": "gpu-0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In",
+                 "values": ["n9"]}]}]}}}}, MERGE)
+    check(st == 200, "'stale' allocated on n9, a node that is gone")
+    check(call(srv, "POST", "/api/v1/namespaces/default/pods",
+               pod("p6", "stale"))[0] == 201, "pod p6 created")
+    check(wait_for("p6 bound", lambda: bound_node(srv, "p6"), 30) == "n1",
+          "PostFilter deallocated 'stale' and p6 is bound to n1")
+    st, stale = call(srv, "GET", CLAIMS + "/stale")
+    got = (stale.get("status", {}).get("allocation", {}) if st == 200
+           else {})
+    check([r.get("pool") for r in got.get("devices", {}).get("results", [])]
+          == ["n1"], "'stale' is allocated again, on n1 (%s)" % got)
     check(call(srv, "POST", "/api/v1/namespaces/default/pods",
                pod("p4", "c4"))[0] == 201, "pod p4 created")
     check(wait_for("p4 gated",
