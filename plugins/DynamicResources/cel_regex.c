@@ -421,6 +421,7 @@ static rnode_t *parse_atom(rparser_t *rp)
                 n->ranges = set;
                 n->nranges = nset;
                 n->neg = neg;
+                n->fold = rp->fi; /* (?i)\w also takes the Kelvin sign and long s */
             }
             return n;
         }

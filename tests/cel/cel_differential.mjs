@@ -276,6 +276,19 @@ for (let i = 0; i < COUNT; i++) {
   input.push(...deviceForCli(dev), `E ${expr}`);
 }
 
+// a second phase for the regular expression engine: random patterns over
+// random short strings, without a device
+const RE_CHARS = ["a", "b", "A", "1", "2", ".", " ", "é", "-", "x", "F", "\n", "\u212A"];
+for (let i = 0; i < COUNT; i++) {
+  const p = asciiUnderFold(randomPattern(2));
+  let str = "";
+  for (let k = ri(8); k > 0; k--) str += pick(RE_CHARS);
+  const dev = { driver: "", attrs: [], multi: false };
+  const expr = `${JSON.stringify(str)}.matches(${JSON.stringify(p)})`;
+  cases.push({ dev, expr, js: jsEval(expr, dev), regex: true });
+  input.push(...deviceForCli(dev), `E ${expr}`);
+}
+
 const res = spawnSync(cli, [], { input: input.join("\n") + "\n", encoding: "utf8", maxBuffer: 1 << 28 });
 if (res.status !== 0) {
   console.error(`cel_eval_cli failed (status ${res.status}): ${res.stderr}`);
@@ -284,15 +297,17 @@ if (res.status !== 0) {
 const out = res.stdout.split("\n");
 const diffs = [];
 const tally = { true: 0, false: 0, error: 0 };
+const retally = { true: 0, false: 0, error: 0 };
 for (let i = 0; i < cases.length; i++) {
   const line = out[i] || "";
   const mine = line.startsWith("true") ? "true" : line.startsWith("false") ? "false" : "error";
-  tally[cases[i].js]++;
+  (cases[i].regex ? retally : tally)[cases[i].js]++;
   // a refusal at compile time is a difference: every generated expression is well typed
   if (mine !== cases[i].js || line.startsWith("compile-error")) diffs.push({ ...cases[i], line });
 }
-console.log(`${cases.length} expressions: CEL gave ${tally.true} true, ${tally.false} false, ` +
-  `${tally.error} errors; ${diffs.length} differences`);
+console.log(`${COUNT} expressions: CEL gave ${tally.true} true, ${tally.false} false, ` +
+  `${tally.error} errors; ${COUNT} regular expressions: ${retally.true} match, ` +
+  `${retally.false} do not, ${retally.error} errors; ${diffs.length} differences`);
 for (const d of diffs.slice(0, 15)) {
   console.log(`\nexpression: ${d.expr}`);
   console.log(`device: driver=${JSON.stringify(d.dev.driver)} multi=${d.dev.multi} attrs=` +
