@@ -194,6 +194,25 @@ void dra_assume_reserved(dra_assume_t *a, const char *uid, const char *pod,
     e->n_res++;
 }
 
+int dra_assume_unreserved(dra_assume_t *a, const char *uid,
+                          const char *pod_uid)
+{
+    dra_assumed_t *e = find(a, uid);
+    uint32_t i;
+    if (e == NULL)
+        return 0;
+    for (i = 0; i < e->n_res; i++)
+        if (strcmp(e->res_uids[i], pod_uid) == 0) {
+            free(e->res_names[i]);
+            free(e->res_uids[i]);
+            e->res_names[i] = e->res_names[e->n_res - 1];
+            e->res_uids[i] = e->res_uids[e->n_res - 1];
+            e->n_res--;
+            return 1;
+        }
+    return 0;
+}
+
 void dra_assume_drop(dra_assume_t *a, const char *uid)
 {
     dra_assumed_t *e = find(a, uid);

@@ -131,6 +131,9 @@ void dra_assume_done(dra_assume_t *a, const char *uid); /* written */
 void dra_assume_reserved(dra_assume_t *a, const char *uid, const char *pod,
                          const char *pod_uid);
 void dra_assume_drop(dra_assume_t *a, const char *uid);
+/* Forget that the claim uid was reserved for pod_uid: 1 when it was. */
+int dra_assume_unreserved(dra_assume_t *a, const char *uid,
+                          const char *pod_uid);
 /* The store shows the claim allocated, or it is gone: drop its written
  * (not pending) entry. */
 void dra_assume_caught_up(dra_assume_t *a, const char *uid);

@@ -818,6 +818,13 @@ static ks_code_t dra_reserve(void *self, ks_cycle_state_t *cs,
     return KS_SUCCESS;
 }
 
+static void on_unreserve(void *ud, const ks_api_response_t *r)
+{
+    dra_t *d = ud;
+    if (r->status < 200 || r->status >= 300)
+        d->api->log(d->h, KS_LOG_WARN, "unreserve: %s", r->message);
+}
+
 static void dra_unreserve(void *self, ks_cycle_state_t *cs,
                           const ks_pod_t *pod, const char *node_name)
 {
@@ -834,6 +841,63 @@ static void dra_unreserve(void *self, ks_cycle_state_t *cs,
             dra_assume_drop(d->assume, s->to_alloc[i]->uid);
     }
     s->reserved_node = NULL;
+    /* A claim PreBind reserved for the pod (a later plugin failed): take
+     * the pod out of reservedFor. Upstream sends a strategic merge patch
+     * that deletes the entry by uid; the embedded API applies strategic
+     * merge patches as merge patches, so this sends the list without the
+     * pod, with the claim's resourceVersion as the precondition. */
+    for (i = 0; i < s->n_claims; i++) {
+        const dra_claim_t *c = &s->claims[i]->u.claim;
+        const ks_object_t *o = d->api->object_get(d->claims, c->ns, c->name);
+        int reserved = dra_assume_unreserved(d->assume, c->uid, pod->uid);
+        uint32_t k, n = 0, kept = 0;
+        char p[64];
+        dra_buf_t b = {0};
+        ks_api_request_t req;
+        char path[600];
+        if (o == NULL)
+            continue;
+        d->api->object_len(o, "status.reservedFor", &n);
+        dra_buf_put(&b, "{\"metadata\":{\"uid\":");
+        dra_buf_json(&b, c->uid);
+        dra_buf_put(&b, ",\"resourceVersion\":");
+        dra_buf_json(&b, dra_str(d, o, "metadata.resourceVersion"));
+        dra_buf_put(&b, "},\"status\":{\"reservedFor\":[");
+        for (k = 0; k < n; k++) {
+            static const char *const f[] = {"resource", "name", "uid"};
+            uint32_t j;
+            snprintf(p, sizeof p, "status.reservedFor[%u].uid", k);
+            if (strcmp(dra_str(d, o, p), pod->uid) == 0) {
+                reserved = 1;
+                continue;
+            }
+            dra_buf_put(&b, kept++ ? ",{" : "{");
+            for (j = 0; j < 3; j++) {
+                snprintf(p, sizeof p, "status.reservedFor[%u].%s", k, f[j]);
+                dra_buf_printf(&b, "%s\"%s\":", j ? "," : "", f[j]);
+                dra_buf_json(&b, dra_str(d, o, p));
+            }
+            dra_buf_put(&b, "}");
+        }
+        dra_buf_put(&b, "]}}");
+        if (reserved && !b.oom) {
+            snprintf(path, sizeof path,
+                     "/apis/" DRA_API "/namespaces/%s/resourceclaims/%s/"
+                     "status",
+                     c->ns, c->name);
+            memset(&req, 0, sizeof req);
+            req.method = "PATCH";
+            req.path = path;
+            req.body = b.s;
+            req.content_type = "application/merge-patch+json";
+            if (d->api->api_request(d->h, &req, on_unreserve, d, NULL) != 0)
+                d->api->log(d->h, KS_LOG_WARN,
+                            "unreserve: claim %s/%s: the request could not "
+                            "be sent",
+                            c->ns, c->name);
+        }
+        dra_buf_free(&b);
+    }
 }
 
 /* --- QueueingHints ------------------------------------------------------------------------- */
