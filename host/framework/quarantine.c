@@ -163,6 +163,7 @@ int ks_plugin_in_tree(const char *name)
 {
     static const char *const own[] = {
         "DefaultBinder",     "DefaultPreemption",
+        "DynamicResources", /* its Filter is bounded by filterTimeout */
         "ImageLocality",     "InterPodAffinity",
         "NodeAffinity",      "NodeName",
         "NodePorts",         "NodeResourcesBalancedAllocation",

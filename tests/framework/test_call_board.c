@@ -359,6 +359,7 @@ START_TEST(test_deadlines_for)
     ck_assert_uint_eq(ks_deadline_for("NodeResourcesFit", 1), 50);
     ck_assert_uint_eq(ks_deadline_for("Slow", 0), 2000);
     ck_assert(ks_plugin_in_tree("DefaultBinder"));
+    ck_assert(ks_plugin_in_tree("DynamicResources"));
     ck_assert(!ks_plugin_in_tree("Coscheduling"));
     ck_assert_int_eq(ks_deadlines_set(0, 0, NULL, NULL, 0), 0);
 }
