@@ -153,12 +153,12 @@ profiles:
 """
 
 
-def run(items, extra=(), fmt="json"):
+def run(items, extra=(), fmt="json", config=CONFIG):
     with tempfile.TemporaryDirectory() as d:
         cfg = os.path.join(d, "config.yaml")
         cl = os.path.join(d, "cluster.json")
         with open(cfg, "w") as f:
-            f.write(CONFIG)
+            f.write(config)
         with open(cl, "w") as f:
             json.dump(items, f)
         return subprocess.run([KSCHED, "schedule", "--cluster", cl,
@@ -306,6 +306,20 @@ def main():
     if ("DynamicResources" not in r.stdout or
             "cannot allocate all claims" not in r.stdout):
         print("FAIL --explain:\n%s%s" % (r.stdout, r.stderr))
+        ok = False
+    # filterTimeout: a duration; a negative one is refused at load
+    args = CONFIG + """  pluginConfig:
+  - name: DynamicResources
+    args:
+      filterTimeout: %s
+"""
+    r = run(items, config=args % "250ms")
+    if r.returncode not in (0, 3):
+        print("FAIL filterTimeout 250ms: %d %s" % (r.returncode, r.stderr))
+        ok = False
+    r = run(items, config=args % "-1s")
+    if r.returncode == 0 or "filterTimeout: Invalid value" not in r.stderr:
+        print("FAIL filterTimeout -1s: %d %s" % (r.returncode, r.stderr))
         ok = False
     print("ok" if ok else "failed")
     return 0 if ok else 1
