@@ -360,11 +360,12 @@ static json_t *queued_json(ks_server_t *srv, const ks_queued_info_t *qi)
                                                      : "Unschedulable",
                       "events",
                       plugin_events_json(inst_named(fw, qi->plugins[i]))));
-    o = json_pack("{s:s, s:s, s:s, s:s, s:b, s:i, s:s?, s:o, s:s?, s:s}",
+    o = json_pack("{s:s, s:s, s:s, s:s, s:b, s:i, s:o, s:o, s:s?, s:s}",
                   "namespace", qi->pod->ns, "name", qi->pod->name, "uid",
                   qi->pod->uid, "queue", where_name(qi->where, qi->gated),
                   "gated", qi->gated, "attempts", (int)qi->attempts,
-                  "message", qi->message, "rejectedBy", plugins,
+                  "message", ks_console_json_str(qi->message), "rejectedBy",
+                  plugins,
                   "nominatedNode",
                   qi->pod->nominated_node_name[0]
                       ? qi->pod->nominated_node_name
@@ -482,7 +483,7 @@ static json_t *attempt_json(ks_server_t *srv, const ks_attempt_t *t)
             json_object_set_new(eps, ep_names[i],
                                 json_real(t->ep_seconds[i]));
     o = json_pack("{s:f, s:s, s:s?, s:s?, s:f, s:f, s:o, s:I, s:s?, "
-                     "s:i, s:i, s:s}",
+                     "s:i, s:i, s:o}",
                      "time", t->unix_time, "result",
                      ks_attempt_result_name(t->result), "node", t->node,
                      "nominatedNode", t->nominated, "seconds",
@@ -490,7 +491,8 @@ static json_t *attempt_json(ks_server_t *srv, const ks_attempt_t *t)
                      (double)t->bind_seconds, "extensionPoints", eps,
                      "generation", (json_int_t)t->generation, "profile",
                      t->profile, "nodes", (int)t->n_nodes, "feasible",
-                     (int)t->n_feasible, "message", t->message);
+                     (int)t->n_feasible, "message",
+                  ks_console_json_str(t->message));
     if (o && t->has_scores)
         json_object_set_new(o, "score", attempt_scores_json(srv, t));
     return o;

@@ -61,7 +61,8 @@ static json_t *extenders_json(const ks_ext_trace_t *t, uint32_t i)
         json_t *o = json_pack("{s:s, s:s}", "extender", e->cfg->url_prefix,
                               "filter", verdict_name(e->verdict[i]));
         if (o && e->reason && e->reason[i])
-            json_object_set_new(o, "reason", json_string(e->reason[i]));
+            json_object_set_new(o, "reason",
+                                ks_console_json_str(e->reason[i]));
         if (o && e->prio[i] == 2)
             json_object_set_new(
                 o, "score",
@@ -140,9 +141,10 @@ static json_t *node_row(const ks_cycle_result_t *r, uint32_t i)
                     break;
                 }
         }
-        row = json_pack("{s:s, s:b, s:s?, s:i, s:s}", "name", ni->node->name,
-                        "feasible", 0, "rejectedBy", by, "rejectedAt",
-                        (int)at, "reason", why);
+        row = json_pack("{s:s, s:b, s:o, s:i, s:o}", "name", ni->node->name,
+                        "feasible", 0, "rejectedBy", ks_console_json_str(by),
+                        "rejectedAt", (int)at, "reason",
+                        ks_console_json_str(why));
     }
     if (row && (ext = extenders_json(t, i)) != NULL)
         json_object_set_new(row, "extenders", ext);
@@ -173,13 +175,14 @@ static void on_explained(void *ud, const ks_cycle_result_t *r)
         json_array_append_new(nodes, node_row(r, i));
     }
     x->doc = json_pack(
-        "{s:s, s:s, s:s, s:s, s:i, s:i, s:s?, s:s?, s:b, s:f, s:o, s:o, "
+        "{s:s, s:s, s:s, s:s, s:i, s:i, s:s?, s:o, s:b, s:f, s:o, s:o, "
         "s:o}",
         "kind", "Explain", "namespace", r->pod->ns, "name", r->pod->name,
         "profile", fw->profile_name, "nodesTotal", (int)r->n_nodes,
         "feasible", (int)r->n_feasible, "selected", r->selected, "message",
-        r->message, "error", r->error, "seconds", ks_server_now() - x->t0,
-        "filterPlugins", fp, "scorePlugins", sp, "nodes", nodes);
+        ks_console_json_str(r->message), "error", r->error, "seconds",
+        ks_server_now() - x->t0, "filterPlugins", fp, "scorePlugins", sp,
+        "nodes", nodes);
 }
 
 /* The bucket: 1 and a token taken, or 0 when empty. */

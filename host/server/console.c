@@ -189,6 +189,24 @@ void ks_console_on_bind_failed(ks_server_t *srv, const char *key,
     }
 }
 
+json_t *ks_console_json_str(const char *s)
+{
+    json_t *j;
+    char *buf;
+    size_t n;
+    if (s == NULL)
+        return json_null();
+    if ((j = json_string(s)) != NULL)
+        return j;
+    n = strlen(s) * 4 + 1;
+    if ((buf = malloc(n)) == NULL)
+        return NULL;
+    ks_api_utf8_escape(s, buf, n);
+    j = json_string(buf);
+    free(buf);
+    return j;
+}
+
 /* --- /ui ------------------------------------------------------------------- */
 
 int ks_console_is_asset_path(const char *path)

@@ -124,6 +124,10 @@ struct ks_pod;
 const struct ks_pod *ks_console_find_pod(struct ks_server *srv,
                                          const char *ns, const char *name,
                                          int *bound);
+/* A JSON string of `s` (NULL: JSON null), with bytes that are not UTF-8
+ * written \xNN (a plugin's message may hold any bytes; jansson refuses
+ * them). New reference; NULL only when out of memory. */
+json_t *ks_console_json_str(const char *s);
 /* One query parameter, URL-decoded into buf (len bytes); 1 when present,
  * 0 when absent or too long. */
 int ks_console_query(const char *query, const char *key, char *buf,

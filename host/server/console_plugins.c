@@ -156,8 +156,9 @@ json_t *ks_console_reloads_json(ks_server_t *srv)
     for (i = 0; a && con && i < con->n_reloads; i++) {
         const ks_reload_note_t *n =
             &con->reloads[(con->reloads_head + i) % KS_CONSOLE_RELOADS];
-        json_t *o = json_pack("{s:f, s:s, s:s, s:I}", "time", n->time,
-                              "trigger", n->trigger, "result",
+        json_t *o = json_pack("{s:f, s:o, s:s, s:I}", "time", n->time,
+                              "trigger", ks_console_json_str(n->trigger),
+                              "result",
                               n->ok ? "success" : "failure", "previous",
                               (json_int_t)n->previous);
         if (o == NULL)
@@ -170,7 +171,7 @@ json_t *ks_console_reloads_json(ks_server_t *srv)
             if (ra && rb)
                 json_object_set_new(o, "changes", changes_json(ra, rb));
         } else {
-            json_object_set_new(o, "error", json_string(n->error));
+            json_object_set_new(o, "error", ks_console_json_str(n->error));
         }
         json_array_append_new(a, o);
     }

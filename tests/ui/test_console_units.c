@@ -177,6 +177,21 @@ START_TEST(event_text)
 }
 END_TEST
 
+START_TEST(json_strings)
+{
+    json_t *j = ks_console_json_str("ok \xc3\xa9");
+    ck_assert_str_eq(json_string_value(j), "ok \xc3\xa9");
+    json_decref(j);
+    j = ks_console_json_str("bad \xff byte");
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(json_string_value(j), "bad \\xff byte");
+    json_decref(j);
+    j = ks_console_json_str(NULL);
+    ck_assert(json_is_null(j));
+    json_decref(j);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("console");
@@ -194,6 +209,7 @@ int main(void)
     tc = tcase_create("text");
     tcase_add_test(tc, query_params);
     tcase_add_test(tc, event_text);
+    tcase_add_test(tc, json_strings);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
