@@ -38,13 +38,63 @@ static int str_eq(const char *a, const char *b)
     return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
+/* --- scratch memory ---------------------------------------------------------- */
+
+/* One Allocate's memory: a buffer on the stack, then heap blocks freed
+ * together at the end (a node evaluation made a dozen malloc calls). */
+typedef struct scratch {
+    unsigned char buf[6144];
+    size_t used;
+    void **extra;
+    size_t n_extra, cap_extra;
+    int oom;
+} scratch_t;
+
+static void *sc_alloc(scratch_t *s, size_t n)
+{
+    void *p;
+    n = (n + 15) & ~(size_t)15;
+    if (n == 0)
+        n = 16;
+    if (s->used + n <= sizeof s->buf) {
+        p = s->buf + s->used;
+        s->used += n;
+        memset(p, 0, n);
+        return p;
+    }
+    if (s->n_extra == s->cap_extra) {
+        size_t nc = s->cap_extra ? s->cap_extra * 2 : 8;
+        void **ne = realloc(s->extra, nc * sizeof *ne);
+        if (ne == NULL) {
+            s->oom = 1;
+            return NULL;
+        }
+        s->extra = ne;
+        s->cap_extra = nc;
+    }
+    if ((p = calloc(1, n)) == NULL) {
+        s->oom = 1;
+        return NULL;
+    }
+    s->extra[s->n_extra++] = p;
+    return p;
+}
+
+static void sc_free(scratch_t *s)
+{
+    size_t i;
+    for (i = 0; i < s->n_extra; i++)
+        free(s->extra[i]);
+    free(s->extra);
+}
+
 /* --- pools ------------------------------------------------------------------ */
 
 typedef struct pool {
     const char *driver, *name;
     int64_t generation, slice_count;
     const dra_slice_t **slices;
-    uint32_t n, cap;
+    uint32_t n;
     int incomplete, invalid;
 } pool_t;
 
@@ -55,65 +105,59 @@ static int pool_cmp(const void *a, const void *b)
     return c != 0 ? c : strcmp(x->name, y->name);
 }
 
-static int pool_add_slice(pool_t *p, const dra_slice_t *s)
+/* GatherPools over the slices that reach the node: per pool only the
+ * slices of its newest generation (addSlice); incomplete when fewer than
+ * resourceSliceCount, invalid with a device name twice (poolIsInvalid). */
+static int gather_pools(scratch_t *sc, const dra_alloc_in_t *in,
+                        pool_t **out, uint32_t *n_out)
 {
-    if (p->n > 0 && s->generation < p->generation)
-        return 0; /* out-dated */
-    if (p->n > 0 && s->generation > p->generation)
-        p->n = 0; /* newer: replaces the old slices */
-    p->generation = s->generation;
-    p->slice_count = s->slice_count;
-    if (p->n == p->cap) {
-        uint32_t nc = p->cap ? p->cap * 2 : 4;
-        const dra_slice_t **ns = realloc(p->slices, nc * sizeof *ns);
-        if (ns == NULL)
-            return -1;
-        p->slices = ns;
-        p->cap = nc;
-    }
-    p->slices[p->n++] = s;
-    return 0;
-}
-
-/* GatherPools over the slices that reach the node. */
-static int gather_pools(const dra_alloc_in_t *in, pool_t **out, uint32_t *n)
-{
-    pool_t *pools = NULL;
-    uint32_t np = 0, cap = 0, i, j, k, a, b;
+    uint32_t n = in->n_slices, np = 0, i, j, k, a, b, off = 0;
+    uint32_t *pidx = sc_alloc(sc, (n ? n : 1) * sizeof *pidx);
+    pool_t *pools = sc_alloc(sc, (n ? n : 1) * sizeof *pools);
+    const dra_slice_t **all = sc_alloc(sc, (n ? n : 1) * sizeof *all);
     *out = NULL;
-    *n = 0;
-    for (i = 0; i < in->n_slices; i++) {
+    *n_out = 0;
+    if (pidx == NULL || pools == NULL || all == NULL)
+        return -1;
+    for (i = 0; i < n; i++) {
         const dra_slice_t *s = in->slices[i];
-        pool_t *p = NULL;
+        pidx[i] = UINT32_MAX;
         if (s->sel == DRA_SLICE_UNKNOWN)
             continue;
         for (j = 0; j < np; j++)
             if (str_eq(pools[j].driver, s->driver) &&
-                str_eq(pools[j].name, s->pool)) {
-                p = &pools[j];
+                str_eq(pools[j].name, s->pool))
                 break;
-            }
-        if (p == NULL) {
-            if (np == cap) {
-                uint32_t nc = cap ? cap * 2 : 8;
-                pool_t *q = realloc(pools, nc * sizeof *q);
-                if (q == NULL)
-                    goto oom;
-                pools = q;
-                cap = nc;
-            }
-            p = &pools[np++];
-            memset(p, 0, sizeof *p);
-            p->driver = s->driver;
-            p->name = s->pool;
+        if (j == np) {
+            pools[np].driver = s->driver;
+            pools[np].name = s->pool;
+            pools[np].generation = s->generation;
+            pools[np].slice_count = s->slice_count;
+            np++;
+        } else if (s->generation > pools[j].generation) {
+            pools[j].generation = s->generation; /* newer replaces */
+            pools[j].slice_count = s->slice_count;
         }
-        if (pool_add_slice(p, s) != 0)
-            goto oom;
+        pidx[i] = j;
     }
+    for (i = 0; i < n; i++)
+        if (pidx[i] != UINT32_MAX &&
+            in->slices[i]->generation == pools[pidx[i]].generation)
+            pools[pidx[i]].n++;
+    for (j = 0; j < np; j++) {
+        pools[j].slices = all + off;
+        off += pools[j].n;
+        pools[j].n = 0;
+    }
+    for (i = 0; i < n; i++)
+        if (pidx[i] != UINT32_MAX &&
+            in->slices[i]->generation == pools[pidx[i]].generation) {
+            pool_t *p = &pools[pidx[i]];
+            p->slices[p->n++] = in->slices[i];
+        }
     for (i = 0; i < np; i++) {
         pool_t *p = &pools[i];
         p->incomplete = (int64_t)p->n != p->slice_count;
-        /* poolIsInvalid: a device name twice in the pool */
         for (j = 0; j < p->n && !p->invalid; j++)
             for (k = 0; k < p->slices[j]->n_devices && !p->invalid; k++)
                 for (a = j; a < p->n && !p->invalid; a++)
@@ -128,13 +172,8 @@ static int gather_pools(const dra_alloc_in_t *in, pool_t **out, uint32_t *n)
     if (np > 1)
         qsort(pools, np, sizeof *pools, pool_cmp);
     *out = pools;
-    *n = np;
+    *n_out = np;
     return 0;
-oom:
-    for (i = 0; i < np; i++)
-        free(pools[i].slices);
-    free(pools);
-    return -1;
 }
 
 /* --- the search's state ---------------------------------------------------- */
@@ -180,6 +219,7 @@ typedef struct picked {
 } picked_t;
 
 typedef struct alloc {
+    scratch_t sc;
     const dra_alloc_in_t *in;
     pool_t *pools;
     uint32_t n_pools;
@@ -399,14 +439,8 @@ static int allocate_device(alloc_t *a, uint32_t ci, uint32_t ri, uint32_t k,
                 constraint_remove(&a->cons[ci][e], base, full);
             return 0;
         }
-    if (a->n_picked == a->cap_picked) {
-        uint32_t nc = a->cap_picked ? a->cap_picked * 2 : 16;
-        picked_t *np = realloc(a->picked, nc * sizeof *np);
-        if (np == NULL)
-            return R_NOMEM;
-        a->picked = np;
-        a->cap_picked = nc;
-    }
+    if (a->n_picked == a->cap_picked)
+        return R_NOMEM; /* cannot happen: at most 32 per claim */
     a->picked[a->n_picked].id = c->id;
     a->picked[a->n_picked].claim = ci;
     a->picked[a->n_picked].dev = c->dev;
@@ -547,7 +581,7 @@ static int validate(alloc_t *a, uint32_t ci, rdata_t *r, const char *parent)
                  req->class_name);
         return R_ERR;
     }
-    if ((r->match = malloc(a->n_cands ? a->n_cands : 1)) == NULL)
+    if ((r->match = sc_alloc(&a->sc, a->n_cands ? a->n_cands : 1)) == NULL)
         return R_NOMEM;
     memset(r->match, -1, a->n_cands ? a->n_cands : 1);
     switch (req->mode) {
@@ -575,8 +609,8 @@ static int validate(alloc_t *a, uint32_t ci, rdata_t *r, const char *parent)
                 return R_ERR;
             }
         }
-        if ((r->all = malloc((a->n_cands ? a->n_cands : 1) *
-                             sizeof *r->all)) == NULL)
+        if ((r->all = sc_alloc(&a->sc, (a->n_cands ? a->n_cands : 1) *
+                                           sizeof *r->all)) == NULL)
             return R_NOMEM;
         for (k = 0; k < a->n_cands; k++) {
             int rc = is_selectable(a, ci, (uint32_t)(r - a->rd), k);
@@ -597,27 +631,7 @@ static int validate(alloc_t *a, uint32_t ci, rdata_t *r, const char *parent)
 
 static void alloc_free(alloc_t *a)
 {
-    uint32_t i;
-    for (i = 0; i < a->n_pools; i++)
-        free(a->pools[i].slices);
-    free(a->pools);
-    free(a->cands);
-    for (i = 0; i < a->n_rd; i++) {
-        free(a->rd[i].full_name);
-        free(a->rd[i].all);
-        free(a->rd[i].match);
-    }
-    free(a->rd);
-    if (a->creqs != NULL)
-        for (i = 0; i < a->in->n_claims; i++)
-            free(a->creqs[i]);
-    free(a->creqs);
-    if (a->cons != NULL)
-        for (i = 0; i < a->in->n_claims; i++)
-            free(a->cons[i]);
-    free(a->cons);
-    free(a->picked);
-    free(a->claim_devs);
+    sc_free(&a->sc);
 }
 
 void dra_alloc_out_free(dra_alloc_out_t *out)
@@ -683,20 +697,27 @@ int dra_allocate(const dra_alloc_in_t *in, dra_alloc_out_t *out, char *err,
     alloc_t a;
     uint32_t ci, i, j, k, n_rd = 0;
     int rc;
-    memset(&a, 0, sizeof a);
+    a.sc.used = 0;
+    a.sc.extra = NULL;
+    a.sc.n_extra = a.sc.cap_extra = 0;
+    a.sc.oom = 0;
+    memset((char *)&a + sizeof a.sc, 0, sizeof a - sizeof a.sc);
     memset(out, 0, sizeof *out);
     a.in = in;
     a.err = err;
     a.errlen = errlen;
     if (errlen > 0)
         err[0] = '\0';
-    if (gather_pools(in, &a.pools, &a.n_pools) != 0)
+    if (gather_pools(&a.sc, in, &a.pools, &a.n_pools) != 0) {
+        alloc_free(&a);
+        snprintf(err, errlen, "out of memory");
         return DRA_ALLOC_NOMEM;
+    }
     /* the candidates, in iteration order */
     for (i = 0; i < a.n_pools; i++)
         for (j = 0; j < a.pools[i].n; j++)
             a.n_cands += a.pools[i].slices[j]->n_devices;
-    a.cands = calloc(a.n_cands ? a.n_cands : 1, sizeof *a.cands);
+    a.cands = sc_alloc(&a.sc, (a.n_cands ? a.n_cands : 1) * sizeof *a.cands);
     if (a.cands == NULL) {
         rc = R_NOMEM;
         goto done;
@@ -719,23 +740,30 @@ int dra_allocate(const dra_alloc_in_t *in, dra_alloc_out_t *out, char *err,
             const dra_request_t *q = &in->claims[ci]->requests[i];
             n_rd += q->has_exactly ? 1 : q->n_subs;
         }
-    a.rd = calloc(n_rd ? n_rd : 1, sizeof *a.rd);
-    a.creqs = calloc(in->n_claims ? in->n_claims : 1, sizeof *a.creqs);
-    a.cons = calloc(in->n_claims ? in->n_claims : 1, sizeof *a.cons);
-    a.claim_devs = calloc(in->n_claims ? in->n_claims : 1,
-                          sizeof *a.claim_devs);
+    {
+        uint32_t nc = in->n_claims ? in->n_claims : 1;
+        a.rd = sc_alloc(&a.sc, (n_rd ? n_rd : 1) * sizeof *a.rd);
+        a.creqs = sc_alloc(&a.sc, nc * sizeof *a.creqs);
+        a.cons = sc_alloc(&a.sc, nc * sizeof *a.cons);
+        a.claim_devs = sc_alloc(&a.sc, nc * sizeof *a.claim_devs);
+        a.cap_picked = nc * DRA_RESULTS_MAX;
+        a.picked = sc_alloc(&a.sc, a.cap_picked * sizeof *a.picked);
+    }
     if (a.rd == NULL || a.creqs == NULL || a.cons == NULL ||
-        a.claim_devs == NULL) {
+        a.claim_devs == NULL || a.picked == NULL) {
         rc = R_NOMEM;
         goto done;
     }
     for (ci = 0; ci < in->n_claims; ci++) {
         const dra_claim_t *claim = in->claims[ci];
         int64_t min_devices = 0;
-        a.creqs[ci] = calloc(claim->n_requests ? claim->n_requests : 1,
-                             sizeof **a.creqs);
-        a.cons[ci] = calloc(claim->n_constraints ? claim->n_constraints : 1,
-                            sizeof **a.cons);
+        a.creqs[ci] = sc_alloc(&a.sc, (claim->n_requests ? claim->n_requests
+                                                         : 1) *
+                                          sizeof **a.creqs);
+        a.cons[ci] = sc_alloc(&a.sc, (claim->n_constraints
+                                          ? claim->n_constraints
+                                          : 1) *
+                                         sizeof **a.cons);
         if (a.creqs[ci] == NULL || a.cons[ci] == NULL) {
             rc = R_NOMEM;
             goto done;
@@ -760,7 +788,7 @@ int dra_allocate(const dra_alloc_in_t *in, dra_alloc_out_t *out, char *err,
                     size_t len = strlen(q->name) + strlen(q->subs[k].name) + 2;
                     r->req = &q->subs[k];
                     r->parent = q->name;
-                    if ((r->full_name = malloc(len)) == NULL) {
+                    if ((r->full_name = sc_alloc(&a.sc, len)) == NULL) {
                         rc = R_NOMEM;
                         goto done;
                     }
