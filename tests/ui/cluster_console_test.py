@@ -10,7 +10,8 @@ lists the nodes with the bound pod's requests, /debug/queue has big with
 its FitError, /debug/pods has both pods' attempts, explain names
 NodeResourcesFit on each node for big and chooses a node for the bound
 pod; in headless Chromium the Cluster view has both tiles and the Queue
-view big's FitError. Exits 77 when the API server, etcd, chromium,
+view big's FitError. Then `serve --shadow default-scheduler` compares
+three bindings made by hand, and its Shadow view shows the agreement. Exits 77 when the API server, etcd, chromium,
 chromedriver or Selenium is absent.
 """
 import json
@@ -122,6 +123,38 @@ def main():
         check(bool(row) and "Insufficient cpu" in row[0].text,
               "the Queue view shows big's FitError in cluster mode")
         ui.shot(drv, shots, "cluster-mode-queue")
+        # Shadow mode: another serve compares the bindings of
+        # default-scheduler's pods (made here by hand, as another scheduler
+        # would) with its own choice; the Shadow view shows them.
+        shadow = ct.Serve(ksched, ["--plugin-dir", plugin_dir, "--kubeconfig",
+                                   os.path.join(d, "ksched.kubeconfig"),
+                                   "--shadow", "default-scheduler"])
+        try:
+            check(bool(shadow.ready(60)), "serve --shadow is ready")
+            for i, node in enumerate(("c-0", "c-1", "c-0")):
+                name = "sh-%d" % i
+                admin.must("POST", "/api/v1/namespaces/default/pods",
+                           ct.pod_obj(name, sched="default-scheduler"))
+                admin.must("POST", "/api/v1/namespaces/default/pods/%s/"
+                           "binding" % name, {
+                               "apiVersion": "v1", "kind": "Binding",
+                               "metadata": {"name": name},
+                               "target": {"apiVersion": "v1", "kind": "Node",
+                                          "name": node}})
+            done = kt.wait_for("3 decisions", lambda: sum(sum(
+                p["decisions"].values()) for p in get(
+                    shadow, "GET", "/debug/shadow")[1]["periods"]) >= 3, 60)
+            check(bool(done), "the shadow compared the 3 bindings")
+            drv.get(shadow.addr + "/ui/#shadow")
+            ok = ui.wait(drv, "the shadow table", lambda: ui.css(
+                drv, "#shadow-body table tbody tr"))
+            text = drv.find_element(ui.By.ID, "shadow-body").text
+            check(bool(ok) and "Comparing default-scheduler with profile "
+                  "default-scheduler" in text and "%" in text,
+                  "the Shadow view shows the agreement: %s" % text[:200])
+            ui.shot(drv, shots, "cluster-mode-shadow")
+        finally:
+            check(shadow.stop() == 0, "serve --shadow exits 0")
         rc = srv.stop()
         check(rc == 0, "serve exits 0 (%s)" % rc)
         srv = None
