@@ -4,6 +4,7 @@
 #include "cel.h"
 
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,6 +314,38 @@ START_TEST(api_edges)
 }
 END_TEST
 
+/* One program evaluated from several threads at once (under
+ * ThreadSanitizer this checks that evaluation writes nothing shared). */
+static void *eval_many(void *arg)
+{
+    const ks_cel_program_t *p = arg;
+    char err[256];
+    for (int i = 0; i < 2000; i++)
+        if (ks_cel_eval(p, &dev, 0, err, sizeof err) != KS_CEL_TRUE)
+            return (void *)1;
+    return NULL;
+}
+
+START_TEST(threads)
+{
+    ks_cel_program_t *p = ks_cel_compile(
+        "cel.bind(g, device.attributes['gpu.example.com'], g.model.matches('^A100-') && "
+        "g.firmware.isLessThan(semver('1.2.3')) && [g.cores] == [108] && "
+        "device.capacity['gpu.example.com'].memory.isGreaterThan(quantity('40Gi')) && "
+        "'gpu.example.com' in device.attributes && size(g) == 5)", msg, sizeof msg);
+    ck_assert_msg(p != NULL, "%s", msg);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, eval_many, p), 0);
+    for (int i = 0; i < 4; i++) {
+        void *rc;
+        ck_assert_int_eq(pthread_join(t[i], &rc), 0);
+        ck_assert_ptr_null(rc);
+    }
+    ks_cel_free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cel");
@@ -329,6 +362,7 @@ int main(void)
     tcase_add_test(tc, bindings);
     tcase_add_test(tc, cost_limit);
     tcase_add_test(tc, api_edges);
+    tcase_add_test(tc, threads);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
