@@ -691,6 +691,89 @@ static int build_out(alloc_t *a, dra_alloc_out_t *out)
     return R_DONE;
 }
 
+/* The request data and constraints of claim ci (the checks upstream's
+ * Allocate makes before the search): 0, or an R_ code with err set. */
+static int setup_claim(alloc_t *a, uint32_t ci, char *err, size_t errlen)
+{
+    uint32_t i, k;
+    int rc = 0;
+    const dra_claim_t *claim = a->in->claims[ci];
+    int64_t min_devices = 0;
+    a->creqs[ci] = sc_alloc(&a->sc, (claim->n_requests ? claim->n_requests
+                                                     : 1) *
+                                      sizeof **a->creqs);
+    a->cons[ci] = sc_alloc(&a->sc, (claim->n_constraints
+                                      ? claim->n_constraints
+                                      : 1) *
+                                     sizeof **a->cons);
+    if (a->creqs[ci] == NULL || a->cons[ci] == NULL) {
+        rc = R_NOMEM;
+        return rc;
+    }
+    for (i = 0; i < claim->n_requests; i++) {
+        const dra_request_t *q = &claim->requests[i];
+        creq_t *cq = &a->creqs[ci][i];
+        cq->first = a->n_rd;
+        if (q->has_exactly) {
+            rdata_t *r = &a->rd[a->n_rd++];
+            cq->n = 1;
+            r->req = &q->exactly;
+            if ((rc = validate(a, ci, r, NULL)) != 0)
+                return rc;
+            min_devices += r->num_devices;
+        } else {
+            int64_t min_sub = INT64_MAX;
+            cq->n = q->n_subs;
+            cq->has_subs = 1;
+            for (k = 0; k < q->n_subs; k++) {
+                rdata_t *r = &a->rd[a->n_rd++];
+                size_t len = strlen(q->name) + strlen(q->subs[k].name) + 2;
+                r->req = &q->subs[k];
+                r->parent = q->name;
+                if ((r->full_name = sc_alloc(&a->sc, len)) == NULL) {
+                    rc = R_NOMEM;
+                    return rc;
+                }
+                snprintf(r->full_name, len, "%s/%s", q->name,
+                         q->subs[k].name);
+                if ((rc = validate(a, ci, r, q->name)) != 0)
+                    return rc;
+                if (r->num_devices < min_sub)
+                    min_sub = r->num_devices;
+            }
+            if (q->n_subs == 0) {
+                snprintf(err, errlen,
+                         "claim %s/%s, request %s: unknown request type",
+                         claim->ns, claim->name, q->name);
+                rc = R_ERR;
+                return rc;
+            }
+            min_devices += min_sub;
+        }
+    }
+    if (min_devices > DRA_RESULTS_MAX) {
+        snprintf(err, errlen,
+                 "claim %s/%s: number of requested devices %lld exceeds "
+                 "the claim limit of %d",
+                 claim->ns, claim->name, (long long)min_devices,
+                 DRA_RESULTS_MAX);
+        rc = R_ERR;
+        return rc;
+    }
+    for (i = 0; i < claim->n_constraints; i++) {
+        if (claim->constraints[i].unknown) {
+            snprintf(err, errlen,
+                     "claim %s/%s, constraint #%u: empty constraint "
+                     "(unsupported constraint type?)",
+                     claim->ns, claim->name, i);
+            rc = R_ERR;
+            return rc;
+        }
+        a->cons[ci][i].c = &claim->constraints[i];
+    }
+    return 0;
+}
+
 int dra_allocate(const dra_alloc_in_t *in, dra_alloc_out_t *out, char *err,
                  size_t errlen)
 {
@@ -754,82 +837,9 @@ int dra_allocate(const dra_alloc_in_t *in, dra_alloc_out_t *out, char *err,
         rc = R_NOMEM;
         goto done;
     }
-    for (ci = 0; ci < in->n_claims; ci++) {
-        const dra_claim_t *claim = in->claims[ci];
-        int64_t min_devices = 0;
-        a.creqs[ci] = sc_alloc(&a.sc, (claim->n_requests ? claim->n_requests
-                                                         : 1) *
-                                          sizeof **a.creqs);
-        a.cons[ci] = sc_alloc(&a.sc, (claim->n_constraints
-                                          ? claim->n_constraints
-                                          : 1) *
-                                         sizeof **a.cons);
-        if (a.creqs[ci] == NULL || a.cons[ci] == NULL) {
-            rc = R_NOMEM;
+    for (ci = 0; ci < in->n_claims; ci++)
+        if ((rc = setup_claim(&a, ci, err, errlen)) != 0)
             goto done;
-        }
-        for (i = 0; i < claim->n_requests; i++) {
-            const dra_request_t *q = &claim->requests[i];
-            creq_t *cq = &a.creqs[ci][i];
-            cq->first = a.n_rd;
-            if (q->has_exactly) {
-                rdata_t *r = &a.rd[a.n_rd++];
-                cq->n = 1;
-                r->req = &q->exactly;
-                if ((rc = validate(&a, ci, r, NULL)) != 0)
-                    goto done;
-                min_devices += r->num_devices;
-            } else {
-                int64_t min_sub = INT64_MAX;
-                cq->n = q->n_subs;
-                cq->has_subs = 1;
-                for (k = 0; k < q->n_subs; k++) {
-                    rdata_t *r = &a.rd[a.n_rd++];
-                    size_t len = strlen(q->name) + strlen(q->subs[k].name) + 2;
-                    r->req = &q->subs[k];
-                    r->parent = q->name;
-                    if ((r->full_name = sc_alloc(&a.sc, len)) == NULL) {
-                        rc = R_NOMEM;
-                        goto done;
-                    }
-                    snprintf(r->full_name, len, "%s/%s", q->name,
-                             q->subs[k].name);
-                    if ((rc = validate(&a, ci, r, q->name)) != 0)
-                        goto done;
-                    if (r->num_devices < min_sub)
-                        min_sub = r->num_devices;
-                }
-                if (q->n_subs == 0) {
-                    snprintf(err, errlen,
-                             "claim %s/%s, request %s: unknown request type",
-                             claim->ns, claim->name, q->name);
-                    rc = R_ERR;
-                    goto done;
-                }
-                min_devices += min_sub;
-            }
-        }
-        if (min_devices > DRA_RESULTS_MAX) {
-            snprintf(err, errlen,
-                     "claim %s/%s: number of requested devices %lld exceeds "
-                     "the claim limit of %d",
-                     claim->ns, claim->name, (long long)min_devices,
-                     DRA_RESULTS_MAX);
-            rc = R_ERR;
-            goto done;
-        }
-        for (i = 0; i < claim->n_constraints; i++) {
-            if (claim->constraints[i].unknown) {
-                snprintf(err, errlen,
-                         "claim %s/%s, constraint #%u: empty constraint "
-                         "(unsupported constraint type?)",
-                         claim->ns, claim->name, i);
-                rc = R_ERR;
-                goto done;
-            }
-            a.cons[ci][i].c = &claim->constraints[i];
-        }
-    }
     rc = allocate_one(&a, 0, 0, 0, 0, 0);
     if (rc == R_DONE)
         rc = build_out(&a, out);
