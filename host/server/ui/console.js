@@ -6,7 +6,7 @@
 const TOKEN_KEY = 'ksched-token';
 const state = { view: null, timer: null, renderSeq: 0, nodes: [], explain: null, sort: null };
 
-// --- small helpers -----------------------------------------------------------
+// --- small utilities -----------------------------------------------------------
 
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
