@@ -446,6 +446,12 @@ static val_t apply(ev_t *e, const ks_cel_node_t *n, val_t *av, size_t argc)
         size_t s0 = value_size(&av[0]), s1 = value_size(&av[1]);
         if (charge(e, ceil_frac(s0 < s1 ? s0 : s1, 0.1)) < 0)
             return verr(e, "cost");
+        /* Kubernetes' Quantity and Semver answer an equality with another
+         * type on their right with "no such overload" (cel-go asks the left
+         * operand; null is compared before that) */
+        if ((av[0].kind == KV_QUANTITY || av[0].kind == KV_SEMVER) && av[1].kind != av[0].kind &&
+            av[1].kind != KV_NULL)
+            return verr(e, "no such overload");
         int eq = vequal(e, &av[0], &av[1]);
         return vbool(fn == FN_EQ ? eq : !eq);
     }

@@ -226,6 +226,10 @@ START_TEST(semver)
     T("device.attributes['gpu.example.com'].driverVersion.isGreaterThan(semver('535.0.0'))");
     T("device.attributes['gpu.example.com'].firmware.isLessThan(semver('1.2.3'))");
     T("device.attributes['gpu.example.com'].driverVersion.major() == 535");
+    /* a version compared with a string: the version's Equal refuses it */
+    ERR("device.attributes['gpu.example.com'].firmware == '1.2.3-rc.1'", "no such overload");
+    F("'1.2.3-rc.1' == device.attributes['gpu.example.com'].firmware");
+    F("device.attributes['gpu.example.com'].firmware == null");
     ERR("semver('1.2') == semver('1.2.0')", "No Major.Minor.Patch");
     ERR("semver('1.02.3').major() == 1", "Leading zeroes");
 }
