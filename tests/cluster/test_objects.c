@@ -575,6 +575,61 @@ START_TEST(test_pod_volume_inline)
 }
 END_TEST
 
+/* spec.resourceClaims (ABI 1.5): names, template names and the claim
+ * status.resourceClaimStatuses generated for each entry. */
+START_TEST(test_pod_resource_claims)
+{
+    ks_error_t err = {0};
+    void *out = NULL;
+    const ks_pod_claim_t *pc;
+    ks_pod_t *p = pod_ok(
+        "metadata: {name: trainer-0}\n"
+        "spec:\n"
+        "  resourceClaims:\n"
+        "  - name: gpu\n"
+        "    resourceClaimTemplateName: one-gpu\n"
+        "  - name: shared\n"
+        "    resourceClaimName: team-gpus\n"
+        "  - name: nic\n"
+        "    resourceClaimTemplateName: nic\n"
+        "  - name: later\n"
+        "    resourceClaimTemplateName: later\n"
+        "status:\n"
+        "  resourceClaimStatuses:\n"
+        "  - name: gpu\n"
+        "    resourceClaimName: trainer-0-gpu-x7k2p\n"
+        "  - name: nic\n",
+        in);
+    ck_assert_uint_eq(p->n_resource_claims, 4);
+    pc = p->resource_claims;
+    ck_assert_ptr_eq(pc[0].name, I("gpu"));
+    ck_assert_ptr_eq(pc[0].template_name, I("one-gpu"));
+    ck_assert_str_eq(pc[0].claim_name, "");
+    ck_assert_int_eq(pc[0].has_status, 1);
+    ck_assert_ptr_eq(pc[0].status_claim_name, I("trainer-0-gpu-x7k2p"));
+    ck_assert_ptr_eq(pc[1].claim_name, I("team-gpus"));
+    ck_assert_int_eq(pc[1].has_status, 0);
+    ck_assert_str_eq(pc[1].status_claim_name, "");
+    /* a status entry without a claim: none was needed */
+    ck_assert_int_eq(pc[2].has_status, 1);
+    ck_assert_str_eq(pc[2].status_claim_name, "");
+    ck_assert_int_eq(pc[3].has_status, 0);
+    ks_pod_free(p);
+    p = pod_ok("metadata: {name: x}\n", in);
+    ck_assert_uint_eq(p->n_resource_claims, 0);
+    ck_assert_ptr_null(p->resource_claims);
+    ks_pod_free(p);
+    ck_assert_int_ne(parse_one("metadata: {name: x}\n"
+                               "spec:\n"
+                               "  resourceClaims:\n"
+                               "  - resourceClaimName: c\n",
+                               in, 'p', &out, &err), 0);
+    ck_assert_msg(strstr(err.msg, "spec.resourceClaims[0]") != NULL &&
+                      strstr(err.msg, "name is required") != NULL,
+                  "%s", err.msg);
+}
+END_TEST
+
 /* Parse expecting failure; returns the message. */
 static const char *pod_err(const char *yaml, ks_error_t *err)
 {
@@ -979,6 +1034,7 @@ int main(void)
     tcase_add_test(tp, test_pod_containers);
     tcase_add_test(tp, test_pod_volumes);
     tcase_add_test(tp, test_pod_volume_inline);
+    tcase_add_test(tp, test_pod_resource_claims);
     tcase_add_test(tp, test_pod_derived);
     tcase_add_test(tp, test_pod_defaults);
     tcase_add_test(tp, test_pod_non_zero_rules);
