@@ -238,7 +238,9 @@ enum {
     DRA_ALLOC_NONE = 0,   /* no solution on this node */
     DRA_ALLOC_ERROR = -1, /* err says why (upstream returns an error) */
     DRA_ALLOC_TIMEOUT = -2,
-    DRA_ALLOC_NOMEM = -3
+    DRA_ALLOC_NOMEM = -3,
+    DRA_ALLOC_NODE_FAILED = -4 /* upstream's ErrFailedAllocationOnNode:
+                                  this node only (invalid pools) */
 };
 
 /* Upstream's Allocate for one node. DRA_ALLOC_OK fills *out (free with

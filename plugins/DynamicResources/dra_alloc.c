@@ -238,7 +238,7 @@ typedef struct alloc {
 } alloc_t;
 
 enum { R_DONE = 1, R_NO = 0, R_ERR = -1, R_TIMEOUT = -2, R_NOMEM = -3,
-       R_MAXSIZE = -4 };
+       R_MAXSIZE = -4, R_NODE_FAILED = -5 };
 
 #define CLAIM_NAME(a, ci) \
     (a)->in->claims[ci]->ns, (a)->in->claims[ci]->name
@@ -849,7 +849,7 @@ int dra_allocate(const dra_alloc_in_t *in, dra_alloc_out_t *out, char *err,
             if (a.pools[i].invalid) {
                 snprintf(err, errlen,
                          "invalid resource pools were encountered");
-                rc = R_ERR;
+                rc = R_NODE_FAILED;
                 break;
             }
     }
@@ -868,6 +868,9 @@ done:
         dra_alloc_out_free(out);
         snprintf(err, errlen, "out of memory");
         return DRA_ALLOC_NOMEM;
+    case R_NODE_FAILED:
+        dra_alloc_out_free(out);
+        return DRA_ALLOC_NODE_FAILED;
     default:
         dra_alloc_out_free(out);
         return DRA_ALLOC_ERROR;

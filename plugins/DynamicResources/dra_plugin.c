@@ -595,13 +595,18 @@ static ks_code_t dra_filter_with_state(void *self, ks_cycle_state_t *cs,
         switch (rc) {
         case DRA_ALLOC_TIMEOUT:
             d->api->status_reason(st, "timed out trying to allocate devices");
-            return KS_ERROR;
+            return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        case DRA_ALLOC_NODE_FAILED: /* this node only */
+            d->api->status_reason(st, err);
+            return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
         case DRA_ALLOC_NOMEM:
             d->api->status_reason(st, "out of memory");
             return KS_ERROR;
         case DRA_ALLOC_ERROR:
+            /* something wrong with a claim or class (a CEL error): upstream
+             * aborts the cycle, and retries */
             d->api->status_reason(st, err);
-            return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+            return KS_ERROR;
         case DRA_ALLOC_NONE:
             d->api->status_reason(st, "cannot allocate all claims");
             return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;

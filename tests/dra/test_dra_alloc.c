@@ -469,7 +469,7 @@ START_TEST(test_errors)
                   "%s", err);
     c->requests[0].exactly.class_name = I("gpu.example.com");
     ck_assert_int_eq(run(cs, 1, bs, 1, &out, err, sizeof err),
-                     DRA_ALLOC_ERROR);
+                     DRA_ALLOC_NODE_FAILED);
     ck_assert_str_eq(err, "invalid resource pools were encountered");
     claim_free(c);
     slice_free(s);
