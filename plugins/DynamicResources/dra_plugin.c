@@ -557,14 +557,21 @@ static ks_code_t dra_filter_with_state(void *self, ks_cycle_state_t *cs,
     }
     for (i = 0; i < s->n_claims; i++) {
         const dra_claim_t *c = &s->claims[i]->u.claim;
+        int out = 0;
         if (!s->allocated[i])
             continue;
-        if (c->allocated && c->has_nodesel &&
-            !dra_nodesel_matches(&c->nodesel, node->name, &node->labels))
-            s->unavailable[i] = 1, n_unavail++;
-        else if (!c->allocated && s->assumed_node[i] != NULL &&
-                 strcmp(s->assumed_node[i], node->name) != 0)
-            s->unavailable[i] = 1, n_unavail++;
+        if (c->allocated && c->has_nodesel)
+            out = !dra_nodesel_matches(&c->nodesel, node->name,
+                                       &node->labels);
+        else if (!c->allocated && s->assumed_node[i] != NULL)
+            out = strcmp(s->assumed_node[i], node->name) != 0;
+        if (out) {
+            /* several Filters at once: under the state's mutex */
+            pthread_mutex_lock(&s->mu);
+            s->unavailable[i] = 1;
+            pthread_mutex_unlock(&s->mu);
+            n_unavail++;
+        }
     }
     if (s->n_to_alloc > 0) {
         dra_alloc_in_t in;
