@@ -156,14 +156,40 @@ typedef struct checker {
     ks_cel_arena_t *a;
     char *err; size_t errlen;
     const scope_t *scope;
+    int depth;
 } checker_t;
 
+/* cel-go's parser refuses deeper trees; the limit also bounds the
+ * checker's and the evaluator's recursion (a chain like 1 + 1 + ... is a
+ * left-deep tree the parser builds without recursing). */
+#define MAX_TREE_DEPTH 250
+
+/* The refusal helpers stay out of line: their buffers must not grow the
+ * frames of the recursive checker (250 deep, also under AddressSanitizer). */
+__attribute__((noinline))
 static int refuse(checker_t *c, int col, const char *fmt, const char *x, const char *y)
 {
     char msg[4096];
     snprintf(msg, sizeof msg, fmt, x, y);
     ks_cel_errf(c->err, c->errlen, col, "%s", msg);
     return -1;
+}
+
+/* refuse() with up to three type names: fmt takes one %s, the names
+ * joined by ", " (t2 and t3 may be NULL). */
+__attribute__((noinline))
+static int refuse_types(checker_t *c, int col, const char *fmt, const ks_cel_type_t *t1,
+                        const ks_cel_type_t *t2, const ks_cel_type_t *t3)
+{
+    char a[256], b[256], d[256], all[800];
+    ks_cel_type_name(t1, a, sizeof a);
+    b[0] = d[0] = 0;
+    if (t2)
+        ks_cel_type_name(t2, b, sizeof b);
+    if (t3)
+        ks_cel_type_name(t3, d, sizeof d);
+    snprintf(all, sizeof all, "%s%s%s%s%s", a, t2 ? ", " : "", b, t3 ? ", " : "", d);
+    return refuse(c, col, fmt, all, "");
 }
 
 static int is_dyn(const ks_cel_type_t *t) { return t->kind == KT_DYN; }
@@ -229,6 +255,43 @@ static const ks_cel_type_t *type_of_letter(char l)
 }
 
 static int check_node(checker_t *c, ks_cel_node_t *n);
+static void arg_types(ks_cel_node_t *n, char *buf, size_t len);
+
+__attribute__((noinline))
+static int refuse_value(checker_t *c, int col, const ks_cel_value_t *v)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, "%.*s", (int)v->u.s.n, v->u.s.p);
+    return refuse(c, col, "%s%s", msg, "");
+}
+
+/* Compiles matches()' literal pattern into the program. */
+__attribute__((noinline))
+static int compile_literal_regex(checker_t *c, ks_cel_node_t *n, const ks_cel_node_t *pat)
+{
+    char rerr[256];
+    n->re = ks_cel_regex_compile(c->a, pat->cval.u.s.p, pat->cval.u.s.n, rerr, sizeof rerr);
+    if (!n->re)
+        return refuse(c, pat->col, "invalid matches argument: %s%s", rerr, "");
+    return 0;
+}
+
+__attribute__((noinline))
+static int refuse_mismatch(checker_t *c, int col, const ks_cel_type_t *want, const ks_cel_type_t *got)
+{
+    char a[256], b[256];
+    ks_cel_type_name(want, a, sizeof a);
+    ks_cel_type_name(got, b, sizeof b);
+    return refuse(c, col, "expected type '%s' but found '%s'", a, b);
+}
+
+__attribute__((noinline))
+static int refuse_overload(checker_t *c, ks_cel_node_t *n)
+{
+    char types[512];
+    arg_types(n, types, sizeof types);
+    return refuse(c, n->col, "found no matching overload for '%s' applied to '(%s)'", n->name, types);
+}
 
 static void arg_types(ks_cel_node_t *n, char *buf, size_t len)
 {
@@ -352,11 +415,8 @@ static int check_call(checker_t *c, ks_cel_node_t *n)
     if ((n->fn == FN_INT || n->fn == FN_UINT || n->fn == FN_DOUBLE || n->fn == FN_STRING ||
          n->fn == FN_BOOL || n->fn == FN_DYN) && argc == 1 && !member && argv[0]->kind == ND_CONST) {
         ks_cel_value_t v = ks_cel_fold(n, c->a);
-        if (v.kind == KV_ERROR) {
-            char msg[512];
-            snprintf(msg, sizeof msg, "%.*s", (int)v.u.s.n, v.u.s.p);
-            return refuse(c, n->col, "%s%s", msg, "");
-        }
+        if (v.kind == KV_ERROR)
+            return refuse_value(c, n->col, &v);
         n->kind = ND_CONST;
         n->cval = v;
         return 0;
@@ -373,25 +433,28 @@ static int check_call(checker_t *c, ks_cel_node_t *n)
     }
     if (n->fn == FN_MATCHES) {
         const ks_cel_node_t *pat = argv[1];
-        if (pat->kind == ND_CONST && pat->cval.kind == KV_STRING) {
-            char rerr[256];
-            n->re = ks_cel_regex_compile(c->a, pat->cval.u.s.p, pat->cval.u.s.n, rerr, sizeof rerr);
-            if (!n->re)
-                return refuse(c, pat->col, "invalid matches argument: %s%s", rerr, "");
-        }
+        if (pat->kind == ND_CONST && pat->cval.kind == KV_STRING && compile_literal_regex(c, n, pat) < 0)
+            return -1;
     }
     return 0;
 
-no_overload: {
-        char types[512];
-        arg_types(n, types, sizeof types);
-        const char *shown = n->name;
-        return refuse(c, n->col, "found no matching overload for '%s' applied to '(%s)'",
-                      shown, types);
-    }
+no_overload:
+    return refuse_overload(c, n);
 }
 
+static int check_node_in(checker_t *c, ks_cel_node_t *n);
+
 static int check_node(checker_t *c, ks_cel_node_t *n)
+{
+    if (c->depth >= MAX_TREE_DEPTH)
+        return refuse(c, n->col, "expression nested too deeply (max recursion depth %s)%s", "250", "");
+    c->depth++;
+    int rc = check_node_in(c, n);
+    c->depth--;
+    return rc;
+}
+
+static int check_node_in(checker_t *c, ks_cel_node_t *n)
 {
     switch (n->kind) {
     case ND_CONST:
@@ -452,11 +515,8 @@ static int check_node(checker_t *c, ks_cel_node_t *n)
             n->type = &ks_cel_t_dyn;
             return 0;
         }
-    no_select: {
-            char tn[256];
-            ks_cel_type_name(t, tn, sizeof tn);
-            return refuse(c, n->col, "type '%s' does not support field selection%s", tn, "");
-        }
+    no_select:
+        return refuse_types(c, n->col, "type '%s' does not support field selection%s", t, NULL, NULL);
     }
     case ND_INDEX: {
         if (check_node(c, n->target) < 0 || check_node(c, n->args[0]) < 0)
@@ -476,13 +536,8 @@ static int check_node(checker_t *c, ks_cel_node_t *n)
             goto bad_index;
         }
         return 0;
-    bad_index: {
-            char a[256], b[256], msg[1024];
-            ks_cel_type_name(t, a, sizeof a);
-            ks_cel_type_name(k, b, sizeof b);
-            snprintf(msg, sizeof msg, "%s, %s", a, b);
-            return refuse(c, n->col, "found no matching overload for '_[_]' applied to '(%s)'%s", msg, "");
-        }
+    bad_index:
+        return refuse_types(c, n->col, "found no matching overload for '_[_]' applied to '(%s)'%s", t, k, NULL);
     }
     case ND_CALL:
         return check_call(c, n);
@@ -508,17 +563,12 @@ static int check_node(checker_t *c, ks_cel_node_t *n)
             const ks_cel_type_t *t = n->args[i]->type, **slot = (is_map && i % 2 == 0) ? &kt : &vt;
             if (is_map && i % 2 == 0 && !is_dyn(t) && t->kind != KT_STRING && t->kind != KT_INT &&
                 t->kind != KT_UINT && t->kind != KT_BOOL) {
-                char tn[256];
-                ks_cel_type_name(t, tn, sizeof tn);
-                return refuse(c, n->args[i]->col, "unsupported map key type '%s'%s", tn, "");
+                return refuse_types(c, n->args[i]->col, "unsupported map key type '%s'%s", t, NULL, NULL);
             }
             if (!*slot) {
                 *slot = t;
             } else if (!same_type(*slot, t)) {
-                char a[256], b[256];
-                ks_cel_type_name(*slot, a, sizeof a);
-                ks_cel_type_name(t, b, sizeof b);
-                return refuse(c, n->args[i]->col, "expected type '%s' but found '%s'", a, b);
+                return refuse_mismatch(c, n->args[i]->col, *slot, t);
             }
         }
         ks_cel_type_t *t = ks_cel_arena_alloc(c->a, sizeof *t);
@@ -546,14 +596,11 @@ static int check_node(checker_t *c, ks_cel_node_t *n)
                 return -1;
             const ks_cel_type_t *t = n->args[i]->type;
             if (!is_dyn(t) && t->kind != KT_BOOL) {
-                char a[256], b[256];
-                ks_cel_type_name(n->args[0]->type, a, sizeof a);
-                ks_cel_type_name(n->args[1] && n->args[1]->type ? n->args[1]->type : &ks_cel_t_dyn,
-                                 b, sizeof b);
-                char msg[1024];
-                snprintf(msg, sizeof msg, "%s, %s", a, b);
-                return refuse(c, n->col, "found no matching overload for '%s' applied to '(%s)'",
-                              n->kind == ND_AND ? "_&&_" : "_||_", msg);
+                return refuse_types(c, n->col, n->kind == ND_AND
+                                    ? "found no matching overload for '_&&_' applied to '(%s)'%s"
+                                    : "found no matching overload for '_||_' applied to '(%s)'%s",
+                                    n->args[0]->type,
+                                    n->args[1]->type ? n->args[1]->type : &ks_cel_t_dyn, NULL);
             }
         }
         n->type = &ks_cel_t_bool;
@@ -565,12 +612,8 @@ static int check_node(checker_t *c, ks_cel_node_t *n)
         const ks_cel_type_t *t = n->args[0]->type;
         const ks_cel_type_t *r = unify(c, n->args[1]->type, n->args[2]->type);
         if ((!is_dyn(t) && t->kind != KT_BOOL) || !r) {
-            char a[256], b[256], msg[1024];
-            ks_cel_type_name(n->args[1]->type, a, sizeof a);
-            ks_cel_type_name(n->args[2]->type, b, sizeof b);
-            ks_cel_type_name(t, msg, sizeof msg);
-            snprintf(msg + strlen(msg), sizeof msg - strlen(msg), ", %s, %s", a, b);
-            return refuse(c, n->col, "found no matching overload for '_?_:_' applied to '(%s)'%s", msg, "");
+            return refuse_types(c, n->col, "found no matching overload for '_?_:_' applied to '(%s)'%s",
+                                t, n->args[1]->type, n->args[2]->type);
         }
         /* one branch dyn: cel-go's result is the other branch's type only
          * when both are the same; keep dyn then */

@@ -424,7 +424,9 @@ static val_t quantity_val(ev_t *e, const ks_cel_quantity_t *q)
     return v;
 }
 
-/* Applies a resolved function to argument values (receiver first). */
+/* Applies a resolved function to argument values (receiver first); out
+ * of line so that its buffers stay off the recursive evaluator's frames. */
+__attribute__((noinline))
 static val_t apply(ev_t *e, const ks_cel_node_t *n, val_t *av, size_t argc)
 {
     for (size_t i = 0; i < argc; i++)
@@ -924,6 +926,11 @@ ks_cel_program_t *ks_cel_compile(const char *expr, char *err, size_t errlen)
         err[0] = 0;
     if (!expr) {
         ks_cel_errf(err, errlen, 0, "no expression");
+        return NULL;
+    }
+    size_t len = strlen(expr);
+    if (len > 100000) { /* cel-go's default expression size limit */
+        ks_cel_errf(err, errlen, 0, "expression code point size exceeds limit: size: %zu, limit 100000", len);
         return NULL;
     }
     ks_cel_program_t *p = calloc(1, sizeof *p);

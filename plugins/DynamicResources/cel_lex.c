@@ -3,7 +3,7 @@
  * `//` comments. */
 #include "cel_internal.h"
 
-#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,6 +187,8 @@ static ks_cel_token_t lex_number(ks_cel_lexer_t *lx)
             buf[n] = 0;
             t.kind = TK_DOUBLE;
             t.d = strtod(buf, NULL);
+            if (t.d == HUGE_VAL)
+                return tok_error(lx, s, "invalid double literal");
         } else {
             uint64_t v = 0;
             for (const char *q = s; q < p; q++) {

@@ -417,27 +417,65 @@ static ks_cel_node_t *relation(parser_t *ps)
     }
 }
 
+/* Builds a balanced tree over terms[lo, hi) (cel-go balances && and ||
+ * chains too, so long chains do not make deep trees). */
+static ks_cel_node_t *balance(parser_t *ps, ks_cel_node_kind_t k, ks_cel_node_t **terms,
+                              const int *cols, size_t lo, size_t hi)
+{
+    if (hi - lo == 1)
+        return terms[lo];
+    size_t mid = lo + (hi - lo) / 2;
+    ks_cel_node_t *l = balance(ps, k, terms, cols, lo, mid);
+    ks_cel_node_t *r = balance(ps, k, terms, cols, mid, hi);
+    if (!l || !r)
+        return NULL;
+    ks_cel_node_t *x = node(ps, k, cols[mid]);
+    if (!x)
+        return NULL;
+    x->args = ks_cel_arena_alloc(ps->a, 2 * sizeof *x->args);
+    if (!x->args)
+        return fail(ps, cols[mid], "out of memory");
+    x->args[0] = l;
+    x->args[1] = r;
+    x->nargs = 2;
+    return x;
+}
+
 static ks_cel_node_t *logical(parser_t *ps, int is_or)
 {
     ks_cel_node_t *n = is_or ? logical(ps, 0) : relation(ps);
-    while (n && ps->tok.kind == (is_or ? TK_OR : TK_AND)) {
+    if (!n || ps->tok.kind != (is_or ? TK_OR : TK_AND))
+        return ps->failed ? NULL : n;
+    size_t cap = 8, count = 0;
+    ks_cel_node_t **terms = ks_cel_arena_alloc(ps->a, cap * sizeof *terms);
+    int *cols = ks_cel_arena_alloc(ps->a, cap * sizeof *cols);
+    if (!terms || !cols)
+        return fail(ps, ps->tok.col, "out of memory");
+    terms[count] = n;
+    cols[count++] = 0;
+    while (ps->tok.kind == (is_or ? TK_OR : TK_AND)) {
         int col = ps->tok.col;
         next(ps);
         ks_cel_node_t *r = is_or ? logical(ps, 0) : relation(ps);
         if (!r)
             return NULL;
-        ks_cel_node_t *x = node(ps, is_or ? ND_OR : ND_AND, col);
-        if (!x)
-            return NULL;
-        x->args = ks_cel_arena_alloc(ps->a, 2 * sizeof *x->args);
-        if (!x->args)
-            return fail(ps, col, "out of memory");
-        x->args[0] = n;
-        x->args[1] = r;
-        x->nargs = 2;
-        n = x;
+        if (count == cap) {
+            ks_cel_node_t **nt = ks_cel_arena_alloc(ps->a, 2 * cap * sizeof *nt);
+            int *nc = ks_cel_arena_alloc(ps->a, 2 * cap * sizeof *nc);
+            if (!nt || !nc)
+                return fail(ps, col, "out of memory");
+            memcpy(nt, terms, cap * sizeof *nt);
+            memcpy(nc, cols, cap * sizeof *nc);
+            terms = nt;
+            cols = nc;
+            cap *= 2;
+        }
+        terms[count] = r;
+        cols[count++] = col; /* the operator before this term */
     }
-    return ps->failed ? NULL : n;
+    if (ps->failed)
+        return NULL;
+    return balance(ps, is_or ? ND_OR : ND_AND, terms, cols, 0, count);
 }
 
 static ks_cel_node_t *expr(parser_t *ps)

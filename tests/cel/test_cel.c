@@ -315,6 +315,18 @@ START_TEST(api_edges)
     memset(deep + 1504, ')', 1500);
     deep[3004] = 0;
     REFUSE(deep, "nested too deeply");
+    /* a left-deep chain is refused past cel-go's depth, a long && chain is balanced */
+    char chain[8000];
+    size_t k = 0;
+    for (int i = 0; i < 300; i++)
+        k += (size_t)snprintf(chain + k, sizeof chain - k, "%s1", i ? " + " : "");
+    snprintf(chain + k, sizeof chain - k, " > 0");
+    REFUSE(chain, "max recursion depth 250");
+    k = 0;
+    for (int i = 0; i < 1000; i++)
+        k += (size_t)snprintf(chain + k, sizeof chain - k, "%strue", i ? " && " : "");
+    ck_assert_int_eq(run(chain), 1);
+    REFUSE("1e400 > 0.0", "invalid double literal");
 }
 END_TEST
 
