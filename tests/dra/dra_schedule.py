@@ -15,7 +15,8 @@ status.resourceClaimStatuses), and pods; the claim writes recorded under
           has two on one root -- but n2's GPUs go to g0..g4 first, so it
           is scheduled first (created first) and takes n2
   nogen   a template claim the controller has not made yet: PreEnqueue's
-          "ResourceClaim not created yet"
+          "ResourceClaim not created yet" (and, alone, a claim another pod
+          controls, a claim being deleted)
   fa      firstAvailable (h100, then any): the allocation names the
           subrequest
   s0, s1  one claim shared by two pods (resourceClaimName): both on the
@@ -257,6 +258,27 @@ def main():
                     print("FAIL device %r allocated twice" % (key,))
                     ok = False
                 used.add(key)
+
+    # PreEnqueue's other messages: a template's claim controlled by
+    # another pod, a claim being deleted
+    pe = [i for i in cluster()["items"]
+          if i["kind"] not in ("Pod", "ResourceClaim")]
+    notmine = pod_and_claim("notmine", "one-gpu")
+    notmine[0]["metadata"]["ownerReferences"][0]["uid"] = "someone-else"
+    deleting = pod_and_claim("deleting", "one-gpu")
+    deleting[0]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    deleting[0]["metadata"]["finalizers"] = [FIN]
+    r = run({"apiVersion": "v1", "kind": "List",
+             "items": pe + notmine + deleting})
+    out = json.loads(r.stdout) if r.returncode in (0, 3) else {}
+    msgs = {u["name"]: u["message"] for u in out.get("unschedulable", [])}
+    want = {"notmine": "ResourceClaim default/notmine-gpu-x7k2p was not "
+                       "created for pod default/notmine (pod is not owner)",
+            "deleting": 'resourceclaim "deleting-gpu-x7k2p" is being '
+                        'deleted'}
+    if msgs != want:
+        print("FAIL PreEnqueue messages %r (%s)" % (msgs, r.stderr))
+        ok = False
 
     # firstAvailable: alone on the cluster, the h100 subrequest on n3
     fa = [i for i in cluster()["items"]
