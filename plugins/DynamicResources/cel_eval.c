@@ -424,6 +424,33 @@ static val_t quantity_val(ev_t *e, const ks_cel_quantity_t *q)
     return v;
 }
 
+/* Formats d as Go's %g does (cel-go's string(double)): the shortest digits
+ * that read back as d, in exponent form when the decimal exponent is below
+ * -4 or at least 6. */
+static void format_double(double d, char *buf, size_t n)
+{
+    if (d != d) { snprintf(buf, n, "NaN"); return; }
+    if (isinf(d)) { snprintf(buf, n, d > 0 ? "+Inf" : "-Inf"); return; }
+    if (d == 0) { snprintf(buf, n, signbit(d) ? "-0" : "0"); return; }
+    char e[64];
+    int digits = 1;
+    for (; digits <= 17; digits++) {
+        snprintf(e, sizeof e, "%.*e", digits - 1, d);
+        if (strtod(e, NULL) == d)
+            break;
+    }
+    /* e is [-]D.DDDDe[+-]XX: the decimal exponent and the digit count */
+    const char *ep = strchr(e, 'e');
+    int exp = ep ? atoi(ep + 1) : 0;
+    if (exp < -4 || exp >= 6) {
+        /* Go writes the exponent with at least two digits, like C */
+        snprintf(buf, n, "%s", e);
+        return;
+    }
+    int decimals = digits - 1 - exp;
+    snprintf(buf, n, "%.*f", decimals > 0 ? decimals : 0, d);
+}
+
 /* Applies a resolved function to argument values (receiver first); out
  * of line so that its buffers stay off the recursive evaluator's frames. */
 __attribute__((noinline))
@@ -682,7 +709,7 @@ static val_t apply(ev_t *e, const ks_cel_node_t *n, val_t *av, size_t argc)
         case KV_BOOL: return vstr(a->u.b ? "true" : "false", a->u.b ? 4 : 5);
         case KV_INT: snprintf(buf, sizeof buf, "%lld", (long long)a->u.i); break;
         case KV_UINT: snprintf(buf, sizeof buf, "%llu", (unsigned long long)a->u.u); break;
-        default: snprintf(buf, sizeof buf, "%.17g", a->u.d); break;
+        default: format_double(a->u.d, buf, sizeof buf); break;
         }
         char *p = ks_cel_arena_strndup(&e->a, buf, strlen(buf));
         if (!p) return verr(e, "out of memory");

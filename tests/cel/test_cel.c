@@ -103,6 +103,9 @@ START_TEST(operators)
     T("dyn(1) == 1.0 && dyn(1u) == 1"); /* heterogeneous equality at runtime */
     T("int('42') == 42 && uint(3) == 3u && double(2) == 2.0 && string(5) == '5'");
     T("int(device.attributes['gpu.example.com'].model.size()) == 14");
+    /* string(double) as Go's %g: shortest digits, exponent form from 1e+06 */
+    T("string(0.1) == '0.1' && string(100000.0) == '100000' && string(1234567.0) == '1.234567e+06'");
+    T("string(0.00001) == '1e-05' && string(3.0) == '3' && string(0.30000000000000004) == '0.30000000000000004'");
     /* a conversion of a constant that fails refuses the program, as cel-go's planner does */
     REFUSE("int('x') == 1", "type conversion error");
     ERR("int(device.driver) == 1", "type conversion error");
