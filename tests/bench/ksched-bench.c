@@ -62,6 +62,20 @@
 #ifndef BENCH_HAVE_STORES
 #define BENCH_HAVE_STORES 0
 #endif
+/* Instruction counts of the scheduling phase alone: under `valgrind
+ * --tool=callgrind --instr-atstart=no` only the pods' scheduling is
+ * instrumented (generating and reading the workload runs at native
+ * speed); outside valgrind these are no-ops. */
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#endif
+#endif
+#ifndef CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#endif
+
 /* The seed seam (--seed) is newer than some trees compare.sh builds this
  * file in: weak, called only when linked. */
 #pragma weak ks_scheduler_set_seed
@@ -1098,6 +1112,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
         goto out;
     }
 
+    CALLGRIND_START_INSTRUMENTATION;
     getrusage(RUSAGE_SELF, &ru0);
     clock_gettime(CLOCK_MONOTONIC, &t_start);
     b.last_bound = t_start;
@@ -1166,6 +1181,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     }
 
     getrusage(RUSAGE_SELF, &ru1);
+    CALLGRIND_STOP_INSTRUMENTATION;
     r->bound = b.bound;
     r->victims = b.victims;
     if (b.bound > 0)
