@@ -21,6 +21,7 @@ struct ks_store {
     ks_strmap_t objects;   /* key "ns/name" -> ks_object_t * */
     atomic_int synced;
     atomic_int wanted; /* a plugin declaring it is enabled in a profile */
+    atomic_uint_fast64_t version; /* bumped by every change */
     _Atomic(struct ks_store *) next;
 };
 
@@ -290,6 +291,7 @@ int ks_store_replace(ks_store_t *s, json_t *obj, const char *what,
         ks_object_free(o);
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     }
+    atomic_fetch_add(&s->version, 1);
     *oldp = old;
     return 0;
 }
@@ -316,6 +318,7 @@ ks_object_t *ks_store_take(ks_store_t *s, const char *ns, const char *name)
     char key[1024];
     if (make_key(key, sizeof key, ns, name) != 0)
         return NULL;
+    atomic_fetch_add(&s->version, 1);
     return ks_strmap_del(&s->objects, key);
 }
 
@@ -336,6 +339,7 @@ void ks_store_clear(ks_store_t *s)
             ks_object_free(s->objects.slots[i].val);
     ks_strmap_destroy(&s->objects);
     memset(&s->objects, 0, sizeof s->objects);
+    atomic_fetch_add(&s->version, 1);
 }
 
 void ks_store_set_synced(ks_store_t *s, int synced)
@@ -351,6 +355,11 @@ int ks_store_synced(const ks_store_t *s)
 uint32_t ks_store_count(const ks_store_t *s)
 {
     return s == NULL ? 0 : (uint32_t)s->objects.count;
+}
+
+uint64_t ks_store_version(const ks_store_t *s)
+{
+    return s == NULL ? 0 : (uint64_t)atomic_load(&s->version);
 }
 
 const ks_object_t *ks_store_get(const ks_store_t *s, const char *ns,

@@ -98,6 +98,9 @@ void ks_store_set_synced(ks_store_t *s, int synced);
 int ks_store_synced(const ks_store_t *s);
 
 uint32_t ks_store_count(const ks_store_t *s);
+/* Changes with every add, update, delete and clear (SDK store_version).
+ * Thread-safe. */
+uint64_t ks_store_version(const ks_store_t *s);
 /* NULL ns is "". */
 const ks_object_t *ks_store_get(const ks_store_t *s, const char *ns,
                                 const char *name);

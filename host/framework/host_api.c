@@ -555,6 +555,11 @@ static const ks_store_t *api_store_get(ks_handle_t *h, const char *group,
     return NULL;
 }
 
+static uint64_t api_store_version(const ks_store_t *s)
+{
+    return ks_store_version(s);
+}
+
 static uint32_t api_store_count(const ks_store_t *s)
 {
     return ks_store_count(s);
@@ -765,6 +770,7 @@ static const ks_host_api_t api = {
     .timer_start = api_timer_start,
     .timer_stop = api_timer_stop,
     .pre_bind_resume = api_pre_bind_resume,
+    .store_version = api_store_version,
 };
 
 const ks_host_api_t *ks_host_api(void)

@@ -19,7 +19,13 @@ struct dra_assume {
     uint32_t n, cap;
     int32_t *head;  /* per bucket: first position, -1 none */
     int32_t *chain; /* per position: next position, -1 none */
+    uint64_t version; /* bumped when an entry comes or goes */
 };
+
+uint64_t dra_assume_version(const dra_assume_t *a)
+{
+    return a->version;
+}
 
 static uint32_t bucket(const char *s)
 {
@@ -104,6 +110,7 @@ static dra_assumed_t *find(const dra_assume_t *a, const char *uid)
 static void remove_at(dra_assume_t *a, uint32_t at)
 {
     uint32_t last = a->n - 1;
+    a->version++;
     index_remove(a, at);
     assumed_clear(&a->v[at]);
     if (at != last) {
@@ -157,6 +164,7 @@ int dra_assume_put(dra_assume_t *a, const dra_claim_t *c, const char *node,
     a->v[a->n] = e;
     index_add(a, a->n);
     a->n++;
+    a->version++;
     return 0;
 oom:
     assumed_clear(&e);

@@ -74,6 +74,12 @@ typedef struct dra {
     /* devices of allocated claims (stores) and of the assume cache,
      * rebuilt by each PreFilter that allocates */
     dra_devset_t allocated;
+    /* the store versions the caches last saw (store_version), and what
+     * `allocated` was gathered from */
+    int have_versions;
+    uint64_t ver_slices, ver_classes, ver_claims;
+    int allocated_valid;
+    uint64_t allocated_claims_ver, allocated_assume_ver;
     dra_assume_t *assume;
     dra_wait_t *waits;
     /* counters (Filter runs on several threads) */
@@ -126,6 +132,8 @@ const dra_assumed_t *dra_assume_get(const dra_assume_t *a, const char *uid);
 int dra_assume_put(dra_assume_t *a, const dra_claim_t *c, const char *node,
                    const dra_claim_alloc_t *alloc);
 void dra_assume_done(dra_assume_t *a, const char *uid); /* written */
+/* Changes whenever the set of assumed devices may have changed. */
+uint64_t dra_assume_version(const dra_assume_t *a);
 /* PreBind reserved the claim uid for a pod: remembered in its entry (if
  * any) until the store shows it. */
 void dra_assume_reserved(dra_assume_t *a, const char *uid, const char *pod,

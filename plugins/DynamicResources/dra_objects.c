@@ -814,41 +814,49 @@ oom:
 
 /* --- refresh -------------------------------------------------------------------------- */
 
-int dra_refresh(dra_t *d)
+/* Walk one store into its cache unless its version says nothing changed
+ * since the last walk; 1 when entries came, changed or went, -1 out of
+ * memory. */
+static int refresh_one(dra_t *d, const ks_store_t *st, dra_cache_t *c,
+                       int kind, uint64_t *ver)
 {
+    uint64_t v = d->api->store_version(st);
     walk_t w;
-    d->epoch++;
+    if (d->have_versions && v == *ver)
+        return 0;
     memset(&w, 0, sizeof w);
     w.d = d;
-    w.c = &d->slice_cache;
-    w.kind = DRA_E_SLICE;
-    d->api->object_list(d->slices, NULL, NULL, walk_one, &w);
+    w.c = c;
+    w.kind = kind;
+    d->api->object_list(st, NULL, NULL, walk_one, &w);
     if (w.oom)
         return -1;
-    if (cache_sweep(d, &d->slice_cache, 0))
+    if (cache_sweep(d, c, 0))
         w.changed = 1;
-    if (w.changed || d->slices_dirty) {
+    *ver = v;
+    return w.changed;
+}
+
+int dra_refresh(dra_t *d)
+{
+    int rc;
+    d->epoch++;
+    rc = refresh_one(d, d->slices, &d->slice_cache, DRA_E_SLICE,
+                     &d->ver_slices);
+    if (rc < 0)
+        return -1;
+    if (rc > 0 || d->slices_dirty) {
         d->slices_dirty = 1;
         if (index_build(d) != 0)
             return -1;
         d->slices_dirty = 0;
     }
-    memset(&w, 0, sizeof w);
-    w.d = d;
-    w.c = &d->class_cache;
-    w.kind = DRA_E_CLASS;
-    d->api->object_list(d->classes, NULL, NULL, walk_one, &w);
-    if (w.oom)
+    if (refresh_one(d, d->classes, &d->class_cache, DRA_E_CLASS,
+                    &d->ver_classes) < 0 ||
+        refresh_one(d, d->claims, &d->claim_cache, DRA_E_CLAIM,
+                    &d->ver_claims) < 0)
         return -1;
-    cache_sweep(d, &d->class_cache, 0);
-    memset(&w, 0, sizeof w);
-    w.d = d;
-    w.c = &d->claim_cache;
-    w.kind = DRA_E_CLAIM;
-    d->api->object_list(d->claims, NULL, NULL, walk_one, &w);
-    if (w.oom)
-        return -1;
-    cache_sweep(d, &d->claim_cache, 0);
+    d->have_versions = 1;
     return 0;
 }
 

@@ -102,7 +102,7 @@ static int dra_create(const ks_host_api_t *api, ks_handle_t *h,
                       size_t errlen)
 {
     dra_t *d;
-    if (api->abi_minor < 5 || !KS_API_HAS(api, pre_bind_resume)) {
+    if (api->abi_minor < 5 || !KS_API_HAS(api, store_version)) {
         snprintf(err, errlen, "DynamicResources needs a host with ABI 1.5 "
                               "(a pod's spec.resourceClaims)");
         return -1;
@@ -388,6 +388,10 @@ static int validate_class(dra_t *d, dra_state_t *s, const char *cls,
 static int gather_allocated(dra_t *d)
 {
     uint32_t b, i;
+    if (d->allocated_valid && d->allocated_claims_ver == d->ver_claims &&
+        d->allocated_assume_ver == dra_assume_version(d->assume))
+        return 0; /* nothing changed since */
+    d->allocated_valid = 0;
     dra_devset_clear(&d->allocated);
     for (b = 0; b < DRA_BUCKETS; b++) {
         dra_entry_t *e;
@@ -400,7 +404,12 @@ static int gather_allocated(dra_t *d)
                     return -1;
         }
     }
-    return dra_assume_devices(d->assume, &d->allocated);
+    if (dra_assume_devices(d->assume, &d->allocated) != 0)
+        return -1;
+    d->allocated_valid = 1;
+    d->allocated_claims_ver = d->ver_claims;
+    d->allocated_assume_ver = dra_assume_version(d->assume);
+    return 0;
 }
 
 static ks_code_t dra_pre_filter(void *self, ks_cycle_state_t *cs,

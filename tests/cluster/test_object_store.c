@@ -170,6 +170,33 @@ START_TEST(test_put_get_replace_delete_list)
 }
 END_TEST
 
+/* store_version (SDK ABI 1.5): every add, update, delete and clear
+ * changes it; reads and a failed put do not. */
+START_TEST(test_version_changes_with_the_objects)
+{
+    ks_store_t *s = fresh(&PVC);
+    ks_error_t err;
+    uint64_t v0 = ks_store_version(s), v1, v2, v3;
+    ck_assert_int_eq(put(s, PVC_JSON, &err), 0);
+    v1 = ks_store_version(s);
+    ck_assert_uint_ne(v1, v0);
+    (void)ks_store_get(s, "default", "data");
+    ck_assert_uint_eq(ks_store_version(s), v1);
+    ck_assert_int_ne(put(s, "{", &err), 0);
+    ck_assert_uint_eq(ks_store_version(s), v1);
+    ck_assert_int_eq(put(s, PVC_JSON, &err), 0); /* an update */
+    v2 = ks_store_version(s);
+    ck_assert_uint_ne(v2, v1);
+    ck_assert_int_eq(ks_store_delete(s, "default", "data"), 0);
+    v3 = ks_store_version(s);
+    ck_assert_uint_ne(v3, v2);
+    ck_assert_int_eq(put(s, PVC_JSON, &err), 0);
+    ks_store_clear(s);
+    ck_assert_uint_ne(ks_store_version(s), v3);
+    ck_assert_uint_eq(ks_store_version(NULL), 0);
+}
+END_TEST
+
 START_TEST(test_put_refuses_bad_objects)
 {
     ks_store_t *s = fresh(&SC);
@@ -353,6 +380,7 @@ int main(void)
     tcase_add_test(tc, test_register_one_store_per_resource);
     tcase_add_test(tc, test_put_get_replace_delete_list);
     tcase_add_test(tc, test_put_refuses_bad_objects);
+    tcase_add_test(tc, test_version_changes_with_the_objects);
     tcase_add_test(tc, test_field_paths);
     tcase_add_test(tc, test_compact_tree);
     suite_add_tcase(s, tc);

@@ -787,6 +787,12 @@ typedef struct ks_host_api {
      * error. */
     int (*pre_bind_resume)(ks_handle_t *h, const char *pod_uid,
                            ks_code_t code, const char *reason);
+
+    /* (since ABI 1.5) A number that changes whenever the store's objects
+     * change (an add, an update, a delete, a re-list), so that a plugin
+     * that derives state from a whole store can tell in one call that
+     * nothing changed since it last looked. Thread-safe. */
+    uint64_t (*store_version)(const ks_store_t *s);
 } ks_host_api_t;
 
 /* --- pod signatures (since ABI 1.1) -------------------------------------- */
