@@ -168,7 +168,8 @@ ks_scheduler_t *ks_scheduler_new(ks_generation_t *gen, ks_cache_t *cache,
         ks_queue_set_incoming(s->q, s->opts.obs.queue_incoming,
                               s->opts.obs.ud);
     ks_host_api_set_ops(&sched_ops);
-    bind_env(s, gen);
+    if (!s->opts.borrows_generation)
+        bind_env(s, gen);
     return s;
 }
 
@@ -196,7 +197,8 @@ void ks_scheduler_set_seed(ks_scheduler_t *s, uint64_t seed)
 void ks_scheduler_set_generation(ks_scheduler_t *s, ks_generation_t *gen)
 {
     ks_generation_t *old = s->gen;
-    bind_env(s, gen);
+    if (!s->opts.borrows_generation)
+        bind_env(s, gen);
     s->gen = gen;
     ks_queue_set_less(s->q, queue_less, s);
     ks_generation_unref(old);

@@ -182,6 +182,12 @@ typedef struct ks_sched_opts {
      * nominated or preempted (ks_scheduler_try for replay and shadow
      * mode, which must not change the cluster they compare on). */
     int no_post_filter;
+    /* The generation is another scheduler's (shadow mode, an explain
+     * cycle beside serve's own): its plugins stay bound to that
+     * scheduler's environment (snapshot, clock, writer), and are lent to
+     * this one only for the length of each ks_scheduler_try, neither when
+     * this one is made nor when it takes a new generation. */
+    int borrows_generation;
     ks_sched_observer_t obs;
     ks_sched_writer_t writer;
 } ks_sched_opts_t;

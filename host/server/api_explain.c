@@ -238,14 +238,10 @@ void ks_api_debug_explain(ks_server_t *srv, ks_http_conn_t *c,
     copy.node_name = ks_intern_empty(ks_intern_global());
     memset(&so, 0, sizeof so);
     so.no_post_filter = 1;
+    so.borrows_generation = 1; /* lent for the cycle only */
     gen = ks_scheduler_generation(srv->sched)->id;
     s = ks_scheduler_new(ks_scheduler_generation(srv->sched), srv->cache,
                          &so);
-    /* A new scheduler binds the generation's plugins to its own host
-     * environment: hand them back to the running scheduler at once
-     * (ks_scheduler_try lends them to this one for the cycle only). */
-    ks_scheduler_set_generation(
-        srv->sched, ks_generation_ref(ks_scheduler_generation(srv->sched)));
     if (s == NULL) {
         ks_api_status(c, 500, "InternalError", NULL, NULL, "out of memory");
         return;

@@ -127,6 +127,7 @@ int ks_shadow_new(const ks_shadow_names_t *names, ks_generation_t *gen,
      * refused; no PostFilter: nothing nominated or preempted. */
     memset(&so, 0, sizeof so);
     so.no_post_filter = 1;
+    so.borrows_generation = 1; /* serve's scheduler keeps its plugins */
     sh->cache = cache;
     sh->generation = gen->id;
     if ((sh->s = ks_scheduler_new(gen, cache, &so)) == NULL) {

@@ -644,6 +644,48 @@ START_TEST(test_waiting_pod_keeps_its_generation)
 }
 END_TEST
 
+/* A scheduler that borrows the generation (shadow mode, an explain cycle)
+ * leaves its plugins bound to the scheduler that owns it, when it is made,
+ * when it takes a new generation (a reload) and after each of its tries;
+ * the owner schedules on. */
+static int borrowed_tried;
+static void on_borrowed_try(void *ud, const ks_cycle_result_t *r)
+{
+    (void)ud;
+    borrowed_tried += r->selected != NULL;
+}
+
+START_TEST(test_borrowed_generation_keeps_the_owner_bound)
+{
+    ks_sched_opts_t so;
+    ks_scheduler_t *b;
+    ks_fw_env_t *owner_env;
+    ks_error_t err;
+    sched_build(QSORT_DEFAULT BIND_DEFAULT, "", POD("p1", 0) POD("p2", 0), 0);
+    owner_env = profile_fw()->env;
+    ck_assert_ptr_nonnull(owner_env);
+    memset(&so, 0, sizeof so);
+    so.no_post_filter = 1;
+    so.borrows_generation = 1;
+    b = ks_scheduler_new(S.gen, S.w.cache, &so);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_eq(profile_fw()->env, owner_env);
+    ks_scheduler_set_generation(b, ks_generation_ref(S.gen));
+    ck_assert_ptr_eq(profile_fw()->env, owner_env);
+    ks_error_init(&err);
+    borrowed_tried = 0;
+    ck_assert_int_eq(
+        ks_scheduler_try(b, S.w.m.pods[0], on_borrowed_try, NULL, &err), 0);
+    ck_assert_int_eq(borrowed_tried, 1);
+    ck_assert_ptr_eq(profile_fw()->env, owner_env);
+    add_pods();
+    ks_scheduler_run_batch(S.s);
+    ck_assert_str_eq(S.bound, "p1->n1;p2->n1;");
+    ks_scheduler_free(b);
+    ck_assert_ptr_eq(profile_fw()->env, owner_env);
+}
+END_TEST
+
 /* --- Bind ------------------------------------------------------------------------- */
 
 START_TEST(test_bind_skip_chain_in_scheduler)
@@ -832,6 +874,7 @@ static Suite *scheduler_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_bind_skip_chain_in_scheduler);
     tcase_add_test(tc, test_bind_nobody_binds);
+    tcase_add_test(tc, test_borrowed_generation_keeps_the_owner_bound);
     suite_add_tcase(s, tc);
     tc = tcase_create("postfilter-nominated");
     tcase_add_checked_fixture(tc, setup, teardown);
