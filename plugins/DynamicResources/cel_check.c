@@ -148,7 +148,8 @@ void ks_cel_type_name(const ks_cel_type_t *t, char *buf, size_t n)
 
 /* cel.bind variables in scope, innermost first */
 typedef struct scope {
-    const ks_cel_node_t *bind;
+    const ks_cel_node_t *bind; /* ND_BIND or ND_COMPREHENSION */
+    const ks_cel_type_t *type;
     const struct scope *outer;
 } scope_t;
 
@@ -454,6 +455,51 @@ static int check_node(checker_t *c, ks_cel_node_t *n)
     return rc;
 }
 
+/* range.all(x, p), exists, exists_one, filter (p a bool), map(x, f) and
+ * map(x, p, f): x ranges over a list's elements or a map's keys. */
+static int check_comprehension(checker_t *c, ks_cel_node_t *n)
+{
+    if (check_node(c, n->target) < 0)
+        return -1;
+    const ks_cel_type_t *r = n->target->type, *elem;
+    if (r->kind == KT_LIST)
+        elem = r->v;
+    else if (r->kind == KT_MAP)
+        elem = r->k;
+    else if (is_dyn(r))
+        elem = &ks_cel_t_dyn;
+    else
+        return refuse_types(c, n->target->col, "expression of type '%s' cannot be range of a "
+                            "comprehension (must be list, map, or dynamic)%s", r, NULL, NULL);
+    scope_t s = { n, elem, c->scope };
+    c->scope = &s;
+    int rc = 0;
+    for (size_t i = 0; i < n->nargs && rc == 0; i++)
+        rc = check_node(c, n->args[i]);
+    c->scope = s.outer;
+    if (rc < 0)
+        return -1;
+    /* the predicate (every argument but map's transform) must be a bool */
+    size_t preds = n->macro == MC_MAP ? n->nargs - 1 : n->nargs;
+    for (size_t i = 0; i < preds; i++) {
+        const ks_cel_type_t *t = n->args[i]->type;
+        if (!is_dyn(t) && t->kind != KT_BOOL)
+            return refuse_types(c, n->args[i]->col, "a comprehension's condition must be a bool, "
+                                "not %s%s", t, NULL, NULL);
+    }
+    if (n->macro == MC_MAP || n->macro == MC_FILTER) {
+        ks_cel_type_t *t = ks_cel_arena_alloc(c->a, sizeof *t);
+        if (!t)
+            return refuse(c, n->col, "out of memory%s%s", "", "");
+        t->kind = KT_LIST;
+        t->v = n->macro == MC_FILTER ? elem : n->args[n->nargs - 1]->type;
+        n->type = t;
+    } else {
+        n->type = &ks_cel_t_bool;
+    }
+    return 0;
+}
+
 static int check_node_in(checker_t *c, ks_cel_node_t *n)
 {
     switch (n->kind) {
@@ -473,7 +519,7 @@ static int check_node_in(checker_t *c, ks_cel_node_t *n)
         for (const scope_t *s = c->scope; s; s = s->outer)
             if (!strcmp(s->bind->name, n->name)) {
                 n->bind = s->bind;
-                n->type = s->bind->args[0]->type;
+                n->type = s->type;
                 return 0;
             }
         if (strcmp(n->name, "device"))
@@ -544,7 +590,7 @@ static int check_node_in(checker_t *c, ks_cel_node_t *n)
     case ND_BIND: {
         if (check_node(c, n->args[0]) < 0)
             return -1;
-        scope_t s = { n, c->scope };
+        scope_t s = { n, n->args[0]->type, c->scope };
         c->scope = &s;
         int rc = check_node(c, n->args[1]);
         c->scope = s.outer;
@@ -553,6 +599,8 @@ static int check_node_in(checker_t *c, ks_cel_node_t *n)
         n->type = n->args[1]->type;
         return 0;
     }
+    case ND_COMPREHENSION:
+        return check_comprehension(c, n);
     case ND_LIST:
     case ND_MAP: {
         const ks_cel_type_t *kt = NULL, *vt = NULL;

@@ -817,6 +817,99 @@ ks_cel_value_t ks_cel_fold(const ks_cel_node_t *n, ks_cel_arena_t *a)
     return v;
 }
 
+/* The comprehension macros as cel-go expands them: all is a fold with &&
+ * that stops at the first false (an error only counts when nothing is
+ * false), exists the same with || and true, exists_one, map and filter
+ * fail on the first error. Each iteration costs what cel-go's expansion
+ * costs: about 3 for the loop condition and accumulator, 12 for each
+ * element map or filter appends. */
+__attribute__((noinline))
+static val_t eval_comprehension(ev_t *e, const ks_cel_node_t *n)
+{
+    val_t range = eval(e, n->target);
+    if (range.kind == KV_ERROR || e->over_limit)
+        return range;
+    if (is_view(&range)) {
+        range = materialize(e, &range);
+        if (range.kind == KV_ERROR)
+            return range;
+    }
+    if (range.kind != KV_LIST && range.kind != KV_MAP)
+        return verr(e, "no such overload");
+    size_t count = range.u.l.n, stride = range.kind == KV_MAP ? 2 : 1;
+    frame_t f = { n, { .kind = KV_NULL }, e->frames };
+    val_t result = vbool(n->macro == MC_ALL), first_err = { .kind = KV_NULL };
+    val_t *out = NULL;
+    size_t nout = 0, matches = 0;
+    if (n->macro == MC_MAP || n->macro == MC_FILTER) {
+        out = ks_cel_arena_alloc(&e->a, (count + 1) * sizeof *out);
+        if (!out)
+            return verr(e, "out of memory");
+    }
+    e->frames = &f;
+    for (size_t i = 0; i < count; i++) {
+        f.val = range.u.l.items[i * stride];
+        if (charge(e, 3) < 0)
+            break;
+        val_t v = eval(e, n->args[0]);
+        if (e->over_limit)
+            break;
+        int is_bool = v.kind == KV_BOOL;
+        if (n->macro == MC_ALL || n->macro == MC_EXISTS) {
+            int decisive = n->macro == MC_EXISTS; /* the value that ends the loop */
+            if (is_bool && v.u.b == decisive) {
+                result = vbool(decisive);
+                first_err.kind = KV_NULL;
+                break;
+            }
+            if (!is_bool && first_err.kind == KV_NULL)
+                first_err = v.kind == KV_ERROR ? v : verr(e, "no such overload");
+            continue;
+        }
+        if (n->macro == MC_MAP && n->nargs == 1) {
+            if (v.kind == KV_ERROR) { result = v; goto done; }
+            if (charge(e, 12) < 0) break;
+            out[nout++] = v;
+            continue;
+        }
+        if (!is_bool) {
+            result = v.kind == KV_ERROR ? v : verr(e, "no such overload");
+            goto done;
+        }
+        if (n->macro == MC_EXISTS_ONE) {
+            matches += v.u.b;
+            continue;
+        }
+        if (!v.u.b)
+            continue;
+        if (charge(e, 12) < 0)
+            break;
+        if (n->macro == MC_FILTER) {
+            out[nout++] = f.val;
+        } else { /* map(x, p, f) */
+            val_t t = eval(e, n->args[1]);
+            if (t.kind == KV_ERROR || e->over_limit) { result = t; goto done; }
+            out[nout++] = t;
+        }
+    }
+    if (e->over_limit) {
+        result = verr(e, "cost");
+        goto done;
+    }
+    if ((n->macro == MC_ALL || n->macro == MC_EXISTS) && first_err.kind != KV_NULL)
+        result = first_err;
+    else if (n->macro == MC_EXISTS_ONE)
+        result = vbool(matches == 1);
+    else if (out) {
+        result = (val_t){ .kind = KV_LIST };
+        result.u.l.items = out;
+        result.u.l.n = nout;
+    }
+done:
+    e->frames = f.outer;
+    return result;
+}
+
 static val_t eval(ev_t *e, const ks_cel_node_t *n)
 {
     if (e->over_limit)
@@ -842,6 +935,8 @@ static val_t eval(ev_t *e, const ks_cel_node_t *n)
         e->frames = f.outer;
         return r;
     }
+    case ND_COMPREHENSION:
+        return eval_comprehension(e, n);
     case ND_SELECT: {
         val_t t = eval(e, n->target);
         if (charge(e, 1) < 0) return verr(e, "cost");

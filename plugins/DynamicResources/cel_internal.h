@@ -105,8 +105,11 @@ int ks_cel_semver_cmp(const ks_cel_semver_t *a, const ks_cel_semver_t *b);
 typedef enum {
     ND_CONST, ND_IDENT, ND_SELECT, ND_INDEX, ND_CALL, ND_LIST, ND_MAP,
     ND_AND, ND_OR, ND_COND, ND_HAS,
-    ND_BIND /* cel.bind(name, args[0], args[1]) */
+    ND_BIND, /* cel.bind(name, args[0], args[1]) */
+    ND_COMPREHENSION /* target.macro(name, args...): all, exists, exists_one, map, filter */
 } ks_cel_node_kind_t;
+
+typedef enum { MC_ALL, MC_EXISTS, MC_EXISTS_ONE, MC_MAP, MC_FILTER } ks_cel_macro_t;
 
 typedef enum {
     FN_NONE,
@@ -157,9 +160,11 @@ struct ks_cel_node {
     ks_cel_value_t cval;        /* ND_CONST; also a folded literal regex arg */
     const ks_cel_regex_t *re;   /* FN_MATCHES with a literal pattern */
     const ks_cel_type_t *type;  /* set by the checker */
-    const ks_cel_node_t *bind;  /* ND_IDENT naming a cel.bind variable */
+    const ks_cel_node_t *bind;  /* ND_IDENT naming a cel.bind or iteration
+                                   variable: the ND_BIND/ND_COMPREHENSION */
     int set_membership;         /* FN_IN on a constant list of scalars */
     int ov_first;               /* ND_CALL: index of fn's first overload */
+    ks_cel_macro_t macro;       /* ND_COMPREHENSION */
     int folded;                 /* ND_CALL whose value (cval) was computed
                                    at compile time; it still costs as a call */
 };

@@ -134,8 +134,13 @@ static int expr_list(parser_t *ps, ks_cel_tok_kind_t close, int is_map, int allo
 }
 
 static const char *const unsupported_macros[] = {
-    "all", "exists", "exists_one", "map", "filter", "transformList",
-    "transformMap", "transformMapEntry", "existsOne", NULL
+    "transformList", "transformMap", "transformMapEntry", NULL
+};
+
+static const struct { const char *name; ks_cel_macro_t m; size_t min, max; } macros[] = {
+    { "all", MC_ALL, 2, 2 }, { "exists", MC_EXISTS, 2, 2 },
+    { "exists_one", MC_EXISTS_ONE, 2, 2 }, { "map", MC_MAP, 2, 3 },
+    { "filter", MC_FILTER, 2, 2 },
 };
 
 static ks_cel_node_t *finish_call(parser_t *ps, ks_cel_node_t *target, const char *name, int col)
@@ -143,11 +148,16 @@ static ks_cel_node_t *finish_call(parser_t *ps, ks_cel_node_t *target, const cha
     for (size_t i = 0; unsupported_macros[i]; i++)
         if (!strcmp(name, unsupported_macros[i])) {
             ks_cel_errf(ps->err, ps->errlen, col,
-                        "unsupported macro '%s' (ksched's CEL subset has no comprehensions; "
-                        "it supports has(), size(), in, string, quantity and semver functions)", name);
+                        "unsupported function '%s' (two-variable comprehensions are not supported; "
+                        "ksched has all, exists, exists_one, map and filter)", name);
             ps->failed = 1;
             return NULL;
         }
+    if (!strcmp(name, "existsOne")) {
+        ks_cel_errf(ps->err, ps->errlen, col, "unsupported function 'existsOne' (ksched has exists_one)");
+        ps->failed = 1;
+        return NULL;
+    }
     ks_cel_node_t *n = node(ps, ND_CALL, col);
     if (!n)
         return NULL;
@@ -156,6 +166,31 @@ static ks_cel_node_t *finish_call(parser_t *ps, ks_cel_node_t *target, const cha
     next(ps); /* '(' */
     if (expr_list(ps, TK_RPAREN, 0, 0, &n->args, &n->nargs) < 0)
         return NULL;
+    /* the comprehension macros: range.all(x, predicate) and friends */
+    for (size_t i = 0; target && i < sizeof macros / sizeof macros[0]; i++) {
+        if (strcmp(name, macros[i].name))
+            continue;
+        if (n->nargs == 3 && macros[i].max == 2) {
+            ks_cel_errf(ps->err, ps->errlen, col,
+                        "unsupported macro '%s' with two variables (two-variable comprehensions "
+                        "are not supported)", name);
+            ps->failed = 1;
+            return NULL;
+        }
+        if (n->nargs < macros[i].min || n->nargs > macros[i].max)
+            break; /* not the macro: an ordinary (unknown) function */
+        if (n->args[0]->kind != ND_IDENT) {
+            ks_cel_errf(ps->err, ps->errlen, n->args[0]->col, "argument must be a simple name");
+            ps->failed = 1;
+            return NULL;
+        }
+        n->kind = ND_COMPREHENSION;
+        n->macro = macros[i].m;
+        n->name = n->args[0]->name;
+        n->args++;
+        n->nargs--;
+        return n;
+    }
     /* cel.bind(var, init, expr): a local variable (cel-go's Bindings) */
     if (target && target->kind == ND_IDENT && !strcmp(target->name, "cel") && !strcmp(name, "bind")) {
         if (n->nargs != 3) {

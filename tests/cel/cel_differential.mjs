@@ -149,7 +149,7 @@ function gen(t, depth, dev, strict = false) {
     case "bool": {
       if (leaf) return pick(["true", "false", "device.allowMultipleAllocations",
         `has(device.attributes[${q(pick(dev.attrs.length ? dev.attrs.map((a) => a.d) : DOMAINS))}].${pick(IDS)})`]);
-      switch (ri(15)) {
+      switch (ri(17)) {
         case 0: return `!${paren(gen("bool", depth - 1, dev))}`;
         case 1: return `${paren(gen("bool", depth - 1, dev))} && ${paren(gen("bool", depth - 1, dev))}`;
         case 2: return `${paren(gen("bool", depth - 1, dev))} || ${paren(gen("bool", depth - 1, dev))}`;
@@ -180,6 +180,26 @@ function gen(t, depth, dev, strict = false) {
           return `${attrRef(dev)} ${op} ${gen(ty, 0, dev)}`;
         }
         case 12: return `${attrRef(dev)}${pick([".startsWith(\"A\")", ".matches(\"^[a-z]\")", "", " && true", " || false"])}`;
+        case 15: {
+          // comprehensions over a list of ints or a map's keys
+          const m = pick(["all", "exists", "exists_one"]);
+          if (chance(0.3)) {
+            const mp = chance(0.5) ? paren(gen("map", depth - 1, dev))
+              : `device.attributes[${q(pick(DOMAINS))}]`;
+            return `${mp}.${m}(k, ${pick(["k.startsWith(\"m\")", "k == \"a\"", "k.size() > 3", "k in [\"b\", \"model\"]"])})`;
+          }
+          const pred = `x ${pick(["<", ">", "==", "!=", ">="])} ${paren(gen("int", depth - 1, dev))}`;
+          return `${paren(gen("list", depth - 1, dev))}.${m}(x, ${chance(0.2) ? `1 / x > 0 || ${pred}` : pred})`;
+        }
+        case 16: {
+          const l = paren(gen("list", depth - 1, dev));
+          const r = paren(gen("list", depth - 1, dev));
+          switch (ri(3)) {
+            case 0: return `${l}.map(x, x ${pick(["*", "+", "-", "/"])} ${gen("int", 0, dev, true)}) == ${r}`;
+            case 1: return `${l}.filter(x, x ${pick(["<", ">", "=="])} ${gen("int", 0, dev, true)}) == ${r}`;
+            default: return `size(${l}.map(x, x > ${gen("int", 0, dev, true)}, x * 2)) ${pick(["==", ">", "<"])} ${ri(4)}`;
+          }
+        }
         case 13: return `18446744073709551615u ${pick(["+", "-", "*"])} ${gen("uint", 0, dev)} ${pick(["==", "<", ">="])} ${gen("uint", 0, dev)}`;
         default: return `${q(pick(IDS))} in device.attributes[${q(pick(DOMAINS.filter((d) => dev.attrs.some((a) => a.d === d)).concat(["gpu.example.com"])))}]`;
       }

@@ -22,12 +22,15 @@ static const char *const seeds[] = {
     "has(device.attributes.x.y) || !(1 in [1]) || quantity('1.5e3m').add(2).isInteger()",
     "device.attributes['gpu.example.com'].cores * 2 > 100 && device.allowMultipleAllocations",
     "int('12') + uint(3) == 15 || string(1.5) == '1.5' || dyn(1) == 1.0",
+    "[1, 2, 3].all(x, x > 0) && {'a': 1}.exists(k, k == 'a') && [1].map(x, x > 0, x * 2) == [2]",
+    "cel.bind(g, device.attributes['gpu.example.com'], g.exists(id, id.startsWith('m')) && [[1]].all(l, l.exists_one(x, x == 1)))",
 };
 static const char *const tokens[] = {
     "(", ")", "[", "]", "{", "}", ".", ",", ":", "?", "&&", "||", "!", "-", "+", "*", "/",
     "%", "==", "!=", "<", "<=", ">", ">=", " in ", "'", "\"", "'''", "r'", "b'", "\\",
     "1", "1u", "1.0", "9223372036854775808", "0x", "1e", "null", "true", "device",
     ".size()", ".matches('", "quantity('", "semver('", "has(", "[0]", "{", "(?", "\\d",
+    ".all(x, ", ".exists(", ".map(x, x, ", ".filter(", "x", "cel.bind(",
     "{1000}", "*", "+?", "|", "^", "$", "\xc3\xa9", "\xff", "\n",
 };
 

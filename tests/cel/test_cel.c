@@ -238,13 +238,37 @@ START_TEST(semver)
 }
 END_TEST
 
+START_TEST(macros)
+{
+    T("[1, 2, 3].all(x, x > 0) && [1, 2, 3].exists(x, x > 2) && !([1, 2, 3].exists_one(x, x > 1))");
+    T("[1, 2, 3].map(x, x * 2) == [2, 4, 6] && [1, 2, 3].filter(x, x % 2 == 1) == [1, 3]");
+    T("[1, 2, 3].map(x, x > 1, x * 10) == [20, 30] && [].all(x, false) && ![].exists(x, true)");
+    T("{'a': 1, 'b': 2}.all(k, k.size() == 1)"); /* a map's keys */
+    T("device.attributes['gpu.example.com'].exists(id, id.startsWith('mo'))");
+    T("[[1, 2], [3]].all(l, l.all(x, x > 0))");
+    T("cel.bind(x, 5, [1, 2].all(x, x < 5) && x == 5)"); /* the iteration variable shadows */
+    /* all and exists absorb an error as && and || do; the others do not */
+    F("[0, 1].all(x, 1 / x > 5)");
+    T("[0, 1].exists(x, 1 / x > 0)");
+    ERR("[0, 1].all(x, 1 / x > 0)", "division by zero");
+    ERR("[0, 1].exists_one(x, 1 / x > 0)", "division by zero");
+    ERR("[0, 1].filter(x, 1 / x > 0) == []", "division by zero");
+    ERR("device.attributes['gpu.example.com'].all(id, device.attributes['gpu.example.com'][id] > 0)",
+        "no such overload");
+    REFUSE("[1, 2].all(x, x)", "condition must be a bool");
+    REFUSE("1.all(x, true)", "cannot be range of a comprehension");
+    REFUSE("[1].all(x.y, true)", "argument must be a simple name");
+    REFUSE("[1].all(x, y, true)", "two-variable comprehensions are not supported");
+    REFUSE("[1].existsOne(x, true)", "unsupported function 'existsOne'");
+    REFUSE("[1].transformList(i, x, x) == []", "unsupported function 'transformList'");
+    REFUSE("[1, 2].exists(x, x == 2) && x == 1", "undeclared reference to 'x'");
+    /* each iteration costs */
+    ck_assert_int_eq(run_limit("[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, x > 0)", 20), -1);
+}
+END_TEST
+
 START_TEST(refusals)
 {
-    REFUSE("[1].exists(x, x > 0)", "unsupported macro 'exists'");
-    REFUSE("[1].all(x, x > 0)", "unsupported macro 'all'");
-    REFUSE("[1].exists_one(x, x > 0)", "unsupported macro 'exists_one'");
-    REFUSE("[1].map(x, x) == [1]", "unsupported macro 'map'");
-    REFUSE("[1].filter(x, x > 0) == [1]", "unsupported macro 'filter'");
     REFUSE("'a'.indexOf('a') == 0", "unsupported function 'indexOf'");
     REFUSE("Foo{a: 1}", "message construction");
     REFUSE("has(device)", "invalid argument to has()");
@@ -377,6 +401,7 @@ int main(void)
     tcase_add_test(tc, regex);
     tcase_add_test(tc, quantity);
     tcase_add_test(tc, semver);
+    tcase_add_test(tc, macros);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, bindings);
     tcase_add_test(tc, cost_limit);
