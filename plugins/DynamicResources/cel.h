@@ -6,9 +6,10 @@
  * `device.attributes[DOMAIN][ID]` and `device.attributes[DOMAIN].ID`,
  * `device.capacity[DOMAIN][ID]`, `device.allowMultipleAllocations`,
  * comparisons, arithmetic, `&&`, `||`, `!`, `?:`, `in`, `has()`, `size()`,
- * the string functions, `matches` (an RE2 subset), `quantity()` and
- * `semver()` with their methods. Anything else is refused by ks_cel_compile
- * with a message naming it, never evaluated as false.
+ * conversions, the string functions, `matches` (an RE2 subset),
+ * `quantity()` and `semver()` with their methods, `cel.bind()` and the
+ * macros all, exists, exists_one, map and filter. Anything else is refused
+ * by ks_cel_compile with a message naming it, never evaluated as false.
  *
  * Errors follow CEL: `&&` and `||` absorb an error when the other side
  * decides the result (in either order), `?:` evaluates only the taken
@@ -53,7 +54,7 @@ typedef struct ks_cel_program ks_cel_program_t;
 /* Parses and type-checks one selector expression (a DeviceClass's or a
  * request's `cel.expression`) once. NULL on failure with err filled with
  * one line naming the column and the reason, e.g.
- * "column 12: unsupported function 'exists_one' (ksched supports: ...)"
+ * "column 12: unsupported function 'indexOf' (ksched supports: ...)"
  * or upstream-like "undeclared reference to 'foo'"; anything outside the
  * supported subset is refused here, never evaluated as false. The result
  * type must be bool ("must evaluate to bool"). Thread-safe; the program is
