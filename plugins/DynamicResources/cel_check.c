@@ -165,7 +165,7 @@ typedef struct checker {
  * left-deep tree the parser builds without recursing). */
 #define MAX_TREE_DEPTH 250
 
-/* The refusal helpers stay out of line: their buffers must not grow the
+/* The refusal functions stay out of line: their buffers must not grow the
  * frames of the recursive checker (250 deep, also under AddressSanitizer). */
 __attribute__((noinline))
 static int refuse(checker_t *c, int col, const char *fmt, const char *x, const char *y)

@@ -378,7 +378,7 @@ static val_t index_value(ev_t *e, const val_t *t, const val_t *k)
     return verr(e, "no such overload");
 }
 
-/* ---- helpers for strings ---- */
+/* ---- strings ---- */
 
 static size_t utf8_len(const char *s, size_t n)
 {

@@ -1,5 +1,5 @@
 /* Private to the CEL subset: tokens, the syntax tree, static types, runtime
- * values, and the quantity, semver and regex helpers. Nothing here is
+ * values, and the quantity, semver and regex functions. Nothing here is
  * thread-unsafe: every function works on memory its caller passes. */
 #ifndef KS_CEL_INTERNAL_H
 #define KS_CEL_INTERNAL_H

@@ -1,7 +1,7 @@
 /* Semantic versions for CEL's semver() library and VERSION attributes, by
  * the rules of the blang/semver parser Kubernetes uses: MAJOR.MINOR.PATCH
- * without leading zeros, an optional -prerelease of dot-separated
- * identifiers (numeric ones without leading zeros) and an ignored +build.
+ * without a zero before other digits, an optional -prerelease of dot-separated
+ * identifiers (numeric ones without a zero before other digits) and an ignored +build.
  * Precedence: numbers, then a release above its prereleases, then the
  * prerelease identifiers (numeric below alphanumeric). */
 #include "cel_internal.h"
@@ -45,7 +45,7 @@ static int all_digits(const char *s, size_t n)
     return n > 0;
 }
 
-/* Upstream's semver(s, true): drops a leading "v", leading zeros, and fills
+/* Upstream's semver(s, true): drops a "v" prefix and zeros before digits, and fills
  * a missing minor or patch with 0. */
 static const char *normalize(const char *s, size_t *n, ks_cel_arena_t *a, char *err, size_t errlen)
 {
@@ -127,7 +127,7 @@ int ks_cel_semver_parse(const char *s, size_t n, int norm, ks_cel_arena_t *a,
         if ((k < 2 && i >= core_end) || (k == 2 && i != core_end))
             return fail(err, errlen, "No Major.Minor.Patch elements found in '%.*s'", s, n);
         if (i - start > 1 && s[start] == '0' && all_digits(s + start, i - start))
-            return fail(err, errlen, "Leading zeroes are not allowed in '%.*s'", s, n);
+            return fail(err, errlen, "Numbers must not begin with 0 in '%.*s'", s, n);
         if (parse_num(s + start, i - start, &nums[k]) < 0)
             return fail(err, errlen, "Invalid character(s) found in version '%.*s'", s, n);
         i++;
@@ -144,7 +144,7 @@ int ks_cel_semver_parse(const char *s, size_t n, int norm, ks_cel_arena_t *a,
                 if (k == st)
                     return fail(err, errlen, "Prerelease is empty in '%.*s'", s, n);
                 if (all_digits(p + st, k - st) && k - st > 1 && p[st] == '0')
-                    return fail(err, errlen, "Numeric PreRelease version must not contain leading zeroes in '%.*s'", s, n);
+                    return fail(err, errlen, "Numeric PreRelease version must not begin with 0 in '%.*s'", s, n);
                 st = k + 1;
             } else if (!is_alnum_hy(p[k])) {
                 return fail(err, errlen, "Invalid character(s) found in prerelease '%.*s'", s, n);
