@@ -6,6 +6,7 @@
 #   run_differential.sh CLI NPM_PREFIX SCRIPT [COUNT] [SEED]
 cli=$1 prefix=$2 script=$3 count=${4:-5000} seed=${5:-20261127}
 version=0.6.1
+protobuf=2.17.0 # its peer dependency, pinned too
 
 if ! command -v node >/dev/null 2>&1; then
     echo "node is not installed: skipped (Debian: apt-get install nodejs npm)"
@@ -18,6 +19,7 @@ if [ ! -f "$prefix/node_modules/@bufbuild/cel/package.json" ]; then
     fi
     mkdir -p "$prefix"
     if ! npm install --no-audit --no-fund --prefix "$prefix" "@bufbuild/cel@$version" \
+            "@bufbuild/protobuf@$protobuf" \
             >"$prefix/npm-install.log" 2>&1; then
         echo "npm install @bufbuild/cel@$version failed (see $prefix/npm-install.log): skipped"
         tail -5 "$prefix/npm-install.log"
