@@ -86,6 +86,10 @@ ks_code_t ipa_filter_with_state(void *self, ks_cycle_state_t *cs, void *state,
                                const ks_pod_t *pod, const ks_node_info_t *ni,
                                ks_status_t *st);
 
+ks_code_t ipa_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
+                           const ks_pod_t *pod,
+                           const ks_node_info_t *const *nodes, uint32_t n,
+                           uint8_t *pass, ks_status_t *scratch);
 /* --- ipa_score.c --------------------------------------------------------- */
 
 ks_code_t ipa_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
@@ -97,6 +101,10 @@ ks_code_t ipa_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
 ks_code_t ipa_score_with_state(void *self, ks_cycle_state_t *cs, void *state,
                               const ks_pod_t *pod, const ks_node_info_t *ni,
                               int64_t *score, ks_status_t *st);
+ks_code_t ipa_score_nodes(void *self, ks_cycle_state_t *cs, void *state,
+                          const ks_pod_t *pod,
+                          const ks_node_info_t *const *nodes, uint32_t n,
+                          int64_t *scores, ks_status_t *scratch);
 ks_code_t ipa_normalize_score(void *self, ks_cycle_state_t *cs,
                               const ks_pod_t *pod, ks_node_score_t *scores,
                               uint32_t n, ks_status_t *st);

@@ -327,3 +327,45 @@ ks_code_t ipa_filter_with_state(void *self, ks_cycle_state_t *cs, void *state,
     }
     return KS_SUCCESS;
 }
+
+/* Bulk Filter (ABI 1.2 filter_nodes): ipa_filter_with_state's verdict for
+ * every node still passing, the state checked once; a check whose map is
+ * empty (no matching pod anywhere) is not asked per node. A node without
+ * its node object is marked 2 (the per-node Filter reports the error).
+ * Thread-safe, as Filter. */
+ks_code_t ipa_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
+                           const ks_pod_t *pod,
+                           const ks_node_info_t *const *nodes, uint32_t n,
+                           uint8_t *pass, ks_status_t *scratch)
+{
+    const ipa_plugin_t *pl = self;
+    const ipa_prefilter_state_t *s = state;
+    uint32_t i, n_aff;
+    int check_anti, check_existing;
+
+    (void)pl;
+    (void)cs;
+    (void)pod;
+    (void)scratch;
+    if (s == NULL)
+        return KS_ERROR; /* node by node: the state's reason */
+    (void)ipa_required_affinity(s->pod, &n_aff);
+    check_anti = s->anti.nonzero != 0;
+    check_existing = s->existing_anti.nonzero != 0;
+    for (i = 0; i < n; i++) {
+        const ks_node_t *node;
+        if (!pass[i])
+            continue;
+        node = nodes[i] ? nodes[i]->node : NULL;
+        if (node == NULL) {
+            pass[i] = 2;
+            continue;
+        }
+        if ((n_aff > 0 && !ipa_satisfies_affinity(s, node)) ||
+            (check_anti && !ipa_satisfies_anti_affinity(s, node)) ||
+            (check_existing &&
+             !ipa_satisfies_existing_anti_affinity(s, node)))
+            pass[i] = 0;
+    }
+    return KS_SUCCESS;
+}

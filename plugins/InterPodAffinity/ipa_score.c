@@ -265,6 +265,40 @@ ks_code_t ipa_score_with_state(void *self, ks_cycle_state_t *cs, void *state,
     return KS_SUCCESS;
 }
 
+/* Bulk Score (ABI 1.2 score_nodes): ipa_score_with_state over the run,
+ * the state checked once. A node without its node object: the host
+ * scores the run node by node (for the per-node error). Thread-safe, as
+ * Score. */
+ks_code_t ipa_score_nodes(void *self, ks_cycle_state_t *cs, void *state,
+                          const ks_pod_t *pod,
+                          const ks_node_info_t *const *nodes, uint32_t n,
+                          int64_t *scores, ks_status_t *scratch)
+{
+    const ipa_prescore_state_t *s = state;
+    uint32_t i, k;
+
+    (void)self;
+    (void)cs;
+    (void)pod;
+    (void)scratch;
+    if (s == NULL)
+        return KS_ERROR; /* node by node: the state's reason */
+    for (i = 0; i < n; i++) {
+        const ks_node_t *node = nodes[i] ? nodes[i]->node : NULL;
+        int64_t sum = 0;
+        if (node == NULL)
+            return KS_ERROR;
+        for (k = 0; k < s->n_keys; k++) {
+            const char *value =
+                ks_labels_get_interned(&node->labels, s->keys[k]);
+            if (value != NULL)
+                sum += ks_tpmap_get(&s->sums, s->keys[k], value);
+        }
+        scores[i] = sum;
+    }
+    return KS_SUCCESS;
+}
+
 ks_code_t ipa_normalize_score(void *self, ks_cycle_state_t *cs,
                               const ks_pod_t *pod, ks_node_score_t *scores,
                               uint32_t n, ks_status_t *st)
