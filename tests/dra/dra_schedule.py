@@ -343,6 +343,24 @@ def main():
     if r.returncode == 0 or "filterTimeout: Invalid value" not in r.stderr:
         print("FAIL filterTimeout -1s: %d %s" % (r.returncode, r.stderr))
         ok = False
+    # the shipped example: tests/dra/gpus.yaml with
+    # profiles/examples/dynamic-resources.yaml
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                       "..")
+    r = subprocess.run([KSCHED, "schedule", "--cluster",
+                        os.path.join(src, "tests", "dra", "gpus.yaml"),
+                        "--config", os.path.join(src, "profiles", "examples",
+                                                 "dynamic-resources.yaml"),
+                        "--plugin-dir", PLUGIN_DIR, "--deterministic"],
+                       capture_output=True, text=True, timeout=120)
+    if (r.returncode != 3 or
+            "3 bound, 1 could not be placed, 6 API requests recorded"
+            not in r.stdout or
+            "0/3 nodes are available: 3 cannot allocate all claims."
+            not in r.stdout):
+        print("FAIL the shipped example: %d\n%s%s" % (r.returncode,
+                                                     r.stdout, r.stderr))
+        ok = False
     print("ok" if ok else "failed")
     return 0 if ok else 1
 
