@@ -107,6 +107,10 @@ void dra_objects_free(dra_t *d);
  * none. */
 const char *dra_uid(const dra_t *d, const ks_object_t *o, char *buf,
                     size_t len);
+/* Do two objects hold the same JSON at path (absent equals absent; a
+ * real number counts as a change)? Thread-safe. */
+int dra_field_equal(const dra_t *d, const ks_object_t *a,
+                    const ks_object_t *b, const char *path);
 /* A field helper: the string at path or "" */
 const char *dra_str(const dra_t *d, const ks_object_t *o, const char *path);
 

@@ -68,6 +68,88 @@ static uint32_t hash_str(const char *s)
     return h;
 }
 
+/* --- structural equality ------------------------------------------------------ */
+
+typedef struct eq_walk {
+    const dra_t *d;
+    const ks_object_t *a, *b;
+    const char *path;
+    int equal;
+} eq_walk_t;
+
+static int eq_key(const char *key, const char *value, void *ud)
+{
+    eq_walk_t *w = ud;
+    char p[1024];
+    (void)value;
+    if (strchr(key, '"') != NULL) { /* not addressable: call it changed */
+        w->equal = 0;
+        return 1;
+    }
+    snprintf(p, sizeof p, "%s[\"%s\"]", w->path, key);
+    if (!dra_field_equal(w->d, w->a, w->b, p)) {
+        w->equal = 0;
+        return 1;
+    }
+    return 0;
+}
+
+int dra_field_equal(const dra_t *d, const ks_object_t *a, const ks_object_t *b,
+                    const char *path)
+{
+    ks_field_type_t ta = d->api->object_type(a, path);
+    ks_field_type_t tb = d->api->object_type(b, path);
+    uint32_t na = 0, nb = 0, i;
+    if (ta != tb)
+        return 0;
+    switch (ta) {
+    case KS_FIELD_ABSENT:
+        return 1;
+    case KS_FIELD_STRING: {
+        const char *x = NULL, *y = NULL;
+        d->api->object_string(a, path, &x);
+        d->api->object_string(b, path, &y);
+        return x != NULL && y != NULL && strcmp(x, y) == 0;
+    }
+    case KS_FIELD_INT: {
+        int64_t x = 0, y = 1;
+        d->api->object_int(a, path, &x);
+        d->api->object_int(b, path, &y);
+        return x == y;
+    }
+    case KS_FIELD_BOOL: {
+        int x = 0, y = 1;
+        d->api->object_bool(a, path, &x);
+        d->api->object_bool(b, path, &y);
+        return x == y;
+    }
+    case KS_FIELD_ARRAY:
+        d->api->object_len(a, path, &na);
+        d->api->object_len(b, path, &nb);
+        if (na != nb)
+            return 0;
+        for (i = 0; i < na; i++) {
+            char p[1024];
+            snprintf(p, sizeof p, "%s[%u]", path, i);
+            if (!dra_field_equal(d, a, b, p))
+                return 0;
+        }
+        return 1;
+    case KS_FIELD_MAP: {
+        eq_walk_t w = {d, a, b, path, 1};
+        d->api->object_len(a, path, &na);
+        d->api->object_len(b, path, &nb);
+        if (na != nb)
+            return 0;
+        if (d->api->object_map_iterate(a, path, eq_key, &w) != KS_FIELD_OK)
+            return 0;
+        return w.equal;
+    }
+    default: /* reals and the rest: not compared, call them changed */
+        return 0;
+    }
+}
+
 /* --- CEL programs ----------------------------------------------------------- */
 
 static int compile_selector(dra_t *d, const char *expr, dra_selector_t *out)

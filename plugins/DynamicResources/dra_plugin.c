@@ -974,21 +974,10 @@ static ks_queueing_hint_t dra_after_object(void *self, const ks_pod_t *pod,
         return KS_QUEUE_SKIP;
     if (old == NULL)
         return KS_QUEUE;
-    /* the status as before: something else changed */
-    {
-        const char *a = dra_str(d, old, "metadata.resourceVersion");
-        const char *b = dra_str(d, n, "metadata.resourceVersion");
-        uint32_t la = 0, lb = 0;
-        int sa, sb;
-        (void)a;
-        (void)b;
-        sa = d->api->object_type(old, "status.allocation") != KS_FIELD_ABSENT;
-        sb = d->api->object_type(n, "status.allocation") != KS_FIELD_ABSENT;
-        d->api->object_len(old, "status.reservedFor", &la);
-        d->api->object_len(n, "status.reservedFor", &lb);
-        if (sa == sb && la == lb)
-            return KS_QUEUE_SKIP;
-    }
+    /* the status as before (apiequality.Semantic.DeepEqual): something
+     * else changed, e.g. the driver added a finalizer */
+    if (dra_field_equal(d, old, n, "status"))
+        return KS_QUEUE_SKIP;
     return KS_QUEUE;
 }
 
