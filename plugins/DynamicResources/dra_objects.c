@@ -867,14 +867,11 @@ int dra_node_slices(const dra_t *d, const ks_node_t *node,
     const dra_slice_t **v = NULL;
     *out = NULL;
     *n = 0;
+    /* node names and the slices' nodeName are interned in the host's one
+     * table (types.h): the address is the name */
     for (ns = d->by_node[h]; ns != NULL; ns = ns->next)
         if (ns->node == name)
             break;
-    if (ns == NULL) /* names interned elsewhere: compare text */
-        for (h = 0; h < DRA_BUCKETS && ns == NULL; h++)
-            for (ns = d->by_node[h]; ns != NULL; ns = ns->next)
-                if (strcmp(ns->node, name) == 0)
-                    break;
     if (ns != NULL)
         for (i = 0; i < ns->n; i++)
             if (push(&v, n, &cap, ns->v[i]) != 0)
