@@ -24,6 +24,14 @@
  *   sleeps on a condition variable: an idle pool takes no CPU. The caller
  *   pays for a wake-up only when some worker sleeps.
  * - Jobs too small to share (a single chunk) run inline.
+ * - A worker the system took off its CPU while it held a chunk (more
+ *   runnable threads than CPUs: a loaded machine) makes the caller wait
+ *   for that chunk for as long as the worker is off. When the caller
+ *   waits more than twice its own share of a job (and STALL_NS), the next
+ *   INLINE_JOBS jobs run inline on the caller, then sharing is tried
+ *   again: on a loaded machine a second thread then costs about what one
+ *   does instead of stalling every cycle. Inline or shared, a job's
+ *   chunks and results are the same.
  */
 #include "pool.h"
 
@@ -37,6 +45,10 @@
 
 /* How long an idle worker spins for the next job before it sleeps. */
 #define SPIN_NS 50000
+/* A wait for the other threads' chunks longer than this and than twice
+ * the caller's own share is a stall; then INLINE_JOBS jobs run inline. */
+#define STALL_NS 20000
+#define INLINE_JOBS 256
 /* Epoch and next index in one word: the index is the low 32 bits. */
 #define WORD(epoch, next) (((uint64_t)(epoch) << 32) | (uint32_t)(next))
 #define WORD_EPOCH(w) ((uint32_t)((w) >> 32))
@@ -59,6 +71,8 @@ struct ks_pool {
     _Alignas(64) atomic_uint done;   /* items finished in this job */
     _Alignas(64) atomic_uint sleepers;
     atomic_int stop;
+    unsigned inline_left; /* jobs still to run inline after a stall
+                           * (caller only) */
     pthread_mutex_t mu;
     pthread_cond_t work_cv;
 };
@@ -227,9 +241,12 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
     uint32_t epoch;
     job_slot_t *s;
     unsigned spins = 0;
+    uint64_t t0, t1, t2;
     if (chunk == 0)
         chunk = 1;
-    if (p == NULL || p->n_threads == 0 || n <= chunk) {
+    if (p == NULL || p->n_threads == 0 || n <= chunk || p->inline_left > 0) {
+        if (p != NULL && p->inline_left > 0 && n > chunk)
+            p->inline_left--; /* after a stall */
         if (n) {
             ks_pool_job_depth++;
             fn(ud, 0, n, 0);
@@ -237,6 +254,7 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
         }
         return;
     }
+    t0 = ks_mono_ns();
     /* The previous job is finished (this function waited for it): no
      * claim on it can succeed any more, so its slot and the other one are
      * free to write. Epoch 0 means "none"; after 2^32 jobs it wraps past
@@ -262,6 +280,7 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
         pthread_mutex_unlock(&p->mu);
     }
     do_chunks(p, epoch, 0);
+    t1 = ks_mono_ns();
     /* Every chunk is claimed; wait for the ones other threads run, which
      * are running now (claimed by an awake worker), so a spin suffices. */
     while (atomic_load_explicit(&p->done, memory_order_acquire) < n) {
@@ -270,4 +289,7 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
         else
             cpu_relax();
     }
+    t2 = ks_mono_ns();
+    if (t2 - t1 > STALL_NS && t2 - t1 > 2 * (t1 - t0))
+        p->inline_left = INLINE_JOBS;
 }

@@ -3,7 +3,8 @@
  * by chunks of the size asked, across many jobs back to back of every
  * size (the path a late worker could get wrong: a chunk of the next job
  * run with the last job's function); jobs too small to share run inline on
- * the caller; idle workers end up asleep, not spinning.
+ * the caller; idle workers end up asleep, not spinning; after a worker
+ * stalled the caller, the next jobs run inline.
  */
 #include <check.h>
 #include <stdatomic.h>
@@ -120,6 +121,58 @@ START_TEST(idle_workers_sleep)
 }
 END_TEST
 
+/* A worker that holds a chunk and is off its CPU (here: asleep 20 ms in
+ * it) stalls the caller; the next jobs then run inline on the caller. */
+typedef struct stall_job {
+    atomic_int worker_started;
+    atomic_uint calls, whole_on_caller;
+    uint32_t n;
+} stall_job_t;
+
+static void stall_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    stall_job_t *j = ud;
+    struct timespec ms = {0, 1000000}, slow = {0, 20000000};
+    unsigned i;
+    atomic_fetch_add(&j->calls, 1);
+    if (b == 0 && e == j->n && worker == 0)
+        atomic_fetch_add(&j->whole_on_caller, 1);
+    if (worker != 0) {
+        atomic_store(&j->worker_started, 1);
+        nanosleep(&slow, NULL);
+        return;
+    }
+    /* the caller leaves chunks for the worker until it took one (1 s) */
+    for (i = 0; i < 1000 && !atomic_load(&j->worker_started); i++)
+        nanosleep(&ms, NULL);
+}
+
+START_TEST(stalled_worker_then_inline)
+{
+    ks_pool_t *p = ks_pool_new(2);
+    stall_job_t j;
+    ck_assert_ptr_nonnull(p);
+    if (ks_pool_size(p) < 2) {
+        ks_pool_free(p); /* one CPU: no worker thread to stall */
+        return;
+    }
+    memset(&j, 0, sizeof j);
+    j.n = 64;
+    ks_pool_run(p, j.n, 1, stall_chunk, &j);
+    ck_assert_int_eq(atomic_load(&j.worker_started), 1);
+    /* the next job: one call over every index, on the caller */
+    memset(&j, 0, sizeof j);
+    j.n = 64;
+    atomic_store(&j.worker_started, 1); /* nothing to wait for */
+    ks_pool_run(p, j.n, 1, stall_chunk, &j);
+    ck_assert_uint_eq(atomic_load(&j.calls), 1);
+    ck_assert_uint_eq(atomic_load(&j.whole_on_caller), 1);
+    /* and every job still runs every index once meanwhile */
+    check_job(p, 1000, 10, 3);
+    ks_pool_free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pool");
@@ -130,6 +183,7 @@ int main(void)
     tcase_add_test(tc, every_index_once);
     tcase_add_test(tc, no_pool_and_small_jobs_inline);
     tcase_add_test(tc, idle_workers_sleep);
+    tcase_add_test(tc, stalled_worker_then_inline);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
