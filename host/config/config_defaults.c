@@ -48,7 +48,7 @@ const char *ks_ext_point_field(ks_ext_point_t ep)
  * Upstream v1.36's default multiPoint list (v1.24's with SchedulingGates in
  * front and without the in-tree cloud volume limits EBSLimits, GCEPDLimits
  * and AzureDiskLimits, which ksched ships for v1.24 profiles that name
- * them), but for DynamicResources, which ksched does not ship yet.
+ * them), DynamicResources included.
  */
 static const ks_plugin_ref_t default_plugins[] = {
     {(char *)"SchedulingGates", 0, 0, 0},
@@ -65,6 +65,7 @@ static const ks_plugin_ref_t default_plugins[] = {
     {(char *)"VolumeZone", 0, 0, 0},
     {(char *)"PodTopologySpread", 2, 0, 0},
     {(char *)"InterPodAffinity", 2, 0, 0},
+    {(char *)"DynamicResources", 0, 0, 0},
     {(char *)"DefaultPreemption", 0, 0, 0},
     {(char *)"NodeResourcesBalancedAllocation", 1, 0, 0},
     {(char *)"ImageLocality", 1, 0, 0},

@@ -19,6 +19,7 @@ typedef struct slot {
     char label[300]; /* "persistentvolumes" or "widgets.example.com" */
     long last_status;
     int said_404;
+    int absent; /* a built-in resource this server does not serve: empty */
     char last_error[1200];
 } slot_t;
 
@@ -88,9 +89,21 @@ static void remove_obj(void *ud, json_t *obj)
     ks_object_free(old);
 }
 
+/* A group of Kubernetes itself (core, a group without a dot, *.k8s.io,
+ * *.kubernetes.io), as opposed to a CustomResourceDefinition's (whose
+ * group has a dot, and may not use those two without approval). */
+static int builtin_group(const char *g)
+{
+    size_t n = strlen(g);
+    return n == 0 || strchr(g, '.') == NULL ||
+           (n > 7 && strcmp(g + n - 7, ".k8s.io") == 0) ||
+           (n > 14 && strcmp(g + n - 14, ".kubernetes.io") == 0);
+}
+
 static void synced(void *ud)
 {
     slot_t *sl = ud;
+    sl->absent = 0;
     sl->last_error[0] = '\0';
     sl->last_status = 0;
     ks_store_set_synced(sl->store, 1);
@@ -105,6 +118,25 @@ static void failed(void *ud, long status, const char *message)
     slot_t *sl = ud;
     const ks_resource_ref_t *r = ks_store_ref(sl->store);
     sl->last_status = status;
+    if (status == 404 && builtin_group(r->group)) {
+        /* An API server older than the resource (resource.k8s.io/v1 came
+         * with v1.34): the plugins see none, and serve does not wait for
+         * it; the informer keeps trying, so an upgraded server fills it. */
+        if (!sl->absent) {
+            ks_log(KS_LOGL_WARN,
+                   "the API server does not serve %s (404 on %s): it is "
+                   "older than that resource; plugins that read it see "
+                   "none until it does",
+                   sl->label, sl->path);
+            ks_store_clear(sl->store);
+            ks_store_set_synced(sl->store, 1);
+            sl->absent = 1;
+            sl->last_error[0] = '\0';
+            if (ks_store_informers_synced(sl->set) && sl->set->h.synced)
+                sl->set->h.synced(sl->set->h.ud);
+        }
+        return;
+    }
     if (status == 404) {
         snprintf(sl->last_error, sizeof sl->last_error,
                  "the API server does not serve %s (404 on %s): a plugin "
@@ -250,7 +282,7 @@ int ks_store_informers_synced(const ks_store_informers_t *si)
     if (si == NULL)
         return 1;
     for (i = 0; i < si->n; i++)
-        if (!ks_informer_synced(si->slots[i]->inf))
+        if (!ks_informer_synced(si->slots[i]->inf) && !si->slots[i]->absent)
             return 0;
     return 1;
 }
@@ -269,7 +301,7 @@ void ks_store_informers_describe(const ks_store_informers_t *si, char *buf,
     for (i = 0; i < si->n && *off < len; i++) {
         const slot_t *sl = si->slots[i];
         int w;
-        if (ks_informer_synced(sl->inf))
+        if (ks_informer_synced(sl->inf) || sl->absent)
             continue;
         w = snprintf(buf + *off, len - *off, "%s%s%s%s%s",
                      *off ? ", " : "informers not synced: ", sl->label,

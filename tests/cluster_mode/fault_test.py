@@ -304,6 +304,12 @@ def scenario_binding_refused(ksched, plugin_dir, cfg, api, env, tmp):
     rules.append({"apiGroups": ["storage.k8s.io"],
                   "resources": ["volumeattachments"],
                   "verbs": ["get", "list", "watch"]})
+    # DynamicResources reads resource.k8s.io (system:kube-scheduler since
+    # v1.34; this server does not serve it, but RBAC answers first).
+    rules.append({"apiGroups": ["resource.k8s.io"],
+                  "resources": ["resourceclaims", "resourceslices",
+                                "deviceclasses", "resourceclaimtemplates"],
+                  "verbs": ["get", "list", "watch"]})
     rbac = "/apis/rbac.authorization.k8s.io/v1/"
     api.must("POST", rbac + "clusterroles", {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",

@@ -24,7 +24,7 @@
 #define DEFAULT_MP                                                             \
     "SchedulingGates PrioritySort NodeUnschedulable NodeName TaintToleration:3 " \
     "NodeAffinity:2 NodePorts NodeResourcesFit:1 VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 "        \
-    "InterPodAffinity:2 DefaultPreemption NodeResourcesBalancedAllocation:1 " \
+    "InterPodAffinity:2 DynamicResources DefaultPreemption NodeResourcesBalancedAllocation:1 " \
     "ImageLocality:1 DefaultBinder"
 
 /* One line per non-empty extension point:
@@ -78,7 +78,7 @@ static const merge_case_t merge_cases[] = {
              "      - name: TaintToleration\n",
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
      "NodeAffinity:2 NodePorts NodeResourcesFit:1 VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 "
-     "InterPodAffinity:2 DefaultPreemption NodeResourcesBalancedAllocation:1 "
+     "InterPodAffinity:2 DynamicResources DefaultPreemption NodeResourcesBalancedAllocation:1 "
      "ImageLocality:1 DefaultBinder -TaintToleration\n"},
     {"'*' at score",
      PROFILE "  plugins:\n"
@@ -104,7 +104,7 @@ static const merge_case_t merge_cases[] = {
              "        weight: 5\n",
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
      "TaintToleration:3 NodeAffinity:2 NodePorts NodeResourcesFit:5 "
-     "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 DefaultPreemption "
+     "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 DynamicResources DefaultPreemption "
      "NodeResourcesBalancedAllocation:1 ImageLocality:1 DefaultBinder\n"},
     {"three re-enabled weighted plugins, each once",
      PROFILE "  plugins:\n"
@@ -118,7 +118,7 @@ static const merge_case_t merge_cases[] = {
              "        weight: 7\n",
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
      "TaintToleration:1 NodeAffinity:7 NodePorts NodeResourcesFit:1 "
-     "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 DefaultPreemption "
+     "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 DynamicResources DefaultPreemption "
      "NodeResourcesBalancedAllocation:1 ImageLocality:4 DefaultBinder\n"},
     {"custom plugins appended",
      PROFILE "  plugins:\n"
@@ -139,7 +139,7 @@ static const merge_case_t merge_cases[] = {
              "        weight: 2\n",
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
      "TaintToleration:3 NodeAffinity:2 NodePorts NodeResourcesFit:1 "
-     "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 DefaultPreemption "
+     "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 DynamicResources DefaultPreemption "
      "NodeResourcesBalancedAllocation:1 ImageLocality:2 DefaultBinder "
      "MyScore:3\n"},
     {"'*' at multiPoint keeps only the custom list",
@@ -166,7 +166,7 @@ static const merge_case_t merge_cases[] = {
              "        weight: 7\n",
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
      "TaintToleration:3 NodePorts NodeResourcesFit:1 VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 "
-     "InterPodAffinity:2 DefaultPreemption NodeResourcesBalancedAllocation:1 "
+     "InterPodAffinity:2 DynamicResources DefaultPreemption NodeResourcesBalancedAllocation:1 "
      "ImageLocality:1 DefaultBinder NodeAffinity:7 -NodeAffinity\n"},
     {"a default named twice: the last replaces, the first is appended",
      PROFILE "  plugins:\n"
@@ -178,7 +178,7 @@ static const merge_case_t merge_cases[] = {
              "        weight: 7\n",
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
      "TaintToleration:3 NodeAffinity:7 NodePorts NodeResourcesFit:1 "
-     "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 DefaultPreemption "
+     "VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 DynamicResources DefaultPreemption "
      "NodeResourcesBalancedAllocation:1 ImageLocality:1 DefaultBinder "
      "NodeAffinity:1\n"},
     {"volume plugins disabled like any other",
@@ -195,8 +195,8 @@ static const merge_case_t merge_cases[] = {
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
      "TaintToleration:3 NodeAffinity:2 NodeResourcesFit:1 VolumeRestrictions "
      "NodeVolumeLimits PodTopologySpread:2 InterPodAffinity:2 "
-     "DefaultPreemption NodeResourcesBalancedAllocation:1 ImageLocality:1 "
-     "DefaultBinder -VolumeBinding -NodePorts -VolumeZone\n"},
+     "DynamicResources DefaultPreemption NodeResourcesBalancedAllocation:1 "
+     "ImageLocality:1 DefaultBinder -VolumeBinding -NodePorts -VolumeZone\n"},
     {"disable at multiPoint and at score (conformance config-disabled)",
      "apiVersion: kubescheduler.config.k8s.io/v1beta3\n"
      "kind: KubeSchedulerConfiguration\n"
@@ -213,7 +213,7 @@ static const merge_case_t merge_cases[] = {
      "score: -NodeResourcesBalancedAllocation -ImageLocality\n"
      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable NodeName "
      "NodeAffinity:2 NodePorts NodeResourcesFit:1 VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 "
-     "InterPodAffinity:2 DefaultPreemption NodeResourcesBalancedAllocation:1 "
+     "InterPodAffinity:2 DynamicResources DefaultPreemption NodeResourcesBalancedAllocation:1 "
      "ImageLocality:1 DefaultBinder -TaintToleration\n"},
     {"every extension point field is read",
      PROFILE "  plugins:\n"
@@ -1176,7 +1176,8 @@ START_TEST(test_yaml_node)
                      "multiPoint: SchedulingGates PrioritySort NodeUnschedulable "
                      "NodeName TaintToleration:1 NodeAffinity:7 NodePorts "
                      "NodeResourcesFit:1 VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread:2 InterPodAffinity:2 "
-                     "DefaultPreemption NodeResourcesBalancedAllocation:1 "
+                     "DynamicResources DefaultPreemption "
+                     "NodeResourcesBalancedAllocation:1 "
                      "ImageLocality:1 DefaultBinder\n");
     a = ks_profile_plugin_args(&cfg->profiles[0], "Custom");
     ck_assert_ptr_nonnull(a);

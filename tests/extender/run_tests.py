@@ -170,7 +170,7 @@ def sent_nodes(log, verb="filter"):
                 out[n["metadata"]["name"]] = n
     return out
 
-PREEMPT_TAIL = (" preemption: 0/3 nodes are available: 1 Preemption is not "
+PREEMPT_TAIL = (" no new claims to deallocate, preemption: 0/3 nodes are available: 1 Preemption is not "
                 "helpful for scheduling, 2 No preemption victims found for "
                 "incoming pod.")
 
@@ -235,7 +235,7 @@ def cases(port, dead):
          {"filter": {"reject": {"n1": "soft", "n2": "soft", "n3": "soft"},
                      "unresolvable": {"n1": "hard"}}},
          F, CLUSTER,
-         {"p1": "0/3 nodes are available: 1 hard, 2 soft. preemption: 0/3 "
+         {"p1": "0/3 nodes are available: 1 hard, 2 soft. no new claims to deallocate, preemption: 0/3 "
                 "nodes are available: 1 Preemption is not helpful for "
                 "scheduling, 2 No preemption victims found for incoming pod."},
          None),
@@ -301,7 +301,7 @@ def cases(port, dead):
          {"p1": "0/3 nodes are available: 2 busy." + PREEMPT_TAIL}, None),
         ("every node dropped without a reason",
          {"filter": {"drop": ["n1", "n2", "n3"]}}, F, CLUSTER,
-         {"p1": "0/3 nodes are available: preemption: 0/3 nodes are "
+         {"p1": "0/3 nodes are available: no new claims to deallocate, preemption: 0/3 nodes are "
                 "available: 3 Preemption is not helpful for scheduling."},
          None),
         ("ignorable: an error skips the extender",
@@ -319,7 +319,7 @@ def cases(port, dead):
          {"filter": {"reject": {"n1": "no", "n2": "no", "n3": "no"}}},
          F + "  managedResources:\n  - name: example.com/gpu\n", CLUSTER + GPU_POD,
          {"p1": "@n1", "gpu": "0/3 nodes are available: 1 no, 2 Insufficient "
-                             "example.com/gpu. preemption: 0/3 nodes are "
+                             "example.com/gpu. no new claims to deallocate, preemption: 0/3 nodes are "
                              "available: 3 No preemption victims found for "
                              "incoming pod."},
          lambda log: [e["body"]["Pod"]["metadata"]["name"] for e in log] == ["gpu"]),
@@ -331,7 +331,7 @@ def cases(port, dead):
         ("ignoredByScheduler: false keeps NodeResourcesFit's check", {},
          F + "  managedResources:\n  - name: example.com/fpga\n", CLUSTER + FPGA_POD,
          {"p1": "@n1", "fpga": "0/3 nodes are available: 3 Insufficient "
-                               "example.com/fpga. preemption: 0/3 nodes are "
+                               "example.com/fpga. no new claims to deallocate, preemption: 0/3 nodes are "
                                "available: 3 No preemption victims found for "
                                "incoming pod."}, None),
         ("prioritize x weight x 10 is added to the plugins' total",
@@ -382,7 +382,8 @@ def preempt_cases(port):
          {"hi": "@n2"}, ["lo2a"], None, None),
         ("preempt: no candidate left",
          {"preempt": {"drop": ["n1", "n2"]}}, X,
-         {"hi": NO_ROOM + " preemption: no candidate node for preemption"},
+         {"hi": NO_ROOM + " no new claims to deallocate, preemption: no "
+                          "candidate node for preemption"},
          [], None, None),
         ("preempt: an error fails preemption",
          {"preempt": {"mode": "error", "message": "no eviction today"}}, X,

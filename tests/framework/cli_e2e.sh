@@ -58,13 +58,15 @@ usage_error() {
 if run 0 validate --plugin-dir "$PLUG" --no-default-plugin-path; then
     has "$OUT" "configuration <default> is valid: 1 profile(s)"
     grep '^  Score ' "$OUT" >"$TMP/score" || fail "no Score line"
-    has "$TMP/score" "TaintToleration (weight 3), NodeAffinity (weight 2), NodeResourcesFit (weight 1), VolumeBinding (weight 1), PodTopologySpread (weight 2), InterPodAffinity (weight 2), NodeResourcesBalancedAllocation (weight 1), ImageLocality (weight 1)"
+    has "$TMP/score" "TaintToleration (weight 3), NodeAffinity (weight 2), NodeResourcesFit (weight 1), VolumeBinding (weight 1), PodTopologySpread (weight 2), InterPodAffinity (weight 2), DynamicResources (weight 1), NodeResourcesBalancedAllocation (weight 1), ImageLocality (weight 1)"
     grep '^  QueueSort ' "$OUT" | grep -qx '  QueueSort   PrioritySort' ||
         fail "QueueSort line is not PrioritySort alone"
-    grep '^  Reserve ' "$OUT" | grep -qx '  Reserve     VolumeBinding' ||
-        fail "Reserve is not VolumeBinding alone"
-    grep '^  PreBind ' "$OUT" | grep -qx '  PreBind     VolumeBinding' ||
-        fail "PreBind is not VolumeBinding alone"
+    grep '^  Reserve ' "$OUT" |
+        grep -qx '  Reserve     VolumeBinding, DynamicResources' ||
+        fail "Reserve is not VolumeBinding, DynamicResources"
+    grep '^  PreBind ' "$OUT" |
+        grep -qx '  PreBind     VolumeBinding, DynamicResources' ||
+        fail "PreBind is not VolumeBinding, DynamicResources"
 fi
 
 # A YAML problem: the file, line and column of the bad value.
@@ -126,7 +128,7 @@ if run 3 schedule --cluster "$DATA/cluster.yaml" --cluster "$DATA/huge.yaml" \
         -o yaml; then
     has "$OUT" "- pod: default/web"
     has "$OUT" "- pod: default/huge"
-    has "$OUT" "message: \"0/3 nodes are available: 1 node(s) had untolerated taint {gpu: true}, 2 Insufficient cpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.\""
+    has "$OUT" "message: \"0/3 nodes are available: 1 node(s) had untolerated taint {gpu: true}, 2 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.\""
 fi
 
 # Out-of-tree plugins next to the real ones: a Bind chain whose first
@@ -145,7 +147,7 @@ if run 3 schedule --cluster "$EX" --plugin-dir "$PLUG" \
         --no-default-plugin-path --deterministic; then
     has "$OUT" "8 bound, 1 could not be placed"
     has "$OUT" "default/huge-0"
-    has "$OUT" "0/6 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {nvidia.com/gpu: present}, 1 node(s) were unschedulable, 4 Insufficient cpu. preemption: 0/6 nodes are available: 2 Preemption is not helpful for scheduling, 4 No preemption victims found for incoming pod."
+    has "$OUT" "0/6 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {nvidia.com/gpu: present}, 1 node(s) were unschedulable, 4 Insufficient cpu. no new claims to deallocate, preemption: 0/6 nodes are available: 2 Preemption is not helpful for scheduling, 4 No preemption victims found for incoming pod."
     has "$OUT" "default/trainer-0                        node-c1"
     cp "$OUT" "$TMP/plain"
 fi

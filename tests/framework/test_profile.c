@@ -17,11 +17,12 @@
 #define DEFAULT_FILTER                                                         \
     "NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts, "  \
     "NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, "  \
-    "VolumeZone, PodTopologySpread, InterPodAffinity"
+    "VolumeZone, PodTopologySpread, InterPodAffinity, DynamicResources"
 #define DEFAULT_SCORE                                                          \
     "TaintToleration(3), NodeAffinity(2), NodeResourcesFit(1), "               \
     "VolumeBinding(1), PodTopologySpread(2), InterPodAffinity(2), "            \
-    "NodeResourcesBalancedAllocation(1), ImageLocality(1)"
+    "DynamicResources(1), NodeResourcesBalancedAllocation(1), "                \
+    "ImageLocality(1)"
 
 static ks_registry_t *reg;
 
@@ -115,7 +116,8 @@ START_TEST(test_multipoint_uses_only_implemented_points)
     ck_assert_str_eq(list_str(fw, KS_EP_PRE_FILTER),
                      "NodeAffinity, NodePorts, NodeResourcesFit, "
                      "VolumeRestrictions, NodeVolumeLimits, VolumeBinding, "
-                     "VolumeZone, PodTopologySpread, InterPodAffinity");
+                     "VolumeZone, PodTopologySpread, InterPodAffinity, "
+                     "DynamicResources");
     ks_framework_free(fw);
 }
 END_TEST
@@ -377,14 +379,18 @@ START_TEST(test_default_lists)
     ks_framework_t *fw;
     ks_error_t err;
     ck_assert_int_eq(build(PROFILE, &fw, &err), 0);
-    ck_assert_str_eq(list_str(fw, KS_EP_PRE_ENQUEUE), "SchedulingGates");
+    ck_assert_str_eq(list_str(fw, KS_EP_PRE_ENQUEUE),
+                     "SchedulingGates, DynamicResources");
     ck_assert_str_eq(list_str(fw, KS_EP_QUEUE_SORT), "PrioritySort");
     ck_assert_str_eq(list_str(fw, KS_EP_FILTER), DEFAULT_FILTER);
-    ck_assert_str_eq(list_str(fw, KS_EP_POST_FILTER), "DefaultPreemption");
+    ck_assert_str_eq(list_str(fw, KS_EP_POST_FILTER),
+                     "DynamicResources, DefaultPreemption");
     ck_assert_str_eq(list_str(fw, KS_EP_SCORE), DEFAULT_SCORE);
     ck_assert_str_eq(list_str(fw, KS_EP_BIND), "DefaultBinder");
-    ck_assert_str_eq(list_str(fw, KS_EP_RESERVE), "VolumeBinding");
-    ck_assert_str_eq(list_str(fw, KS_EP_PRE_BIND), "VolumeBinding");
+    ck_assert_str_eq(list_str(fw, KS_EP_RESERVE),
+                     "VolumeBinding, DynamicResources");
+    ck_assert_str_eq(list_str(fw, KS_EP_PRE_BIND),
+                     "VolumeBinding, DynamicResources");
     ck_assert_str_eq(list_str(fw, KS_EP_PERMIT), "");
     ck_assert_str_eq(fw->profile_name, "default-scheduler");
     ks_framework_free(fw);
@@ -413,13 +419,14 @@ START_TEST(test_expansion_order)
                      "NodePorts, NodeName, TaintToleration, NodeAffinity, "
                      "NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, "
                      "VolumeBinding, VolumeZone, PodTopologySpread, "
-                     "InterPodAffinity, "
+                     "InterPodAffinity, DynamicResources, "
                      "Probe1, Probe2");
     /* Disabling at Filter leaves the plugin's other points alone. */
     ck_assert_str_eq(list_str(fw, KS_EP_PRE_FILTER),
                      "NodeAffinity, NodePorts, NodeResourcesFit, "
                      "VolumeRestrictions, NodeVolumeLimits, VolumeBinding, "
-                     "VolumeZone, PodTopologySpread, InterPodAffinity");
+                     "VolumeZone, PodTopologySpread, InterPodAffinity, "
+                     "DynamicResources");
     ks_framework_free(fw);
 
     /* A plugin added through multiPoint lands at every point it
@@ -434,16 +441,19 @@ START_TEST(test_expansion_order)
     ck_assert_str_eq(list_str(fw, KS_EP_FILTER), DEFAULT_FILTER ", Probe1");
     ck_assert_str_eq(list_str(fw, KS_EP_SCORE), DEFAULT_SCORE ", Probe1(4)");
     ck_assert_str_eq(list_str(fw, KS_EP_POST_FILTER),
-                     "DefaultPreemption, Probe1");
-    ck_assert_str_eq(list_str(fw, KS_EP_RESERVE), "VolumeBinding, Probe1");
+                     "DynamicResources, DefaultPreemption, Probe1");
+    ck_assert_str_eq(list_str(fw, KS_EP_RESERVE),
+                     "VolumeBinding, DynamicResources, Probe1");
     ck_assert_str_eq(list_str(fw, KS_EP_PERMIT), "Probe1");
-    ck_assert_str_eq(list_str(fw, KS_EP_PRE_BIND), "VolumeBinding, Probe1");
+    ck_assert_str_eq(list_str(fw, KS_EP_PRE_BIND),
+                     "VolumeBinding, DynamicResources, Probe1");
     ck_assert_str_eq(list_str(fw, KS_EP_BIND), "DefaultBinder, Probe1");
     ck_assert_str_eq(list_str(fw, KS_EP_POST_BIND), "Probe1");
     ck_assert_str_eq(list_str(fw, KS_EP_QUEUE_SORT), "PrioritySort");
-    ck_assert_str_eq(list_str(fw, KS_EP_PRE_ENQUEUE), "SchedulingGates");
+    ck_assert_str_eq(list_str(fw, KS_EP_PRE_ENQUEUE),
+                     "SchedulingGates, DynamicResources");
     /* One instance per plugin, shared by all its points. */
-    ck_assert_ptr_eq(fw->points[KS_EP_FILTER][12].inst,
+    ck_assert_ptr_eq(fw->points[KS_EP_FILTER][13].inst,
                      fw->points[KS_EP_BIND][1].inst);
     ks_framework_free(fw);
 
@@ -458,7 +468,8 @@ START_TEST(test_expansion_order)
     ck_assert_str_eq(list_str(fw, KS_EP_PRE_SCORE),
                      "TaintToleration, NodeAffinity, NodeResourcesFit, "
                      "VolumeBinding, PodTopologySpread, InterPodAffinity, "
-                     "NodeResourcesBalancedAllocation, ImageLocality");
+                     "DynamicResources, NodeResourcesBalancedAllocation, "
+                     "ImageLocality");
     ks_framework_free(fw);
 }
 END_TEST
@@ -478,7 +489,8 @@ START_TEST(test_score_weights)
     ck_assert_str_eq(list_str(fw, KS_EP_SCORE),
                      "ImageLocality(5), TaintToleration(3), NodeAffinity(2), "
                      "NodeResourcesFit(1), VolumeBinding(1), PodTopologySpread(2), "
-                     "InterPodAffinity(2), NodeResourcesBalancedAllocation(1)");
+                     "InterPodAffinity(2), DynamicResources(1), "
+                     "NodeResourcesBalancedAllocation(1)");
     ks_framework_free(fw);
 
     /* Re-enabled at multiPoint: the entry replaces the default in place. */
@@ -492,8 +504,8 @@ START_TEST(test_score_weights)
     ck_assert_str_eq(list_str(fw, KS_EP_SCORE),
                      "TaintToleration(5), NodeAffinity(2), "
                      "NodeResourcesFit(1), VolumeBinding(1), PodTopologySpread(2), "
-                     "InterPodAffinity(2), NodeResourcesBalancedAllocation(1), "
-                     "ImageLocality(1)");
+                     "InterPodAffinity(2), DynamicResources(1), "
+                     "NodeResourcesBalancedAllocation(1), ImageLocality(1)");
     ks_framework_free(fw);
 
     /* A Score entry without a weight wins over the multiPoint weight and
@@ -507,8 +519,8 @@ START_TEST(test_score_weights)
     ck_assert_str_eq(list_str(fw, KS_EP_SCORE),
                      "TaintToleration(1), NodeAffinity(2), "
                      "NodeResourcesFit(1), VolumeBinding(1), PodTopologySpread(2), "
-                     "InterPodAffinity(2), NodeResourcesBalancedAllocation(1), "
-                     "ImageLocality(1)");
+                     "InterPodAffinity(2), DynamicResources(1), "
+                     "NodeResourcesBalancedAllocation(1), ImageLocality(1)");
     ks_framework_free(fw);
 }
 END_TEST

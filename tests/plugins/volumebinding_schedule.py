@@ -29,6 +29,14 @@ ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
 
 
+
+def fit_error(msg):
+    """The Filter part of a FitError: without the PostFilter texts
+    (DynamicResources' "no new claims to deallocate, " and "preemption:
+    ...")."""
+    return msg.split(" no new claims to deallocate,")[0].split(
+        " preemption:")[0]
+
 def node(name, zone, cpu):
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {ZONE: zone, HOST: name}},
@@ -139,7 +147,7 @@ def main():
     if got != {"web-0": "n1", "loc-0": "n2"}:
         print("FAIL bindings %r" % got)
         ok = False
-    msgs = {u["name"]: u["message"].split(" preemption:")[0]
+    msgs = {u["name"]: fit_error(u["message"])
             for u in out["unschedulable"]}
     want = {
         "loc-1": "0/2 nodes are available: 2 node(s) didn't find available "

@@ -33,6 +33,14 @@ RWOP = ("node(s) unavailable due to PersistentVolumeClaim with "
         "ReadWriteOncePod access mode already in-use by another pod")
 
 
+
+def fit_error(msg):
+    """The Filter part of a FitError: without the PostFilter texts
+    (DynamicResources' "no new claims to deallocate, " and "preemption:
+    ...")."""
+    return msg.split(" no new claims to deallocate,")[0].split(
+        " preemption:")[0]
+
 def node(name):
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name,
@@ -168,7 +176,7 @@ def main():
     ok = True
     out, err = run()
     got = {b["name"]: b["node"] for b in out["bindings"]}
-    msgs = {u["name"]: u["message"].split(" preemption:")[0]
+    msgs = {u["name"]: fit_error(u["message"])
             for u in out["unschedulable"]}
 
     def fail(what):

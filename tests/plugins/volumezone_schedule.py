@@ -21,6 +21,14 @@ ZONE = "topology.kubernetes.io/zone"
 REGION = "topology.kubernetes.io/region"
 
 
+
+def fit_error(msg):
+    """The Filter part of a FitError: without the PostFilter texts
+    (DynamicResources' "no new claims to deallocate, " and "preemption:
+    ...")."""
+    return msg.split(" no new claims to deallocate,")[0].split(
+        " preemption:")[0]
+
 def node(name, zone):
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name,
@@ -164,7 +172,7 @@ def main():
             ok = False
     # The WaitForFirstConsumer claim does not constrain: wait-0 may go to
     # any zone, and with equal scores elsewhere is spread like a plain pod.
-    msgs = {u["name"]: u["message"].split(" preemption:")[0]
+    msgs = {u["name"]: fit_error(u["message"])
             for u in out["unschedulable"]}
     want_msgs = {
         "x-0": "0/3 nodes are available: 3 node(s) had no available volume "

@@ -14,6 +14,14 @@ import tempfile
 KSCHED, PLUGIN_DIR, PROBE_DIR = sys.argv[1:4]
 
 
+
+def fit_error(msg):
+    """The Filter part of a FitError: without the PostFilter texts
+    (DynamicResources' "no new claims to deallocate, " and "preemption:
+    ...")."""
+    return msg.split(" no new claims to deallocate,")[0].split(
+        " preemption:")[0]
+
 def node(name, **labels):
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": labels},
@@ -94,7 +102,7 @@ def main():
     want_msg = ("0/4 nodes are available: 2 node(s) didn't match Pod's node "
                 "affinity/selector, 2 node(s) in pool green, which the pod "
                 "avoids.")
-    msgs = [(u["name"], u["message"].split(" preemption:")[0])
+    msgs = [(u["name"], fit_error(u["message"]))
             for u in old["unschedulable"]]
     if msgs != [("p4", want_msg)]:
         print("FAIL unschedulable: %r, want p4: %r" % (msgs, want_msg))

@@ -84,6 +84,9 @@ READER_RULES = [
     {"apiGroups": ["storage.k8s.io"], "resources": [
         "storageclasses", "csinodes", "csidrivers", "csistoragecapacities",
         "volumeattachments"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["resource.k8s.io"], "resources": [
+        "resourceclaims", "resourceslices", "deviceclasses",
+        "resourceclaimtemplates"], "verbs": ["get", "list", "watch"]},
 ]
 
 KUBE_SCHEDULER_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1beta3
