@@ -17,8 +17,9 @@ checks, from /metrics and /proc:
     surplus counted in ksched_events_dropped_total (>= 300);
   - status patches waiting are bounded by the pods (one per pending pod
     at most, plus the informers' watches);
-  - the worker's resident set stays small (< 150 MB), and serve keeps
-    answering.
+  - the worker's resident set stays small (< 150 MB; under a sanitizer,
+    whose shadow memory and quarantine grow it by themselves, it is
+    printed, not checked: KSCHED_SANITIZE), and serve keeps answering.
 """
 import os
 import re
@@ -118,8 +119,12 @@ def main():
         check(peak["writes"] <= PODS + 16,
               "status patches waiting are bounded by the pods (peak %d)"
               % peak["writes"])
-        check(peak["rss"] < 150, "RSS stays under 150 MB (peak %.1f MB)"
-              % peak["rss"])
+        if os.environ.get("KSCHED_SANITIZE", "none") in ("", "none"):
+            check(peak["rss"] < 150, "RSS stays under 150 MB (peak %.1f MB)"
+                  % peak["rss"])
+        else:
+            print("RSS not checked under -Db_sanitize=%s (peak %.1f MB)"
+                  % (os.environ["KSCHED_SANITIZE"], peak["rss"]))
         st, _ = srv.get("/healthz")
         check(st == 200, "serve still answers /healthz")
         rc = srv.stop()
