@@ -37,8 +37,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
-from ksched_test import (check, failures, fatal, keep_or_remove,  # noqa: E402
-                         skip, summary, wait_for)
+from ksched_test import (DRA_POSTFILTER, check, failures,  # noqa: E402
+                         fatal, keep_or_remove, skip, summary, wait_for)
 import ksched_test  # noqa: E402
 
 
@@ -127,17 +127,11 @@ profiles:
 """
 
 
-# v1.34+'s default DynamicResources (ksched's default too) answers
-# PostFilter for a pod without claims before DefaultPreemption, which puts
-# this in front of "preemption: ..." in every FitError; the v1.24
-# kube-scheduler the comparisons run beside had no such plugin.
-DRA_POSTFILTER = "no new claims to deallocate, "
-
-
 def without_dra(v):
     """A decision as the comparisons record it (a message, (reason,
     message) or ('bound', node)) with DynamicResources' PostFilter text
-    taken out."""
+    taken out (ksched_test.DRA_POSTFILTER: the v1.24 kube-scheduler the
+    comparisons run beside had no DynamicResources)."""
     if isinstance(v, str):
         return v.replace(DRA_POSTFILTER, "")
     if isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], str):

@@ -30,6 +30,20 @@ failures = []
 QUIET_OK = False
 
 
+# v1.34+'s default DynamicResources (ksched's default too) answers
+# PostFilter for a pod without claims before DefaultPreemption, which puts
+# this in front of "preemption: ..." in every FitError.
+DRA_POSTFILTER = "no new claims to deallocate, "
+
+
+def fit_error(msg):
+    """The Filter part of a FitError: without the PostFilter texts
+    (DynamicResources' "no new claims to deallocate, " and "preemption:
+    ...")."""
+    return msg.split(" " + DRA_POSTFILTER.rstrip(" "))[0].split(
+        " preemption:")[0]
+
+
 def check(cond, what):
     """Record `what` as failed unless `cond`; print the verdict; return
     `cond`."""

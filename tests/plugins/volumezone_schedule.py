@@ -16,18 +16,14 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from ksched_test import fit_error  # noqa: E402
+
 KSCHED, PLUGIN_DIR = sys.argv[1:3]
 ZONE = "topology.kubernetes.io/zone"
 REGION = "topology.kubernetes.io/region"
 
-
-
-def fit_error(msg):
-    """The Filter part of a FitError: without the PostFilter texts
-    (DynamicResources' "no new claims to deallocate, " and "preemption:
-    ...")."""
-    return msg.split(" no new claims to deallocate,")[0].split(
-        " preemption:")[0]
 
 def node(name, zone):
     return {"apiVersion": "v1", "kind": "Node",
