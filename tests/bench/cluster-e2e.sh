@@ -33,6 +33,12 @@
 # reports the shared folder's `load wait` from the scheduler's start
 # (seconds, rate, first_bound_after_s, first_to_last_rate) and the
 # scheduler's CPU from its start.
+# SHAPE=deployment gives every pod the shape of scheduler_perf's
+# SchedulingDeployment (cluster_stream.py --shape deployment: 100
+# ReplicaSets behind Services, each pod owned by one, so the system-default
+# topology spreading applies), streamed or, with BACKLOG=1, created before
+# the scheduler starts; the default SHAPE=plain is the shared folder's
+# plain pods.
 # Env: K8S (default ../shared/k8s beside the checkout), KSCHED (default
 # build-release/host/ksched, else build/host/ksched), PLUGINS (its plugin
 # dir), QPS (5000).
@@ -43,6 +49,9 @@ nodes=${1:?usage: cluster-e2e.sh NODES PODS [ksched|kube-scheduler|both]}
 pods=${2:?}
 which=${3:-both}
 qps=${QPS:-5000}
+shape=${SHAPE:-plain}
+[[ $shape == plain || $shape == deployment ]] ||
+    { echo "cluster-e2e: SHAPE is plain or deployment, not '$shape'" >&2; exit 2; }
 if [[ -z ${KSCHED:-} ]]; then
     if [[ -x $root/build-release/host/ksched ]]; then KSCHED=$root/build-release/host/ksched
     else KSCHED=$root/build/host/ksched; fi
@@ -67,7 +76,12 @@ run() {
     "$k8s/load" "$dir/k8s" nodes "$nodes" >/dev/null
     local api0 etcd0 busy0 waiter=""
     if [[ ${BACKLOG:-0} == 1 ]]; then
-        "$k8s/load" "$dir/k8s" pods "$pods" >/dev/null
+        if [[ $shape == plain ]]; then
+            "$k8s/load" "$dir/k8s" pods "$pods" >/dev/null
+        else
+            python3 "$root/tests/bench/cluster_stream.py" "$dir/k8s" "$pods" \
+                --shape "$shape" --create-only >/dev/null
+        fi
         "$k8s/load" "$dir/k8s" wait "$pods" --since "$(date +%s.%N)" \
             >"$dir/wait.json" &
         waiter=$!
@@ -119,7 +133,8 @@ EOF
         w=$(cat "$dir/wait.json")
     else
         s0=$(cpu $meas)
-        w=$(python3 "$root/tests/bench/cluster_stream.py" "$dir/k8s" "$pods") || rc=$?
+        w=$(python3 "$root/tests/bench/cluster_stream.py" "$dir/k8s" "$pods" \
+            --shape "$shape") || rc=$?
     fi
     local sc api etcd other extra="" conns flight
     sc=$(sub "$(cpu $meas)" "$s0")
@@ -144,8 +159,8 @@ EOF
     # and the API server's and etcd's (the waiting client and anything else
     # on the machine take the rest; the stream's idle_pct shows what was
     # left over).
-    printf '{"run": "%s", "nodes": %s, "stream": %s, "scheduler_cpu_s": %s, "scheduler_cpu_ms_per_pod": %s, "scheduler_vmhwm": %s, "apiserver_cpu_s": %s, "etcd_cpu_s": %s, "api_etcd_cpu_ms_per_pod": %s, "other_cpu_s": %s, "cores": %s, "cores_allow_rate": %s%s}\n' \
-        "$name" "$nodes" "$w" "$sc" \
+    printf '{"run": "%s", "shape": "%s", "nodes": %s, "stream": %s, "scheduler_cpu_s": %s, "scheduler_cpu_ms_per_pod": %s, "scheduler_vmhwm": %s, "apiserver_cpu_s": %s, "etcd_cpu_s": %s, "api_etcd_cpu_ms_per_pod": %s, "other_cpu_s": %s, "cores": %s, "cores_allow_rate": %s%s}\n' \
+        "$name" "$shape" "$nodes" "$w" "$sc" \
         "$(awk -v a="$sc" -v n="$pods" 'BEGIN{printf "%.2f", 1000*a/n}')" \
         "$(hwm $meas)" "$api" "$etcd" \
         "$(awk -v a="$api" -v e="$etcd" -v n="$pods" 'BEGIN{printf "%.2f", 1000*(a+e)/n}')" \

@@ -3,6 +3,7 @@
 
 Usage: cluster_stream.py K8S_DIR PODS [--threads T] [--scheduler NAME]
                          [--prefix P] [--timeout S]
+                         [--shape plain|deployment] [--create-only]
 
 K8S_DIR is a directory made by the shared k8s folder's `up` (its env file
 names the server, CA and admin token). Creates PODS pods (one container,
@@ -13,6 +14,16 @@ the last pod bound, and the scheduling latency (from the moment the
 pod's creation was acknowledged to the moment the watch saw it bound)
 p50/p90/p99/max in milliseconds. Exits 1 if not every pod was bound before
 the timeout. Standard library only.
+
+--shape deployment gives the pods of scheduler_perf's SchedulingDeployment:
+100 ReplicaSets `rs-K` (replicas 0, so a running controller-manager adds
+nothing) and 100 Services `svc-K` are created first, and pod i carries
+label app=rs-(i%100) and a controller ownerReference to its ReplicaSet,
+so PodTopologySpread's system-default constraints (hostname maxSkew 3,
+zone maxSkew 5, ScheduleAnyway) apply to it in kube-scheduler and ksched
+alike. --create-only creates the objects and pods, prints one JSON line
+(created, create_rate) and exits without watching: a backlog for a
+scheduler started afterwards.
 """
 import http.client
 import json
@@ -41,12 +52,61 @@ def opt(args, name, default):
     return default
 
 
+def make_owners(u, ctx, hdr, count=100):
+    """Creates ReplicaSets rs-0..rs-(count-1) (replicas 0) and a Service
+    selecting each one's pods; returns [(name, uid)]. An object that exists
+    already is read back for its uid."""
+    c = http.client.HTTPSConnection(u.hostname, u.port, context=ctx,
+                                    timeout=120)
+
+    def call(method, path, body=None):
+        c.request(method, path, body=json.dumps(body) if body else None,
+                  headers=hdr)
+        r = c.getresponse()
+        return r.status, json.loads(r.read() or b"{}")
+    owners = []
+    for k in range(count):
+        rs = "rs-%d" % k
+        st, o = call("POST", "/apis/apps/v1/namespaces/default/replicasets", {
+            "apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": rs, "namespace": "default"},
+            "spec": {"replicas": 0, "selector": {"matchLabels": {"app": rs}},
+                     "template": {"metadata": {"labels": {"app": rs}},
+                                  "spec": {"containers": [{
+                                      "name": "pause",
+                                      "image": "pause:3.7"}]}}}})
+        if st == 409:
+            st, o = call("GET",
+                         "/apis/apps/v1/namespaces/default/replicasets/" + rs)
+        if st not in (200, 201):
+            sys.exit("cluster_stream.py: ReplicaSet %s: HTTP %d: %s"
+                     % (rs, st, o.get("message", "")))
+        owners.append((rs, o["metadata"]["uid"]))
+        st, o = call("POST", "/api/v1/namespaces/default/services", {
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "svc-%d" % k, "namespace": "default"},
+            "spec": {"selector": {"app": rs},
+                     "ports": [{"port": 80, "targetPort": 80}]}})
+        if st not in (201, 409):
+            sys.exit("cluster_stream.py: Service svc-%d: HTTP %d: %s"
+                     % (k, st, o.get("message", "")))
+    c.close()
+    return owners
+
+
 def main():
     args = sys.argv[1:]
     threads = opt(args, "--threads", 16)
     sched = opt(args, "--scheduler", "default-scheduler")
     prefix = opt(args, "--prefix", "s-")
     timeout = opt(args, "--timeout", 3600.0)
+    shape = opt(args, "--shape", "plain")
+    create_only = "--create-only" in args
+    if create_only:
+        args.remove("--create-only")
+    if shape not in ("plain", "deployment"):
+        sys.exit("cluster_stream.py: --shape is plain or deployment, not "
+                 + repr(shape))
     if len(args) != 2:
         sys.exit(__doc__)
     e = env_of(args[0])
@@ -55,6 +115,7 @@ def main():
     ctx = ssl.create_default_context(cafile=e["K8S_CA"])
     hdr = {"Authorization": "Bearer " + e["ADMIN_TOKEN"],
            "Content-Type": "application/json", "Accept": "application/json"}
+    owners = make_owners(u, ctx, hdr) if shape == "deployment" else None
     created = {}
     bound = {}
     lock = threading.Lock()
@@ -97,10 +158,16 @@ def main():
         c = None
         for i in range(k, n, threads):
             name = "%s%d" % (prefix, i)
+            meta = {"name": name, "namespace": "default",
+                    "labels": {"app": "stream"}}
+            if owners is not None:
+                rs, uid = owners[i % len(owners)]
+                meta["labels"] = {"app": rs}
+                meta["ownerReferences"] = [{
+                    "apiVersion": "apps/v1", "kind": "ReplicaSet",
+                    "name": rs, "uid": uid, "controller": True}]
             body = json.dumps({
-                "apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": name, "namespace": "default",
-                             "labels": {"app": "stream"}},
+                "apiVersion": "v1", "kind": "Pod", "metadata": meta,
                 "spec": {"schedulerName": sched, "containers": [{
                     "name": "pause", "image": "pause:3.7",
                     "resources": {"requests": {"cpu": "100m",
@@ -122,6 +189,20 @@ def main():
                     c = None
                 time.sleep(0.05)
 
+    if create_only:
+        t0 = time.time()
+        ts = [threading.Thread(target=create, args=(k,))
+              for k in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        print(json.dumps({"what": "create", "shape": shape, "pods": n,
+                          "created": len(created),
+                          "create_rate": round(len(created) /
+                                               (time.time() - t0), 1)}),
+              flush=True)
+        return 0 if len(created) == n else 1
     w = threading.Thread(target=watch, daemon=True)
     w.start()
     ready.wait(30)
@@ -159,7 +240,7 @@ def main():
         cont = doc.get("metadata", {}).get("continue", "")
         if not cont:
             break
-    out = {"what": "stream", "scheduler": sched, "pods": n,
+    out = {"what": "stream", "shape": shape, "scheduler": sched, "pods": n,
            "scheduled_events": len(sched_events),
            "scheduled_twice": sum(1 for v in sched_events.values() if v > 1),
            "created": len(created), "bound": len(bound),
