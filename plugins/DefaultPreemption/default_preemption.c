@@ -352,6 +352,10 @@ typedef struct dp_run {
     uint32_t n_errs, cap_errs;
     dp_pdb_t *pdbs; /* owned array (views inside: this call only) */
     uint32_t n_pdbs, cap_pdbs;
+    /* The status every run_* call of the dry run writes to (made on first
+     * use, freed with the run): each call resets it before it reports, so
+     * one serves them all instead of a status made and freed per call. */
+    ks_status_t *scratch;
 } dp_run_t;
 
 static int dp_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
@@ -451,6 +455,9 @@ static void dp_run_free(dp_run_t *r)
     free(r->verdicts);
     free(r->cands);
     free(r->errs);
+    if (r->scratch != NULL)
+        r->api->status_free(r->scratch);
+    r->scratch = NULL;
 }
 
 /* --- PodDisruptionBudgets (upstream getPodDisruptionBudgets,
@@ -722,7 +729,7 @@ typedef struct dp_node_result {
     uint32_t n_pdb_violations; /* victims that were PDB-violating */
 } dp_node_result_t;
 
-/* Run one host call that takes a scratch status. Returns its code; on
+/* Run one host call with the run's scratch status. Returns its code; on
  * failure *reasons (empty on entry) receives copies of every reason of the
  * status. Running out of memory is an error with the reason
  * "out of memory". */
@@ -733,12 +740,13 @@ static ks_code_t dp_call(dp_run_t *r, int which, ks_cycle_state_t *cs,
                          dp_reasons_t *reasons)
 {
     const ks_host_api_t *api = r->api;
-    ks_status_t *st = api->status_new(r->h);
+    ks_status_t *st;
     ks_code_t code;
-    if (st == NULL) {
+    if (r->scratch == NULL && (r->scratch = api->status_new(r->h)) == NULL) {
         (void)dp_reasons_push(reasons, "out of memory");
         return KS_ERROR;
     }
+    st = r->scratch;
     switch (which) {
     case DP_CALL_ADD:
         code = api->run_prefilter_add_pod(r->h, cs, r->pod, other, ni, st);
@@ -755,7 +763,6 @@ static ks_code_t dp_call(dp_run_t *r, int which, ks_cycle_state_t *cs,
         (void)dp_reasons_push(reasons, "out of memory");
         code = KS_ERROR;
     }
-    api->status_free(st);
     return code;
 }
 
