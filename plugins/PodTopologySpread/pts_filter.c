@@ -14,6 +14,7 @@
  */
 #include "pts.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -361,10 +362,81 @@ ks_code_t pts_filter_with_state(void *self, ks_cycle_state_t *cs, void *state,
 /* Bulk Filter (since ABI 1.2): the same verdicts as pts_filter_with_state.
  * A node's verdict depends only on its value for each constraint's
  * topology key, so each run remembers the verdict of the values it met
- * (interned: compared by address); a zone-spread run of 32 nodes asks the
- * pair counts a few times instead of 32. */
+ * (interned: compared by address) in a small table indexed by the value's
+ * address; a zone-spread run of 32 nodes asks the pair counts a few times
+ * instead of 32. Nodes of one cluster list their labels in the same order
+ * as a rule, so the key is first looked for where the previous node had
+ * it. */
 #define PTS_BULK_CONS 4
-#define PTS_BULK_MEMO 8
+#define PTS_BULK_MEMO 8 /* a power of two */
+
+typedef struct pts_bulk_con {
+    const pts_constraint_t *con;
+    int compare; /* 0: no eligible domain, nothing to compare to */
+    int64_t min;
+    uint32_t hint; /* where the previous node had the key */
+    const char *memo_value[PTS_BULK_MEMO]; /* NULL: empty */
+    uint8_t memo_ok[PTS_BULK_MEMO];
+} pts_bulk_con_t;
+
+/* The node's value for b's key (NULL: no such label), looked for at the
+ * hint first. */
+static inline const char *pts_bulk_value(pts_bulk_con_t *b,
+                                         const ks_labels_t *ls)
+{
+    const char *key = b->con->topology_key;
+    uint32_t i;
+    if (b->hint < ls->n && ls->items[b->hint].key == key)
+        return ls->items[b->hint].value;
+    for (i = 0; i < ls->n; i++)
+        if (ls->items[i].key == key) {
+            b->hint = i;
+            return ls->items[i].value;
+        }
+    return NULL;
+}
+
+/* Does a node whose value is `value` (not NULL) keep b's skew? */
+static inline int pts_bulk_fits(const pts_prefilter_state_t *s,
+                                pts_bulk_con_t *b, const char *value)
+{
+    uint64_t h = (uint64_t)(uintptr_t)value * UINT64_C(0x9E3779B97F4A7C15);
+    uint32_t slot = (uint32_t)(h >> 61) & (PTS_BULK_MEMO - 1);
+    if (b->memo_value[slot] != value) {
+        b->memo_value[slot] = value;
+        b->memo_ok[slot] = (uint8_t)pts_skew_fits(s, b->con, b->min, value);
+    }
+    return b->memo_ok[slot];
+}
+
+/* The verdicts of a run for constraints c[0..n_cons). Inlined with
+ * n_cons 1 (a single constraint, the common case) so that its locals stay
+ * in registers. */
+static inline __attribute__((always_inline)) void
+pts_bulk_run(const pts_prefilter_state_t *s, pts_bulk_con_t *c,
+             uint32_t n_cons, const ks_node_info_t *const *nodes, uint32_t n,
+             uint8_t *pass)
+{
+    uint32_t i, j;
+    for (i = 0; i < n; i++) {
+        const ks_node_t *node;
+        if (!pass[i])
+            continue;
+        node = nodes[i]->node;
+        if (node == NULL) {
+            pass[i] = 2; /* an Error: the host asks pts_filter_with_state */
+            continue;
+        }
+        for (j = 0; j < n_cons; j++) {
+            const char *value = pts_bulk_value(&c[j], &node->labels);
+            if (value == NULL ||
+                (c[j].compare && !pts_bulk_fits(s, &c[j], value))) {
+                pass[i] = 0;
+                break;
+            }
+        }
+    }
+}
 
 ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
                            const ks_pod_t *pod,
@@ -372,15 +444,8 @@ ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
                            uint8_t *pass, ks_status_t *scratch)
 {
     const pts_prefilter_state_t *s = state;
-    struct {
-        const pts_constraint_t *con;
-        int compare; /* 0: no eligible domain, nothing to compare to */
-        int64_t min;
-        const char *memo_value[PTS_BULK_MEMO];
-        uint8_t memo_ok[PTS_BULK_MEMO];
-        uint32_t n_memo;
-    } c[PTS_BULK_CONS];
-    uint32_t i, j, m;
+    pts_bulk_con_t c[PTS_BULK_CONS];
+    uint32_t i, j, n_cons;
 
     if (s == NULL || s->cons.n > PTS_BULK_CONS) {
         /* the general way: a node at a time */
@@ -390,47 +455,19 @@ ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
                     self, cs, state, pod, nodes[i], scratch));
         return KS_SUCCESS;
     }
-    for (j = 0; j < s->cons.n; j++) {
+    n_cons = s->cons.n;
+    for (j = 0; j < n_cons; j++) {
         const pts_constraint_t *con = &s->cons.items[j];
         const pts_key_state_t *k = pts_key_state(s, con->topology_key);
         c[j].con = con;
         c[j].compare = k != NULL && k->domains != 0;
         c[j].min = c[j].compare ? pts_skew_min(con, k) : 0;
-        c[j].n_memo = 0;
+        c[j].hint = 0;
+        memset(c[j].memo_value, 0, sizeof c[j].memo_value);
     }
-    for (i = 0; i < n; i++) {
-        const ks_node_t *node = nodes[i]->node;
-        if (!pass[i])
-            continue;
-        if (node == NULL) {
-            pass[i] = 2; /* an Error: the host asks pts_filter_with_state */
-            continue;
-        }
-        for (j = 0; j < s->cons.n && pass[i]; j++) {
-            const char *value = ks_labels_get_interned(
-                &node->labels, c[j].con->topology_key);
-            int ok = -1;
-            if (value == NULL) {
-                pass[i] = 0;
-                break;
-            }
-            if (!c[j].compare)
-                continue;
-            for (m = 0; m < c[j].n_memo; m++)
-                if (c[j].memo_value[m] == value) {
-                    ok = c[j].memo_ok[m];
-                    break;
-                }
-            if (ok < 0) {
-                ok = pts_skew_fits(s, c[j].con, c[j].min, value);
-                if (c[j].n_memo < PTS_BULK_MEMO) {
-                    c[j].memo_value[c[j].n_memo] = value;
-                    c[j].memo_ok[c[j].n_memo++] = (uint8_t)ok;
-                }
-            }
-            if (!ok)
-                pass[i] = 0;
-        }
-    }
+    if (n_cons == 1)
+        pts_bulk_run(s, c, 1, nodes, n, pass);
+    else
+        pts_bulk_run(s, c, n_cons, nodes, n, pass);
     return KS_SUCCESS;
 }
