@@ -55,17 +55,19 @@ void ks_fw_run_filter_bulk(ks_framework_t *fw, ks_cycle_state_t *cs,
 {
     size_t i, np = fw->n_points[KS_EP_FILTER];
     const ks_point_entry_t *pl = fw->points[KS_EP_FILTER];
-    uint64_t skip = *ks_cycle_state_skip_filter(cs);
+    /* the plugins PreFilter did not skip, in order, by their bits */
+    uint64_t todo = (np >= 64 ? ~0ull : (1ull << np) - 1) &
+                    ~*ks_cycle_state_skip_filter(cs);
     ks_status_t scratch;
     uint32_t k;
 
     memset(pass, 1, n);
-    for (i = 0; i < np; i++) {
-        ks_plugin_inst_t *in = pl[i].inst;
+    for (; todo != 0; todo &= todo - 1) {
+        ks_plugin_inst_t *in;
         void *state;
         ks_code_t c;
-        if (skip & (1ull << i))
-            continue;
+        i = (size_t)__builtin_ctzll(todo);
+        in = pl[i].inst;
         state = in->d->filter_with_state
                     ? ks_cycle_state_slot_get(cs, &in->handle,
                                               KS_STATE_FILTER)

@@ -722,6 +722,60 @@ static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     }
 }
 
+/* The bits of a score outside [KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE]:
+ * with x = score - min as unsigned, x and range - x both have the top bit
+ * clear exactly when x <= range, so one OR over the row keeps that bit of
+ * any score out of range (subtractions and ORs: the loop vectorizes). */
+#define SCORE_RANGE ((uint64_t)(KS_MAX_NODE_SCORE - KS_MIN_NODE_SCORE))
+#define SCORE_BAD(v)                                                          \
+    (((uint64_t)(v) - (uint64_t)KS_MIN_NODE_SCORE) |                           \
+     (SCORE_RANGE - ((uint64_t)(v) - (uint64_t)KS_MIN_NODE_SCORE)))
+
+static int row_out_of_range(const int64_t *row, uint32_t n)
+{
+    uint64_t bad = 0;
+    uint32_t k;
+    for (k = 0; k < n; k++)
+        bad |= SCORE_BAD(row[k]);
+    return (int)(bad >> 63);
+}
+
+/* One Score plugin's row (normalized) into the totals in a single pass:
+ * the range check, row[k] *= w and totals[k] += row[k] (totals[k] =
+ * row[k] for the first row, so the totals need no zeroing). 1 when a
+ * score was out of range: row is then as the plugin left it (totals are
+ * not, and are not used). */
+static int weigh_row_checked(int64_t *restrict row, int64_t *restrict totals,
+                             uint32_t n, int64_t w, int first)
+{
+    uint64_t bad = 0;
+    uint32_t k;
+    if (w != 1) {
+        /* checked before the row is weighed in place */
+        if (row_out_of_range(row, n))
+            return 1;
+        if (first)
+            for (k = 0; k < n; k++)
+                totals[k] = row[k] *= w;
+        else
+            for (k = 0; k < n; k++)
+                totals[k] += row[k] *= w;
+        return 0;
+    }
+    /* unsigned sums: a row out of range cannot overflow into UB */
+    if (first)
+        for (k = 0; k < n; k++) {
+            bad |= SCORE_BAD(row[k]);
+            totals[k] = row[k];
+        }
+    else
+        for (k = 0; k < n; k++) {
+            bad |= SCORE_BAD(row[k]);
+            totals[k] = (int64_t)((uint64_t)totals[k] + (uint64_t)row[k]);
+        }
+    return (int)(bad >> 63);
+}
+
 ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                           const ks_pod_t *pod,
                           const ks_node_info_t *const *nodes,
@@ -735,12 +789,12 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
     score_job_t j;
     ks_node_score_t stack_ns[256];
     ks_node_score_t *ns = n <= 256 ? stack_ns : NULL;
-    int named = 0;
+    int named = 0, weighed = 0;
 
     ks_status_reset(st);
     /* Rows of plugins that run are written in full by score_chunk; rows of
-     * skipped plugins are left as they are (skipped[] says which). */
-    memset(totals, 0, n * sizeof *totals);
+     * skipped plugins are left as they are (skipped[] says which). The
+     * first weighed row sets the totals (zeroed only when none is). */
     memset(&j, 0, sizeof j);
     j.fw = fw;
     j.cs = cs;
@@ -794,11 +848,10 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
             for (k = 0; k < n; k++)
                 row[k] = ns[k].score;
         }
-        /* The range check as one flag over the row, so both loops
-         * vectorize; the node is looked for only when one was out of
-         * range. */
-        if (!ks_fw_scores_out_of_range(row, n)) {
-            ks_fw_weigh_row(row, totals, n, w);
+        /* The range check as one flag over the row, in the weighing
+         * pass; the node is looked for only when one was out of range. */
+        if (!weigh_row_checked(row, totals, n, w, !weighed)) {
+            weighed = 1;
             continue;
         }
         for (k = 0; row[k] >= KS_MIN_NODE_SCORE && row[k] <= KS_MAX_NODE_SCORE;
@@ -818,6 +871,8 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
     }
     if (ns != stack_ns)
         free(ns);
+    if (!weighed)
+        memset(totals, 0, n * sizeof *totals);
     return KS_SUCCESS;
 }
 

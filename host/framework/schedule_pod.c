@@ -314,11 +314,26 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
         if (j->bulk && !s->bt.active && j->fw->env->bulk == KS_BULK_ON) {
             /* The common case: every node of the run in bulk, the ones it
              * rejected node by node for their statuses. */
+            uint32_t at = j->start + pos; /* < 2 n_cand */
+            uint8_t all_pass = 1;
+            if (at >= j->n_cand)
+                at -= j->n_cand;
             for (r = 0; r < n_run; r++) {
-                idx[r] = cand_at(s, j->start, pos + r, j->n_cand);
+                idx[r] = s->cand[at];
                 ni[r] = j->all[idx[r]];
+                if (++at == j->n_cand)
+                    at = 0;
             }
             ks_fw_run_filter_bulk(j->fw, j->cs, j->pod, ni, n_run, pass, rej);
+            /* pass is 0 or 1 here: a run that passed whole is marked at
+             * once */
+            for (r = 0; r < n_run; r++)
+                all_pass &= pass[r];
+            if (all_pass) {
+                memset(s->feasible_flag + pos, 1, n_run);
+                found += n_run;
+                continue;
+            }
             for (r = 0; r < n_run; r++) {
                 ks_status_t st;
                 if (pass[r]) {
@@ -613,29 +628,40 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
         i = n_cand; /* collected: nothing cut, no status to collect */
     else
         i = 0;
-    for (at = s->next_start; i < n_cand; i++, at++) {
-        uint32_t idx;
-        if (at == n_cand)
-            at = 0;
-        idx = s->cand[at];
-        if (*n_feasible == want) {
-            processed = i;
-            for (; i < n_cand; i++)
-                s->feasible_flag[i] = 0;
-            break;
+    {
+        /* the arrays in locals: the stores below cannot alias them */
+        const uint32_t *cand = s->cand;
+        uint8_t *flag = s->feasible_flag;
+        const ks_node_info_t **feasible = s->feasible;
+        const char **fnames = s->feasible_names;
+        uint32_t *fidx = s->bt.active ? s->bt.fidx : NULL;
+        uint32_t nf = *n_feasible;
+        for (at = s->next_start; i < n_cand; i++, at++) {
+            uint32_t idx;
+            if (at == n_cand)
+                at = 0;
+            if (nf == want) {
+                processed = i;
+                for (; i < n_cand; i++)
+                    flag[i] = 0;
+                break;
+            }
+            if (flag[i] == 1) {
+                idx = cand[at];
+                if (fidx != NULL)
+                    fidx[nf] = idx;
+                if (names != NULL)
+                    fnames[nf] = names[idx];
+                feasible[nf++] = job.all[idx];
+            } else if (flag[i] == 2) {
+                idx = cand[at];
+                s->smap.set[idx] = 1;
+                add_plugin(o, s->smap.st[idx].plugin, s->smap.st[idx].code);
+            } else if (flag[i] == 3) {
+                n_lazy++;
+            }
         }
-        if (s->feasible_flag[i] == 1) {
-            if (s->bt.active)
-                s->bt.fidx[*n_feasible] = idx;
-            if (names != NULL)
-                s->feasible_names[*n_feasible] = names[idx];
-            s->feasible[(*n_feasible)++] = job.all[idx];
-        } else if (s->feasible_flag[i] == 2) {
-            s->smap.set[idx] = 1;
-            add_plugin(o, s->smap.st[idx].plugin, s->smap.st[idx].code);
-        } else if (s->feasible_flag[i] == 3) {
-            n_lazy++;
-        }
+        *n_feasible = nf;
     }
     /* No node passed: the FitError needs every rejection's status. */
     if (n_lazy > 0 && *n_feasible == 0 &&

@@ -571,6 +571,60 @@ START_TEST(test_score_out_of_range)
 }
 END_TEST
 
+/* A weighted row out of range is reported with the score the plugin gave
+ * (not the weighed one), at its first bad node, negative scores too; the
+ * rows before it were weighed already. */
+START_TEST(test_score_out_of_range_weighted)
+{
+    int64_t scores[6], totals[3];
+    uint8_t skipped[2];
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    rt_build("    score:\n"
+             "      enabled:\n"
+             "      - name: Probe2\n"
+             "      - name: Probe1\n"
+             "        weight: 3\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "      scoreNodes: {n1: 10, n2: -1, n3: 101}\n")
+                 PROBE_CFG("Probe2", "      score: 7\n"));
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
+                                     skipped, totals, &st),
+                     KS_ERROR);
+    ck_assert_msg(strstr(msg_of(&st), "plugin \"Probe1\" returns an invalid "
+                                      "score -1 for node \"n2\"") != NULL,
+                  "%s", msg_of(&st));
+    ck_assert_str_eq(st.plugin, "Probe1");
+}
+END_TEST
+
+/* Every Score plugin skipped at PreScore: the totals are zero, whatever
+ * the array held. */
+START_TEST(test_score_all_skipped_totals_zero)
+{
+    int64_t scores[3], totals[3] = {5, 5, 5};
+    uint8_t skipped[1];
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    int i;
+    rt_build("    preScore:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "    score:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "      preScore: Skip\n"
+                                 "      score: 50\n"));
+    ck_assert_int_eq(ks_fw_run_pre_score(R.fw, R.cs, pod, R.nodes, 3, &st),
+                     KS_SUCCESS);
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
+                                     skipped, totals, &st),
+                     KS_SUCCESS);
+    ck_assert_int_eq(skipped[0], 1);
+    for (i = 0; i < 3; i++)
+        ck_assert_int_eq(totals[i], 0);
+}
+END_TEST
+
 START_TEST(test_normalize_and_weights)
 {
     int64_t scores[9], totals[3];
@@ -1202,6 +1256,8 @@ static Suite *runtime_suite(void)
     tc = tcase_create("score");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_score_out_of_range);
+    tcase_add_test(tc, test_score_out_of_range_weighted);
+    tcase_add_test(tc, test_score_all_skipped_totals_zero);
     tcase_add_test(tc, test_normalize_and_weights);
     suite_add_tcase(s, tc);
     tc = tcase_create("reserve-permit-bind");
