@@ -6,7 +6,8 @@
  * Files: pts_plugin.c (descriptor, args, events), pts_constraints.c (which
  * constraints apply to a pod, node inclusion, counting matching pods),
  * pts_filter.c (PreFilter, AddPod/RemovePod, Filter), pts_score.c
- * (PreScore, Score, NormalizeScore).
+ * (PreScore, Score, NormalizeScore), pts_aggregate.c (matching-pod counts
+ * kept across cycles), pts_nodetab.c (the node facts they share).
  */
 #ifndef KS_PLUGIN_PTS_H
 #define KS_PLUGIN_PTS_H

@@ -14,8 +14,8 @@ static void pts_agg_clear(pts_agg_t *a)
     free(a->cons);
     free(a->reqs);
     free(a->values);
-    free(a->entries);
-    free(a->contribs);
+    free(a->held.keys);
+    free(a->held.counts);
     ks_tpmap_free(&a->counts);
     ks_tpmap_free(&a->nodes);
     memset(a, 0, sizeof *a);
@@ -32,20 +32,28 @@ void pts_aggs_free(pts_aggs_t *aggs)
     aggs->slots = NULL;
     aggs->n_slots = 0;
     aggs->clock = 0;
+    pts_tab_free(&aggs->tab);
+}
+
+/* Bytes an aggregate holds beyond its signature. */
+static size_t pts_agg_bytes(const pts_agg_t *a)
+{
+    return (size_t)a->held.cap * (sizeof *a->held.keys +
+                                  sizeof *a->held.counts) +
+           ((size_t)a->counts.cap + a->nodes.cap) * sizeof(ks_tpmap_slot_t);
 }
 
 /* A new, empty slot when the budget allows one (NULL otherwise or on
  * ENOMEM: the caller replaces the least recently used one). */
-static pts_agg_t *pts_agg_new_slot(const pts_plugin_t *pl, pts_aggs_t *aggs,
-                                   uint32_t n_cons)
+static pts_agg_t *pts_agg_new_slot(pts_aggs_t *aggs)
 {
-    uint32_t n_nodes = pl->api->snapshot_num_nodes(pl->h);
-    size_t per = (size_t)n_nodes * (sizeof(pts_agg_entry_t) +
-                                    n_cons * sizeof(pts_agg_contrib_t));
+    size_t held = pts_tab_bytes(&aggs->tab);
     pts_agg_t **arr, *a;
+    uint32_t i;
+    for (i = 0; i < aggs->n_slots; i++)
+        held += pts_agg_bytes(aggs->slots[i]);
     if (aggs->n_slots >= PTS_AGG_MIN_SLOTS &&
-        (aggs->n_slots >= PTS_AGG_MAX_SLOTS ||
-         per * (aggs->n_slots + 1) > PTS_AGG_BUDGET))
+        (aggs->n_slots >= PTS_AGG_MAX_SLOTS || held > PTS_AGG_BUDGET))
         return NULL;
     arr = realloc(aggs->slots, (aggs->n_slots + 1) * sizeof *arr);
     if (arr == NULL)
@@ -120,7 +128,7 @@ static int pts_agg_matches(const pts_plugin_t *pl, const pts_agg_t *a,
 }
 
 /* Make `a` the (empty) aggregate of `c`. */
-static int pts_agg_init(const pts_plugin_t *pl, pts_agg_t *a,
+static int pts_agg_init(pts_plugin_t *pl, pts_agg_t *a,
                         const pts_constraints_t *c, const char *ns,
                         pts_agg_mode_t mode)
 {
@@ -143,6 +151,10 @@ static int pts_agg_init(const pts_plugin_t *pl, pts_agg_t *a,
         const pts_constraint_t *x = &c->items[i];
         pts_agg_cons_t *y = &a->cons[i];
         y->key = x->topology_key;
+        if ((y->tab_key = pts_tab_key(&pl->aggs.tab, y->key)) < 0) {
+            pts_agg_clear(a);
+            return -1; /* too many keys: counted directly */
+        }
         y->affinity_honor = x->affinity_policy == KS_POLICY_HONOR;
         y->taints_honor = x->taints_policy == KS_POLICY_HONOR;
         y->skip = pts_agg_skip(pl, mode, x->topology_key);
@@ -165,187 +177,210 @@ static int pts_agg_init(const pts_plugin_t *pl, pts_agg_t *a,
     return 0;
 }
 
-static int pts_agg_grow(pts_agg_t *a, uint32_t n)
+/* --- the sparse map of held counts ---------------------------------------- */
+
+static uint32_t sp_hash(uint32_t k)
 {
-    pts_agg_entry_t *e;
-    pts_agg_contrib_t *k;
-    if (n <= a->cap)
-        return 0;
-    e = realloc(a->entries, n * sizeof *e);
-    if (e == NULL)
-        return -1;
-    a->entries = e;
-    k = realloc(a->contribs, (size_t)n * a->n_cons * sizeof *k);
-    if (k == NULL)
-        return -1;
-    a->contribs = k;
-    memset(e + a->cap, 0, (n - a->cap) * sizeof *e);
-    memset(k + (size_t)a->cap * a->n_cons, 0,
-           (size_t)(n - a->cap) * a->n_cons * sizeof *k);
-    a->cap = n;
-    return 0;
+    k ^= k >> 16;
+    k *= 0x7feb352dU;
+    k ^= k >> 15;
+    k *= 0x846ca68bU;
+    k ^= k >> 16;
+    return k;
 }
 
-static int pts_agg_apply(pts_agg_t *a, const pts_agg_contrib_t *k,
-                         int64_t sign)
-{
-    uint32_t j;
-    for (j = 0; j < a->n_cons; j++) {
-        if (k[j].value == NULL)
-            continue;
-        if (ks_tpmap_add(&a->counts, a->cons[j].key, k[j].value,
-                         sign * k[j].count, NULL) < 0 ||
-            ks_tpmap_add(&a->nodes, a->cons[j].key, k[j].value, sign, NULL) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* No NoSchedule/NoExecute taint at all (the pod tolerates none). */
-static int pts_node_untainted(const ks_node_t *node)
+static int32_t sp_get(const pts_agg_sparse_t *m, uint32_t key)
 {
     uint32_t i;
-    for (i = 0; i < node->n_taints; i++)
-        if (node->taints[i].effect == KS_EFFECT_NO_SCHEDULE ||
-            node->taints[i].effect == KS_EFFECT_NO_EXECUTE)
-            return 0;
-    return 1;
-}
-
-/* What node `ni` contributes, per constraint. */
-static void pts_agg_contrib(const pts_plugin_t *pl, const pts_agg_t *a,
-                            const ks_node_info_t *ni, pts_agg_contrib_t *k)
-{
-    const ks_node_t *node = ni->node;
-    int require_all = a->mode != PTS_AGG_PRESCORE_ANY;
-    int untainted = -1;
-    uint32_t j;
-
-    memset(k, 0, a->n_cons * sizeof *k);
-    if (node == NULL)
-        return;
-    if (require_all)
-        for (j = 0; j < a->n_cons; j++)
-            if (ks_labels_get_interned(&node->labels, a->cons[j].key) == NULL)
-                return;
-    for (j = 0; j < a->n_cons; j++) {
-        const pts_agg_cons_t *c = &a->cons[j];
-        const char *value;
-        if (c->skip)
-            continue;
-        if (c->taints_honor) {
-            if (untainted < 0)
-                untainted = pts_node_untainted(node);
-            if (!untainted)
-                continue;
-        }
-        value = ks_labels_get_interned(&node->labels, c->key);
-        k[j].value = value ? value : pl->empty;
-        k[j].count = pts_count_matching(ni, &c->sel, a->ns);
-    }
-}
-
-/* Constraint sets up to this size refresh a node by the difference of
- * its contributions (pts_agg_refresh_one). */
-#define PTS_AGG_DELTA_CONS 16
-
-/* Bring entry i up to date with NodeInfo ni (NULL: none). 0, or -1. */
-static int pts_agg_refresh_one(const pts_plugin_t *pl, pts_agg_t *a,
-                               uint32_t i, const ks_node_info_t *ni)
-{
-    pts_agg_entry_t *e = &a->entries[i];
-    pts_agg_contrib_t *k = &a->contribs[(size_t)i * a->n_cons];
-    if (ni != NULL && e->ni == ni && ni->generation != 0 &&
-        e->generation == ni->generation)
+    if (m->cap == 0)
         return 0;
-    if (e->ni != NULL && ni != NULL && a->n_cons <= PTS_AGG_DELTA_CONS) {
-        /* The node's new contribution against its old one: a pair that
-         * stays only moves its count by the difference (a pod of another
-         * workload came or went: nothing), a pair that changed leaves and
-         * the new one comes. */
-        pts_agg_contrib_t old[PTS_AGG_DELTA_CONS];
-        uint32_t j;
-        memcpy(old, k, a->n_cons * sizeof *k);
-        pts_agg_contrib(pl, a, ni, k);
-        for (j = 0; j < a->n_cons; j++) {
-            const char *key = a->cons[j].key;
-            if (old[j].value == k[j].value) {
-                int64_t d = k[j].count - old[j].count;
-                if (k[j].value != NULL && d != 0 &&
-                    ks_tpmap_add(&a->counts, key, k[j].value, d, NULL) < 0)
-                    return -1;
-                continue;
-            }
-            if (old[j].value != NULL &&
-                (ks_tpmap_add(&a->counts, key, old[j].value, -old[j].count,
-                              NULL) < 0 ||
-                 ks_tpmap_add(&a->nodes, key, old[j].value, -1, NULL) < 0))
-                return -1;
-            if (k[j].value != NULL &&
-                (ks_tpmap_add(&a->counts, key, k[j].value, k[j].count,
-                              NULL) < 0 ||
-                 ks_tpmap_add(&a->nodes, key, k[j].value, 1, NULL) < 0))
-                return -1;
-        }
-        e->ni = ni;
-        e->generation = ni->generation;
-        return 0;
-    }
-    if (e->ni != NULL && pts_agg_apply(a, k, -1) != 0)
-        return -1;
-    if (ni == NULL) {
-        memset(k, 0, a->n_cons * sizeof *k);
-        e->ni = NULL;
-        return 0;
-    }
-    pts_agg_contrib(pl, a, ni, k);
-    if (pts_agg_apply(a, k, 1) != 0)
-        return -1;
-    e->ni = ni;
-    e->generation = ni->generation;
+    for (i = sp_hash(key) & (m->cap - 1); m->keys[i] != 0;
+         i = (i + 1) & (m->cap - 1))
+        if (m->keys[i] == key)
+            return m->counts[i];
     return 0;
 }
 
-/* Bring `a` up to date with the snapshot: only the NodeInfos the host
- * says it refreshed since the last time (snapshot_changes, ABI 1.2), else
- * a walk over every node checking its generation. */
-static int pts_agg_refresh(const pts_plugin_t *pl, pts_agg_t *a)
+static int sp_grow(pts_agg_sparse_t *m)
 {
-    const ks_host_api_t *api = pl->api;
-    uint32_t n, i, n_chg = 0;
-    const ks_node_info_t *const *nodes = api->snapshot_nodes(pl->h, &n);
-    const uint32_t *chg = NULL;
-    uint64_t version = 0;
-    int have = KS_API_HAS(api, snapshot_changes);
+    uint32_t cap = m->cap ? m->cap * 2 : 64, i;
+    uint32_t *k = calloc(cap, sizeof *k);
+    int32_t *c = malloc(cap * sizeof *c);
+    if (k == NULL || c == NULL) {
+        free(k);
+        free(c);
+        return -1;
+    }
+    for (i = 0; i < m->cap; i++) {
+        uint32_t j;
+        if (m->keys[i] == 0)
+            continue;
+        for (j = sp_hash(m->keys[i]) & (cap - 1); k[j] != 0;
+             j = (j + 1) & (cap - 1))
+            ;
+        k[j] = m->keys[i];
+        c[j] = m->counts[i];
+    }
+    free(m->keys);
+    free(m->counts);
+    m->keys = k;
+    m->counts = c;
+    m->cap = cap;
+    return 0;
+}
 
-    if (have)
-        version = api->snapshot_changes(pl->h, a->version, &chg, &n_chg);
-    if (have && a->have_version && chg != NULL && n == a->n_entries) {
-        for (i = 0; i < n_chg; i++)
-            if (chg[i] < n &&
-                pts_agg_refresh_one(pl, a, chg[i], nodes[chg[i]]) != 0)
-                return -1;
-        a->version = version;
+/* Set the count of `key` (0 removes it). 0, or -1 on ENOMEM. */
+static int sp_set(pts_agg_sparse_t *m, uint32_t key, int32_t count)
+{
+    uint32_t i, mask;
+    if (count != 0 && (m->used + 1) * 2 > m->cap && sp_grow(m) != 0)
+        return -1;
+    if (m->cap == 0)
+        return 0; /* nothing held, nothing to remove */
+    mask = m->cap - 1;
+    for (i = sp_hash(key) & mask; m->keys[i] != 0 && m->keys[i] != key;
+         i = (i + 1) & mask)
+        ;
+    if (m->keys[i] == 0) {
+        if (count != 0) {
+            m->keys[i] = key;
+            m->counts[i] = count;
+            m->used++;
+        }
         return 0;
     }
-    a->have_version = 0;
-    if (pts_agg_grow(a, n) != 0)
-        return -1;
-    for (i = 0; i < n; i++)
-        if (pts_agg_refresh_one(pl, a, i, nodes[i]) != 0)
-            return -1;
-    /* nodes that left the snapshot */
-    for (i = n; i < a->n_entries; i++) {
-        pts_agg_entry_t *e = &a->entries[i];
-        pts_agg_contrib_t *k = &a->contribs[(size_t)i * a->n_cons];
-        if (e->ni != NULL && pts_agg_apply(a, k, -1) != 0)
-            return -1;
-        memset(k, 0, a->n_cons * sizeof *k);
-        e->ni = NULL;
+    if (count != 0) {
+        m->counts[i] = count;
+        return 0;
     }
-    a->n_entries = n;
-    a->version = version;
-    a->have_version = have && version != 0;
+    /* removal: shift back the entries of the probe run after it */
+    m->used--;
+    for (;;) {
+        uint32_t j = i, h;
+        m->keys[i] = 0;
+        for (;;) {
+            j = (j + 1) & mask;
+            if (m->keys[j] == 0)
+                return 0;
+            h = sp_hash(m->keys[j]) & mask;
+            /* j's entry may move to i when its home is not in (i, j] */
+            if (i <= j ? (h <= i || h > j) : (h <= i && h > j))
+                break;
+        }
+        m->keys[i] = m->keys[j];
+        m->counts[i] = m->counts[j];
+        i = j;
+    }
+}
+
+static void sp_clear(pts_agg_sparse_t *m)
+{
+    if (m->cap > 0)
+        memset(m->keys, 0, m->cap * sizeof *m->keys);
+    m->used = 0;
+}
+
+/* --- counting ---------------------------------------------------------------- */
+
+/* The value node position i counts under for constraint j, or NULL when
+ * the constraint does not count the node (absent, a required key missing,
+ * a taint the policy honours, or hostname in a PreScore mode). */
+static const char *pts_agg_value(const pts_plugin_t *pl, const pts_agg_t *a,
+                                 const pts_nodetab_t *t, uint32_t i,
+                                 uint32_t j)
+{
+    const pts_tab_node_t *e = &t->nodes[i];
+    const pts_agg_cons_t *c = &a->cons[j];
+    const char *v;
+    uint32_t k;
+    if (!e->present || c->skip || (c->taints_honor && !e->untainted))
+        return NULL;
+    if (a->mode != PTS_AGG_PRESCORE_ANY)
+        for (k = 0; k < a->n_cons; k++)
+            if (pts_tab_value(t, i, a->cons[k].tab_key) == NULL)
+                return NULL;
+    v = pts_tab_value(t, i, c->tab_key);
+    return v ? v : pl->empty;
+}
+
+/* Re-count position i (its facts unchanged since the aggregate's stamp):
+ * the counts move by the difference. 0, or -1 on ENOMEM. */
+static int pts_agg_recount(const pts_plugin_t *pl, pts_agg_t *a,
+                           const pts_nodetab_t *t, uint32_t i)
+{
+    uint32_t j;
+    for (j = 0; j < a->n_cons; j++) {
+        const char *v = pts_agg_value(pl, a, t, i, j);
+        uint32_t key = i * a->n_cons + j + 1;
+        int32_t old, now;
+        if (v == NULL)
+            continue;
+        old = sp_get(&a->held, key);
+        now = (int32_t)pts_count_matching(t->nodes[i].ni, &a->cons[j].sel,
+                                          a->ns);
+        if (now == old)
+            continue;
+        if (sp_set(&a->held, key, now) != 0 ||
+            ks_tpmap_add(&a->counts, a->cons[j].key, v, now - old, NULL) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Count every node from scratch. 0, or -1 on ENOMEM. */
+static int pts_agg_build(const pts_plugin_t *pl, pts_agg_t *a,
+                         const pts_nodetab_t *t)
+{
+    uint32_t i, j;
+    ks_tpmap_free(&a->counts);
+    ks_tpmap_free(&a->nodes);
+    sp_clear(&a->held);
+    if ((uint64_t)t->n * a->n_cons >= UINT32_MAX)
+        return -1; /* positions do not fit the map's keys */
+    for (i = 0; i < t->n; i++)
+        for (j = 0; j < a->n_cons; j++) {
+            const char *v = pts_agg_value(pl, a, t, i, j);
+            int32_t now;
+            if (v == NULL)
+                continue;
+            if (ks_tpmap_add(&a->nodes, a->cons[j].key, v, 1, NULL) < 0)
+                return -1;
+            now = (int32_t)pts_count_matching(t->nodes[i].ni,
+                                              &a->cons[j].sel, a->ns);
+            if (now != 0 &&
+                (sp_set(&a->held, i * a->n_cons + j + 1, now) != 0 ||
+                 ks_tpmap_add(&a->counts, a->cons[j].key, v, now, NULL) < 0))
+                return -1;
+        }
+    return 0;
+}
+
+/* Bring `a` up to date with the node table: the positions logged since
+ * its stamp, or everything when the log does not reach back or a node's
+ * facts changed since. 0, or -1 on ENOMEM. */
+static int pts_agg_refresh(const pts_plugin_t *pl, pts_agg_t *a,
+                           const pts_nodetab_t *t)
+{
+    const pts_tab_change_t *chg;
+    uint32_t n_chg, i;
+    if (a->stamp != 0 && a->stamp == t->stamp)
+        return 0;
+    if (a->stamp == 0 || pts_tab_changes_since(t, a->stamp, &chg, &n_chg) != 0)
+        goto rebuild;
+    for (i = 0; i < n_chg; i++)
+        if (chg[i].pos >= t->n || t->nodes[chg[i].pos].facts > a->stamp)
+            goto rebuild;
+    /* a position changed twice is re-counted twice: the second finds no
+     * difference */
+    for (i = 0; i < n_chg; i++)
+        if (pts_agg_recount(pl, a, t, chg[i].pos) != 0)
+            return -1;
+    a->stamp = t->stamp;
+    return 0;
+rebuild:
+    if (pts_agg_build(pl, a, t) != 0)
+        return -1;
+    a->stamp = t->stamp;
     return 0;
 }
 
@@ -359,11 +394,13 @@ pts_agg_t *pts_agg_get(pts_plugin_t *pl, const pts_constraints_t *c,
 
     if (c->n == 0 || !pts_agg_possible(c, pod))
         return NULL;
+    if (pts_tab_refresh(pl, &aggs->tab) != 0)
+        return NULL;
     for (i = 0; i < aggs->n_slots && a == NULL; i++)
         if (pts_agg_matches(pl, aggs->slots[i], c, pod->ns, mode))
             a = aggs->slots[i];
     found = a != NULL;
-    if (a == NULL && (a = pts_agg_new_slot(pl, aggs, c->n)) == NULL) {
+    if (a == NULL && (a = pts_agg_new_slot(aggs)) == NULL) {
         if (aggs->n_slots == 0)
             return NULL; /* out of memory */
         a = aggs->slots[0];
@@ -374,7 +411,7 @@ pts_agg_t *pts_agg_get(pts_plugin_t *pl, const pts_constraints_t *c,
     }
     if (!found && pts_agg_init(pl, a, c, pod->ns, mode) != 0)
         return NULL;
-    if (pts_agg_refresh(pl, a) != 0) {
+    if (pts_agg_refresh(pl, a, &aggs->tab) != 0) {
         pts_agg_clear(a); /* half-applied: start over next time */
         return NULL;
     }

@@ -6,12 +6,17 @@
  * number of matching pods in every topology domain over the eligible nodes.
  * Pods of one workload share their constraints, so an aggregate remembers a
  * constraint set by content (topology keys, selectors, inclusion policies,
- * namespace, mode) together with each snapshot node's contribution, tagged
- * with the NodeInfo's address and generation. Refreshing it for the next
- * pod walks the snapshot and recomputes only the nodes whose NodeInfo or
- * generation changed (the host bumps the generation on every change to a
- * node or its pods, as upstream's NodeInfo does; generation 0 is never
- * trusted).
+ * namespace, mode) with its counts.
+ *
+ * What each node is (its topology values, taints, presence) lives once per
+ * plugin instance in the node table (pts_nodetab.h); an aggregate keeps
+ * only the nodes that hold matching pods, in a sparse map from (position,
+ * constraint) to count, so its memory grows with the workload's pods, not
+ * with the cluster: a cluster of 130,000 nodes keeps hundreds of
+ * aggregates. Refreshing one for the next pod re-counts only the positions
+ * the table logged since the aggregate's stamp; a position whose facts
+ * changed since (a label moved, nodes were added or dropped) or a log that
+ * no longer reaches back makes it rebuild over every node.
  *
  * Only pods for which node inclusion does not depend on the pod itself are
  * aggregated: no nodeSelector or required node affinity when a constraint
@@ -27,10 +32,11 @@
 
 #include <ksched/types.h>
 
+#include "pts_nodetab.h"
 #include "tpmap.h"
 
 /* How many aggregates are kept: at least PTS_AGG_MIN_SLOTS, more while
- * their per-node arrays fit PTS_AGG_BUDGET bytes in all, at most
+ * the ones kept hold less than PTS_AGG_BUDGET bytes in all, at most
  * PTS_AGG_MAX_SLOTS; the least recently used one is replaced beyond that.
  * (Pods of many ReplicaSets interleaved, each with its own system-default
  * spreading selector, rebuilt an aggregate over every node each cycle
@@ -51,17 +57,16 @@ typedef struct pts_agg_cons {
     int taints_honor;   /* taints policy Honor (pod tolerates none) */
     int skip;           /* hostname in PreScore modes: not aggregated */
     ks_label_selector_t sel; /* reqs point into the aggregate's copies */
+    int tab_key;        /* the key's column in the node table */
 } pts_agg_cons_t;
 
-typedef struct pts_agg_entry {
-    const ks_node_info_t *ni; /* NULL: nothing recorded */
-    uint64_t generation;
-} pts_agg_entry_t;
-
-typedef struct pts_agg_contrib {
-    const char *value; /* NULL: this constraint does not count the node */
-    int64_t count;
-} pts_agg_contrib_t;
+/* (position * n_cons + constraint) + 1 -> matching pods, for the pairs
+ * where that is not zero; open addressing, linear probing. */
+typedef struct pts_agg_sparse {
+    uint32_t *keys; /* 0: empty */
+    int32_t *counts;
+    uint32_t cap, used; /* cap: 0 or a power of two */
+} pts_agg_sparse_t;
 
 typedef struct pts_agg {
     int used;
@@ -73,14 +78,10 @@ typedef struct pts_agg {
     uint32_t n_cons;
     ks_requirement_t *reqs;
     const char **values;
-    /* per snapshot index */
-    pts_agg_entry_t *entries;
-    pts_agg_contrib_t *contribs; /* [index * n_cons + constraint] */
-    uint32_t cap, n_entries;
-    /* the snapshot version (host API snapshot_changes) it was refreshed
-     * at; have_version 0: walk the snapshot whole next time */
-    uint64_t version;
-    int have_version;
+    /* the nodes with matching pods, and the node table's stamp the
+     * aggregate was refreshed at (0: build it from scratch) */
+    pts_agg_sparse_t held;
+    uint32_t stamp;
     /* pair -> matching pods; pair -> contributing (node, constraint)s */
     ks_tpmap_t counts;
     ks_tpmap_t nodes;
@@ -90,6 +91,7 @@ typedef struct pts_aggs {
     pts_agg_t **slots; /* each allocated alone: its address stays */
     uint32_t n_slots;
     uint64_t clock;
+    pts_nodetab_t tab; /* what each node is, for every aggregate */
 } pts_aggs_t;
 
 struct pts_plugin;

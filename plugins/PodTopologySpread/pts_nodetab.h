@@ -1,0 +1,85 @@
+/*
+ * The node facts every PodTopologySpread aggregate needs, kept once per
+ * plugin instance instead of once per aggregate: per snapshot position, the
+ * NodeInfo seen there (address and generation), the value of each tracked
+ * topology key, whether the node has a NoSchedule/NoExecute taint, and two
+ * stamps saying when the node last changed at all (any pod or label) and
+ * when its facts last changed (labels of tracked keys, taints, another node
+ * at that position).
+ *
+ * The table has its own clock (`stamp`), advanced by a refresh that finds
+ * a change, and a log of (stamp, position) for every change, so an
+ * aggregate refreshed at stamp S re-counts only the positions logged after
+ * S. An aggregate that finds a position whose facts changed after S (a
+ * node's zone label moved, nodes were added or dropped) rebuilds instead:
+ * the facts it counted under are gone.
+ *
+ * A refresh walks only the positions the host's snapshot_changes names
+ * (ABI 1.2) when it can, else every position comparing NodeInfo address
+ * and generation (generation 0 is never trusted).
+ *
+ * Ownership: owned by the plugin instance (pts_aggs_t); the key and value
+ * strings are interned and borrowed. Threads: loop thread only (PreFilter,
+ * PreScore), as the aggregates.
+ */
+#ifndef KS_PLUGIN_PTS_NODETAB_H
+#define KS_PLUGIN_PTS_NODETAB_H
+
+#include <ksched/types.h>
+
+/* Topology keys tracked at most (an aggregate needing more is not kept). */
+#define PTS_TAB_MAX_KEYS 8
+
+typedef struct pts_tab_node {
+    const ks_node_info_t *ni; /* NULL: nothing at this position */
+    uint64_t generation;
+    uint32_t changed;   /* stamp of the last change of any kind */
+    uint32_t facts;     /* stamp of the last change of its facts */
+    uint8_t present;    /* a NodeInfo with a Node */
+    uint8_t untainted;  /* no NoSchedule/NoExecute taint */
+} pts_tab_node_t;
+
+typedef struct pts_tab_change {
+    uint32_t stamp, pos;
+} pts_tab_change_t;
+
+typedef struct pts_nodetab {
+    pts_tab_node_t *nodes;
+    const char **values; /* [position * PTS_TAB_MAX_KEYS + key]; NULL: no label */
+    uint32_t n, cap;
+    const char *keys[PTS_TAB_MAX_KEYS];
+    uint32_t n_keys;
+    uint32_t stamp; /* starts at 1 once filled; 0: never refreshed */
+    /* the host's snapshot version it matches (host API snapshot_changes) */
+    uint64_t host_version;
+    int have_host_version;
+    /* changes after log_floor, in stamp order */
+    pts_tab_change_t *log;
+    uint32_t n_log, cap_log;
+    uint32_t log_floor;
+} pts_nodetab_t;
+
+struct pts_plugin;
+
+/* Index of `key` among the tracked keys, adding it (and filling its
+ * column) when new; -1 when PTS_TAB_MAX_KEYS are tracked already or on
+ * ENOMEM. Call after pts_tab_refresh. */
+int pts_tab_key(pts_nodetab_t *t, const char *key);
+/* Bring the table up to date with the snapshot. 0, or -1 on ENOMEM (the
+ * table is then emptied and refilled next time). */
+int pts_tab_refresh(const struct pts_plugin *pl, pts_nodetab_t *t);
+/* The value of tracked key `k` at position i (NULL: the node lacks it). */
+static inline const char *pts_tab_value(const pts_nodetab_t *t, uint32_t i,
+                                        int k)
+{
+    return t->values[(size_t)i * PTS_TAB_MAX_KEYS + (uint32_t)k];
+}
+/* The logged changes after `since`: *out and *n, or -1 when the log no
+ * longer reaches back that far (the caller walks everything). */
+int pts_tab_changes_since(const pts_nodetab_t *t, uint32_t since,
+                          const pts_tab_change_t **out, uint32_t *n);
+/* Bytes held (for the aggregates' budget). */
+size_t pts_tab_bytes(const pts_nodetab_t *t);
+void pts_tab_free(pts_nodetab_t *t);
+
+#endif /* KS_PLUGIN_PTS_NODETAB_H */
