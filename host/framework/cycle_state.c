@@ -111,9 +111,14 @@ void ks_cycle_state_clear(ks_cycle_state_t *cs)
     unsigned i, k;
     for (i = 0; i < cs->n; i++)
         entry_drop(&cs->items[i]);
+    /* The owners' records go with n_owners (owner_get clears a record it
+     * hands out again): only the data needs its free fn. */
     for (i = 0; i < cs->n_owners; i++)
-        for (k = 0; k < KS_CS_N_SLOTS; k++)
-            pslot_release(&cs->owners[i].slot[k]);
+        for (k = 0; k < KS_CS_N_SLOTS; k++) {
+            const pslot_t *p = &cs->owners[i].slot[k];
+            if (p->free_fn && p->data)
+                p->free_fn(p->data);
+        }
     cs->n_owners = 0;
     cs->n = 0;
     cs->skip_filter = cs->skip_score = 0;
@@ -290,17 +295,25 @@ void *ks_cycle_state_slot_get(const ks_cycle_state_t *cs, const void *owner,
     return o->slot[slot].data;
 }
 
-/* Copy the plugins' slots of cs into c (empty); -1 when out of memory or
- * a clone_fn returned NULL for data that was not (c then holds what was
+/* Copy the plugins' slots of cs into c (empty): one array of owners in
+ * cs's order, no lookups (cs holds each owner once). -1 when out of memory
+ * or a clone_fn returned NULL for data that was not (c then holds what was
  * copied so far, freed by the caller). */
 static int clone_slots(ks_cycle_state_t *c, const ks_cycle_state_t *cs)
 {
     unsigned i, k;
+    powner_t *owners;
+    if (cs->n_owners == 0)
+        return 0;
+    owners = ks_fw_grow(NULL, &c->cap_owners, cs->n_owners, sizeof *owners, 8);
+    if (owners == NULL)
+        return -1;
+    c->owners = owners;
     for (i = 0; i < cs->n_owners; i++) {
         const powner_t *from = &cs->owners[i];
-        powner_t *to = owner_get(c, from->owner);
-        if (to == NULL)
-            return -1;
+        powner_t *to = &c->owners[c->n_owners++];
+        memset(to, 0, sizeof *to);
+        to->owner = from->owner;
         for (k = 0; k < KS_CS_N_SLOTS; k++) {
             const pslot_t *p = &from->slot[k];
             if (p->data == NULL)
@@ -315,30 +328,51 @@ static int clone_slots(ks_cycle_state_t *c, const ks_cycle_state_t *cs)
     return 0;
 }
 
+/* Copy the entries of cs into c (empty), in order, each under its own key
+ * text and fast-path address: cs's keys are distinct, so no write() (a
+ * search and a reindex per entry) is needed. -1 when out of memory (c
+ * holds the entries copied so far, freed by the caller). */
+static int clone_entries(ks_cycle_state_t *c, const ks_cycle_state_t *cs)
+{
+    unsigned i;
+    entry_t *items;
+    if (cs->n == 0)
+        return 0;
+    items = ks_fw_grow(NULL, &c->cap, cs->n, sizeof *items, 8);
+    if (items == NULL)
+        return -1;
+    c->items = items;
+    for (i = 0; i < cs->n; i++) {
+        const entry_t *e = &cs->items[i];
+        entry_t *to = &c->items[c->n];
+        void *d;
+        memset(to, 0, sizeof *to);
+        if (e->long_key != NULL &&
+            (to->long_key = strdup(e->long_key)) == NULL)
+            return -1;
+        if (e->long_key == NULL)
+            memcpy(to->key, e->key, strlen(e->key) + 1);
+        d = e->clone_fn ? e->clone_fn(e->data) : e->data;
+        to->key_ptr = e->key_ptr; /* compared, never read */
+        to->data = d;
+        to->clone_fn = e->clone_fn;
+        to->free_fn = e->clone_fn ? e->free_fn : NULL;
+        c->n++;
+    }
+    return 0;
+}
+
 ks_cycle_state_t *ks_cycle_state_clone(const ks_cycle_state_t *cs)
 {
     ks_cycle_state_t *c = ks_cycle_state_new();
-    unsigned i;
     if (c == NULL)
         return NULL;
-    if (clone_slots(c, cs) != 0) {
+    if (clone_slots(c, cs) != 0 || clone_entries(c, cs) != 0) {
         ks_cycle_state_free(c);
         return NULL;
     }
     c->skip_filter = cs->skip_filter;
     c->skip_score = cs->skip_score;
-    for (i = 0; i < cs->n; i++) {
-        const entry_t *e = &cs->items[i];
-        void *d = e->clone_fn ? e->clone_fn(e->data) : e->data;
-        if (ks_cycle_state_write(c, entry_key(e), d, e->clone_fn,
-                                 e->clone_fn ? e->free_fn : NULL) != 0) {
-            if (e->clone_fn && e->free_fn)
-                e->free_fn(d);
-            ks_cycle_state_free(c);
-            return NULL;
-        }
-        c->items[c->n - 1].key_ptr = e->key_ptr; /* compared, never read */
-    }
     reindex(c);
     return c;
 }

@@ -356,6 +356,16 @@ typedef struct dp_run {
      * use, freed with the run): each call resets it before it reports, so
      * one serves them all instead of a status made and freed per call. */
     ks_status_t *scratch;
+    /* Per-node scratch of the victim search, grown as needed and kept for
+     * the whole run (one node at a time): pods holds 3 arrays of a node's
+     * pod count (potential victims, reprieve order, victims), flags its
+     * PDB-violation marks, allowed the budgets' counters. */
+    const ks_pod_t **pods;
+    uint32_t cap_pods;
+    uint8_t *flags;
+    uint32_t cap_flags;
+    int64_t *allowed;
+    uint32_t cap_allowed;
 } dp_run_t;
 
 static int dp_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
@@ -458,6 +468,9 @@ static void dp_run_free(dp_run_t *r)
     if (r->scratch != NULL)
         r->api->status_free(r->scratch);
     r->scratch = NULL;
+    free(r->pods);
+    free(r->flags);
+    free(r->allowed);
 }
 
 /* --- PodDisruptionBudgets (upstream getPodDisruptionBudgets,
@@ -779,22 +792,38 @@ static void dp_select_victims(dp_run_t *r, const ks_node_info_t *ni,
     uint32_t i, k;
     dp_reasons_t reasons = {0};
     ks_code_t code;
+    void *arr;
 
     memset(out, 0, sizeof *out);
 
-    /* Every pod of lower priority than the preemptor may be a victim. */
+    /* Every pod of lower priority than the preemptor may be a victim. The
+     * arrays are the run's scratch; only the victims of a candidate are
+     * copied out. */
     if (ni->n_pods > 0) {
-        potential = malloc(sizeof(*potential) * ni->n_pods);
-        victims = malloc(sizeof(*victims) * ni->n_pods);
-        order = malloc(sizeof(*order) * ni->n_pods);
-        violating = malloc(ni->n_pods);
-        if (potential == NULL || victims == NULL || order == NULL ||
-            violating == NULL)
+        if ((uint64_t)ni->n_pods * 3 > UINT32_MAX)
             goto oom;
+        arr = r->pods;
+        if (dp_grow(&arr, &r->cap_pods, ni->n_pods * 3, sizeof(*r->pods)) !=
+            0)
+            goto oom;
+        r->pods = arr;
+        arr = r->flags;
+        if (dp_grow(&arr, &r->cap_flags, ni->n_pods, 1) != 0)
+            goto oom;
+        r->flags = arr;
+        potential = r->pods;
+        order = r->pods + ni->n_pods;
+        victims = r->pods + 2 * (size_t)ni->n_pods;
+        violating = r->flags;
     }
-    if (r->n_pdbs > 0 &&
-        (allowed = malloc(sizeof(*allowed) * r->n_pdbs)) == NULL)
-        goto oom;
+    if (r->n_pdbs > 0) {
+        arr = r->allowed;
+        if (dp_grow(&arr, &r->cap_allowed, r->n_pdbs, sizeof(*r->allowed)) !=
+            0)
+            goto oom;
+        r->allowed = arr;
+        allowed = r->allowed;
+    }
     for (i = 0; i < ni->n_pods; i++)
         if (ni->pods[i]->priority < r->pod->priority)
             potential[n_potential++] = ni->pods[i];
@@ -869,10 +898,14 @@ static void dp_select_victims(dp_run_t *r, const ks_node_info_t *ni,
     if (n_violating > 0 && n_violating < n_potential)
         dp_sort_by_importance(victims, n_victims, r->now_ms);
     out->code = KS_SUCCESS;
-    out->victims = victims;
+    if (n_victims > 0) {
+        out->victims = malloc(sizeof(*victims) * n_victims);
+        if (out->victims == NULL)
+            goto oom;
+        memcpy(out->victims, victims, sizeof(*victims) * n_victims);
+    }
     out->n_victims = n_victims;
     out->n_pdb_violations = n_violations;
-    victims = NULL;
     goto done;
 
 oom:
@@ -884,11 +917,6 @@ done:
         api->cycle_state_free(r->h, state);
     if (copy != NULL)
         api->nodeinfo_free(r->h, copy);
-    free(potential);
-    free(victims);
-    free(order);
-    free(violating);
-    free(allowed);
 }
 
 /* --- dry run (upstream DryRunPreemption) ---------------------------------- */

@@ -291,6 +291,75 @@ START_TEST(test_cycle_state_keys_of_any_length)
 }
 END_TEST
 
+/* Preemption clones a cycle state per node: every owner's slots (more
+ * owners than the first allocation holds) and every keyed entry come
+ * across, a clone_fn's data copied and freed by the copy, data without one
+ * shared and never freed by it; a cleared state hands an owner a fresh
+ * record (no slot of its earlier data left). */
+START_TEST(test_cycle_state_clone_many_owners)
+{
+    enum { N_OWNERS = 13 };
+    ks_cycle_state_t *cs = ks_cycle_state_new(), *c;
+    char owners[N_OWNERS];
+    int shared[N_OWNERS];
+    unsigned i;
+
+    n_freed = 0;
+    ck_assert_ptr_nonnull(cs);
+    for (i = 0; i < N_OWNERS; i++) {
+        shared[i] = 1000 + (int)i;
+        ck_assert_int_eq(ks_cycle_state_slot_set(cs, &owners[i], 0,
+                                                 int_new((int)i), dup_int,
+                                                 count_free),
+                         0);
+        if (i % 2 == 0)
+            ck_assert_int_eq(ks_cycle_state_slot_set(cs, &owners[i], 1,
+                                                     &shared[i], NULL, NULL),
+                             0);
+    }
+    ck_assert_int_eq(ks_cycle_state_write(cs, "k", int_new(-1), dup_int,
+                                          count_free),
+                     0);
+    ck_assert_int_eq(ks_cycle_state_write(cs, "shared", &shared[0], NULL,
+                                          NULL),
+                     0);
+    c = ks_cycle_state_clone(cs);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_uint_eq(ks_cycle_state_slot_count(c),
+                      ks_cycle_state_slot_count(cs));
+    ck_assert_uint_eq(ks_cycle_state_count(c), 2);
+    for (i = 0; i < N_OWNERS; i++) {
+        int *d = ks_cycle_state_slot_get(c, &owners[i], 0);
+        ck_assert_ptr_nonnull(d);
+        ck_assert_ptr_ne(d, ks_cycle_state_slot_get(cs, &owners[i], 0));
+        ck_assert_int_eq(*d, (int)i);
+        if (i % 2 == 0)
+            ck_assert_ptr_eq(ks_cycle_state_slot_get(c, &owners[i], 1),
+                             &shared[i]);
+        else
+            ck_assert_ptr_null(ks_cycle_state_slot_get(c, &owners[i], 1));
+    }
+    ck_assert_int_eq(*(int *)ks_cycle_state_read(c, "k"), -1);
+    ck_assert_ptr_ne(ks_cycle_state_read(c, "k"), ks_cycle_state_read(cs, "k"));
+    ck_assert_ptr_eq(ks_cycle_state_read(c, "shared"), &shared[0]);
+    /* The copy frees only its copies: N_OWNERS slots and "k". */
+    ks_cycle_state_clear(c);
+    ck_assert_int_eq(n_freed, N_OWNERS + 1);
+    ck_assert_ptr_null(ks_cycle_state_slot_get(c, &owners[0], 0));
+    ck_assert_ptr_null(ks_cycle_state_read(c, "k"));
+    /* Reused after clear: the owner's other slot starts empty. */
+    ck_assert_int_eq(ks_cycle_state_slot_set(c, &owners[2], 0, int_new(5),
+                                             NULL, count_free),
+                     0);
+    ck_assert_ptr_null(ks_cycle_state_slot_get(c, &owners[2], 1));
+    ck_assert_uint_eq(ks_cycle_state_slot_count(c), 1);
+    ks_cycle_state_free(c);
+    ck_assert_int_eq(n_freed, N_OWNERS + 2);
+    ks_cycle_state_free(cs);
+    ck_assert_int_eq(n_freed, 2 * N_OWNERS + 3);
+}
+END_TEST
+
 /* --- the error record ------------------------------------------------------------ */
 
 START_TEST(test_error_init_on_dirty_record)
@@ -329,6 +398,7 @@ int main(void)
     tcase_add_test(tc, test_permit_plugins_limit);
     tcase_add_test(tc, test_filter_and_score_plugins_limit);
     tcase_add_test(tc, test_cycle_state_keys_of_any_length);
+    tcase_add_test(tc, test_cycle_state_clone_many_owners);
     tcase_add_test(tc, test_error_init_on_dirty_record);
     tcase_add_test(tc, test_errno_values);
     suite_add_tcase(s, tc);
