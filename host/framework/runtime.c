@@ -828,13 +828,21 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
             ks_code_t c;
             /* The names once per cycle: each is two dependent loads per
              * node, a cache miss apiece on large clusters. */
-            if (!named) {
+            if (named) {
                 for (k = 0; k < n; k++)
-                    ns[k].node_name = names ? names[k] : nodes[k]->node->name;
-                named = 1;
+                    ns[k].score = row[k];
+            } else if (names != NULL) {
+                for (k = 0; k < n; k++) {
+                    ns[k].node_name = names[k];
+                    ns[k].score = row[k];
+                }
+            } else {
+                for (k = 0; k < n; k++) {
+                    ns[k].node_name = nodes[k]->node->name;
+                    ns[k].score = row[k];
+                }
             }
-            for (k = 0; k < n; k++)
-                ns[k].score = row[k];
+            named = 1;
             TIMED(on, fw, in, pod, KS_FW_EP_NORMALIZE_SCORE, c,
                   in->d->normalize_score(in->self, cs, pod, ns, n, st));
             if (c != KS_SUCCESS) {

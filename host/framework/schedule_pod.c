@@ -635,30 +635,38 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
         const ks_node_info_t **feasible = s->feasible;
         const char **fnames = s->feasible_names;
         uint32_t *fidx = s->bt.active ? s->bt.fidx : NULL;
-        uint32_t nf = *n_feasible;
-        for (at = s->next_start; i < n_cand; i++, at++) {
-            uint32_t idx;
-            if (at == n_cand)
-                at = 0;
-            if (nf == want) {
+        uint32_t nf = *n_feasible, end;
+        /* positions [i, end) map to candidates [at, n_cand), then from
+         * candidate 0 on: no wrap test per node */
+        for (at = s->next_start; i < n_cand; at = 0) {
+            end = i + (n_cand - at);
+            if (end > n_cand)
+                end = n_cand;
+            for (; i < end; i++, at++) {
+                uint32_t idx;
+                uint8_t f = flag[i];
+                if (nf == want)
+                    break;
+                if (f == 1) {
+                    idx = cand[at];
+                    if (fidx != NULL)
+                        fidx[nf] = idx;
+                    if (names != NULL)
+                        fnames[nf] = names[idx];
+                    feasible[nf++] = job.all[idx];
+                } else if (f == 2) {
+                    idx = cand[at];
+                    s->smap.set[idx] = 1;
+                    add_plugin(o, s->smap.st[idx].plugin,
+                               s->smap.st[idx].code);
+                } else if (f == 3) {
+                    n_lazy++;
+                }
+            }
+            if (i < end) { /* `want` found: the rest is not evaluated */
                 processed = i;
                 for (; i < n_cand; i++)
                     flag[i] = 0;
-                break;
-            }
-            if (flag[i] == 1) {
-                idx = cand[at];
-                if (fidx != NULL)
-                    fidx[nf] = idx;
-                if (names != NULL)
-                    fnames[nf] = names[idx];
-                feasible[nf++] = job.all[idx];
-            } else if (flag[i] == 2) {
-                idx = cand[at];
-                s->smap.set[idx] = 1;
-                add_plugin(o, s->smap.st[idx].plugin, s->smap.st[idx].code);
-            } else if (flag[i] == 3) {
-                n_lazy++;
             }
         }
         *n_feasible = nf;

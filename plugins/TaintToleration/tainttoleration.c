@@ -244,7 +244,33 @@ static ks_code_t taint_tol_filter_nodes(void *self, ks_cycle_state_t *cs,
     }
     return KS_SUCCESS;
 }
-KS_SCORE_NODES_FROM(taint_tol_score_nodes, taint_tol_score_with_state)
+KS_SCORE_NODES_FROM(taint_tol_score_nodes_general, taint_tol_score_with_state)
+
+/* A node without taints scores 0 without the per-node call: most nodes
+ * of most clusters. */
+static ks_code_t taint_tol_score_nodes(void *self, ks_cycle_state_t *cs,
+                                       void *state, const ks_pod_t *pod,
+                                       const ks_node_info_t *const *nodes,
+                                       uint32_t n, int64_t *scores,
+                                       ks_status_t *scratch)
+{
+    uint32_t i;
+    if (state == NULL) /* its error, from the per-node function */
+        return taint_tol_score_nodes_general(self, cs, state, pod, nodes, n,
+                                             scores, scratch);
+    for (i = 0; i < n; i++) {
+        ks_code_t c;
+        if (nodes[i]->node->n_taints == 0) {
+            scores[i] = 0;
+            continue;
+        }
+        c = taint_tol_score_with_state(self, cs, state, pod, nodes[i],
+                                       &scores[i], scratch);
+        if (c != KS_SUCCESS)
+            return c; /* not reached: only a missing state fails */
+    }
+    return KS_SUCCESS;
+}
 
 KS_PLUGIN_DEFINE("TaintToleration", "1.24.1-ks1",
     .create = taint_tol_create,
