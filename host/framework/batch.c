@@ -376,13 +376,23 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
     /* score_with_state (since ABI 1.1): the PreScore state, looked up once
      * per chunk as ks_fw_run_score does */
     void *state[64];
+    /* the plugins not skipped and their rows, for the copy of kept
+     * scores (no test of the skip mask per plugin and node) */
+    uint8_t act[64];
+    int64_t *act_row[64];
+    size_t n_act = 0, a;
     (void)worker;
     memset(s->totals + lo, 0, (hi - lo) * sizeof *s->totals);
-    for (p = 0; p < np && p < 64; p++)
+    for (p = 0; p < np && p < 64; p++) {
         state[p] = pl[p].inst->d->score_with_state
                        ? ks_cycle_state_slot_get(j->cs, &pl[p].inst->handle,
                                                  KS_STATE_SCORE)
                        : NULL;
+        if (!((j->skip >> p) & 1)) {
+            act[n_act] = (uint8_t)p;
+            act_row[n_act++] = s->scores + p * j->n;
+        }
+    }
     for (k = lo; k < hi; k++) {
         const ks_node_info_t *ni = s->feasible[k];
         uint32_t idx = b->fidx[k];
@@ -390,9 +400,8 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
         int have =
             b->s_ep[idx] == b->s_epoch && b->s_gen[idx] == ni->generation;
         if (have && !b->verify) {
-            for (p = 0; p < np; p++)
-                if (!((j->skip >> p) & 1))
-                    s->scores[p * j->n + k] = kept[p];
+            for (a = 0; a < n_act; a++)
+                act_row[a][k] = kept[act[a]];
             reused++;
             continue;
         }
@@ -459,10 +468,18 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
         if (((j->skip >> p) & 1) || !pl[p].inst->d->normalize_score)
             continue;
         ns = j->norm + (size_t)j->norm_at[p] * j->n;
-        for (k = lo; k < hi; k++) {
-            ns[k].node_name = s->feasible[k]->node->name;
-            ns[k].score = row[k];
-        }
+        /* the names from the snapshot's list (one sequential load each)
+         * rather than through every NodeInfo and Node */
+        if (s->names_ok)
+            for (k = lo; k < hi; k++) {
+                ns[k].node_name = s->feasible_names[k];
+                ns[k].score = row[k];
+            }
+        else
+            for (k = lo; k < hi; k++) {
+                ns[k].node_name = s->feasible[k]->node->name;
+                ns[k].score = row[k];
+            }
     }
     ks_sched_batch_add_reused(s, reused);
 }
