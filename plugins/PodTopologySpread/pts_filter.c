@@ -409,13 +409,10 @@ static inline int pts_bulk_fits(const pts_prefilter_state_t *s,
     return b->memo_ok[slot];
 }
 
-/* The verdicts of a run for constraints c[0..n_cons). Inlined with
- * n_cons 1 (a single constraint, the common case) so that its locals stay
- * in registers. */
-static inline __attribute__((always_inline)) void
-pts_bulk_run(const pts_prefilter_state_t *s, pts_bulk_con_t *c,
-             uint32_t n_cons, const ks_node_info_t *const *nodes, uint32_t n,
-             uint8_t *pass)
+/* The verdicts of a run for constraints c[0..n_cons). */
+static void pts_bulk_run(const pts_prefilter_state_t *s, pts_bulk_con_t *c,
+                         uint32_t n_cons, const ks_node_info_t *const *nodes,
+                         uint32_t n, uint8_t *pass)
 {
     uint32_t i, j;
     for (i = 0; i < n; i++) {
@@ -435,6 +432,45 @@ pts_bulk_run(const pts_prefilter_state_t *s, pts_bulk_con_t *c,
                 break;
             }
         }
+    }
+}
+
+/* The same for a single constraint (the common case), its key, hint and
+ * compare flag in locals so that they stay in registers. */
+static void pts_bulk_run_one(const pts_prefilter_state_t *s,
+                             pts_bulk_con_t *b,
+                             const ks_node_info_t *const *nodes, uint32_t n,
+                             uint8_t *pass)
+{
+    const char *key = b->con->topology_key;
+    const int compare = b->compare;
+    uint32_t i, l, hint = 0;
+    for (i = 0; i < n; i++) {
+        const ks_node_t *node;
+        const ks_label_t *items;
+        const char *value = NULL;
+        uint32_t n_labels;
+        if (!pass[i])
+            continue;
+        node = nodes[i]->node;
+        if (node == NULL) {
+            pass[i] = 2; /* an Error: the host asks pts_filter_with_state */
+            continue;
+        }
+        items = node->labels.items;
+        n_labels = node->labels.n;
+        if (hint < n_labels && items[hint].key == key) {
+            value = items[hint].value;
+        } else {
+            for (l = 0; l < n_labels; l++)
+                if (items[l].key == key) {
+                    hint = l;
+                    value = items[l].value;
+                    break;
+                }
+        }
+        if (value == NULL || (compare && !pts_bulk_fits(s, b, value)))
+            pass[i] = 0;
     }
 }
 
@@ -466,7 +502,7 @@ ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
         memset(c[j].memo_value, 0, sizeof c[j].memo_value);
     }
     if (n_cons == 1)
-        pts_bulk_run(s, c, 1, nodes, n, pass);
+        pts_bulk_run_one(s, c, nodes, n, pass);
     else
         pts_bulk_run(s, c, n_cons, nodes, n, pass);
     return KS_SUCCESS;
