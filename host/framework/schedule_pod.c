@@ -318,11 +318,19 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             uint8_t all_pass = 1;
             if (at >= j->n_cand)
                 at -= j->n_cand;
-            for (r = 0; r < n_run; r++) {
-                idx[r] = s->cand[at];
-                ni[r] = j->all[idx[r]];
-                if (++at == j->n_cand)
-                    at = 0;
+            if (at + n_run <= j->n_cand) { /* no wrap inside the run */
+                const uint32_t *c = s->cand + at;
+                for (r = 0; r < n_run; r++) {
+                    idx[r] = c[r];
+                    ni[r] = j->all[c[r]];
+                }
+            } else {
+                for (r = 0; r < n_run; r++) {
+                    idx[r] = s->cand[at];
+                    ni[r] = j->all[idx[r]];
+                    if (++at == j->n_cand)
+                        at = 0;
+                }
             }
             ks_fw_run_filter_bulk(j->fw, j->cs, j->pod, ni, n_run, pass, rej);
             /* pass is 0 or 1 here: a run that passed whole is marked at
@@ -642,11 +650,21 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
             end = i + (n_cand - at);
             if (end > n_cand)
                 end = n_cand;
-            for (; i < end; i++, at++) {
+            while (i < end) {
                 uint32_t idx;
-                uint8_t f = flag[i];
-                if (nf == want)
+                uint8_t f;
+                if (fidx == NULL && names != NULL)
+                    /* the common case's feasible nodes, without the two
+                     * tests; any other node the general way below */
+                    for (; i < end && nf != want && flag[i] == 1;
+                         i++, at++) {
+                        idx = cand[at];
+                        fnames[nf] = names[idx];
+                        feasible[nf++] = job.all[idx];
+                    }
+                if (i == end || nf == want)
                     break;
+                f = flag[i];
                 if (f == 1) {
                     idx = cand[at];
                     if (fidx != NULL)
@@ -662,6 +680,8 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
                 } else if (f == 3) {
                     n_lazy++;
                 }
+                i++;
+                at++;
             }
             if (i < end) { /* `want` found: the rest is not evaluated */
                 processed = i;
