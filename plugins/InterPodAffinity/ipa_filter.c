@@ -13,6 +13,7 @@
  */
 #include "ipa.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #define IPA_PREFILTER_KEY "PreFilter" IPA_NAME
@@ -24,12 +25,40 @@ typedef struct ipa_prefilter_state {
     const ks_pod_t *pod;  /* the incoming pod (valid for the cycle) */
     ks_labels_t ns_labels; /* labels of the incoming pod's namespace */
     int self_match;        /* the pod matches all its required affinity terms */
+    /* References (ipa_prefilter_ref_t) to this state: a clone of a cycle
+     * state (preemption tries one per node, Filter with nominated pods one
+     * per node that has some) shares the counts, and AddPod/RemovePod copy
+     * them first when they are shared, so a clone whose counts never
+     * change (the plugin skipped, or no pod added or removed) costs no
+     * copy. Atomic: Filter workers clone and free concurrently. */
+    atomic_uint refs;
 } ipa_prefilter_state_t;
 
-static void ipa_prefilter_state_free(void *data)
+/* What the cycle state's slot holds: one per cycle state, so that
+ * AddPod/RemovePod can give their cycle state a private copy of shared
+ * counts without plugin_state_set (loop thread only, where AddPod also
+ * runs on Filter workers). */
+typedef struct ipa_prefilter_ref {
+    ipa_prefilter_state_t *s;
+} ipa_prefilter_ref_t;
+
+static ipa_prefilter_state_t *ipa_prefilter_state_new(void)
 {
-    ipa_prefilter_state_t *s = data;
+    ipa_prefilter_state_t *s = calloc(1, sizeof *s);
     if (s == NULL)
+        return NULL;
+    ks_tpmap_init(&s->existing_anti);
+    ks_tpmap_init(&s->affinity);
+    ks_tpmap_init(&s->anti);
+    atomic_init(&s->refs, 1);
+    return s;
+}
+
+/* Drops one reference to s; the last one frees it. */
+static void ipa_prefilter_state_free(ipa_prefilter_state_t *s)
+{
+    if (s == NULL ||
+        atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
         return;
     ks_tpmap_free(&s->existing_anti);
     ks_tpmap_free(&s->affinity);
@@ -37,16 +66,38 @@ static void ipa_prefilter_state_free(void *data)
     free(s);
 }
 
-static void *ipa_prefilter_state_clone(const void *data)
+/* The slot's free_fn. */
+static void ipa_prefilter_ref_free(void *data)
 {
-    const ipa_prefilter_state_t *s = data;
-    ipa_prefilter_state_t *c = calloc(1, sizeof *c);
+    ipa_prefilter_ref_t *r = data;
+    if (r == NULL)
+        return;
+    ipa_prefilter_state_free(r->s);
+    free(r);
+}
+
+/* The slot's clone_fn: a new reference to the same counts. */
+static void *ipa_prefilter_ref_clone(const void *data)
+{
+    const ipa_prefilter_ref_t *r = data;
+    ipa_prefilter_ref_t *c = malloc(sizeof *c);
     if (c == NULL)
         return NULL;
-    *c = *s;
-    ks_tpmap_init(&c->existing_anti);
-    ks_tpmap_init(&c->affinity);
-    ks_tpmap_init(&c->anti);
+    atomic_fetch_add_explicit(&r->s->refs, 1, memory_order_relaxed);
+    c->s = r->s;
+    return c;
+}
+
+/* A private deep copy of s (one holder); NULL when out of memory. */
+static ipa_prefilter_state_t *
+ipa_prefilter_state_copy(const ipa_prefilter_state_t *s)
+{
+    ipa_prefilter_state_t *c = ipa_prefilter_state_new();
+    if (c == NULL)
+        return NULL;
+    c->pod = s->pod;
+    c->ns_labels = s->ns_labels;
+    c->self_match = s->self_match;
     if (ks_tpmap_clone(&c->existing_anti, &s->existing_anti) != 0 ||
         ks_tpmap_clone(&c->affinity, &s->affinity) != 0 ||
         ks_tpmap_clone(&c->anti, &s->anti) != 0) {
@@ -56,23 +107,19 @@ static void *ipa_prefilter_state_clone(const void *data)
     return c;
 }
 
-/* The state PreFilter set, or NULL with the reason in st. */
+/* The counts behind the reference PreFilter set in the slot (`state`),
+ * or NULL with the reason in st. */
 static ipa_prefilter_state_t *ipa_prefilter_state_check(const ipa_plugin_t *pl,
                                                         void *state,
                                                         ks_status_t *st)
 {
-    if (state == NULL)
+    const ipa_prefilter_ref_t *r = state;
+    if (r == NULL) {
         pl->api->status_reason(st, "reading \"" IPA_PREFILTER_KEY
                                    "\" from cycle state: not found");
-    return state;
-}
-
-static ipa_prefilter_state_t *ipa_prefilter_state_get(const ipa_plugin_t *pl,
-                                                      ks_cycle_state_t *cs,
-                                                      ks_status_t *st)
-{
-    return ipa_prefilter_state_check(
-        pl, pl->api->plugin_state_get(pl->h, cs, KS_STATE_FILTER), st);
+        return NULL;
+    }
+    return r->s;
 }
 
 /* Filter for callers without the state slots (the SDK's 1.0 entry
@@ -132,17 +179,15 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     const ks_pod_affinity_term_t *aff;
     uint32_t n_aff, n_anti, n_nodes, i, j;
     const ks_node_info_t *const *nodes;
+    ipa_prefilter_ref_t *ref;
     int has_own_terms;
 
     (void)result;
-    s = calloc(1, sizeof *s);
+    s = ipa_prefilter_state_new();
     if (s == NULL) {
         api->status_reason(st, "out of memory");
         return KS_ERROR;
     }
-    ks_tpmap_init(&s->existing_anti);
-    ks_tpmap_init(&s->affinity);
-    ks_tpmap_init(&s->anti);
     s->pod = pod;
     s->ns_labels = api->namespace_labels(pl->h, pod->ns);
 
@@ -187,10 +232,14 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
         ipa_matches_all_terms(pl, aff, n_aff, pod->ns, pod, &s->ns_labels);
 
     /* Filter gets it as its state (no cycle-state lookup per node). */
-    if (api->plugin_state_set(pl->h, cs, KS_STATE_FILTER, s,
-                              ipa_prefilter_state_clone,
-                              ipa_prefilter_state_free) != 0) {
-        ipa_prefilter_state_free(s);
+    ref = malloc(sizeof *ref);
+    if (ref == NULL)
+        goto oom;
+    ref->s = s;
+    if (api->plugin_state_set(pl->h, cs, KS_STATE_FILTER, ref,
+                              ipa_prefilter_ref_clone,
+                              ipa_prefilter_ref_free) != 0) {
+        ipa_prefilter_ref_free(ref);
         api->status_reason(st, "writing \"" IPA_PREFILTER_KEY
                                "\" to cycle state failed");
         return KS_ERROR;
@@ -214,11 +263,24 @@ static ks_code_t ipa_update_with_pod(void *self, ks_cycle_state_t *cs,
                                      ks_status_t *st)
 {
     const ipa_plugin_t *pl = self;
-    ipa_prefilter_state_t *s = ipa_prefilter_state_get(pl, cs, st);
+    ipa_prefilter_ref_t *r = pl->api->plugin_state_get(pl->h, cs,
+                                                       KS_STATE_FILTER);
+    ipa_prefilter_state_t *s = ipa_prefilter_state_check(pl, r, st);
     if (s == NULL)
         return KS_ERROR;
     if (ni == NULL || ni->node == NULL)
         return KS_SUCCESS;
+    /* Shared with another cycle state (a clone's): this one gets its own
+     * copy before its counts change. */
+    if (atomic_load_explicit(&s->refs, memory_order_acquire) > 1) {
+        ipa_prefilter_state_t *c = ipa_prefilter_state_copy(s);
+        if (c == NULL) {
+            pl->api->status_reason(st, "out of memory");
+            return KS_ERROR;
+        }
+        ipa_prefilter_state_free(s);
+        r->s = s = c;
+    }
     if (ipa_prefilter_count_pod(pl, s, pod, changed, ni->node, delta, 1) != 0) {
         pl->api->status_reason(st, "out of memory");
         return KS_ERROR;
@@ -339,7 +401,8 @@ ks_code_t ipa_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
                            uint8_t *pass, ks_status_t *scratch)
 {
     const ipa_plugin_t *pl = self;
-    const ipa_prefilter_state_t *s = state;
+    const ipa_prefilter_ref_t *r = state;
+    const ipa_prefilter_state_t *s = r != NULL ? r->s : NULL;
     uint32_t i, n_aff;
     int check_anti, check_existing;
 

@@ -406,7 +406,20 @@ START_TEST(test_add_remove_incoming_anti)
     ck_assert_str_eq(topo_feasible(&c, &v), "n1");
     check_node(&c, &v, "n2", KS_UNSCHEDULABLE, R_ANTI);
     mh->api.cycle_state_free(mh->handle, copy);
+
+    /* The other way round: the original changes under a live copy (the
+     * copy shares the counts until one of them changes them). */
+    copy = mh->api.cycle_state_clone(mh->handle, cs);
+    ck_assert_ptr_nonnull(copy);
+    ck_assert_int_eq(add_pod(cs, p, web_b, c.nodes[1]), KS_SUCCESS);
+    topo_filter_with(mh, pl, self, cs, p, &c, &v);
+    ck_assert_str_eq(topo_feasible(&c, &v), "");
+    topo_filter_with(mh, pl, self, copy, p, &c, &v);
+    ck_assert_str_eq(topo_feasible(&c, &v), "n2");
     mock_cycle_state_free(cs);
+    topo_filter_with(mh, pl, self, copy, p, &c, &v);
+    ck_assert_str_eq(topo_feasible(&c, &v), "n2");
+    mh->api.cycle_state_free(mh->handle, copy);
 }
 END_TEST
 
