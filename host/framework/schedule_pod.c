@@ -222,6 +222,7 @@ typedef struct filter_job {
     const ks_pod_t *pod;
     uint32_t n_cand, start, want;
     int bulk; /* ks_fw_filter_bulk_ok for this cycle */
+    int identity; /* cand[i] == i: every node a candidate */
     const ks_node_info_t *const *all; /* the snapshot's nodes by index */
     atomic_uint found;
     atomic_int error;
@@ -316,9 +317,14 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
              * rejected node by node for their statuses. */
             uint32_t at = j->start + pos; /* < 2 n_cand */
             uint8_t all_pass = 1;
+            const ks_node_info_t *const *run = ni;
             if (at >= j->n_cand)
                 at -= j->n_cand;
-            if (at + n_run <= j->n_cand) { /* no wrap inside the run */
+            if (j->identity && at + n_run <= j->n_cand) {
+                /* the snapshot's own array: idx[r] = at + r, set below
+                 * only when a node was rejected */
+                run = j->all + at;
+            } else if (at + n_run <= j->n_cand) { /* no wrap in the run */
                 const uint32_t *c = s->cand + at;
                 for (r = 0; r < n_run; r++) {
                     idx[r] = c[r];
@@ -332,7 +338,8 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                         at = 0;
                 }
             }
-            ks_fw_run_filter_bulk(j->fw, j->cs, j->pod, ni, n_run, pass, rej);
+            ks_fw_run_filter_bulk(j->fw, j->cs, j->pod, run, n_run, pass,
+                                  rej);
             /* pass is 0 or 1 here: a run that passed whole is marked at
              * once */
             for (r = 0; r < n_run; r++)
@@ -342,6 +349,11 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                 found += n_run;
                 continue;
             }
+            if (run != ni)
+                for (r = 0; r < n_run; r++) {
+                    idx[r] = at + r;
+                    ni[r] = run[r];
+                }
             for (r = 0; r < n_run; r++) {
                 ks_status_t st;
                 if (pass[r]) {
@@ -588,11 +600,12 @@ static int collect_parallel(ks_scheduler_t *s, ks_framework_t *fw,
  * -1 on an Error. */
 static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
                         ks_cycle_state_t *cs, const ks_pod_t *pod,
-                        uint32_t n_cand, uint32_t want, cycle_out_t *o,
-                        uint32_t *n_feasible)
+                        uint32_t n_cand, int identity, uint32_t want,
+                        cycle_out_t *o, uint32_t *n_feasible)
 {
     filter_job_t job = {.s = s, .fw = fw, .cs = cs, .pod = pod,
-                        .n_cand = n_cand, .want = want,
+                        .n_cand = n_cand, .identity = identity,
+                        .want = want,
                         .start = s->next_start < n_cand ? s->next_start : 0,
                         .bulk = ks_fw_filter_bulk_ok(fw)};
     uint32_t i, processed, n_all, at, n_lazy = 0;
@@ -708,11 +721,12 @@ static int filter_all_nodes(ks_scheduler_t *s, ks_framework_t *fw,
                             uint32_t *n_feasible)
 {
     uint32_t n_cand = candidate_nodes(s, pre, o->r.n_nodes);
+    int identity = pre->all; /* candidate_nodes: cand[i] = i */
     ks_prefilter_result_free(pre);
     *n_feasible = 0;
     if (n_cand == 0)
         return fit_error(o);
-    if (filter_nodes(s, fw, cs, pod, n_cand,
+    if (filter_nodes(s, fw, cs, pod, n_cand, identity,
                      ks_sched_nodes_to_find(s, fw, full_eval, n_cand), o,
                      n_feasible) != 0)
         return -1;
