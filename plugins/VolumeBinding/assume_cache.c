@@ -278,3 +278,16 @@ void vb_cache_prune(vb_t *v)
     }
     pthread_rwlock_unlock(&v->cache->lock);
 }
+
+int vb_cache_pvs_claimed(const vb_t *v, const char *claim_name,
+                         int (*fn)(const char *pv_name, void *ud), void *ud)
+{
+    const entry_t *e;
+    int rc = 0;
+    pthread_rwlock_rdlock(&v->cache->lock);
+    for (e = v->cache->head; e && rc == 0; e = e->next)
+        if (e->is_pv && strcmp(e->claim_name, claim_name) == 0)
+            rc = fn(e->name, ud);
+    pthread_rwlock_unlock(&v->cache->lock);
+    return rc;
+}

@@ -115,6 +115,8 @@ typedef struct match_ud {
     int64_t best_qty;
     const ks_object_t *prebound; /* a PV pre-bound to the claim */
     int prebound_conflict;       /* ... whose node affinity fails */
+    const vb_pv_index_t *index;  /* walk_candidates */
+    vb_pv_cands_t *cands;
 } match_ud_t;
 
 static int match_fn(const ks_object_t *pv, void *ud)
@@ -171,6 +173,46 @@ static int match_fn(const ks_object_t *pv, void *ud)
     return 0;
 }
 
+static int add_assumed(const char *pv_name, void *ud)
+{
+    match_ud_t *m = ud;
+    return vb_pv_index_add_name(m->index, pv_name, m->cands);
+}
+
+/* match_fn over the node's candidates in store order (pv_index.c says why
+ * they decide as the whole store would): 0, or -1 when there is no index
+ * (or no memory for the list) and the caller walks the store. */
+static int walk_candidates(const vb_t *v, match_ud_t *m)
+{
+    const vb_pv_index_t *x = vb_pv_index_acquire(v);
+    vb_pv_cands_t c;
+    uint32_t i;
+    if (x == NULL)
+        return -1;
+    vb_pv_cands_init(&c);
+    m->index = x;
+    m->cands = &c;
+    /* PVs the assume cache pre-binds to the claim, as reads see them */
+    if (vb_cache_pvs_claimed(v, m->c->name, add_assumed, m) != 0 ||
+        vb_pv_index_candidates(x, m->c->class_name,
+                               ks_labels_get(&m->node->labels,
+                                             LABEL_HOSTNAME),
+                               m->c->name, &c) != 0) {
+        vb_pv_cands_free(&c);
+        vb_pv_index_release(x);
+        return -1;
+    }
+    for (i = 0; i < c.n; i++) {
+        const ks_object_t *pv = v->api->object_get(
+            v->pvs, NULL, vb_pv_index_name(x, c.pos[i]));
+        if (pv != NULL && match_fn(pv, m) != 0)
+            break;
+    }
+    vb_pv_cands_free(&c);
+    vb_pv_index_release(x);
+    return 0;
+}
+
 /* FindMatchingVolume on the scheduler's path (delayBinding, a node).
  * 0 with *out (NULL: none), or -1 with the error in err. */
 static int find_matching_volume(const vb_t *v, const vb_claim_t *c,
@@ -199,7 +241,8 @@ static int find_matching_volume(const vb_t *v, const vb_claim_t *c,
             return -1;
         }
     }
-    (void)v->api->object_list(v->pvs, NULL, NULL, match_fn, &m);
+    if (walk_candidates(v, &m) != 0)
+        (void)v->api->object_list(v->pvs, NULL, NULL, match_fn, &m);
     if (m.prebound != NULL)
         *out = m.prebound_conflict ? NULL : m.prebound;
     else

@@ -9,6 +9,8 @@
  *                    matching (FindMatchingVolume), dynamic provisioning
  *   assume_cache.c   the PVs and PVCs Reserve assumed, until the stores
  *                    catch up or Unreserve restores them
+ *   pv_index.c       PVs by class and hostname (and by claimRef), so
+ *                    that static matching walks a node's candidates only
  *   prebind.c        PreBind: the API writes, then polling until the PV
  *                    controller bound every claim (KS_PENDING)
  *
@@ -54,6 +56,7 @@
 
 typedef struct vb_assume_cache vb_assume_cache_t;
 typedef struct vb_wait vb_wait_t;
+typedef struct vb_pv_index vb_pv_index_t;
 
 typedef struct vb_shape_point {
     int64_t utilization, score; /* score already scaled to 0..100 */
@@ -71,6 +74,7 @@ typedef struct vb {
     uint32_t n_shape;
     vb_assume_cache_t *cache; /* assume_cache.c */
     vb_wait_t *waits;         /* PreBinds waiting for the cluster */
+    vb_pv_index_t *pv_index;  /* pv_index.c; NULL: walk every PV */
 } vb_t;
 
 /* A claim of the pod as PreFilter read it (strings owned by the state). */
@@ -205,6 +209,47 @@ void vb_restore_pv(vb_t *v, const char *name);
 void vb_restore_pvc(vb_t *v, const char *ns, const char *name);
 /* Drop entries the stores have overtaken (loop thread). */
 void vb_cache_prune(vb_t *v);
+/* Calls fn with the name of each PV assumed with a claimRef named
+ * `claim_name` (any namespace, whether or not the store has overtaken
+ * it), under the cache's read lock: fn must not call the cache. Returns
+ * the first non-zero value of fn, else 0. Thread-safe. */
+int vb_cache_pvs_claimed(const vb_t *v, const char *claim_name,
+                         int (*fn)(const char *pv_name, void *ud), void *ud);
+
+/* --- pv_index.c ----------------------------------------------------------- */
+
+/* A new, empty index (built on first use), NULL when out of memory; freed
+ * with vb_pv_index_free (destroy). */
+vb_pv_index_t *vb_pv_index_new(void);
+void vb_pv_index_free(vb_pv_index_t *x);
+/* The index for reading, rebuilt first when the PV store's version
+ * changed; NULL when there is none (no index, a host without
+ * store_version, out of memory): walk the store. Release it with
+ * vb_pv_index_release before the callback returns. Thread-safe. */
+const vb_pv_index_t *vb_pv_index_acquire(const vb_t *v);
+void vb_pv_index_release(const vb_pv_index_t *x);
+
+/* Candidate positions (store order). Small lists live inline. */
+typedef struct vb_pv_cands {
+    uint32_t *pos;
+    uint32_t n, cap;
+    uint32_t inline_pos[16];
+} vb_pv_cands_t;
+void vb_pv_cands_init(vb_pv_cands_t *c);
+void vb_pv_cands_free(vb_pv_cands_t *c);
+/* Add the position of PV `pv_name` (nothing when the index has none):
+ * 0, or -1 when out of memory. */
+int vb_pv_index_add_name(const vb_pv_index_t *x, const char *pv_name,
+                         vb_pv_cands_t *c);
+/* Add the PVs of class `cls` that may match a node whose
+ * kubernetes.io/hostname label is `host` (NULL: none), and those whose
+ * stored claimRef is named `claim_name`; then sort what `c` holds into
+ * store order without repeats. 0, or -1 when out of memory. */
+int vb_pv_index_candidates(const vb_pv_index_t *x, const char *cls,
+                           const char *host, const char *claim_name,
+                           vb_pv_cands_t *c);
+/* The PV name at a position (valid while the index is held). */
+const char *vb_pv_index_name(const vb_pv_index_t *x, uint32_t pos);
 
 /* --- matching.c ----------------------------------------------------------- */
 

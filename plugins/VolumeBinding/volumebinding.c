@@ -227,6 +227,7 @@ static int vb_create(const ks_host_api_t *api, ks_handle_t *h,
         free(v);
         return -1;
     }
+    v->pv_index = vb_pv_index_new(); /* NULL: Filter walks every PV */
     *self = v;
     return 0;
 }
@@ -239,6 +240,7 @@ static void vb_destroy(void *self)
         return;
     vb_waits_free(v);
     vb_cache_free(v->cache);
+    vb_pv_index_free(v->pv_index);
     free(v);
 }
 
