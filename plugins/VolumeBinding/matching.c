@@ -117,6 +117,7 @@ typedef struct match_ud {
     int prebound_conflict;       /* ... whose node affinity fails */
     const vb_pv_index_t *index;  /* walk_candidates */
     vb_pv_cands_t *cands;
+    uint32_t known; /* the candidate's VB_CAND_CLASS, VB_CAND_AFFINITY */
 } match_ud_t;
 
 static int match_fn(const ks_object_t *pv, void *ud)
@@ -130,7 +131,8 @@ static int match_fn(const ks_object_t *pv, void *ud)
     ks_labels_t pv_labels;
     uint32_t i;
     /* unboundVolumesDelayBinding: the PVs of the claim's class */
-    if (strcmp(vb_volume_class(v, pv), m->c->class_name) != 0)
+    if (!(m->known & VB_CAND_CLASS) &&
+        strcmp(vb_volume_class(v, pv), m->c->class_name) != 0)
         return 0;
     for (i = 0; i < m->n_chosen; i++)
         if (strcmp(m->chosen[i], name) == 0)
@@ -149,7 +151,8 @@ static int match_fn(const ks_object_t *pv, void *ud)
         return 0;
     if (vb_has(v, pv, "metadata.deletionTimestamp"))
         return 0;
-    affinity_ok = vb_node_affinity_matches(v, pv, &m->node->labels);
+    affinity_ok = (m->known & VB_CAND_AFFINITY) != 0 ||
+                  vb_node_affinity_matches(v, pv, &m->node->labels);
     if (bound_to_claim(&ref, m->c)) {
         /* pre-bound to this claim: it or nothing */
         m->prebound = pv;
@@ -203,11 +206,12 @@ static int walk_candidates(const vb_t *v, match_ud_t *m)
         return -1;
     }
     for (i = 0; i < c.n; i++) {
-        const ks_object_t *pv = v->api->object_get(
-            v->pvs, NULL, vb_pv_index_name(x, c.pos[i]));
+        const ks_object_t *pv = vb_pv_index_object(x, c.pos[i]);
+        m->known = c.pos[i] & (VB_CAND_CLASS | VB_CAND_AFFINITY);
         if (pv != NULL && match_fn(pv, m) != 0)
             break;
     }
+    m->known = 0;
     vb_pv_cands_free(&c);
     vb_pv_index_release(x);
     return 0;

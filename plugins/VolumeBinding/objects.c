@@ -16,12 +16,67 @@
 
 #define PATH_MAX_LEN 512
 
+/* vb_pathf's own formatting of %s, %u and %% (field paths, on every
+ * read): 0, or -1 at any other conversion (vsnprintf then does it all).
+ * Truncates as vsnprintf does. */
+static int pathf_fast(char *buf, size_t len, const char *fmt, va_list ap)
+{
+    size_t o = 0;
+    const char *f;
+    for (f = fmt; *f; f++) {
+        char num[16];
+        const char *s;
+        size_t n;
+        if (*f != '%') {
+            if (o + 1 < len)
+                buf[o] = *f;
+            o++;
+            continue;
+        }
+        switch (*++f) {
+        case 's':
+            s = va_arg(ap, const char *);
+            if (s == NULL)
+                s = "(null)";
+            break;
+        case 'u': {
+            unsigned u = va_arg(ap, unsigned);
+            char *p = num + sizeof num;
+            *--p = '\0';
+            do
+                *--p = (char)('0' + u % 10);
+            while ((u /= 10) != 0);
+            s = p;
+            break;
+        }
+        case '%':
+            s = "%";
+            break;
+        default:
+            return -1;
+        }
+        n = strlen(s);
+        if (o + 1 < len)
+            memcpy(buf + o, s, o + n + 1 <= len ? n : len - 1 - o);
+        o += n;
+    }
+    if (len > 0)
+        buf[o < len ? o : len - 1] = '\0';
+    return 0;
+}
+
 void vb_pathf(char *buf, size_t len, const char *fmt, ...)
 {
     va_list ap;
+    int rc;
     va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
+    rc = pathf_fast(buf, len, fmt, ap);
     va_end(ap);
+    if (rc != 0) {
+        va_start(ap, fmt);
+        vsnprintf(buf, len, fmt, ap);
+        va_end(ap);
+    }
 }
 
 const char *vb_quote(char *buf, size_t len, const char *s)

@@ -24,6 +24,11 @@
  * claimRefs cover those. The candidates, in store order, therefore give
  * the full walk's answer.
  *
+ * It keeps the PVs' views: the SDK says objects are immutable and only an
+ * update or delete replaces or frees one, and either changes the store's
+ * version, so a view read at the version the index was built from is
+ * the stored object as long as that version holds.
+ *
  * Threads: Filter workers acquire it for reading; the first one to see a
  * new store version rebuilds it under the write lock (stores do not change
  * while Filter runs).
@@ -47,7 +52,7 @@ struct vb_pv_index {
     uint64_t version; /* the store version it was built from */
     slot_t *slots;
     uint32_t n_slots, used; /* n_slots a power of two */
-    char **names;           /* PV name by position */
+    const ks_object_t **objs; /* the PV by position */
     uint32_t n_pvs, cap_pvs;
 };
 
@@ -73,10 +78,8 @@ static void clear(vb_pv_index_t *x)
     free(x->slots);
     x->slots = NULL;
     x->n_slots = x->used = 0;
-    for (i = 0; i < x->n_pvs; i++)
-        free(x->names[i]);
-    free(x->names);
-    x->names = NULL;
+    free(x->objs);
+    x->objs = NULL;
     x->n_pvs = x->cap_pvs = 0;
     x->built = 0;
 }
@@ -271,16 +274,17 @@ static int build_fn(const ks_object_t *pv, void *ud)
     const char *name = v->api->object_name(pv);
     const char *cls = vb_volume_class(v, pv);
     uint32_t pos = x->n_pvs, n, i;
+    if (pos > VB_CAND_POS)
+        goto fail; /* positions need the flag bits free */
     if (x->n_pvs == x->cap_pvs) {
         uint32_t nc = x->cap_pvs ? x->cap_pvs * 2 : 64;
-        char **nn = realloc(x->names, nc * sizeof *nn);
-        if (nn == NULL)
+        const ks_object_t **no = realloc(x->objs, nc * sizeof *no);
+        if (no == NULL)
             goto fail;
-        x->names = nn;
+        x->objs = no;
         x->cap_pvs = nc;
     }
-    if ((x->names[pos] = strdup(name)) == NULL)
-        goto fail;
+    x->objs[pos] = pv;
     x->n_pvs++;
     if (add(x, 'n', name, NULL, pos) != 0)
         goto fail;
@@ -360,9 +364,10 @@ static const slot_t *find(const vb_pv_index_t *x, char kind, const char *a,
     return s;
 }
 
-static int cmp_u32(const void *a, const void *b)
+static int cmp_pos(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t x = *(const uint32_t *)a & VB_CAND_POS,
+             y = *(const uint32_t *)b & VB_CAND_POS;
     return (x > y) - (x < y);
 }
 
@@ -387,11 +392,11 @@ static int push(vb_pv_cands_t *c, uint32_t pos)
     return 0;
 }
 
-static int push_slot(vb_pv_cands_t *c, const slot_t *s)
+static int push_slot(vb_pv_cands_t *c, const slot_t *s, uint32_t flags)
 {
     uint32_t i;
     for (i = 0; s != NULL && i < s->n; i++)
-        if (push(c, s->pos[i]) != 0)
+        if (push(c, s->pos[i] | flags) != 0)
             return -1;
     return 0;
 }
@@ -417,33 +422,41 @@ int vb_pv_index_candidates(const vb_pv_index_t *x, const char *cls,
     uint32_t i, w;
     const slot_t *s;
     if ((s = find(x, 'o', cls, NULL)) != NULL) {
-        if (push_slot(c, s) != 0)
+        if (push_slot(c, s, VB_CAND_CLASS) != 0)
             return -1;
     }
     if (host != NULL && (s = find(x, 'h', cls, host)) != NULL) {
-        if (push_slot(c, s) != 0)
+        /* one hostname In requirement that holds the node's hostname:
+         * it matches the node */
+        if (push_slot(c, s, VB_CAND_CLASS | VB_CAND_AFFINITY) != 0)
             return -1;
     }
     if ((s = find(x, 'c', claim_name, NULL)) != NULL) {
-        if (push_slot(c, s) != 0)
+        if (push_slot(c, s, 0) != 0)
             return -1;
     }
     if (c->n > 1) {
         /* store order, each once (a PV may be listed under the hostname
          * and its claimRef, or was pushed by vb_pv_index_add_name) */
         if (c->n > 16) {
-            qsort(c->pos, c->n, sizeof *c->pos, cmp_u32);
+            qsort(c->pos, c->n, sizeof *c->pos, cmp_pos);
         } else {
             for (i = 1; i < c->n; i++) {
                 uint32_t p = c->pos[i], j = i;
-                for (; j > 0 && c->pos[j - 1] > p; j--)
+                for (; j > 0 && (c->pos[j - 1] & VB_CAND_POS) >
+                                    (p & VB_CAND_POS);
+                     j--)
                     c->pos[j] = c->pos[j - 1];
                 c->pos[j] = p;
             }
         }
-        for (i = w = 0; i < c->n; i++)
-            if (w == 0 || c->pos[w - 1] != c->pos[i])
+        /* a repeat keeps what any of its lists knew */
+        for (i = w = 0; i < c->n; i++) {
+            if (w > 0 && ((c->pos[w - 1] ^ c->pos[i]) & VB_CAND_POS) == 0)
+                c->pos[w - 1] |= c->pos[i];
+            else
                 c->pos[w++] = c->pos[i];
+        }
         c->n = w;
     }
     return 0;
@@ -453,10 +466,11 @@ int vb_pv_index_add_name(const vb_pv_index_t *x, const char *pv_name,
                          vb_pv_cands_t *c)
 {
     const slot_t *s = find(x, 'n', pv_name, NULL);
-    return push_slot(c, s);
+    return push_slot(c, s, 0);
 }
 
-const char *vb_pv_index_name(const vb_pv_index_t *x, uint32_t pos)
+const ks_object_t *vb_pv_index_object(const vb_pv_index_t *x, uint32_t cand)
 {
-    return pos < x->n_pvs ? x->names[pos] : NULL;
+    uint32_t pos = cand & VB_CAND_POS;
+    return pos < x->n_pvs ? x->objs[pos] : NULL;
 }

@@ -229,7 +229,13 @@ void vb_pv_index_free(vb_pv_index_t *x);
 const vb_pv_index_t *vb_pv_index_acquire(const vb_t *v);
 void vb_pv_index_release(const vb_pv_index_t *x);
 
-/* Candidate positions (store order). Small lists live inline. */
+/* Candidates: a store position (VB_CAND_POS bits) and what the lists it
+ * came from prove: VB_CAND_CLASS its class is the claim's, VB_CAND_AFFINITY
+ * its node affinity matches the node (CheckNodeAffinity is 1). In store
+ * order; small lists live inline. */
+#define VB_CAND_POS 0x3fffffffu
+#define VB_CAND_CLASS 0x40000000u
+#define VB_CAND_AFFINITY 0x80000000u
 typedef struct vb_pv_cands {
     uint32_t *pos;
     uint32_t n, cap;
@@ -248,8 +254,8 @@ int vb_pv_index_add_name(const vb_pv_index_t *x, const char *pv_name,
 int vb_pv_index_candidates(const vb_pv_index_t *x, const char *cls,
                            const char *host, const char *claim_name,
                            vb_pv_cands_t *c);
-/* The PV name at a position (valid while the index is held). */
-const char *vb_pv_index_name(const vb_pv_index_t *x, uint32_t pos);
+/* The PV of a candidate (valid while the index is held). */
+const ks_object_t *vb_pv_index_object(const vb_pv_index_t *x, uint32_t cand);
 
 /* --- matching.c ----------------------------------------------------------- */
 

@@ -324,11 +324,34 @@ START_TEST(index_agrees_with_full_walk)
 }
 END_TEST
 
+/* vb_pathf formats %s, %u and %% itself: the same text as snprintf,
+ * truncated the same way, for every buffer length. */
+START_TEST(pathf_as_snprintf)
+{
+    char a[64], b[64];
+    size_t len;
+    for (len = 1; len <= sizeof a; len++) {
+        memset(a, 'x', sizeof a);
+        memset(b, 'x', sizeof b);
+        vb_pathf(a, len, "%s[%u].key", "spec.values", 4294967295u);
+        snprintf(b, len, "%s[%u].key", "spec.values", 4294967295u);
+        ck_assert_mem_eq(a, b, sizeof a);
+        vb_pathf(a, len, "metadata.annotations[\"%s\"] 100%% %u", "k", 0u);
+        snprintf(b, len, "metadata.annotations[\"%s\"] 100%% %u", "k", 0u);
+        ck_assert_mem_eq(a, b, sizeof a);
+        vb_pathf(a, len, "%s/%s: %lld", "ns", "name", -12ll); /* vsnprintf */
+        snprintf(b, len, "%s/%s: %lld", "ns", "name", -12ll);
+        ck_assert_mem_eq(a, b, sizeof a);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("VolumeBinding PV index");
     TCase *tc = tcase_create("pv_index");
     tcase_add_test(tc, index_agrees_with_full_walk);
+    tcase_add_test(tc, pathf_as_snprintf);
     suite_add_tcase(s, tc);
     return pt_run(s);
 }
