@@ -84,6 +84,14 @@ struct ks_hc_req {
     void (*on_done)(void *ud, const ks_hc_result_t *r);
     void *ud;
     uint64_t queued_ms, started_ms;
+    /* What the easy handle is set up from (hc_easy_apply), kept so a
+     * request that waits in the queue takes no easy handle until it
+     * starts: a libcurl handle is many kilobytes, and a scheduler that
+     * outruns the API server queues a request per pending pod. */
+    char *eff_url; /* NULL: url */
+    int https;
+    long timeout_ms, low_speed_timeout_s;
+    size_t body_len;
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -97,6 +105,7 @@ struct ks_hc {
     void *clock_ud;
     int limited;
     size_t max_running, slots_used, in_flight_max;
+    size_t easy_in_use; /* easy handles requests hold (ks_hc_easy_in_use) */
     CURL *idle[HC_IDLE_EASY];   /* reset easy handles kept for reuse */
     size_t n_idle;
     hc_list_t queued, pending, running, zombies;
@@ -358,13 +367,17 @@ static void hc_count_in_flight(ks_hc_t *c)
 /* An easy handle for a new request: a reset one, or a new one. */
 static CURL *hc_easy_get(ks_hc_t *c)
 {
-    return c->n_idle ? c->idle[--c->n_idle] : curl_easy_init();
+    CURL *e = c->n_idle ? c->idle[--c->n_idle] : curl_easy_init();
+    if (e != NULL)
+        c->easy_in_use++;
+    return e;
 }
 
 /* `r`'s easy handle (out of the multi handle) is done with. */
 static void hc_easy_put(ks_hc_req_t *r)
 {
     ks_hc_t *c = r->c;
+    c->easy_in_use--;
     if (!c->closing && !c->torn_down && c->n_idle < HC_IDLE_EASY) {
         curl_easy_reset(r->easy);
         c->idle[c->n_idle++] = r->easy;
@@ -380,6 +393,7 @@ static void hc_req_free(ks_hc_req_t *r)
         hc_easy_put(r);
     curl_slist_free_all(r->headers);
     curl_slist_free_all(r->connect_to);
+    free(r->eff_url);
     free(r->method);
     free(r->verb);
     free(r->url);
@@ -455,7 +469,8 @@ static void hc_error_text(ks_hc_t *c, ks_hc_req_t *r, CURLcode code,
         break;
     }
     ks_buf_puts(b, detail);
-    if (curl_easy_getinfo(r->easy, CURLINFO_OS_ERRNO, &oserr) == CURLE_OK &&
+    if (r->easy != NULL &&
+        curl_easy_getinfo(r->easy, CURLINFO_OS_ERRNO, &oserr) == CURLE_OK &&
         oserr != 0) {
         const char *s = strerror((int)oserr);
         if (strstr(detail, s) == NULL)
@@ -476,14 +491,17 @@ static void hc_deliver(ks_hc_t *c, ks_hc_req_t *r, CURLcode code,
     long status = 0;
 
     memset(&res, 0, sizeof res);
-    if (curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status) ==
-        CURLE_OK)
-        res.status = status;
-    if (curl_easy_getinfo(r->easy, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK)
-        res.content_type = ct;
-    if (curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &total_us) ==
-        CURLE_OK)
-        res.seconds = (double)total_us / 1e6;
+    if (r->easy != NULL) { /* none: it failed before it could start */
+        if (curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status) ==
+            CURLE_OK)
+            res.status = status;
+        if (curl_easy_getinfo(r->easy, CURLINFO_CONTENT_TYPE, &ct) ==
+            CURLE_OK)
+            res.content_type = ct;
+        if (curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &total_us) ==
+            CURLE_OK)
+            res.seconds = (double)total_us / 1e6;
+    }
     if (r->started_ms > r->queued_ms)
         res.queued_seconds = (double)(r->started_ms - r->queued_ms) / 1e3;
     res.curl_code = (int)code;
@@ -792,6 +810,8 @@ static void hc_rate_arm(ks_hc_t *c, uint64_t wait_ns)
     uv_timer_start(&c->rate_timer, hc_rate_cb, ms ? ms : 1, 0);
 }
 
+static int hc_easy_late(ks_hc_t *c, ks_hc_req_t *r);
+
 static void hc_rate_cb(uv_timer_t *t)
 {
     ks_hc_t *c = t->data;
@@ -812,7 +832,8 @@ static void hc_rate_cb(uv_timer_t *t)
             r->slot = 1;
             c->slots_used++;
         }
-        hc_add(c, r, 1);
+        if (hc_easy_late(c, r) == 0)
+            hc_add(c, r, 1);
     }
     hc_leave(c);
 }
@@ -1010,31 +1031,41 @@ static int hc_headers_setup(ks_hc_req_t *r, const ks_hc_request_t *q,
     return 0;
 }
 
-static int hc_easy_setup(ks_hc_t *c, ks_hc_req_t *r, const ks_hc_request_t *q,
-                         ks_error_t *err)
+/* What does not need an easy handle: the URL (and the TLS server name's
+ * connect-to), the headers and the options kept for hc_easy_apply. */
+static int hc_easy_prepare(ks_hc_t *c, ks_hc_req_t *r, const ks_hc_request_t *q,
+                           ks_error_t *err)
 {
     const ks_hc_tls_t *tls = q->tls ? q->tls : &c->tls;
-    CURL *e = r->easy;
     char *eff_url = NULL;
-    int https = 0, rc;
-    CURLcode cc;
+    int rc;
 
-    rc = hc_url_setup(r, tls->server_name, &https, &eff_url, err);
+    rc = hc_url_setup(r, tls->server_name, &r->https, &eff_url, err);
+    if (rc == 0 && eff_url != NULL && (r->eff_url = hc_strdup(eff_url)) == NULL)
+        rc = ks_error_set(err, KS_ENOMEM, "out of memory");
+    curl_free(eff_url);
     if (rc)
         return rc;
-    rc = hc_headers_setup(r, q, err);
-    if (rc)
-        goto out;
+    r->timeout_ms = q->timeout_ms;
+    r->low_speed_timeout_s = q->low_speed_timeout_s;
+    r->body_len = q->body_len;
+    return hc_headers_setup(r, q, err);
+}
+
+/* Set r->easy up from what hc_easy_prepare kept and `tls`. */
+static int hc_easy_apply(ks_hc_t *c, ks_hc_req_t *r, const ks_hc_tls_t *tls,
+                         ks_error_t *err)
+{
+    CURL *e = r->easy;
+    CURLcode cc;
 
 #define HC_SET(opt, val, what)                                                 \
-    if ((cc = curl_easy_setopt(e, opt, val)) != CURLE_OK) {                    \
-        rc = hc_curl_err(err, cc, what);                                       \
-        goto out;                                                              \
-    }
+    if ((cc = curl_easy_setopt(e, opt, val)) != CURLE_OK)                      \
+        return hc_curl_err(err, cc, what);
     HC_SET(CURLOPT_PRIVATE, (void *)r, "private data")
     HC_SET(CURLOPT_NOSIGNAL, 1L, "nosignal")
     HC_SET(CURLOPT_ERRORBUFFER, r->errbuf, "the error buffer")
-    HC_SET(CURLOPT_URL, eff_url ? eff_url : r->url, "the URL")
+    HC_SET(CURLOPT_URL, r->eff_url ? r->eff_url : r->url, "the URL")
 #if LIBCURL_VERSION_NUM >= 0x075500
     HC_SET(CURLOPT_PROTOCOLS_STR, "http,https", "the protocols")
 #endif
@@ -1045,11 +1076,11 @@ static int hc_easy_setup(ks_hc_t *c, ks_hc_req_t *r, const ks_hc_request_t *q,
     HC_SET(CURLOPT_USERAGENT, c->user_agent, "the user agent")
     HC_SET(CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms,
            "the connect timeout")
-    if (q->timeout_ms > 0)
-        HC_SET(CURLOPT_TIMEOUT_MS, q->timeout_ms, "the timeout")
-    if (q->low_speed_timeout_s > 0) {
+    if (r->timeout_ms > 0)
+        HC_SET(CURLOPT_TIMEOUT_MS, r->timeout_ms, "the timeout")
+    if (r->low_speed_timeout_s > 0) {
         HC_SET(CURLOPT_LOW_SPEED_LIMIT, 1L, "the low speed limit")
-        HC_SET(CURLOPT_LOW_SPEED_TIME, q->low_speed_timeout_s,
+        HC_SET(CURLOPT_LOW_SPEED_TIME, r->low_speed_timeout_s,
                "the low speed time")
     }
     HC_SET(CURLOPT_ACCEPT_ENCODING, "", "the accepted encodings")
@@ -1058,7 +1089,7 @@ static int hc_easy_setup(ks_hc_t *c, ks_hc_req_t *r, const ks_hc_request_t *q,
     HC_SET(CURLOPT_TCP_KEEPINTVL, 30L, "TCP keep-alive interval")
     HC_SET(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L, "proxy CONNECT headers")
     HC_SET(CURLOPT_FOLLOWLOCATION, 0L, "redirects")
-    if (https) {
+    if (r->https) {
         HC_SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS,
                "the HTTP version")
         HC_SET(CURLOPT_PIPEWAIT, 1L, "pipewait")
@@ -1069,7 +1100,7 @@ static int hc_easy_setup(ks_hc_t *c, ks_hc_req_t *r, const ks_hc_request_t *q,
     if (strcmp(r->method, "HEAD") == 0) {
         HC_SET(CURLOPT_NOBODY, 1L, "HEAD")
     } else if (r->body || strcmp(r->method, "POST") == 0) {
-        HC_SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body_len,
+        HC_SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len,
                "the body size")
         HC_SET(CURLOPT_POSTFIELDS, r->body ? r->body : "", "the body")
         if (strcmp(r->method, "POST") != 0)
@@ -1083,10 +1114,26 @@ static int hc_easy_setup(ks_hc_t *c, ks_hc_req_t *r, const ks_hc_request_t *q,
     if (r->connect_to)
         HC_SET(CURLOPT_CONNECT_TO, r->connect_to, "connect-to")
 #undef HC_SET
-    rc = hc_tls_apply(e, tls, err);
-out:
-    curl_free(eff_url);
-    return rc;
+    return hc_tls_apply(e, tls, err);
+}
+
+/* A request that waited in the queue without an easy handle (its TLS
+ * settings are the client's own): take one and set it up now. 0, or -1
+ * with the request delivered as failed (in no list, its slot released). */
+static int hc_easy_late(ks_hc_t *c, ks_hc_req_t *r)
+{
+    ks_error_t err;
+    if (r->easy != NULL)
+        return 0;
+    ks_error_init(&err);
+    r->easy = hc_easy_get(c);
+    if (r->easy == NULL)
+        ks_error_set(&err, KS_ENOMEM, "out of memory");
+    else if (hc_easy_apply(c, r, &c->tls, &err) == 0)
+        return 0;
+    hc_slot_release(c, r);
+    hc_deliver(c, r, CURLE_FAILED_INIT, err.msg);
+    return -1;
 }
 
 /* ---- public ------------------------------------------------------------ */
@@ -1233,10 +1280,7 @@ ks_hc_req_t *ks_hc_start(ks_hc_t *c, const ks_hc_request_t *q,
         (q->verb && !(r->verb = hc_strdup(q->verb))) ||
         (q->body && !(r->body = hc_memdup(q->body, q->body_len))))
         goto oom;
-    r->easy = hc_easy_get(c);
-    if (r->easy == NULL)
-        goto oom;
-    rc = hc_easy_setup(c, r, q, err);
+    rc = hc_easy_prepare(c, r, q, err);
     if (rc)
         goto fail;
 
@@ -1256,6 +1300,22 @@ ks_hc_req_t *ks_hc_start(ks_hc_t *c, const ks_hc_request_t *q,
             if (c->queued.head == NULL)
                 hc_rate_arm(c, wait);
             hc_list_push(&c->queued, r, HC_QUEUED);
+        }
+    }
+    /* The easy handle now, unless the request waits in the queue with the
+     * client's own TLS settings (then it takes one when it starts). */
+    if (!queue || q->tls != NULL) {
+        r->easy = hc_easy_get(c);
+        if (r->easy == NULL) {
+            if (queue)
+                hc_list_remove(&c->queued, r);
+            goto oom;
+        }
+        rc = hc_easy_apply(c, r, q->tls ? q->tls : &c->tls, err);
+        if (rc) {
+            if (queue)
+                hc_list_remove(&c->queued, r);
+            goto fail;
         }
     }
     if (!queue && r->capped) {
@@ -1329,6 +1389,11 @@ size_t ks_hc_queued(const ks_hc_t *c)
     if (c == NULL || c->closing)
         return 0;
     return c->queued.n;
+}
+
+size_t ks_hc_easy_in_use(const ks_hc_t *c)
+{
+    return c ? c->easy_in_use : 0;
 }
 
 size_t ks_hc_in_flight_max(const ks_hc_t *c)

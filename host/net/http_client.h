@@ -241,6 +241,12 @@ size_t ks_hc_in_flight(const ks_hc_t *c);
  * max_running, for a running request to end. */
 size_t ks_hc_queued(const ks_hc_t *c);
 
+/* libcurl easy handles the requests hold now: the running and pending
+ * ones, and queued ones with TLS settings of their own; a request queued
+ * with the client's settings takes its handle when it starts. For tests
+ * and diagnostics. Loop thread. */
+size_t ks_hc_easy_in_use(const ks_hc_t *c);
+
 /* The most requests that were in flight at once since the client was
  * made (queued ones included). */
 size_t ks_hc_in_flight_max(const ks_hc_t *c);

@@ -1151,12 +1151,15 @@ START_TEST(max_running_caps_requests)
         get("/hello", &s[i]);
     ck_assert_uint_eq(ks_hc_queued(hc), 3);
     ck_assert_uint_eq(ks_hc_in_flight(hc), 5);
+    /* the three waiting hold no libcurl handle yet */
+    ck_assert_uint_eq(ks_hc_easy_in_use(hc), 2);
     q.url = url("/stream");
     q.on_data = on_data;
     q.no_rate_limit = 1;
     start(&q, &s[5]);
     ck_assert_uint_eq(ks_hc_queued(hc), 3);
     ck_assert_uint_eq(ks_hc_in_flight_max(hc), 6);
+    ck_assert_uint_eq(ks_hc_easy_in_use(hc), 3);
     /* /hang holds a slot; the others pass one at a time through the
      * other. */
     RUN_UNTIL(s[4].done && s[5].data_calls > 0);
@@ -1191,6 +1194,7 @@ START_TEST(max_running_caps_requests)
     ks_hc_cancel(s[6].req);
     ks_hc_cancel(s[5].req);
     ck_assert_uint_eq(ks_hc_in_flight(hc), 0);
+    ck_assert_uint_eq(ks_hc_easy_in_use(hc), 0);
     for (i = 0; i < 7; i++)
         seen_free(&s[i]);
 }
