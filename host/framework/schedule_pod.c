@@ -44,6 +44,7 @@ static int ensure_scratch(ks_scheduler_t *s, uint32_t n, size_t n_score)
         GROW(smap.set, cap);
         memset(s->smap.set, 0, cap);
         GROW(cand, cap * sizeof *s->cand);
+        s->cand_identity = 0;
         GROW(feasible_flag, cap);
         GROW(lazy_rej, cap);
         GROW(feasible, cap * sizeof *s->feasible);
@@ -203,10 +204,16 @@ static uint32_t candidate_nodes(ks_scheduler_t *s,
 {
     uint32_t i, n_cand = 0;
     if (pre->all) {
-        for (i = 0; i < n_all; i++)
-            s->cand[i] = i;
+        /* every node: the identity, written once (at 130,000 nodes a fill
+         * per cycle was a serial pass over every node) */
+        if (s->cand_identity != n_all) {
+            for (i = 0; i < n_all; i++)
+                s->cand[i] = i;
+            s->cand_identity = n_all;
+        }
         return n_all;
     }
+    s->cand_identity = 0;
     for (i = 0; i < pre->n; i++) {
         uint32_t idx = ks_snapshot_index(s->snap, pre->names[i]);
         if (idx != UINT32_MAX)

@@ -226,6 +226,8 @@ struct ks_scheduler {
     struct ks_node_status_map smap;
     uint32_t cap_nodes;
     uint32_t *cand;          /* candidate node indices */
+    uint32_t cand_identity;  /* n: cand[0..n) holds 0..n-1 already (every
+                              * node a candidate last time); 0: unknown */
     uint8_t *feasible_flag;  /* by position: 0 not evaluated, 1 passed,
                               * 2 rejected (status in smap), 3 rejected
                               * by the bulk Filter, status not asked yet
