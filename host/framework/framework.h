@@ -214,6 +214,9 @@ typedef struct ks_plugin_inst {
 typedef struct ks_point_entry {
     ks_plugin_inst_t *inst;
     int32_t weight; /* Score only; >= 1 */
+    /* PreFilter only: the plugin's position among the Filter entries (its
+     * bit in the cycle's Filter skip mask), -1 when it has no Filter */
+    int32_t filter_at;
 } ks_point_entry_t;
 
 struct ks_framework {
@@ -238,6 +241,12 @@ int ks_plugin_implements(const ks_plugin_t *d, ks_ext_point_t ep);
 /* The SDK function name(s) a point needs, for messages ("score",
  * "reserve and unreserve"). */
 const char *ks_ext_point_fn(ks_ext_point_t ep);
+
+/* Fill each PreFilter entry's filter_at (its position among the Filter
+ * entries), so AddPod and RemovePod test one bit of the Filter skip mask
+ * instead of searching. ks_framework_build calls it; a framework put
+ * together by hand (tests) calls it after adding its points. */
+void ks_framework_link_points(ks_framework_t *fw);
 
 /* Build a framework for `prof` (cfg_path names the file in messages) with
  * `parallelism` workers for Filter and Score. 0 and *out set, or a KS_E*

@@ -97,6 +97,7 @@ static int list_push(ks_framework_t *fw, ks_ext_point_t ep,
     fw->points[ep] = l;
     l[fw->n_points[ep]].inst = in;
     l[fw->n_points[ep]].weight = 0;
+    l[fw->n_points[ep]].filter_at = -1;
     fw->n_points[ep]++;
     return 0;
 }
@@ -475,6 +476,20 @@ static int create_all(ks_framework_t *fw, const ks_profile_config_t *prof,
     return bad;
 }
 
+void ks_framework_link_points(ks_framework_t *fw)
+{
+    size_t i, f;
+    for (i = 0; i < fw->n_points[KS_EP_PRE_FILTER]; i++) {
+        ks_point_entry_t *e = &fw->points[KS_EP_PRE_FILTER][i];
+        e->filter_at = -1;
+        for (f = 0; f < fw->n_points[KS_EP_FILTER] && f < 64; f++)
+            if (fw->points[KS_EP_FILTER][f].inst == e->inst) {
+                e->filter_at = (int32_t)f;
+                break;
+            }
+    }
+}
+
 int ks_framework_build(const ks_profile_config_t *prof, const char *cfg_path,
                        const ks_registry_t *reg, int parallelism,
                        ks_framework_t **out, ks_error_t *err)
@@ -498,6 +513,7 @@ int ks_framework_build(const ks_profile_config_t *prof, const char *cfg_path,
     }
     /* Counted even after point errors, so every problem shows at once. */
     bad |= check_counts(fw, cfg_path, prof->line, err);
+    ks_framework_link_points(fw);
     if (!bad)
         bad = build_weights(fw, prof, cfg_path, err);
     /* Only now, with everything checked, run plugin code. */

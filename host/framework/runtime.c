@@ -383,17 +383,14 @@ static ks_code_t run_prefilter_ext(ks_framework_t *fw, ks_cycle_state_t *cs,
     int on = timing_on(fw);
     ks_status_reset(st);
     for (i = 0; i < fw->n_points[KS_EP_PRE_FILTER]; i++) {
-        ks_plugin_inst_t *in = fw->points[KS_EP_PRE_FILTER][i].inst;
+        const ks_point_entry_t *e = &fw->points[KS_EP_PRE_FILTER][i];
+        ks_plugin_inst_t *in = e->inst;
         ks_code_t c;
-        size_t f;
-        int skipped = 0;
         if (add ? in->d->pre_filter_add_pod == NULL
                 : in->d->pre_filter_remove_pod == NULL)
             continue;
-        for (f = 0; f < fw->n_points[KS_EP_FILTER]; f++)
-            if (fw->points[KS_EP_FILTER][f].inst == in && (skip & (1ull << f)))
-                skipped = 1;
-        if (skipped)
+        /* its Filter skipped (the plugin's PreFilter said Skip) */
+        if (e->filter_at >= 0 && (skip & (1ull << e->filter_at)))
             continue;
         if (add) {
             TIMED_HOT(on, fw, in, pod, KS_FW_EP_PREFILTER_ADD_POD, c,

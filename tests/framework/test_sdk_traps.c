@@ -243,7 +243,7 @@ START_TEST(test_plugin_state_slots)
     tl_world_t w;
     ks_framework_t fw;
     ks_plugin_inst_t in, other;
-    ks_point_entry_t entry = {&in, 1};
+    ks_point_entry_t entry = {&in, 1, -1};
     stateful_t self = {0};
     ks_cycle_state_t *cs = ks_cycle_state_new(), *c;
     ks_handle_t *h = (ks_handle_t *)&in.handle;

@@ -789,7 +789,9 @@ static void fw_point_add(ks_framework_t *fw, ks_ext_point_t ep,
     fw->points[ep] = pl;
     pl[fw->n_points[ep]].inst = in;
     pl[fw->n_points[ep]].weight = 1;
+    pl[fw->n_points[ep]].filter_at = -1;
     fw->n_points[ep]++;
+    ks_framework_link_points(fw);
 }
 
 void mock_host_add_filter(mock_host_t *mh, const ks_plugin_t *p, void *self)
