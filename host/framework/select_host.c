@@ -84,15 +84,17 @@ static void sel_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
         if (hi > j->n)
             hi = j->n;
         max = j->t[lo];
-        for (i = lo + 1; i < hi; i++)
-            if (j->t[i] > max)
-                max = j->t[i];
-        for (i = lo; i < hi; i++)
-            if (j->t[i] == max) {
-                if (ties == 0)
-                    first = i;
-                ties++;
+        ties = 1;
+        for (i = lo + 1; i < hi; i++) {
+            int64_t v = j->t[i];
+            if (v > max) {
+                max = v;
+                ties = 1;
+                first = i;
+            } else {
+                ties += v == max;
             }
+        }
         j->max[g] = max;
         j->ties[g] = ties;
         j->first[g] = first;
@@ -102,8 +104,9 @@ static void sel_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 /* The highest total; ties broken uniformly at random (upstream's
  * reservoir sampling picks each of k equal totals with probability 1/k:
  * so does one draw over the k, here, after counting them), or by the
- * smallest node name when deterministic. Two plain passes instead of one
- * random draw per tie: on an empty cluster every node ties. A long list
+ * smallest node name when deterministic. One pass counts the ties (and
+ * finds the first) instead of one random draw per tie: on an empty
+ * cluster every node ties, and then the pick-th is found without a scan. A long list
  * is counted by segments on the pool (each segment's maximum, ties and
  * first tie), then the draw is the same one over the same count, and the
  * pick-th tie is found in the segment that holds it. */
@@ -145,7 +148,14 @@ uint32_t ks_sched_select_host(ks_scheduler_t *s, struct ks_pool *pool,
             if (j.max[g] != max)
                 continue;
             if (pick < j.ties[g]) {
+                uint32_t end = (g + 1) * j.seg_len;
                 from = j.first[g];
+                if (end > n_feasible)
+                    end = n_feasible;
+                /* every total from the first tie to the segment's end
+                 * ties: the pick-th is at its place */
+                if (j.ties[g] == end - from)
+                    return from + pick;
                 break;
             }
             pick -= j.ties[g];
@@ -155,16 +165,19 @@ uint32_t ks_sched_select_host(ks_scheduler_t *s, struct ks_pool *pool,
                 return i;
         return best; /* not reached */
     }
+    /* one pass: the highest total, how many reach it, the first one */
     max = t[0];
-    for (i = 1; i < n_feasible; i++)
-        if (t[i] > max)
-            max = t[i];
-    for (i = 0; i < n_feasible; i++)
-        if (t[i] == max) {
-            if (ties == 0)
-                best = i;
-            ties++;
+    ties = 1;
+    for (i = 1; i < n_feasible; i++) {
+        int64_t v = t[i];
+        if (v > max) {
+            max = v;
+            ties = 1;
+            best = i;
+        } else {
+            ties += v == max;
         }
+    }
     if (ties == 1)
         return best;
     if (s->opts.deterministic) {
@@ -175,6 +188,8 @@ uint32_t ks_sched_select_host(ks_scheduler_t *s, struct ks_pool *pool,
         return best;
     }
     pick = rand_below(s, ties);
+    if (ties == n_feasible - best) /* every total from the first tie on */
+        return best + pick;
     for (i = best; i < n_feasible; i++)
         if (t[i] == max && pick-- == 0)
             return i;
