@@ -401,6 +401,7 @@ ks_code_t vb_find_pod_volumes(vb_t *v, const vb_state_t *s,
     vb_pod_volumes_t *res = calloc(1, sizeof *res);
     uint32_t *to_match = NULL, *to_prov = NULL, n_match = 0, n_prov = 0, i;
     const char **chosen = NULL;
+    const ks_object_t **pvcs = NULL; /* the delay claims' objects */
     uint32_t n_chosen = 0;
     char err[1024];
     (void)pod;
@@ -429,7 +430,8 @@ ks_code_t vb_find_pod_volumes(vb_t *v, const vb_state_t *s,
         to_match = calloc(s->n_delay, sizeof *to_match);
         to_prov = calloc(s->n_delay, sizeof *to_prov);
         chosen = calloc(s->n_delay, sizeof *chosen);
-        if (!to_match || !to_prov || !chosen)
+        pvcs = calloc(s->n_delay, sizeof *pvcs);
+        if (!to_match || !to_prov || !chosen || !pvcs)
             goto oom;
         for (i = 0; i < s->n_delay; i++) {
             const vb_claim_t *c = &s->delay[i];
@@ -438,6 +440,7 @@ ks_code_t vb_find_pod_volumes(vb_t *v, const vb_state_t *s,
             char buf[512];
             const char *sel =
                 pvc ? vb_pvc_selected_node(v, pvc, buf, sizeof buf) : NULL;
+            pvcs[i] = pvc;
             if (sel != NULL) {
                 if (strcmp(sel, node->name) != 0) {
                     unbound_ok = 0; /* fast path: another node's claim */
@@ -460,8 +463,7 @@ ks_code_t vb_find_pod_volumes(vb_t *v, const vb_state_t *s,
         }
         for (i = 0; i < n_match; i++) {
             const vb_claim_t *c = &s->delay[to_match[i]];
-            const ks_object_t *pvc =
-                v->api->object_get(v->pvcs, c->ns, c->name);
+            const ks_object_t *pvc = pvcs[to_match[i]];
             const ks_object_t *found = NULL;
             if (pvc == NULL) {
                 char key[600], q[700];
@@ -514,6 +516,7 @@ done:
     free(to_match);
     free(to_prov);
     free(chosen);
+    free(pvcs);
     if (!bound_ok || !unbound_ok || !enough || !pvs_found) {
         if (!bound_ok)
             v->api->status_reason(st, ERR_NODE_CONFLICT);
@@ -534,6 +537,7 @@ error:
     free(to_match);
     free(to_prov);
     free(chosen);
+    free(pvcs);
     vb_pod_volumes_free(res);
     return KS_ERROR;
 }
