@@ -15,6 +15,7 @@
 #include "pts.h"
 
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,11 @@ typedef struct pts_prefilter_state {
     ks_tpmap_t pairs;     /* (key, value) -> matching pods */
     pts_key_state_t *keys; /* one per distinct topology key */
     uint32_t n_keys;
+    /* Owners of this state. A state without constraints (PreFilter said
+     * Skip) is never written again, so its clones share it: preemption
+     * clones the cycle state for every node it tries. Atomic: Filter
+     * workers clone too. */
+    atomic_int refs;
 } pts_prefilter_state_t;
 
 static void pts_prefilter_state_free(void *data)
@@ -45,6 +51,8 @@ static void pts_prefilter_state_free(void *data)
     pts_prefilter_state_t *s = data;
     if (s == NULL)
         return;
+    if (atomic_fetch_sub(&s->refs, 1) > 1)
+        return; /* a clone still holds it */
     pts_constraints_free(&s->cons);
     ks_tpmap_free(&s->pairs);
     free(s->keys);
@@ -54,9 +62,16 @@ static void pts_prefilter_state_free(void *data)
 static void *pts_prefilter_state_clone(const void *data)
 {
     const pts_prefilter_state_t *s = data;
-    pts_prefilter_state_t *c = calloc(1, sizeof *c);
+    pts_prefilter_state_t *c;
+    if (s->cons.n == 0) { /* nothing to write to: shared */
+        pts_prefilter_state_t *shared = (pts_prefilter_state_t *)s;
+        atomic_fetch_add(&shared->refs, 1);
+        return shared;
+    }
+    c = calloc(1, sizeof *c);
     if (c == NULL)
         return NULL;
+    atomic_init(&c->refs, 1);
     if (pts_constraints_copy(&c->cons, &s->cons) != 0 ||
         ks_tpmap_clone(&c->pairs, &s->pairs) != 0)
         goto fail;
@@ -196,6 +211,7 @@ ks_code_t pts_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     s = calloc(1, sizeof *s);
     if (s == NULL)
         goto oom;
+    atomic_init(&s->refs, 1);
     ks_tpmap_init(&s->pairs);
     if (pts_constraints_build(pl, pod, KS_DO_NOT_SCHEDULE, &s->cons) != 0)
         goto oom;

@@ -194,6 +194,26 @@ START_TEST(test_schedule_anyway_does_not_filter)
         ck_assert_int_eq(v.prefilter, KS_SKIP);
         mock_cycle_state_free(cs);
     }
+    {
+        /* Clones of that state (preemption makes one per node) share it:
+         * each works and each can go first (ASan/valgrind see a double
+         * free or a use after free). */
+        topo_verdicts_t v;
+        ks_cycle_state_t *cs = topo_filter_all(mh, pl, self, pod, &c, &v);
+        ks_cycle_state_t *a = mh->api.cycle_state_clone(mh->handle, cs);
+        ks_cycle_state_t *b = mh->api.cycle_state_clone(mh->handle, a);
+        ck_assert_ptr_nonnull(a);
+        ck_assert_ptr_nonnull(b);
+        mock_cycle_state_free(cs);
+        topo_filter_with(mh, pl, self, a, pod, &c, &v);
+        ck_assert_str_eq(topo_feasible(&c, &v),
+                         "s-a1,s-a2,s-b1,s-b2,s-c1,s-nolabel");
+        mh->api.cycle_state_free(mh->handle, a);
+        topo_filter_with(mh, pl, self, b, pod, &c, &v);
+        ck_assert_str_eq(topo_feasible(&c, &v),
+                         "s-a1,s-a2,s-b1,s-b2,s-c1,s-nolabel");
+        mh->api.cycle_state_free(mh->handle, b);
+    }
 }
 END_TEST
 
