@@ -30,8 +30,10 @@
  *   waits more than twice its own share of a job (and STALL_NS), the next
  *   INLINE_JOBS jobs run inline on the caller, then sharing is tried
  *   again: on a loaded machine a second thread then costs about what one
- *   does instead of stalling every cycle. Inline or shared, a job's
- *   chunks and results are the same.
+ *   does instead of stalling every cycle. A stall within CALM_JOBS shared
+ *   jobs of the last one (the machine is still loaded) doubles that
+ *   stretch, up to INLINE_MAX jobs; a calm stretch of sharing resets it.
+ *   Inline or shared, a job's chunks and results are the same.
  */
 #include "pool.h"
 
@@ -49,6 +51,11 @@
  * the caller's own share is a stall; then INLINE_JOBS jobs run inline. */
 #define STALL_NS 20000
 #define INLINE_JOBS 256
+/* A stall soon after sharing resumed (fewer than CALM_JOBS shared jobs
+ * since the last one: the machine is still loaded) doubles the inline
+ * stretch, up to INLINE_MAX jobs; a calm stretch resets it. */
+#define CALM_JOBS 4096
+#define INLINE_MAX 65536
 /* Epoch and next index in one word: the index is the low 32 bits. */
 #define WORD(epoch, next) (((uint64_t)(epoch) << 32) | (uint32_t)(next))
 #define WORD_EPOCH(w) ((uint32_t)((w) >> 32))
@@ -73,6 +80,8 @@ struct ks_pool {
     atomic_int stop;
     unsigned inline_left; /* jobs still to run inline after a stall
                            * (caller only) */
+    unsigned inline_len;  /* the stretch the next stall starts */
+    unsigned calm;        /* shared jobs since the last stall */
     pthread_mutex_t mu;
     pthread_cond_t work_cv;
 };
@@ -290,6 +299,14 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
             cpu_relax();
     }
     t2 = ks_mono_ns();
-    if (t2 - t1 > STALL_NS && t2 - t1 > 2 * (t1 - t0))
-        p->inline_left = INLINE_JOBS;
+    if (t2 - t1 > STALL_NS && t2 - t1 > 2 * (t1 - t0)) {
+        if (p->inline_len == 0 || p->calm >= CALM_JOBS)
+            p->inline_len = INLINE_JOBS;
+        else if (p->inline_len < INLINE_MAX)
+            p->inline_len *= 2;
+        p->inline_left = p->inline_len;
+        p->calm = 0;
+    } else if (p->calm < CALM_JOBS) {
+        p->calm++;
+    }
 }

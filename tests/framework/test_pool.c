@@ -173,6 +173,56 @@ START_TEST(stalled_worker_then_inline)
 }
 END_TEST
 
+/* Count the calls that got a whole job on the caller (an inline job). */
+typedef struct whole_job {
+    uint32_t n;
+    atomic_uint whole;
+} whole_job_t;
+
+static void whole_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    whole_job_t *j = ud;
+    if (b == 0 && e == j->n && worker == 0)
+        atomic_fetch_add(&j->whole, 1);
+}
+
+static void stall_once(ks_pool_t *p)
+{
+    stall_job_t j;
+    memset(&j, 0, sizeof j);
+    j.n = 64;
+    ks_pool_run(p, j.n, 1, stall_chunk, &j);
+    ck_assert_int_eq(atomic_load(&j.worker_started), 1);
+}
+
+/* A second stall soon after sharing resumed (the machine is still
+ * loaded) doubles the inline stretch: 256 jobs, then 512. */
+START_TEST(repeated_stalls_lengthen_inline)
+{
+    ks_pool_t *p = ks_pool_new(2);
+    whole_job_t w;
+    unsigned i;
+    ck_assert_ptr_nonnull(p);
+    if (ks_pool_size(p) < 2) {
+        ks_pool_free(p);
+        return;
+    }
+    stall_once(p);
+    memset(&w, 0, sizeof w);
+    w.n = 64;
+    for (i = 0; i < 256; i++) /* the first stretch */
+        ks_pool_run(p, w.n, 1, whole_chunk, &w);
+    ck_assert_uint_eq(atomic_load(&w.whole), 256);
+    stall_once(p); /* shared again, and stalls at once */
+    atomic_store(&w.whole, 0);
+    for (i = 0; i < 400; i++)
+        ks_pool_run(p, w.n, 1, whole_chunk, &w);
+    ck_assert_uint_eq(atomic_load(&w.whole), 400);
+    check_job(p, 1000, 10, 3);
+    ks_pool_free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pool");
@@ -184,6 +234,7 @@ int main(void)
     tcase_add_test(tc, no_pool_and_small_jobs_inline);
     tcase_add_test(tc, idle_workers_sleep);
     tcase_add_test(tc, stalled_worker_then_inline);
+    tcase_add_test(tc, repeated_stalls_lengthen_inline);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
