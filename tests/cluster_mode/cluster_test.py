@@ -325,6 +325,22 @@ def scenario_preemption(api, srv):
           "the pod that was not a victim is still there (%s)" % left)
 
 
+def grant_cluster_role(admin, name, user, rules):
+    """A ClusterRole `name` with `rules`, bound to `user`."""
+    admin.must("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+               {"apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole", "metadata": {"name": name},
+                "rules": rules})
+    admin.must("POST",
+               "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+               {"apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding", "metadata": {"name": name},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                            "kind": "ClusterRole", "name": name},
+                "subjects": [{"kind": "User", "name": user,
+                              "apiGroup": "rbac.authorization.k8s.io"}]})
+
+
 def apply_rbac(admin, user="ksched"):
     """What a deployment grants ksched's user: the built-in scheduler
     roles, and its own leader Lease (system:kube-scheduler covers only the
@@ -341,50 +357,24 @@ def apply_rbac(admin, user="ksched"):
                                   "apiGroup": "rbac.authorization.k8s.io"}]})
     # NodeVolumeLimits reads VolumeAttachments (deploy/rbac.yaml grants it
     # the same way: v1.24's system:kube-scheduler does not).
-    admin.must("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
-               {"apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRole",
-                "metadata": {"name": "ksched-volume-attachments"},
-                "rules": [{"apiGroups": ["storage.k8s.io"],
-                           "resources": ["volumeattachments"],
-                           "verbs": ["get", "list", "watch"]}]})
-    admin.must("POST",
-               "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-               {"apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": "ksched-volume-attachments"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
-                            "kind": "ClusterRole",
-                            "name": "ksched-volume-attachments"},
-                "subjects": [{"kind": "User", "name": user,
-                              "apiGroup": "rbac.authorization.k8s.io"}]})
+    grant_cluster_role(admin, "ksched-volume-attachments", user,
+                       [{"apiGroups": ["storage.k8s.io"],
+                         "resources": ["volumeattachments"],
+                         "verbs": ["get", "list", "watch"]}])
     # DynamicResources (in the default profile) reads and writes
     # resource.k8s.io, as system:kube-scheduler allows since v1.34; on this
     # older server the group is not served (404: ksched sees none), but
     # RBAC answers 403 before the server looks, so grant it too.
-    admin.must("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
-               {"apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRole",
-                "metadata": {"name": "ksched-dynamic-resources"},
-                "rules": [{"apiGroups": ["resource.k8s.io"],
-                           "resources": ["resourceclaims", "resourceslices",
-                                         "deviceclasses",
-                                         "resourceclaimtemplates"],
-                           "verbs": ["get", "list", "watch"]},
-                          {"apiGroups": ["resource.k8s.io"],
-                           "resources": ["resourceclaims",
-                                         "resourceclaims/status"],
-                           "verbs": ["update", "patch"]}]})
-    admin.must("POST",
-               "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-               {"apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": "ksched-dynamic-resources"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
-                            "kind": "ClusterRole",
-                            "name": "ksched-dynamic-resources"},
-                "subjects": [{"kind": "User", "name": user,
-                              "apiGroup": "rbac.authorization.k8s.io"}]})
+    grant_cluster_role(admin, "ksched-dynamic-resources", user,
+                       [{"apiGroups": ["resource.k8s.io"],
+                         "resources": ["resourceclaims", "resourceslices",
+                                       "deviceclasses",
+                                       "resourceclaimtemplates"],
+                         "verbs": ["get", "list", "watch"]},
+                        {"apiGroups": ["resource.k8s.io"],
+                         "resources": ["resourceclaims",
+                                       "resourceclaims/status"],
+                         "verbs": ["update", "patch"]}])
     admin.must("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/"
                "kube-system/roles",
                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",

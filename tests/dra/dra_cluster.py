@@ -79,29 +79,6 @@ def established(admin, name):
     return None
 
 
-def grant(admin):
-    """system:kube-scheduler's resource.k8s.io rules since v1.34."""
-    admin.must("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
-               {"apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRole", "metadata": {"name": "ksched-dra"},
-                "rules": [{"apiGroups": ["resource.k8s.io"],
-                           "resources": [k[0] for k in KINDS],
-                           "verbs": ["get", "list", "watch"]},
-                          {"apiGroups": ["resource.k8s.io"],
-                           "resources": ["resourceclaims",
-                                         "resourceclaims/status"],
-                           "verbs": ["update", "patch"]}]})
-    admin.must("POST",
-               "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-               {"apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": "ksched-dra"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
-                            "kind": "ClusterRole", "name": "ksched-dra"},
-                "subjects": [{"kind": "User", "name": "ksched",
-                              "apiGroup": "rbac.authorization.k8s.io"}]})
-
-
 def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
@@ -112,8 +89,7 @@ def main():
     srv = None
     try:
         admin = Api(env, env["ADMIN_TOKEN"])
-        apply_rbac(admin)
-        grant(admin)
+        apply_rbac(admin)  # resource.k8s.io included, as since v1.34
         for k in KINDS:
             admin.must("POST", "/apis/apiextensions.k8s.io/v1/"
                        "customresourcedefinitions", crd(*k))
