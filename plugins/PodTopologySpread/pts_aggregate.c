@@ -282,23 +282,32 @@ static void sp_clear(pts_agg_sparse_t *m)
 
 /* --- counting ---------------------------------------------------------------- */
 
-/* The value node position i counts under for constraint j, or NULL when
- * the constraint does not count the node (absent, a required key missing,
- * a taint the policy honours, or hostname in a PreScore mode). */
+/* Whether position i can count for `a` at all: a node, with a label for
+ * every constraint's key unless missing keys read as "". */
+static int pts_agg_node_counts(const pts_agg_t *a, const pts_nodetab_t *t,
+                               uint32_t i)
+{
+    uint32_t k;
+    if (!t->nodes[i].present)
+        return 0;
+    if (a->mode != PTS_AGG_PRESCORE_ANY)
+        for (k = 0; k < a->n_cons; k++)
+            if (pts_tab_value(t, i, a->cons[k].tab_key) == NULL)
+                return 0;
+    return 1;
+}
+
+/* The value a counting position i (pts_agg_node_counts) counts under for
+ * constraint j, or NULL when the constraint does not count it (a taint
+ * the policy honours, or hostname in a PreScore mode). */
 static const char *pts_agg_value(const pts_plugin_t *pl, const pts_agg_t *a,
                                  const pts_nodetab_t *t, uint32_t i,
                                  uint32_t j)
 {
-    const pts_tab_node_t *e = &t->nodes[i];
     const pts_agg_cons_t *c = &a->cons[j];
     const char *v;
-    uint32_t k;
-    if (!e->present || c->skip || (c->taints_honor && !e->untainted))
+    if (c->skip || (c->taints_honor && !t->nodes[i].untainted))
         return NULL;
-    if (a->mode != PTS_AGG_PRESCORE_ANY)
-        for (k = 0; k < a->n_cons; k++)
-            if (pts_tab_value(t, i, a->cons[k].tab_key) == NULL)
-                return NULL;
     v = pts_tab_value(t, i, c->tab_key);
     return v ? v : pl->empty;
 }
@@ -309,6 +318,8 @@ static int pts_agg_recount(const pts_plugin_t *pl, pts_agg_t *a,
                            const pts_nodetab_t *t, uint32_t i)
 {
     uint32_t j;
+    if (!pts_agg_node_counts(a, t, i))
+        return 0;
     for (j = 0; j < a->n_cons; j++) {
         const char *v = pts_agg_value(pl, a, t, i, j);
         uint32_t key = i * a->n_cons + j + 1;
@@ -337,7 +348,9 @@ static int pts_agg_build(const pts_plugin_t *pl, pts_agg_t *a,
     sp_clear(&a->held);
     if ((uint64_t)t->n * a->n_cons >= UINT32_MAX)
         return -1; /* positions do not fit the map's keys */
-    for (i = 0; i < t->n; i++)
+    for (i = 0; i < t->n; i++) {
+        if (!pts_agg_node_counts(a, t, i))
+            continue;
         for (j = 0; j < a->n_cons; j++) {
             const char *v = pts_agg_value(pl, a, t, i, j);
             int32_t now;
@@ -352,6 +365,7 @@ static int pts_agg_build(const pts_plugin_t *pl, pts_agg_t *a,
                  ks_tpmap_add(&a->counts, a->cons[j].key, v, now, NULL) < 0))
                 return -1;
         }
+    }
     return 0;
 }
 
