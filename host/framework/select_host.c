@@ -72,32 +72,38 @@ typedef struct sel_job {
     uint32_t ties[SEL_SEGS], first[SEL_SEGS];
 } sel_job_t;
 
+/* One pass over t[lo, hi) (not empty): the highest total, how many reach
+ * it, and where the first one is. */
+static int64_t scan_max(const int64_t *t, uint32_t lo, uint32_t hi,
+                        uint32_t *ties, uint32_t *first)
+{
+    int64_t max = t[lo];
+    uint32_t i, n = 1, at = lo;
+    for (i = lo + 1; i < hi; i++) {
+        int64_t v = t[i];
+        if (v > max) {
+            max = v;
+            n = 1;
+            at = i;
+        } else {
+            n += v == max;
+        }
+    }
+    *ties = n;
+    *first = at;
+    return max;
+}
+
 static void sel_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 {
     sel_job_t *j = ud;
     uint32_t g;
     (void)worker;
     for (g = b; g < e; g++) {
-        uint32_t lo = g * j->seg_len, hi = lo + j->seg_len, i, ties = 0;
-        uint32_t first = lo;
-        int64_t max;
+        uint32_t lo = g * j->seg_len, hi = lo + j->seg_len;
         if (hi > j->n)
             hi = j->n;
-        max = j->t[lo];
-        ties = 1;
-        for (i = lo + 1; i < hi; i++) {
-            int64_t v = j->t[i];
-            if (v > max) {
-                max = v;
-                ties = 1;
-                first = i;
-            } else {
-                ties += v == max;
-            }
-        }
-        j->max[g] = max;
-        j->ties[g] = ties;
-        j->first[g] = first;
+        j->max[g] = scan_max(j->t, lo, hi, &j->ties[g], &j->first[g]);
     }
 }
 
@@ -165,19 +171,7 @@ uint32_t ks_sched_select_host(ks_scheduler_t *s, struct ks_pool *pool,
                 return i;
         return best; /* not reached */
     }
-    /* one pass: the highest total, how many reach it, the first one */
-    max = t[0];
-    ties = 1;
-    for (i = 1; i < n_feasible; i++) {
-        int64_t v = t[i];
-        if (v > max) {
-            max = v;
-            ties = 1;
-            best = i;
-        } else {
-            ties += v == max;
-        }
-    }
+    max = scan_max(t, 0, n_feasible, &ties, &best);
     if (ties == 1)
         return best;
     if (s->opts.deterministic) {
