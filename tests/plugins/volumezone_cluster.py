@@ -95,6 +95,12 @@ def sched_condition(admin, name):
     return None
 
 
+def claim_phase(admin, name):
+    doc = admin.must("GET", "/api/v1/namespaces/default/"
+                     "persistentvolumeclaims/" + name)
+    return doc.get("status", {}).get("phase")
+
+
 def grant_widgets(admin):
     """What a deployment of a plugin reading a custom resource grants: list
     and watch it (without this the server answers 403 before it looks for
@@ -189,6 +195,17 @@ def main():
             admin.must("POST", "/api/v1/namespaces/default/"
                        "persistentvolumeclaims", c)
 
+        # The pre-bound claims must be Bound before their pods exist: a
+        # claim the PV controller has not bound yet is an "unbound
+        # immediate" claim, and VolumeBinding (as upstream) rejects the pod
+        # for that first, before VolumeZone looks at the zone.
+        for name in ("data-a", "data-x"):
+            phase = wait_for("%s Bound" % name,
+                             lambda n=name: claim_phase(admin, n) == "Bound",
+                             60)
+            if not check(phase, "claim %s is Bound by the PV controller"
+                         % name):
+                fatal("claim %s: phase %r" % (name, claim_phase(admin, name)))
         extra = os.path.join(tmp, "extra-plugins")
         os.mkdir(extra)
         srv = Serve(ksched, ["--plugin-dir", plugin_dir, "--plugin-dir", extra,
