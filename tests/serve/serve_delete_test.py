@@ -150,6 +150,9 @@ def victim_delete(srv, watch):
     check(st == 404, "victim: the pending pod deleted by a plugin is gone "
           "(GET: %d %s)" % (st, doc))
     check(not listed(srv, "victim"), "victim: not listed")
+    # The watch is read by another thread: the event can arrive after the
+    # GET that saw the killer bound.
+    wait_for(lambda: watch.has("Preempted", "default/victim"))
     check(watch.has("Preempted", "default/victim"),
           "victim: the deletion is reported")
     create(srv, "victim", "500m")
@@ -182,6 +185,9 @@ def main():
         for mode in ("reserve", "permit", "prebind"):
             self_delete(srv, watch, mode)
         victim_delete(srv, watch)
+        # The new victim's binding is the last event: once the watch thread
+        # has read it, it has read every binding before it.
+        wait_for(lambda: watch.has("Binding", "default/victim"))
         for mode in ("reserve", "permit", "prebind"):
             pod = "default/doomed-" + mode
             n = sum(1 for e in watch.events
