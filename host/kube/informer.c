@@ -302,19 +302,13 @@ static int request_path(const ks_informer_t *inf, const char *params,
 
 static void do_list(ks_informer_t *inf)
 {
-    char path[2048], params[48];
+    char path[2048], params[32];
     ks_error_t err = {0};
     ks_kube_call_opts_t o;
     const char *why;
     if (inf->cont == NULL)
         inf->list_gen++; /* a new list, from the first page */
-    /* The first list (until one has synced) at resourceVersion 0, as
-     * client-go's reflector: the API server answers it from its watch
-     * cache, without a read of etcd per page. A re-list (a watch that
-     * ended in 410 Gone or an error) reads the newest state. A continued
-     * page carries its version in the token and must name none. */
-    snprintf(params, sizeof params, "limit=%u%s", inf->page_size,
-             inf->cont == NULL && !inf->synced ? "&resourceVersion=0" : "");
+    snprintf(params, sizeof params, "limit=%u", inf->page_size);
     if (request_path(inf, params, inf->cont, path, sizeof path, &why) != 0) {
         failed(inf, 0, why, 1);
         return;
