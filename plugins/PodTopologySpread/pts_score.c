@@ -11,6 +11,7 @@
  * every node when max is 0).
  */
 #include "pts.h"
+#include "pts_round.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -287,7 +288,7 @@ ks_code_t pts_score_with_state(void *self, ks_cycle_state_t *cs, void *state,
             cnt = ks_tpmap_get(&s->pairs, c->topology_key, value);
         sum += (double)cnt * s->weights[i] + (double)(c->max_skew - 1);
     }
-    *score = (int64_t)round(sum);
+    *score = pts_round_i64(sum);
     return KS_SUCCESS;
 }
 
@@ -339,7 +340,7 @@ ks_code_t pts_score_nodes(void *self, ks_cycle_state_t *cs, void *state,
                 cnt = ks_tpmap_get(&s->pairs, keys[c], value);
             sum += (double)cnt * s->weights[c] + base[c];
         }
-        scores[i] = (int64_t)round(sum);
+        scores[i] = pts_round_i64(sum);
     }
     return KS_SUCCESS;
 }

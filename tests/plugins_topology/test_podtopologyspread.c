@@ -5,11 +5,13 @@
  * computation noted beside each assertion.
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "topo_testlib.h"
+#include "../../plugins/PodTopologySpread/pts_round.h"
 
 #define R_SKEW "node(s) didn't match pod topology spread constraints"
 #define R_LABEL \
@@ -459,6 +461,33 @@ START_TEST(test_bulk_filter_matches_node_by_node)
 {
     bulk_matches(13);
     bulk_matches(5);
+}
+END_TEST
+
+/* Score's rounding without libm is (int64_t)round() on halves, their
+ * neighbours, negatives, large and random values. */
+START_TEST(test_round_matches_libm)
+{
+    static const double fixed[] = {
+        0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994,
+        -0.49999999999999994, 0.5000000000000001, 4503599627370495.5,
+        -4503599627370495.5, 4503599627370496.0, 9007199254740993.0,
+        1e18, -1e18, 123.456, 99.5, 100.49999999999999};
+    uint32_t i, seed = 7;
+    for (i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        ck_assert_msg(pts_round_i64(fixed[i]) == (int64_t)round(fixed[i]),
+                      "%.17g: %lld, round %lld", fixed[i],
+                      (long long)pts_round_i64(fixed[i]),
+                      (long long)(int64_t)round(fixed[i]));
+    for (i = 0; i < 200000; i++) {
+        double x;
+        seed = seed * 1103515245u + 12345u;
+        /* multiples of 1/8 (halves hit often) and arbitrary fractions,
+         * scaled over many magnitudes */
+        x = (double)(int32_t)seed / (i % 2 ? 8.0 : 977.0) *
+            (double)(1u << (i % 24));
+        ck_assert_msg(pts_round_i64(x) == (int64_t)round(x), "%.17g", x);
+    }
 }
 END_TEST
 
@@ -984,6 +1013,7 @@ static Suite *pts_suite(void)
     tcase_add_test(tc, test_aggregate_matches_direct);
     tcase_add_test(tc, test_aggregate_matches_direct_incremental);
     tcase_add_test(tc, test_bulk_filter_matches_node_by_node);
+    tcase_add_test(tc, test_round_matches_libm);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("score");
