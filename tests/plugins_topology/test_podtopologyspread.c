@@ -727,6 +727,61 @@ START_TEST(test_hostname_schedule_anyway)
 }
 END_TEST
 
+/* The bulk Score (its per-run memo of zone counts, 8 entries, met by 13
+ * zones) gives the per-node scores (mock_score_nodes compares them): a
+ * zone and a hostname constraint, then six, five of them on the zone
+ * (the fifth past the memo's constraints). */
+START_TEST(test_bulk_score_matches_node_by_node)
+{
+    topo_cluster_t c;
+    char names[64 * 8] = "";
+    int64_t out[TOPO_MAX_NODES];
+    ks_pod_t *pods[2];
+    ks_topology_spread_constraint_t z;
+    uint32_t i, k;
+
+    memset(&c, 0, sizeof c);
+    for (i = 0; i < 60; i++) {
+        char name[16], zone[16];
+        snprintf(name, sizeof name, "n%u", i);
+        snprintf(zone, sizeof zone, "z%u", i % 13);
+        topo_add_node(&c, name, zone);
+        strcat(names, i ? ",n" : "n");
+        snprintf(name, sizeof name, "%u", i);
+        strcat(names, name);
+    }
+    for (i = 0; i < 40; i++) {
+        char pn[16], node[16];
+        snprintf(pn, sizeof pn, "m%u", i);
+        snprintf(node, sizeof node, "n%u", (i * 7) % 23);
+        topo_place(&c, topo_pod("default", pn, "s"), node);
+    }
+    pods[0] = spread_pod("two", "s", 1, ZONE, KS_SCHEDULE_ANYWAY, "s");
+    pods[1] = spread_pod("six", "s", 2, HOST, KS_SCHEDULE_ANYWAY, "s");
+    memset(&z, 0, sizeof z);
+    z.topology_key = HOST;
+    z.when_unsatisfiable = KS_SCHEDULE_ANYWAY;
+    z.label_selector = topo_sel_in("app", "s");
+    z.max_skew = 3;
+    mock_pod_add_spread(pods[0], &z);
+    z.topology_key = ZONE;
+    for (k = 0; k < 5; k++) {
+        z.max_skew = (int32_t)k + 1;
+        mock_pod_add_spread(pods[1], &z);
+    }
+    for (k = 0; k < 2; k++) {
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        ck_assert_int_eq(topo_score(mh, pl, self, pods[k], &c, names, out),
+                         KS_SUCCESS);
+        for (i = 0; i < c.n; i++) {
+            lo = out[i] < lo ? out[i] : lo;
+            hi = out[i] > hi ? out[i] : hi;
+        }
+        ck_assert_int_lt(lo, hi); /* the scores differ */
+    }
+}
+END_TEST
+
 START_TEST(test_score_ignores_unlabelled_nodes)
 {
     topo_cluster_t c;
@@ -1014,6 +1069,7 @@ static Suite *pts_suite(void)
     tcase_add_test(tc, test_aggregate_matches_direct_incremental);
     tcase_add_test(tc, test_bulk_filter_matches_node_by_node);
     tcase_add_test(tc, test_round_matches_libm);
+    tcase_add_test(tc, test_bulk_score_matches_node_by_node);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("score");
