@@ -256,6 +256,11 @@ static void pts_vtab_build(pts_prefilter_state_t *s)
     uint32_t j, i;
     if (s->cons.n > PTS_BULK_CONS)
         return;
+    /* a key with many domains (hostname): no tables, before any walk
+     * over the pair map */
+    for (j = 0; j < s->n_keys; j++)
+        if (s->keys[j].domains > PTS_VT_MAX)
+            return;
     vt = malloc(s->cons.n * sizeof *vt);
     if (vt == NULL)
         return;
