@@ -208,6 +208,7 @@ static ks_code_t image_locality_score_nodes(void *self, ks_cycle_state_t *cs,
                                             ks_status_t *scratch)
 {
     const image_prescore_t *s = state;
+    int64_t none;
     uint32_t i;
     if (s == NULL)
         return image_locality_score_nodes_general(self, cs, state, pod, nodes,
@@ -217,12 +218,14 @@ static ks_code_t image_locality_score_nodes(void *self, ks_cycle_state_t *cs,
             return image_locality_score_nodes_general(self, cs, state, pod,
                                                       nodes, n, scores,
                                                       scratch);
+    none = calculate_priority(0, pod->n_containers);
+#pragma GCC unroll 4
     for (i = 0; i < n; i++) {
         if (nodes[i]->node == NULL)
             return image_locality_score_with_state(self, cs, state, pod,
                                                    nodes[i], &scores[i],
                                                    scratch);
-        scores[i] = calculate_priority(0, pod->n_containers);
+        scores[i] = none;
     }
     return KS_SUCCESS;
 }

@@ -114,7 +114,8 @@ static ks_code_t nn_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 KS_FILTER_NODES_FROM_FILTER(node_name_filter_nodes_general, node_name_filter)
 
 /* A pod without spec.nodeName fits every node: only the missing-node
- * error is left to look for. */
+ * error is left to look for (every nodes[i] is a NodeInfo, so its Node
+ * is read before pass[i], which only that rare case needs). */
 static ks_code_t node_name_filter_nodes(void *self, ks_cycle_state_t *cs,
                                         void *state, const ks_pod_t *pod,
                                         const ks_node_info_t *const *nodes,
@@ -125,8 +126,9 @@ static ks_code_t node_name_filter_nodes(void *self, ks_cycle_state_t *cs,
     if (pod->node_name[0] != '\0')
         return node_name_filter_nodes_general(self, cs, state, pod, nodes, n,
                                               pass, scratch);
+#pragma GCC unroll 4
     for (i = 0; i < n; i++)
-        if (pass[i] && nodes[i]->node == NULL)
+        if (nodes[i]->node == NULL && pass[i])
             pass[i] = 2; /* an Error: the host asks node_name_filter */
     return KS_SUCCESS;
 }

@@ -640,6 +640,7 @@ static ks_code_t fit_filter_nodes(void *self, ks_cycle_state_t *cs,
                                   ks_status_t *scratch)
 {
     const fit_prefilter_t *s = state;
+    int64_t cpu, mem, eph;
     uint32_t i;
     int none;
     if (s == NULL || s->n_scalar > 0)
@@ -647,22 +648,72 @@ static ks_code_t fit_filter_nodes(void *self, ks_cycle_state_t *cs,
                                         scratch);
     none = s->milli_cpu == 0 && s->memory == 0 && s->ephemeral == 0 &&
            s->n_all_scalar == 0;
+    /* Two loops: the pod requests nothing, or the usual case. */
+    if (none) {
+#pragma GCC unroll 4
+        for (i = 0; i < n; i++)
+            if (pass[i] && (int64_t)nodes[i]->n_pods + 1 >
+                               nodes[i]->node->allocatable.allowed_pods)
+                pass[i] = 0;
+        return KS_SUCCESS;
+    }
+    cpu = s->milli_cpu;
+    mem = s->memory;
+    eph = s->ephemeral;
+#pragma GCC unroll 2
     for (i = 0; i < n; i++) {
         const ks_node_info_t *ni = nodes[i];
-        const ks_resources_t *al = &ni->node->allocatable, *used;
+        const ks_resources_t *al, *used = &ni->requested;
         if (!pass[i])
             continue;
-        if ((int64_t)ni->n_pods + 1 > al->allowed_pods) {
+        al = &ni->node->allocatable;
+        if ((int64_t)ni->n_pods + 1 > al->allowed_pods ||
+            al->milli_cpu < cpu + used->milli_cpu ||
+            al->memory < mem + used->memory ||
+            al->ephemeral_storage < eph + used->ephemeral_storage)
             pass[i] = 0;
+    }
+    return KS_SUCCESS;
+}
+
+/* LeastAllocated over cpu and memory on nodes that have some of both
+ * (the usual node): fit_node_score's formula with both resources
+ * counted, so the weighted mean's divisor is the loop's constant wc + wm;
+ * with equal weights, w*(a + b) / 2w is (a + b) / 2, a shift as both are
+ * non-negative (a positive capacity). Any other node (no Node, a
+ * capacity of 0 or below) is scored by fit_score_with_state. Returns its
+ * code (KS_SUCCESS). */
+static ks_code_t fit_score_least(const fit_t *f, ks_cycle_state_t *cs,
+                                 const fit_prescore_t *s, const ks_pod_t *pod,
+                                 const ks_node_info_t *const *nodes,
+                                 uint32_t n, int64_t *scores,
+                                 ks_status_t *scratch)
+{
+    const int64_t wc = f->spec.res[0].weight, wm = f->spec.res[1].weight;
+    const int64_t wsum = wc + wm, req_c = s->pod_req[0],
+                  req_m = s->pod_req[1];
+    const int equal = wc == wm;
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        const ks_node_info_t *ni = nodes[i];
+        const ks_node_t *node = ni->node;
+        int64_t ac, am, rc, rm, sc, sm;
+        if (node == NULL || node->allocatable.milli_cpu <= 0 ||
+            node->allocatable.memory <= 0) {
+            ks_code_t c = fit_score_with_state((void *)f, cs, (void *)s, pod,
+                                               ni, &scores[i], scratch);
+            if (c != KS_SUCCESS)
+                return c;
             continue;
         }
-        if (none)
-            continue;
-        used = &ni->requested;
-        if (al->milli_cpu < s->milli_cpu + used->milli_cpu ||
-            al->memory < s->memory + used->memory ||
-            al->ephemeral_storage < s->ephemeral + used->ephemeral_storage)
-            pass[i] = 0;
+        ac = node->allocatable.milli_cpu;
+        am = node->allocatable.memory;
+        rc = ni->non_zero_requested.milli_cpu + req_c;
+        rm = ni->non_zero_requested.memory + req_m;
+        sc = rc > ac ? 0 : (ac - rc) * KS_MAX_NODE_SCORE / ac;
+        sm = rm > am ? 0 : (am - rm) * KS_MAX_NODE_SCORE / am;
+        scores[i] = equal ? (int64_t)((uint64_t)(sc + sm) >> 1)
+                          : (sc * wc + sm * wm) / wsum;
     }
     return KS_SUCCESS;
 }
@@ -682,6 +733,8 @@ static ks_code_t fit_score_nodes(void *self, ks_cycle_state_t *cs,
         (f->strategy != STRATEGY_LEAST && f->strategy != STRATEGY_MOST))
         return fit_score_nodes_general(self, cs, state, pod, nodes, n, scores,
                                        scratch);
+    if (f->strategy == STRATEGY_LEAST)
+        return fit_score_least(f, cs, s, pod, nodes, n, scores, scratch);
     wc = f->spec.res[0].weight;
     wm = f->spec.res[1].weight;
     req_c = s->pod_req[0];

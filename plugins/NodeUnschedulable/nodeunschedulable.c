@@ -124,9 +124,11 @@ static ks_code_t nu_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
     return KS_SUCCESS;
 }
 
-/* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
- * loop the compiler can fold them into. */
-/* Whether the pod tolerates the unschedulable taint is asked once. */
+/* Bulk Filter (since ABI 1.2). Whether the pod tolerates the
+ * unschedulable taint is asked once; then the loop reads one flag per
+ * node (every nodes[i] is a NodeInfo, so it is read whatever pass[i]
+ * says) and clears pass[i] where the node is rejected: clearing a node
+ * an earlier plugin rejected leaves it as it was. */
 static ks_code_t unsched_filter_nodes(void *self, ks_cycle_state_t *cs,
                                       void *state, const ks_pod_t *pod,
                                       const ks_node_info_t *const *nodes,
@@ -134,16 +136,23 @@ static ks_code_t unsched_filter_nodes(void *self, ks_cycle_state_t *cs,
                                       ks_status_t *scratch)
 {
     const unsched_t *u = self;
-    int tolerated = ks_tolerations_tolerate(pod->tolerations,
-                                            pod->n_tolerations, &u->taint);
     uint32_t i;
     (void)cs;
     (void)state;
     (void)scratch;
+    if (ks_tolerations_tolerate(pod->tolerations, pod->n_tolerations,
+                                &u->taint)) {
+        /* only a missing node is rejected ("unknown conditions") */
+#pragma GCC unroll 4
+        for (i = 0; i < n; i++)
+            if (nodes[i]->node == NULL)
+                pass[i] = 0;
+        return KS_SUCCESS;
+    }
+#pragma GCC unroll 4
     for (i = 0; i < n; i++) {
         const ks_node_t *node = nodes[i]->node;
-        /* both rejections (a missing node: "unknown conditions") */
-        if (pass[i] && (node == NULL || (node->unschedulable && !tolerated)))
+        if (node == NULL || node->unschedulable)
             pass[i] = 0;
     }
     return KS_SUCCESS;

@@ -21,6 +21,7 @@
 
 #define PTS_PREFILTER_KEY "PreFilter" PTS_NAME
 #define PTS_NO_MATCH INT32_MAX
+#define PTS_BULK_CONS 4 /* constraints the bulk Filter's loops take */
 
 typedef struct pts_path {
     const char *value; /* interned */
@@ -34,11 +35,31 @@ typedef struct pts_key_state {
     int64_t domains;
 } pts_key_state_t;
 
+/* The bulk Filter's verdict per domain value of one constraint, made by
+ * PreFilter when the constraint's key has at most PTS_VT_MAX domains:
+ * open addressing by the value's address (interned), a value without a
+ * slot has no matching pod (count 0) and gets absent_ok. compare 0: no
+ * eligible domain, only the label is needed. */
+#define PTS_VT_MAX 8
+#define PTS_VT_SLOTS 16 /* a power of two, twice PTS_VT_MAX */
+
+typedef struct pts_vtab {
+    const char *value[PTS_VT_SLOTS]; /* NULL: empty */
+    uint8_t ok[PTS_VT_SLOTS];
+    uint8_t absent_ok;
+    uint8_t compare;
+} pts_vtab_t;
+
 typedef struct pts_prefilter_state {
     pts_constraints_t cons;
     ks_tpmap_t pairs;     /* (key, value) -> matching pods */
     pts_key_state_t *keys; /* one per distinct topology key */
     uint32_t n_keys;
+    /* cons.n tables (pts_vtab_build), or NULL: the bulk Filter remembers
+     * verdicts per run of nodes instead. Read-only once PreFilter
+     * returns; dropped when AddPod/RemovePod change the counts, never
+     * cloned. */
+    pts_vtab_t *vt;
     /* Owners of this state. A state without constraints (PreFilter said
      * Skip) is never written again, so its clones share it: preemption
      * clones the cycle state for every node it tries. Atomic: Filter
@@ -56,6 +77,7 @@ static void pts_prefilter_state_free(void *data)
     pts_constraints_free(&s->cons);
     ks_tpmap_free(&s->pairs);
     free(s->keys);
+    free(s->vt);
     free(s);
 }
 
@@ -200,6 +222,82 @@ static int pts_prefilter_paths(const pts_plugin_t *pl, pts_prefilter_state_t *s)
     return 0;
 }
 
+static int64_t pts_skew_min(const pts_constraint_t *c,
+                            const pts_key_state_t *k);
+static int pts_skew_fits(const pts_prefilter_state_t *s,
+                         const pts_constraint_t *c, int64_t min,
+                         const char *value);
+
+static inline uint32_t pts_vt_slot(const char *value)
+{
+    uint64_t h = (uint64_t)(uintptr_t)value * UINT64_C(0x9E3779B97F4A7C15);
+    return (uint32_t)(h >> 60) & (PTS_VT_SLOTS - 1);
+}
+
+/* The verdict of domain `value` (not NULL) in table t. */
+static inline int pts_vt_ok(const pts_vtab_t *t, const char *value)
+{
+    uint32_t i = pts_vt_slot(value);
+    for (;;) {
+        if (t->value[i] == value)
+            return t->ok[i];
+        if (t->value[i] == NULL)
+            return t->absent_ok;
+        i = (i + 1) & (PTS_VT_SLOTS - 1);
+    }
+}
+
+/* One table per constraint (s->vt), each verdict as pts_skew_fits gives
+ * it, when every constraint's key has at most PTS_VT_MAX domains with a
+ * count; otherwise (or without memory) none. */
+static void pts_vtab_build(pts_prefilter_state_t *s)
+{
+    pts_vtab_t *vt;
+    uint32_t j, i;
+    if (s->cons.n > PTS_BULK_CONS)
+        return;
+    /* a key with many domains (hostname): no tables, before any walk
+     * over the pair map */
+    for (j = 0; j < s->n_keys; j++)
+        if (s->keys[j].domains > PTS_VT_MAX)
+            return;
+    vt = malloc(s->cons.n * sizeof *vt);
+    if (vt == NULL)
+        return;
+    for (j = 0; j < s->cons.n; j++) {
+        const pts_constraint_t *c = &s->cons.items[j];
+        const pts_key_state_t *k = pts_key_state(s, c->topology_key);
+        pts_vtab_t *t = &vt[j];
+        uint32_t used = 0;
+        int64_t min;
+        for (i = 0; i < PTS_VT_SLOTS; i++)
+            t->value[i] = NULL;
+        t->compare = k != NULL && k->domains != 0;
+        t->absent_ok = 1;
+        if (!t->compare)
+            continue;
+        min = pts_skew_min(c, k);
+        /* pts_skew_fits with a count of 0 */
+        t->absent_ok = (c->self_match ? 1 : 0) - min <= c->max_skew;
+        for (i = 0; i < s->pairs.cap; i++) {
+            const ks_tpmap_slot_t *slot = &s->pairs.slots[i];
+            uint32_t at;
+            if (slot->key != c->topology_key)
+                continue;
+            if (slot->value == NULL || ++used > PTS_VT_MAX) {
+                free(vt);
+                return;
+            }
+            at = pts_vt_slot(slot->value);
+            while (t->value[at] != NULL)
+                at = (at + 1) & (PTS_VT_SLOTS - 1);
+            t->value[at] = slot->value;
+            t->ok[at] = (uint8_t)pts_skew_fits(s, c, min, slot->value);
+        }
+    }
+    s->vt = vt;
+}
+
 ks_code_t pts_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                          ks_prefilter_result_t *result, ks_status_t *st)
 {
@@ -221,6 +319,7 @@ ks_code_t pts_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                        : pts_prefilter_count(pl, s, pod)) != 0 ||
             pts_prefilter_paths(pl, s) != 0)
             goto oom;
+        pts_vtab_build(s); /* without it (ENOMEM too): per-run verdicts */
     }
     /* Filter gets it as its state (no cycle-state lookup per node). */
     if (api->plugin_state_set(pl->h, cs, KS_STATE_FILTER, s,
@@ -287,6 +386,9 @@ static ks_code_t pts_update_with_pod(void *self, ks_cycle_state_t *cs,
     if (node == NULL || changed->ns != pod->ns ||
         !pts_node_has_all_keys(node, &s->cons))
         return KS_SUCCESS;
+    /* the counts change: the verdict tables no longer hold */
+    free(s->vt);
+    s->vt = NULL;
     for (i = 0; i < s->cons.n; i++) {
         const pts_constraint_t *c = &s->cons.items[i];
         const char *value;
@@ -383,11 +485,11 @@ ks_code_t pts_filter_with_state(void *self, ks_cycle_state_t *cs, void *state,
  * instead of 32. Nodes of one cluster list their labels in the same order
  * as a rule, so the key is first looked for where the previous node had
  * it. */
-#define PTS_BULK_CONS 4
 #define PTS_BULK_MEMO 8 /* a power of two */
 
 typedef struct pts_bulk_con {
     const pts_constraint_t *con;
+    const pts_vtab_t *vt; /* PreFilter's verdicts, or NULL: the memo */
     int compare; /* 0: no eligible domain, nothing to compare to */
     int64_t min;
     uint32_t hint; /* where the previous node had the key */
@@ -417,7 +519,10 @@ static inline int pts_bulk_fits(const pts_prefilter_state_t *s,
                                 pts_bulk_con_t *b, const char *value)
 {
     uint64_t h = (uint64_t)(uintptr_t)value * UINT64_C(0x9E3779B97F4A7C15);
-    uint32_t slot = (uint32_t)(h >> 61) & (PTS_BULK_MEMO - 1);
+    uint32_t slot;
+    if (b->vt != NULL)
+        return pts_vt_ok(b->vt, value);
+    slot = (uint32_t)(h >> 61) & (PTS_BULK_MEMO - 1);
     if (b->memo_value[slot] != value) {
         b->memo_value[slot] = value;
         b->memo_ok[slot] = (uint8_t)pts_skew_fits(s, b->con, b->min, value);
@@ -452,11 +557,13 @@ static void pts_bulk_run(const pts_prefilter_state_t *s, pts_bulk_con_t *c,
 }
 
 /* The same for a single constraint (the common case), its key, hint and
- * compare flag in locals so that they stay in registers. */
-static void pts_bulk_run_one(const pts_prefilter_state_t *s,
-                             pts_bulk_con_t *b,
-                             const ks_node_info_t *const *nodes, uint32_t n,
-                             uint8_t *pass)
+ * compare flag in locals so that they stay in registers; with VT (its
+ * PreFilter table, always_inline below gives a loop for each) the
+ * verdicts come from the table. */
+static inline __attribute__((always_inline)) void
+pts_bulk_run_one_(const pts_prefilter_state_t *s, pts_bulk_con_t *b,
+                  const pts_vtab_t *vt, const ks_node_info_t *const *nodes,
+                  uint32_t n, uint8_t *pass)
 {
     const char *key = b->con->topology_key;
     const int compare = b->compare;
@@ -485,9 +592,67 @@ static void pts_bulk_run_one(const pts_prefilter_state_t *s,
                     break;
                 }
         }
-        if (value == NULL || (compare && !pts_bulk_fits(s, b, value)))
+        if (value == NULL ||
+            (compare && !(vt != NULL ? pts_vt_ok(vt, value)
+                                     : pts_bulk_fits(s, b, value))))
             pass[i] = 0;
     }
+}
+
+/* The node's value for `key` (NULL: no such label), looked for at *hint
+ * first (where the previous node had it). */
+static inline const char *pts_value_at_hint(const ks_labels_t *ls,
+                                            const char *key, uint32_t *hint)
+{
+    uint32_t l;
+    if (*hint < ls->n && ls->items[*hint].key == key)
+        return ls->items[*hint].value;
+    for (l = 0; l < ls->n; l++)
+        if (ls->items[l].key == key) {
+            *hint = l;
+            return ls->items[l].value;
+        }
+    return NULL;
+}
+
+/* A single constraint with PreFilter's table and domains to compare: per
+ * node its value and the table's verdict, the first probe inline. */
+static void pts_bulk_run_table(const pts_vtab_t *vt, const char *key,
+                               const ks_node_info_t *const *nodes, uint32_t n,
+                               uint8_t *pass)
+{
+    uint32_t i, hint = 0;
+    for (i = 0; i < n; i++) {
+        const ks_node_t *node;
+        const char *value;
+        uint32_t slot;
+        if (!pass[i])
+            continue;
+        node = nodes[i]->node;
+        if (node == NULL) {
+            pass[i] = 2; /* an Error: the host asks pts_filter_with_state */
+            continue;
+        }
+        value = pts_value_at_hint(&node->labels, key, &hint);
+        if (value == NULL) {
+            pass[i] = 0;
+            continue;
+        }
+        slot = pts_vt_slot(value);
+        if (!(vt->value[slot] == value ? vt->ok[slot] : pts_vt_ok(vt, value)))
+            pass[i] = 0;
+    }
+}
+
+static void pts_bulk_run_one(const pts_prefilter_state_t *s,
+                             pts_bulk_con_t *b,
+                             const ks_node_info_t *const *nodes, uint32_t n,
+                             uint8_t *pass)
+{
+    if (b->vt != NULL)
+        pts_bulk_run_one_(s, b, b->vt, nodes, n, pass);
+    else
+        pts_bulk_run_one_(s, b, NULL, nodes, n, pass);
 }
 
 ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
@@ -507,14 +672,27 @@ ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
                     self, cs, state, pod, nodes[i], scratch));
         return KS_SUCCESS;
     }
+    if (s->cons.n == 1 && s->vt != NULL && s->vt[0].compare) {
+        /* the common case, straight to its loop */
+        pts_bulk_run_table(s->vt, s->cons.items[0].topology_key, nodes, n,
+                           pass);
+        return KS_SUCCESS;
+    }
     n_cons = s->cons.n;
     for (j = 0; j < n_cons; j++) {
         const pts_constraint_t *con = &s->cons.items[j];
-        const pts_key_state_t *k = pts_key_state(s, con->topology_key);
+        const pts_key_state_t *k;
         c[j].con = con;
+        c[j].hint = 0;
+        if (s->vt != NULL) { /* PreFilter's verdicts: no memo to clear */
+            c[j].vt = &s->vt[j];
+            c[j].compare = s->vt[j].compare;
+            continue;
+        }
+        c[j].vt = NULL;
+        k = pts_key_state(s, con->topology_key);
         c[j].compare = k != NULL && k->domains != 0;
         c[j].min = c[j].compare ? pts_skew_min(con, k) : 0;
-        c[j].hint = 0;
         memset(c[j].memo_value, 0, sizeof c[j].memo_value);
     }
     if (n_cons == 1)

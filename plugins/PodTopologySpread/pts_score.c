@@ -11,6 +11,7 @@
  * every node when max is 0).
  */
 #include "pts.h"
+#include "pts_round.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -61,7 +62,7 @@ fail:
 
 #define PTS_BULK_CONS 16
 #define PTS_SEEN_CONS 4
-#define PTS_SEEN_VALUES 8
+#define PTS_SEEN_VALUES 8 /* a power of two (pts_score_nodes' memo) */
 
 /* Upstream initPreScoreState: ignored nodes, the candidate pairs and the
  * per-constraint normalising weights. */
@@ -287,7 +288,7 @@ ks_code_t pts_score_with_state(void *self, ks_cycle_state_t *cs, void *state,
             cnt = ks_tpmap_get(&s->pairs, c->topology_key, value);
         sum += (double)cnt * s->weights[i] + (double)(c->max_skew - 1);
     }
-    *score = (int64_t)round(sum);
+    *score = pts_round_i64(sum);
     return KS_SUCCESS;
 }
 
@@ -305,6 +306,11 @@ ks_code_t pts_score_nodes(void *self, ks_cycle_state_t *cs, void *state,
     const pts_prescore_state_t *s = state;
     const char *keys[PTS_BULK_CONS];
     double base[PTS_BULK_CONS];
+    /* per constraint (the first PTS_SEEN_CONS), the counts of the values
+     * this run met (interned: by address), so that a zone's count is
+     * asked of the pair map once per run, not once per node */
+    const char *memo_value[PTS_SEEN_CONS][PTS_SEEN_VALUES];
+    int64_t memo_count[PTS_SEEN_CONS][PTS_SEEN_VALUES];
     uint32_t i, c, n_cons;
 
     (void)cs;
@@ -316,6 +322,9 @@ ks_code_t pts_score_nodes(void *self, ks_cycle_state_t *cs, void *state,
         keys[c] = s->cons.items[c].topology_key;
         base[c] = (double)(s->cons.items[c].max_skew - 1);
     }
+    for (c = 0; c < n_cons && c < PTS_SEEN_CONS; c++)
+        for (i = 0; i < PTS_SEEN_VALUES; i++)
+            memo_value[c][i] = NULL;
     for (i = 0; i < n; i++) {
         const ks_node_info_t *ni = nodes[i];
         const ks_node_t *node = ni ? ni->node : NULL;
@@ -332,14 +341,25 @@ ks_code_t pts_score_nodes(void *self, ks_cycle_state_t *cs, void *state,
             int64_t cnt;
             if (value == NULL)
                 continue;
-            if (keys[c] == pl->hostname_key)
+            if (keys[c] == pl->hostname_key) {
                 cnt = pts_count_matching(ni, s->cons.items[c].selector,
                                          pod->ns);
-            else
+            } else if (c < PTS_SEEN_CONS) {
+                uint64_t h = (uint64_t)(uintptr_t)value *
+                             UINT64_C(0x9E3779B97F4A7C15);
+                uint32_t slot = (uint32_t)(h >> 61) & (PTS_SEEN_VALUES - 1);
+                if (memo_value[c][slot] != value) {
+                    memo_value[c][slot] = value;
+                    memo_count[c][slot] =
+                        ks_tpmap_get(&s->pairs, keys[c], value);
+                }
+                cnt = memo_count[c][slot];
+            } else {
                 cnt = ks_tpmap_get(&s->pairs, keys[c], value);
+            }
             sum += (double)cnt * s->weights[c] + base[c];
         }
-        scores[i] = (int64_t)round(sum);
+        scores[i] = pts_round_i64(sum);
     }
     return KS_SUCCESS;
 }

@@ -141,6 +141,34 @@ static ks_code_t taint_tol_score(void *self, ks_cycle_state_t *cs,
         pod, ni, score, st);
 }
 
+/* Is every score 0 (no node has a PreferNoSchedule taint the pod does
+ * not tolerate: the common case)? One OR over the scores, four at a
+ * time. */
+static int taint_tol_all_zero(const ks_node_score_t *scores, uint32_t n)
+{
+    const ks_node_score_t *p = scores, *end = scores + n;
+    uint64_t acc = 0;
+    for (; end - p >= 4; p += 4)
+        acc |= (uint64_t)p[0].score | (uint64_t)p[1].score |
+               (uint64_t)p[2].score | (uint64_t)p[3].score;
+    for (; p < end; p++)
+        acc |= (uint64_t)p->score;
+    return acc == 0;
+}
+
+static void taint_tol_fill_max(ks_node_score_t *scores, uint32_t n)
+{
+    ks_node_score_t *p = scores, *end = scores + n;
+    for (; end - p >= 4; p += 4) {
+        p[0].score = KS_MAX_NODE_SCORE;
+        p[1].score = KS_MAX_NODE_SCORE;
+        p[2].score = KS_MAX_NODE_SCORE;
+        p[3].score = KS_MAX_NODE_SCORE;
+    }
+    for (; p < end; p++)
+        p->score = KS_MAX_NODE_SCORE;
+}
+
 /* Upstream helper.DefaultNormalizeScore: scale to [0, max] by the highest
  * score (integer division); `reverse` flips it. All zero: 0, or max when
  * reversed. */
@@ -153,6 +181,12 @@ static ks_code_t taint_tol_normalize(void *self, ks_cycle_state_t *cs,
     (void)cs;
     (void)pod;
     (void)st;
+    if (taint_tol_all_zero(scores, n)) {
+        /* what the general normalization gives when every score is 0:
+         * every node gets the maximum (reversed) */
+        taint_tol_fill_max(scores, n);
+        return KS_SUCCESS;
+    }
     ks_default_normalize_score(KS_MAX_NODE_SCORE, 1, scores, n);
     return KS_SUCCESS;
 }
@@ -226,7 +260,9 @@ static ks_code_t tt_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 
 /* Bulk Filter and Score (since ABI 1.2): the per-node functions in a
  * loop the compiler can fold them into. */
-/* Nodes without taints pass without a call. */
+/* Nodes without taints pass without a call (every nodes[i] is a
+ * NodeInfo: its taint count is read before pass[i], which only tainted
+ * nodes need). */
 static ks_code_t taint_tol_filter_nodes(void *self, ks_cycle_state_t *cs,
                                         void *state, const ks_pod_t *pod,
                                         const ks_node_info_t *const *nodes,
@@ -235,9 +271,10 @@ static ks_code_t taint_tol_filter_nodes(void *self, ks_cycle_state_t *cs,
 {
     uint32_t i;
     (void)state;
+#pragma GCC unroll 4
     for (i = 0; i < n; i++) {
         const ks_node_t *node = nodes[i]->node;
-        if (!pass[i] || (node != NULL && node->n_taints == 0))
+        if ((node != NULL && node->n_taints == 0) || !pass[i])
             continue;
         pass[i] = ks_bulk_verdict(taint_tol_filter(self, cs, pod, nodes[i],
                                                    scratch));
@@ -247,23 +284,29 @@ static ks_code_t taint_tol_filter_nodes(void *self, ks_cycle_state_t *cs,
 KS_SCORE_NODES_FROM(taint_tol_score_nodes_general, taint_tol_score_with_state)
 
 /* A node without taints scores 0 without the per-node call: most nodes
- * of most clusters. */
+ * of most clusters. A first loop writes 0 for every node and notes
+ * whether any has taints; only then does a second score those. */
 static ks_code_t taint_tol_score_nodes(void *self, ks_cycle_state_t *cs,
                                        void *state, const ks_pod_t *pod,
                                        const ks_node_info_t *const *nodes,
                                        uint32_t n, int64_t *scores,
                                        ks_status_t *scratch)
 {
-    uint32_t i;
+    uint32_t i, any = 0;
     if (state == NULL) /* its error, from the per-node function */
         return taint_tol_score_nodes_general(self, cs, state, pod, nodes, n,
                                              scores, scratch);
+#pragma GCC unroll 4
+    for (i = 0; i < n; i++) {
+        any |= nodes[i]->node->n_taints;
+        scores[i] = 0;
+    }
+    if (any == 0)
+        return KS_SUCCESS;
     for (i = 0; i < n; i++) {
         ks_code_t c;
-        if (nodes[i]->node->n_taints == 0) {
-            scores[i] = 0;
+        if (nodes[i]->node->n_taints == 0)
             continue;
-        }
         c = taint_tol_score_with_state(self, cs, state, pod, nodes[i],
                                        &scores[i], scratch);
         if (c != KS_SUCCESS)

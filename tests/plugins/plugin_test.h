@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ksched/helpers.h>
+
 #include "mock_host.h"
 
 #define MI (1024ll * 1024)
@@ -69,6 +71,68 @@ static inline void pt_expect_scores(mock_host_t *mh, const ks_plugin_t *p,
                       pod->name, nis[i]->node->name, (long long)out[i],
                       (long long)want[i]);
     mock_status_free(st);
+}
+
+/* The bulk Filter (filter_nodes) of `pod` over all of `nis` at once (at
+ * most 64 nodes, some may have no Node), after one PreFilter, against the
+ * per-node Filter of each with the same state: with every pass[i] 1, and
+ * with every other node already rejected (pass 0, which must stay 0).
+ * Fails the test on any difference; returns how many nodes the per-node
+ * Filter rejected, so that a test can check it saw both verdicts. */
+static inline uint32_t pt_check_filter_nodes(mock_host_t *mh,
+                                             const ks_plugin_t *p, void *self,
+                                             const ks_pod_t *pod,
+                                             ks_node_info_t *const *nis,
+                                             uint32_t n)
+{
+    ks_cycle_state_t *cs = mock_cycle_state_new();
+    ks_status_t *st = mock_status_new(), *scratch = mock_status_new();
+    uint8_t want[64], pass[64];
+    uint32_t i, rejected = 0;
+    ks_code_t c = KS_SUCCESS;
+    void *state;
+    int round;
+    ck_assert_uint_le(n, 64);
+    ck_assert_msg(p->filter_nodes != NULL, "%s: no filter_nodes", p->name);
+    if (mh != NULL)
+        mock_host_sync(mh);
+    if (p->pre_filter) {
+        ks_prefilter_result_t *r = mock_prefilter_result_new();
+        c = p->pre_filter(self, cs, pod, r, st);
+        mock_prefilter_result_free(r);
+    }
+    ck_assert_msg(c == KS_SUCCESS, "%s PreFilter: %d", p->name, (int)c);
+    state = mock_plugin_state(cs, self, KS_STATE_FILTER);
+    for (i = 0; i < n; i++) {
+        ks_code_t v;
+        mock_status_reset(st);
+        v = p->filter_with_state
+                ? p->filter_with_state(self, cs, state, pod, nis[i], st)
+                : p->filter(self, cs, pod, nis[i], st);
+        want[i] = ks_bulk_verdict(v);
+        rejected += want[i] == 0;
+    }
+    for (round = 0; round < 2; round++) {
+        for (i = 0; i < n; i++)
+            pass[i] = round == 0 || i % 2 == 0;
+        ck_assert_int_eq(p->filter_nodes(self, cs, state, pod,
+                                         (const ks_node_info_t *const *)nis,
+                                         n, pass, scratch),
+                         KS_SUCCESS);
+        for (i = 0; i < n; i++) {
+            uint8_t w = round == 0 || i % 2 == 0 ? want[i] : 0;
+            ck_assert_msg(pass[i] == w,
+                          "%s filter_nodes: node %u (%s) pass %d, want %d "
+                          "(round %d)",
+                          p->name, i,
+                          nis[i]->node ? nis[i]->node->name : "(no node)",
+                          (int)pass[i], (int)w, round);
+        }
+    }
+    mock_status_free(st);
+    mock_status_free(scratch);
+    mock_cycle_state_free(cs);
+    return rejected;
 }
 
 /* Assert that `haystack` contains `needle`. */

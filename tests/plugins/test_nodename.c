@@ -33,11 +33,40 @@ START_TEST(requested_node_only)
 }
 END_TEST
 
+/* The bulk Filter over many nodes, a missing Node among them, gives the
+ * per-node verdicts: for a pod without spec.nodeName (its fast path,
+ * only the missing Node is an error) and for one naming a node. */
+START_TEST(bulk_filter_matches_per_node)
+{
+    mock_host_t *mh = mock_host_new();
+    const ks_plugin_t *p = pt_load("NodeName");
+    void *self = pt_create(mh, p, NULL);
+    ks_node_info_t *nis[11];
+    ks_pod_t *any = mock_pod_new("default", "any", 100, 0);
+    ks_pod_t *named = mock_pod_new("default", "named", 100, 0);
+    uint32_t i;
+    for (i = 0; i < 11; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%u", i);
+        nis[i] = i == 3 || i == 6 ? mock_nodeinfo_new(NULL)
+                                  : mock_nodeinfo_new(mock_node_new(
+                                        name, 4000, 8 * GI, 110));
+    }
+    mock_pod_set_node(named, "n5");
+    ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, any, nis, 11), 0);
+    ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, named, nis, 11), 8);
+    p->destroy(self);
+    mock_host_free(mh);
+    mock_free_all();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("NodeName");
     TCase *tc = tcase_create("filter");
     tcase_add_test(tc, requested_node_only);
+    tcase_add_test(tc, bulk_filter_matches_per_node);
     suite_add_tcase(s, tc);
     return pt_run(s);
 }

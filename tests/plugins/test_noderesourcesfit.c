@@ -375,6 +375,70 @@ START_TEST(bad_args)
 }
 END_TEST
 
+/* The bulk Filter and Score over many nodes give the per-node results
+ * (mock_score_nodes compares them): nodes that are full, short of cpu,
+ * memory or ephemeral storage, without allocatable cpu or memory (0 or
+ * below: the per-node path) and over-committed ones, for a pod that
+ * requests nothing and one that does, with the default weights (the
+ * LeastAllocated loop's shift) and with unequal ones (its division). */
+START_TEST(bulk_matches_per_node)
+{
+    static const int64_t run[][2] = {{3000, 6 * GI}, {0, 0}};
+    static const int64_t over[][2] = {{5000, 10 * GI}, {0, 0}};
+    mock_host_t *mh = mock_host_new();
+    const ks_plugin_t *p = pt_load("NodeResourcesFit");
+    void *self = pt_create(mh, p, NULL);
+    void *weighted = pt_create(
+        mh, p,
+        "scoringStrategy:\n"
+        "  type: LeastAllocated\n"
+        "  resources:\n"
+        "  - {name: cpu, weight: 3}\n"
+        "  - {name: memory, weight: 1}\n");
+    ks_node_info_t *nis[11];
+    ks_pod_t *none = mock_pod_new("default", "none", 0, 0);
+    ks_pod_t *pod = mock_pod_new("default", "pod", 1500, 3 * GI);
+    ks_pod_t *eph = mock_pod_new("default", "eph", 100, GI);
+    ks_status_t *st = mock_status_new();
+    int64_t out[11];
+    uint32_t i;
+    nis[0] = node_with("a", 4000, 8 * GI, 110, NULL);
+    nis[1] = node_with("full", 4000, 8 * GI, 1, run);
+    nis[2] = node_with("cpu", 2000, 16 * GI, 110, run);
+    nis[3] = node_with("mem", 16000, 7 * GI, 110, run);
+    nis[4] = node_with("over", 4000, 8 * GI, 110, over);
+    nis[5] = node_with("nocpu", 0, 8 * GI, 110, NULL);
+    nis[6] = node_with("nomem", 4000, 0, 110, NULL);
+    nis[7] = node_with("neg", -1000, 8 * GI, 110, NULL);
+    nis[8] = node_with("b", 32000, 64 * GI, 110, run);
+    nis[9] = node_with("c", 6000, 12 * GI, 110, run);
+    nis[10] = node_with("d", 4100, 9 * GI, 110, run);
+    ((ks_node_t *)nis[9]->node)->allocatable.ephemeral_storage = GI;
+    ((ks_resources_t *)&eph->requests)->ephemeral_storage = 2 * GI;
+    ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, none, nis, 11), 1);
+    ck_assert_uint_gt(pt_check_filter_nodes(mh, p, self, pod, nis, 11), 4);
+    ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, eph, nis, 11), 11);
+    for (i = 0; i < 3; i++) {
+        const ks_pod_t *q = i == 0 ? none : i == 1 ? pod : eph;
+        ck_assert_int_eq(mock_score_nodes(mh, p, self, q, nis, 11, out, st),
+                         KS_SUCCESS);
+        ck_assert_int_eq(mock_score_nodes(mh, p, weighted, q, nis, 11, out,
+                                          st),
+                         KS_SUCCESS);
+    }
+    /* a by hand: cpu (4000-1500)*100/4000 = 62, memory (8-3)*100/8 = 62;
+     * weighted (62*3 + 62) / 4 = 62 */
+    ck_assert_int_eq(mock_score_nodes(mh, p, self, pod, nis, 1, out, st),
+                     KS_SUCCESS);
+    ck_assert_int_eq(out[0], 62);
+    p->destroy(self);
+    p->destroy(weighted);
+    mock_status_free(st);
+    mock_host_free(mh);
+    mock_free_all();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("NodeResourcesFit");
@@ -388,6 +452,7 @@ int main(void)
     tcase_add_test(tc, too_many_pods);
     tcase_add_test(tc, score_without_prescore_and_filter_without_prefilter);
     tcase_add_test(tc, bad_args);
+    tcase_add_test(tc, bulk_matches_per_node);
     suite_add_tcase(s, tc);
     return pt_run(s);
 }

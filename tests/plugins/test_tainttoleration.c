@@ -179,6 +179,73 @@ START_TEST(score_needs_prescore)
 }
 END_TEST
 
+/* The bulk Filter and Score over many nodes (untainted ones, which the
+ * fast paths handle, tainted ones and a missing Node) give the per-node
+ * results; NormalizeScore's all-zero fast path gives what the general
+ * normalization gives, for every length around its 4-at-a-time loops. */
+START_TEST(bulk_matches_per_node)
+{
+    mock_host_t *mh = mock_host_new();
+    const ks_plugin_t *p = pt_load("TaintToleration");
+    void *self = pt_create(mh, p, NULL);
+    ks_node_info_t *nis[9];
+    ks_pod_t *pod = mock_pod_new("default", "p", 100, 0);
+    ks_pod_t *tol = mock_pod_new("default", "tol", 100, 0);
+    ks_status_t *st = mock_status_new();
+    ks_node_score_t sc[9], ref[9];
+    int64_t out[9];
+    uint32_t i, n;
+    mock_pod_add_toleration(tol, "dedicated", KS_TOLERATION_EXISTS, "",
+                            KS_EFFECT_ALL);
+    for (i = 0; i < 9; i++) {
+        char name[16];
+        ks_node_t *node;
+        snprintf(name, sizeof name, "n%u", i);
+        node = mock_node_new(name, 4000, 8 * GI, 110);
+        if (i == 2 || i == 6)
+            mock_node_add_taint(node, "dedicated", "x", KS_EFFECT_NO_SCHEDULE);
+        if (i == 5)
+            mock_node_add_taint(node, "spot", "", KS_EFFECT_PREFER_NO_SCHEDULE);
+        if (i == 8)
+            mock_node_add_taint(node, "gone", "", KS_EFFECT_NO_EXECUTE);
+        nis[i] = mock_nodeinfo_new(i == 4 ? NULL : node);
+    }
+    ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, pod, nis, 9), 3);
+    ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, tol, nis, 9), 1);
+    /* Score (bulk compared with per-node by mock_score_nodes), over the
+     * nodes with a Node: untainted only, then with the PreferNoSchedule
+     * one. */
+    nis[4] = nis[0];
+    ck_assert_int_eq(mock_score_nodes(mh, p, self, pod, nis, 5, out, st),
+                     KS_SUCCESS);
+    for (i = 0; i < 5; i++)
+        ck_assert_int_eq(out[i], 100);
+    ck_assert_int_eq(mock_score_nodes(mh, p, self, pod, nis, 9, out, st),
+                     KS_SUCCESS);
+    ck_assert_int_eq(out[5], 0);
+    ck_assert_int_eq(out[7], 100);
+    for (n = 0; n <= 9; n++) {
+        int nonzero;
+        for (nonzero = 0; nonzero < 2; nonzero++) {
+            for (i = 0; i < n; i++) {
+                sc[i].node_name = "x";
+                sc[i].score = nonzero && i == n - 1 ? 3 : 0;
+                ref[i] = sc[i];
+            }
+            ks_default_normalize_score(KS_MAX_NODE_SCORE, 1, ref, n);
+            ck_assert_int_eq(p->normalize_score(self, NULL, pod, sc, n, st),
+                             KS_SUCCESS);
+            for (i = 0; i < n; i++)
+                ck_assert_int_eq(sc[i].score, ref[i].score);
+        }
+    }
+    p->destroy(self);
+    mock_status_free(st);
+    mock_host_free(mh);
+    mock_free_all();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("TaintToleration");
@@ -186,6 +253,7 @@ int main(void)
     tcase_add_test(tc, conformance_noschedule);
     tcase_add_test(tc, conformance_prefer_scores);
     tcase_add_test(tc, score_needs_prescore);
+    tcase_add_test(tc, bulk_matches_per_node);
     suite_add_tcase(s, tc);
     return pt_run(s);
 }

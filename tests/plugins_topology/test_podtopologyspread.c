@@ -5,11 +5,13 @@
  * computation noted beside each assertion.
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "topo_testlib.h"
+#include "../../plugins/PodTopologySpread/pts_round.h"
 
 #define R_SKEW "node(s) didn't match pod topology spread constraints"
 #define R_LABEL \
@@ -328,17 +330,22 @@ static uint32_t check_bulk(const ks_pod_t *pod, const topo_cluster_t *c,
     return passed;
 }
 
-/* The bulk Filter passes exactly the nodes the per-node Filter passes:
- * more zones than its per-run verdict table holds, nodes listing the zone
- * before the hostname (its label lookup starts where the previous node had
- * the key), nodes without the zone, two constraints, minDomains. */
-START_TEST(test_bulk_filter_matches_node_by_node)
+/* The bulk Filter passes exactly the nodes the per-node Filter passes,
+ * over 60 nodes in `n_zones` zones: more zones than PreFilter's verdict
+ * tables hold (PTS_VT_MAX, 8: the per-run memo) or fewer (the tables),
+ * nodes listing the zone before the hostname (its label lookup starts
+ * where the previous node had the key), nodes without the zone, two
+ * constraints on two keys and on one, minDomains, a zone without any
+ * count (its only node not counted: a value absent from the tables);
+ * then, on the same
+ * state, after AddPod changed the counts (the tables are dropped). */
+static void bulk_matches(uint32_t n_zones)
 {
     static const uint32_t runs[] = {1, 3, 32, TOPO_MAX_NODES};
     topo_cluster_t c;
     topo_verdicts_t v;
     uint8_t skip[TOPO_MAX_NODES];
-    ks_pod_t *pods[3];
+    ks_pod_t *pods[4];
     ks_topology_spread_constraint_t h;
     uint32_t i, r, k;
 
@@ -346,7 +353,7 @@ START_TEST(test_bulk_filter_matches_node_by_node)
     for (i = 0; i < 60; i++) {
         char name[16], zone[16];
         snprintf(name, sizeof name, "n%u", i);
-        snprintf(zone, sizeof zone, "z%u", i % 13);
+        snprintf(zone, sizeof zone, "z%u", i % n_zones);
         if (i % 7 == 6) {
             topo_add_node(&c, name, NULL);
         } else if (i % 5 == 2) {
@@ -360,8 +367,18 @@ START_TEST(test_bulk_filter_matches_node_by_node)
         }
         skip[i] = i % 11 == 4;
     }
+    {
+        /* a tainted node alone in zone zx: with nodeTaintsPolicy Honor
+         * (set below) it is not counted, so zx has no count at all */
+        ks_node_t *node = mock_node_new("tainted", 4000, 8ll << 30, 110);
+        mock_node_add_label(node, HOST, "tainted");
+        mock_node_add_label(node, ZONE, "zx");
+        mock_node_add_taint(node, "dedicated", "x", KS_EFFECT_NO_SCHEDULE);
+        skip[c.n] = 0;
+        c.nodes[c.n++] = mock_nodeinfo_new(node);
+    }
     /* zone z<k> holds k % 3 matching pods, on its first labelled node */
-    for (k = 0; k < 13; k++) {
+    for (k = 0; k < n_zones; k++) {
         char want[16];
         snprintf(want, sizeof want, "z%u", k);
         for (i = 0; i < c.n; i++) {
@@ -390,28 +407,86 @@ START_TEST(test_bulk_filter_matches_node_by_node)
     h.when_unsatisfiable = KS_DO_NOT_SCHEDULE;
     h.label_selector = topo_sel_in("app", "b");
     mock_pod_add_spread(pods[1], &h);
-    /* 13 domains < minDomains 20: the minimum is 0, a zone of 2 fails */
+    /* fewer domains than minDomains 20: the minimum is 0, a zone of 2
+     * fails */
     pods[2] = spread_pod("min", "b", 2, ZONE, KS_DO_NOT_SCHEDULE, "b");
     ((ks_topology_spread_constraint_t *)pods[2]->spread_constraints)
         ->min_domains = 20;
-    for (k = 0; k < 3; k++) {
+    /* two constraints on the zone */
+    pods[3] = spread_pod("zz", "b", 2, ZONE, KS_DO_NOT_SCHEDULE, "b");
+    h.topology_key = ZONE;
+    mock_pod_add_spread(pods[3], &h);
+    for (k = 0; k < 4; k++) {
+        ks_topology_spread_constraint_t *sc =
+            (ks_topology_spread_constraint_t *)pods[k]->spread_constraints;
+        for (i = 0; i < pods[k]->n_spread_constraints; i++)
+            sc[i].node_taints_policy = KS_POLICY_HONOR;
+    }
+    for (k = 0; k < 4; k++) {
         ks_cycle_state_t *cs = topo_filter_all(mh, pl, self, pods[k], &c, &v);
-        uint32_t n_pass = 0, n_fail = 0;
+        ks_status_t *st = mock_status_new();
+        uint32_t n_pass = 0, n_fail = 0, round;
         ck_assert_int_eq(v.prefilter, KS_SUCCESS);
-        for (i = 0; i < c.n; i++)
-            if (!skip[i]) {
-                if (v.code[i] == KS_SUCCESS)
-                    n_pass++;
-                else
-                    n_fail++;
-            }
-        /* both verdicts occur, so the comparison means something */
-        ck_assert_msg(n_pass > 0 && n_fail > 0, "pod %u: %u pass, %u fail",
-                      k, n_pass, n_fail);
-        for (r = 0; r < sizeof runs / sizeof runs[0]; r++)
-            ck_assert_uint_eq(check_bulk(pods[k], &c, &v, cs, runs[r], skip),
-                              n_pass);
+        for (round = 0; round < 2; round++) {
+            n_pass = n_fail = 0;
+            for (i = 0; i < c.n; i++)
+                if (!skip[i]) {
+                    if (v.code[i] == KS_SUCCESS)
+                        n_pass++;
+                    else
+                        n_fail++;
+                }
+            /* both verdicts occur, so the comparison means something */
+            ck_assert_msg(n_pass > 0 && n_fail > 0,
+                          "pod %u round %u: %u pass, %u fail", k, round,
+                          n_pass, n_fail);
+            for (r = 0; r < sizeof runs / sizeof runs[0]; r++)
+                ck_assert_uint_eq(
+                    check_bulk(pods[k], &c, &v, cs, runs[r], skip), n_pass);
+            /* a matching pod added to the zone of n0 (its count becomes
+             * 1), in place */
+            ck_assert_int_eq(pl->pre_filter_add_pod(
+                                 self, cs, pods[k],
+                                 topo_pod("default", "added", "b"),
+                                 c.nodes[0], st),
+                             KS_SUCCESS);
+            topo_filter_with(mh, pl, self, cs, pods[k], &c, &v);
+        }
+        mock_status_free(st);
         mock_cycle_state_free(cs);
+    }
+}
+
+START_TEST(test_bulk_filter_matches_node_by_node)
+{
+    bulk_matches(13);
+    bulk_matches(5);
+}
+END_TEST
+
+/* Score's rounding without libm is (int64_t)round() on halves, their
+ * neighbours, negatives, large and random values. */
+START_TEST(test_round_matches_libm)
+{
+    static const double fixed[] = {
+        0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994,
+        -0.49999999999999994, 0.5000000000000001, 4503599627370495.5,
+        -4503599627370495.5, 4503599627370496.0, 9007199254740993.0,
+        1e18, -1e18, 123.456, 99.5, 100.49999999999999};
+    uint32_t i, seed = 7;
+    for (i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        ck_assert_msg(pts_round_i64(fixed[i]) == (int64_t)round(fixed[i]),
+                      "%.17g: %lld, round %lld", fixed[i],
+                      (long long)pts_round_i64(fixed[i]),
+                      (long long)(int64_t)round(fixed[i]));
+    for (i = 0; i < 20000; i++) {
+        double x;
+        seed = seed * 1103515245u + 12345u;
+        /* multiples of 1/8 (halves hit often) and arbitrary fractions,
+         * scaled over many magnitudes */
+        x = (double)(int32_t)seed / (i % 2 ? 8.0 : 977.0) *
+            (double)(1u << (i % 24));
+        ck_assert_msg(pts_round_i64(x) == (int64_t)round(x), "%.17g", x);
     }
 }
 END_TEST
@@ -648,6 +723,61 @@ START_TEST(test_hostname_schedule_anyway)
         ck_assert_str_eq(
             topo_score_text(mh, pl, self, pod, &c, "h0,h1,h2,h3,h4"), want[i]);
         topo_place(&c, pod, target[i]);
+    }
+}
+END_TEST
+
+/* The bulk Score (its per-run memo of zone counts, 8 entries, met by 13
+ * zones) gives the per-node scores (mock_score_nodes compares them): a
+ * zone and a hostname constraint, then six, five of them on the zone
+ * (the fifth past the memo's constraints). */
+START_TEST(test_bulk_score_matches_node_by_node)
+{
+    topo_cluster_t c;
+    char names[64 * 8] = "";
+    int64_t out[TOPO_MAX_NODES];
+    ks_pod_t *pods[2];
+    ks_topology_spread_constraint_t z;
+    uint32_t i, k;
+
+    memset(&c, 0, sizeof c);
+    for (i = 0; i < 60; i++) {
+        char name[16], zone[16];
+        snprintf(name, sizeof name, "n%u", i);
+        snprintf(zone, sizeof zone, "z%u", i % 13);
+        topo_add_node(&c, name, zone);
+        strcat(names, i ? ",n" : "n");
+        snprintf(name, sizeof name, "%u", i);
+        strcat(names, name);
+    }
+    for (i = 0; i < 40; i++) {
+        char pn[16], node[16];
+        snprintf(pn, sizeof pn, "m%u", i);
+        snprintf(node, sizeof node, "n%u", (i * 7) % 23);
+        topo_place(&c, topo_pod("default", pn, "s"), node);
+    }
+    pods[0] = spread_pod("two", "s", 1, ZONE, KS_SCHEDULE_ANYWAY, "s");
+    pods[1] = spread_pod("six", "s", 2, HOST, KS_SCHEDULE_ANYWAY, "s");
+    memset(&z, 0, sizeof z);
+    z.topology_key = HOST;
+    z.when_unsatisfiable = KS_SCHEDULE_ANYWAY;
+    z.label_selector = topo_sel_in("app", "s");
+    z.max_skew = 3;
+    mock_pod_add_spread(pods[0], &z);
+    z.topology_key = ZONE;
+    for (k = 0; k < 5; k++) {
+        z.max_skew = (int32_t)k + 1;
+        mock_pod_add_spread(pods[1], &z);
+    }
+    for (k = 0; k < 2; k++) {
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        ck_assert_int_eq(topo_score(mh, pl, self, pods[k], &c, names, out),
+                         KS_SUCCESS);
+        for (i = 0; i < c.n; i++) {
+            lo = out[i] < lo ? out[i] : lo;
+            hi = out[i] > hi ? out[i] : hi;
+        }
+        ck_assert_int_lt(lo, hi); /* the scores differ */
     }
 }
 END_TEST
@@ -938,6 +1068,8 @@ static Suite *pts_suite(void)
     tcase_add_test(tc, test_aggregate_matches_direct);
     tcase_add_test(tc, test_aggregate_matches_direct_incremental);
     tcase_add_test(tc, test_bulk_filter_matches_node_by_node);
+    tcase_add_test(tc, test_round_matches_libm);
+    tcase_add_test(tc, test_bulk_score_matches_node_by_node);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("score");
