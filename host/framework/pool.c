@@ -26,13 +26,16 @@
  * - Jobs too small to share (a single chunk) run inline.
  * - Whether sharing a job pays is measured, per call site (the job's
  *   function): the caller times every job it may share, shared or
- *   inline, and keeps the mean time per item of each way (SITES sites;
- *   later ones are always shared). A site's job runs the way whose time
- *   per item is lower, except every PROBE_EVERY-th, which runs the other
- *   way so that the estimate of the losing way follows the machine. Jobs
- *   whose items are too cheap to hand over, and jobs the workers cannot
- *   help with because they are asleep or off their CPU, so run inline and
- *   wake nobody.
+ *   inline, and keeps the mean time per item of three ways: inline,
+ *   shared while a worker was awake (spinning: it joins at once) and
+ *   shared while every worker slept (the caller pays a wake-up, the
+ *   worker joins late). SITES sites; later ones are always shared. A
+ *   site's job runs the way whose time per item is lower, the shared way
+ *   that matches the workers' state now, except every PROBE_EVERY-th job,
+ *   which runs the other way so that the estimate of the losing way
+ *   follows the machine. Jobs whose items are too cheap to hand over, and
+ *   jobs the workers cannot help with because they are asleep or off
+ *   their CPU, so run inline and wake nobody.
  * - How long a worker spins between jobs follows the gaps the caller
  *   sees between shared jobs: twice the longest recent gap shorter than
  *   SPIN_NS (a slowly decaying maximum), at most SPIN_NS. A cycle whose
@@ -86,11 +89,12 @@
 _Thread_local int ks_pool_job_depth;
 
 /* One call site's measured cost: mean nanoseconds per item (an
- * exponential average, 1/4 weight for the newest), 0 while unknown. */
+ * exponential average, 1/4 weight for the newest), 0 while unknown;
+ * shared_ns[1] while a worker was awake, [0] while all slept. */
 typedef struct site {
     ks_pool_fn fn;
     uint32_t jobs;
-    float inline_ns, shared_ns;
+    float inline_ns, shared_ns[2];
 } site_t;
 
 typedef struct job_slot {
@@ -302,32 +306,33 @@ static site_t *site_of(ks_pool_t *p, ks_pool_fn fn)
     return NULL;
 }
 
-/* Whether to share the next job of site s (NULL: share): unknown ways
- * first, shared before inline; then the cheaper way per item, the other
- * one every PROBE_EVERY-th job. */
-static int site_share(site_t *s)
+/* Whether to share the next job of site s (NULL: share) while a worker
+ * is awake or not: unknown ways first, shared before inline; then the
+ * cheaper way per item, the other one every PROBE_EVERY-th job. */
+static int site_share(site_t *s, int awake)
 {
     int share;
     if (s == NULL)
         return 1;
     s->jobs++;
-    if (s->shared_ns == 0)
+    if (s->shared_ns[awake] == 0)
         return 1;
     if (s->inline_ns == 0)
         return 0;
-    share = s->shared_ns < s->inline_ns;
+    share = s->shared_ns[awake] < s->inline_ns;
     return s->jobs % PROBE_EVERY == 0 ? !share : share;
 }
 
-/* A job of n items took ns, shared or not: into site s's averages. One
- * outlier (a worker off its CPU for milliseconds) counts at most 8 times
- * the current mean, so that a probe or two bring the way back. */
-static void site_note(site_t *s, int shared, uint32_t n, uint64_t ns)
+/* A job of n items took ns, inline (way 2) or shared with a worker awake
+ * (1) or not (0): into site s's averages. One outlier (a worker off its
+ * CPU for milliseconds) counts at most 8 times the current mean, so that
+ * a probe or two bring the way back. */
+static void site_note(site_t *s, int way, uint32_t n, uint64_t ns)
 {
     float *m, v;
     if (s == NULL || n == 0)
         return;
-    m = shared ? &s->shared_ns : &s->inline_ns;
+    m = way == 2 ? &s->inline_ns : &s->shared_ns[way];
     v = (float)ns / (float)n;
     if (v <= 0)
         v = 1e-3f;
@@ -421,6 +426,7 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
 {
     uint64_t t0, t1, t2;
     site_t *site;
+    int awake;
     if (chunk == 0)
         chunk = 1;
     if (p == NULL || p->n_threads == 0 || n <= chunk || p->inline_left > 0) {
@@ -434,18 +440,20 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
         return;
     }
     site = site_of(p, fn);
+    awake = atomic_load_explicit(&p->sleepers, memory_order_relaxed) <
+            p->n_threads;
     t0 = ks_mono_ns();
-    if (!site_share(site)) {
+    if (!site_share(site, awake)) {
         ks_pool_job_depth++;
         fn(ud, 0, n, 0);
         ks_pool_job_depth--;
-        site_note(site, 0, n, ks_mono_ns() - t0);
+        site_note(site, 2, n, ks_mono_ns() - t0);
         return;
     }
     note_gap(p, t0);
     run_shared(p, n, chunk, fn, ud, &t1);
     t2 = ks_mono_ns();
     p->last_end = t2;
-    site_note(site, 1, n, t2 - t0);
+    site_note(site, awake, n, t2 - t0);
     note_stall(p, t0, t1, t2);
 }

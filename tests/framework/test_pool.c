@@ -123,8 +123,10 @@ START_TEST(idle_workers_sleep)
 }
 END_TEST
 
-/* A worker that holds a chunk and is off its CPU (here: asleep 20 ms in
- * it) stalls the caller; the next jobs then run inline on the caller. */
+/* A worker that holds a chunk and is off its CPU (here: asleep 200 ms in
+ * it, long against the caller's wait for it to take that chunk even on a
+ * loaded machine) stalls the caller; the next jobs then run inline on the
+ * caller. */
 typedef struct stall_job {
     atomic_int worker_started;
     atomic_uint calls, whole_on_caller;
@@ -134,7 +136,7 @@ typedef struct stall_job {
 static void stall_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 {
     stall_job_t *j = ud;
-    struct timespec ms = {0, 1000000}, slow = {0, 20000000};
+    struct timespec ms = {0, 1000000}, slow = {0, 200000000};
     unsigned i;
     atomic_fetch_add(&j->calls, 1);
     if (b == 0 && e == j->n && worker == 0)
@@ -144,8 +146,8 @@ static void stall_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
         nanosleep(&slow, NULL);
         return;
     }
-    /* the caller leaves chunks for the worker until it took one (1 s) */
-    for (i = 0; i < 1000 && !atomic_load(&j->worker_started); i++)
+    /* the caller leaves chunks for the worker until it took one (5 s) */
+    for (i = 0; i < 5000 && !atomic_load(&j->worker_started); i++)
         nanosleep(&ms, NULL);
 }
 
@@ -294,9 +296,10 @@ START_TEST(cheap_jobs_run_inline)
 }
 END_TEST
 
-/* Two items of 10 ms each (asleep, so that a loaded machine matters
- * little: one wake-up per thread and job): two threads take half the
- * time, so the site's jobs are shared and the worker runs a chunk. */
+/* Two items of 40 ms each (asleep, so that a loaded machine matters
+ * little: one wake-up per thread and job, short against the items): two
+ * threads take half the time, so the site's jobs are shared and the
+ * worker runs a chunk. */
 START_TEST(costly_jobs_are_shared)
 {
     ks_pool_t *p = ks_pool_new(2);
@@ -306,10 +309,10 @@ START_TEST(costly_jobs_are_shared)
         ks_pool_free(p);
         return;
     }
-    run_who(p, 4, 2, 10000000, &in, &on_worker);
-    run_who(p, 40, 2, 10000000, &in, &on_worker);
-    ck_assert_msg(in <= 4 && on_worker >= 30,
-                  "costly jobs: %u of 40 inline, %u with a worker's chunk",
+    run_who(p, 4, 2, 40000000, &in, &on_worker);
+    run_who(p, 30, 2, 40000000, &in, &on_worker);
+    ck_assert_msg(in <= 3 && on_worker >= 22,
+                  "costly jobs: %u of 30 inline, %u with a worker's chunk",
                   in, on_worker);
     ks_pool_free(p);
 }
