@@ -38,7 +38,8 @@
  *   their CPU, so run inline and wake nobody.
  * - How long a worker spins between jobs follows the gaps the caller
  *   sees between shared jobs: twice the longest recent gap shorter than
- *   SPIN_NS (a slowly decaying maximum), at most SPIN_NS. A cycle whose
+ *   SPIN_NS (a maximum that loses 1/16 at each shared job) plus
+ *   SPIN_MIN_NS, at most SPIN_NS. A cycle whose
  *   shared jobs are separated by long serial work (a PreFilter over
  *   every pod) gets workers that sleep at once instead of spinning
  *   through it.
