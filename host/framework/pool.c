@@ -24,6 +24,25 @@
  *   sleeps on a condition variable: an idle pool takes no CPU. The caller
  *   pays for a wake-up only when some worker sleeps.
  * - Jobs too small to share (a single chunk) run inline.
+ * - Whether sharing a job pays is measured, per call site (the job's
+ *   function): the caller times every job it may share, shared or
+ *   inline, and keeps the mean time per item of three ways: inline,
+ *   shared while a worker was awake (spinning: it joins at once) and
+ *   shared while every worker slept (the caller pays a wake-up, the
+ *   worker joins late). SITES sites; later ones are always shared. A
+ *   site's job runs the way whose time per item is lower, the shared way
+ *   that matches the workers' state now, except every PROBE_EVERY-th job,
+ *   which runs the other way so that the estimate of the losing way
+ *   follows the machine. Jobs whose items are too cheap to hand over, and
+ *   jobs the workers cannot help with because they are asleep or off
+ *   their CPU, so run inline and wake nobody.
+ * - How long a worker spins between jobs follows the gaps the caller
+ *   sees between shared jobs: twice the longest recent gap shorter than
+ *   SPIN_NS (a maximum that loses 1/16 at each shared job) plus
+ *   SPIN_MIN_NS, at most SPIN_NS. A cycle whose
+ *   shared jobs are separated by long serial work (a PreFilter over
+ *   every pod) gets workers that sleep at once instead of spinning
+ *   through it.
  * - A worker the system took off its CPU while it held a chunk (more
  *   runnable threads than CPUs: a loaded machine) makes the caller wait
  *   for that chunk for as long as the worker is off. When the caller
@@ -45,8 +64,15 @@
 
 #include "base/mono_clock.h"
 
-/* How long an idle worker spins for the next job before it sleeps. */
+/* The longest an idle worker spins for the next job before it sleeps. */
 #define SPIN_NS 50000
+/* The spin when no recent gap between shared jobs was shorter than
+ * SPIN_NS. */
+#define SPIN_MIN_NS 2000
+/* Call sites whose cost is measured; every PROBE_EVERY-th job of a site
+ * runs the way that is not the best one. */
+#define SITES 32
+#define PROBE_EVERY 32
 /* A wait for the other threads' chunks longer than this and than twice
  * the caller's own share is a stall; then INLINE_JOBS jobs run inline. */
 #define STALL_NS 20000
@@ -62,6 +88,15 @@
 #define WORD_NEXT(w) ((uint32_t)(w))
 
 _Thread_local int ks_pool_job_depth;
+
+/* One call site's measured cost: mean nanoseconds per item (an
+ * exponential average, 1/4 weight for the newest), 0 while unknown;
+ * shared_ns[1] while a worker was awake, [0] while all slept. */
+typedef struct site {
+    ks_pool_fn fn;
+    uint32_t jobs;
+    float inline_ns, shared_ns[2];
+} site_t;
 
 typedef struct job_slot {
     _Atomic(ks_pool_fn) fn;
@@ -82,6 +117,10 @@ struct ks_pool {
                            * (caller only) */
     unsigned inline_len;  /* the stretch the next stall starts */
     unsigned calm;        /* shared jobs since the last stall */
+    site_t sites[SITES];  /* caller only */
+    uint64_t last_end;    /* when the last shared job ended (caller) */
+    uint64_t short_gap;   /* decaying longest gap < SPIN_NS (caller) */
+    _Alignas(64) atomic_uint spin_ns; /* written by the caller */
     pthread_mutex_t mu;
     pthread_cond_t work_cv;
 };
@@ -131,6 +170,7 @@ static uint32_t wait_for_job(ks_pool_t *p, uint32_t seen)
 {
     uint64_t t0 = 0;
     unsigned spins = 0;
+    uint64_t spin = atomic_load_explicit(&p->spin_ns, memory_order_relaxed);
     for (;;) {
         uint32_t e = WORD_EPOCH(atomic_load_explicit(&p->word,
                                                      memory_order_acquire));
@@ -142,7 +182,7 @@ static uint32_t wait_for_job(ks_pool_t *p, uint32_t seen)
             uint64_t t = ks_mono_ns();
             if (t0 == 0)
                 t0 = t;
-            else if (t - t0 > SPIN_NS)
+            else if (t - t0 > spin)
                 break;
         }
         cpu_relax();
@@ -193,6 +233,7 @@ ks_pool_t *ks_pool_new(int threads)
         if (ncpu >= 1 && threads > ncpu)
             threads = (int)ncpu;
     }
+    atomic_init(&p->spin_ns, SPIN_NS);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work_cv, NULL);
     p->threads = calloc((size_t)threads, sizeof *p->threads);
@@ -227,6 +268,11 @@ unsigned ks_pool_sleeping(ks_pool_t *p)
     return p ? atomic_load(&p->sleepers) : 0;
 }
 
+unsigned ks_pool_spin_ns(ks_pool_t *p)
+{
+    return p ? atomic_load(&p->spin_ns) : 0;
+}
+
 void ks_pool_free(ks_pool_t *p)
 {
     unsigned i;
@@ -244,26 +290,102 @@ void ks_pool_free(ks_pool_t *p)
     free(p);
 }
 
-void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
-                 void *ud)
+/* The site of jobs running fn: its entry, or NULL when every entry is
+ * taken by other functions. Caller only. */
+static site_t *site_of(ks_pool_t *p, ks_pool_fn fn)
+{
+    unsigned h = (unsigned)(((uintptr_t)fn >> 4) * 2654435761u) % SITES, i;
+    for (i = 0; i < SITES; i++) {
+        site_t *s = &p->sites[(h + i) % SITES];
+        if (s->fn == fn)
+            return s;
+        if (s->fn == NULL) {
+            s->fn = fn;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Whether to share the next job of site s (NULL: share) while a worker
+ * is awake or not: unknown ways first, shared before inline; then the
+ * cheaper way per item, the other one every PROBE_EVERY-th job. */
+static int site_share(site_t *s, int awake)
+{
+    int share;
+    if (s == NULL)
+        return 1;
+    s->jobs++;
+    if (s->shared_ns[awake] == 0)
+        return 1;
+    if (s->inline_ns == 0)
+        return 0;
+    share = s->shared_ns[awake] < s->inline_ns;
+    return s->jobs % PROBE_EVERY == 0 ? !share : share;
+}
+
+/* A job of n items took ns, inline (way 2) or shared with a worker awake
+ * (1) or not (0): into site s's averages. One outlier (a worker off its
+ * CPU for milliseconds) counts at most 8 times the current mean, so that
+ * a probe or two bring the way back. */
+static void site_note(site_t *s, int way, uint32_t n, uint64_t ns)
+{
+    float *m, v;
+    if (s == NULL || n == 0)
+        return;
+    m = way == 2 ? &s->inline_ns : &s->shared_ns[way];
+    v = (float)ns / (float)n;
+    if (v <= 0)
+        v = 1e-3f;
+    if (*m == 0) {
+        *m = v;
+        return;
+    }
+    if (v > 8 * *m)
+        v = 8 * *m;
+    *m += (v - *m) / 4;
+}
+
+/* The gap since the last shared job ended, seen as a shared job starts at
+ * t0: the workers' next spin covers twice the longest recent short gap. */
+static void note_gap(ks_pool_t *p, uint64_t t0)
+{
+    uint64_t gap = p->last_end && t0 > p->last_end ? t0 - p->last_end : 0,
+             spin;
+    p->short_gap -= p->short_gap / 16;
+    if (p->last_end != 0 && gap < SPIN_NS && gap > p->short_gap)
+        p->short_gap = gap;
+    spin = 2 * p->short_gap + SPIN_MIN_NS;
+    atomic_store_explicit(&p->spin_ns, spin < SPIN_NS ? (unsigned)spin
+                                                      : SPIN_NS,
+                          memory_order_relaxed);
+}
+
+/* After a shared job: a wait for the other threads' chunks (t1 to t2)
+ * longer than STALL_NS and twice the caller's own share (t0 to t1) makes
+ * the next jobs run inline (pool.c's header). */
+static void note_stall(ks_pool_t *p, uint64_t t0, uint64_t t1, uint64_t t2)
+{
+    if (t2 - t1 > STALL_NS && t2 - t1 > 2 * (t1 - t0)) {
+        if (p->inline_len == 0 || p->calm >= CALM_JOBS)
+            p->inline_len = INLINE_JOBS;
+        else if (p->inline_len < INLINE_MAX)
+            p->inline_len *= 2;
+        p->inline_left = p->inline_len;
+        p->calm = 0;
+    } else if (p->calm < CALM_JOBS) {
+        p->calm++;
+    }
+}
+
+/* Publish a job and take part in it; returns when every item is done.
+ * *t1 is when the caller found no chunk left to claim. */
+static void run_shared(ks_pool_t *p, uint32_t n, uint32_t chunk,
+                       ks_pool_fn fn, void *ud, uint64_t *t1)
 {
     uint32_t epoch;
     job_slot_t *s;
     unsigned spins = 0;
-    uint64_t t0, t1, t2;
-    if (chunk == 0)
-        chunk = 1;
-    if (p == NULL || p->n_threads == 0 || n <= chunk || p->inline_left > 0) {
-        if (p != NULL && p->inline_left > 0 && n > chunk)
-            p->inline_left--; /* after a stall */
-        if (n) {
-            ks_pool_job_depth++;
-            fn(ud, 0, n, 0);
-            ks_pool_job_depth--;
-        }
-        return;
-    }
-    t0 = ks_mono_ns();
     /* The previous job is finished (this function waited for it): no
      * claim on it can succeed any more, so its slot and the other one are
      * free to write. Epoch 0 means "none"; after 2^32 jobs it wraps past
@@ -289,7 +411,7 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
         pthread_mutex_unlock(&p->mu);
     }
     do_chunks(p, epoch, 0);
-    t1 = ks_mono_ns();
+    *t1 = ks_mono_ns();
     /* Every chunk is claimed; wait for the ones other threads run, which
      * are running now (claimed by an awake worker), so a spin suffices. */
     while (atomic_load_explicit(&p->done, memory_order_acquire) < n) {
@@ -298,15 +420,41 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
         else
             cpu_relax();
     }
-    t2 = ks_mono_ns();
-    if (t2 - t1 > STALL_NS && t2 - t1 > 2 * (t1 - t0)) {
-        if (p->inline_len == 0 || p->calm >= CALM_JOBS)
-            p->inline_len = INLINE_JOBS;
-        else if (p->inline_len < INLINE_MAX)
-            p->inline_len *= 2;
-        p->inline_left = p->inline_len;
-        p->calm = 0;
-    } else if (p->calm < CALM_JOBS) {
-        p->calm++;
+}
+
+void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
+                 void *ud)
+{
+    uint64_t t0, t1, t2;
+    site_t *site;
+    int awake;
+    if (chunk == 0)
+        chunk = 1;
+    if (p == NULL || p->n_threads == 0 || n <= chunk || p->inline_left > 0) {
+        if (p != NULL && p->inline_left > 0 && n > chunk)
+            p->inline_left--; /* after a stall */
+        if (n) {
+            ks_pool_job_depth++;
+            fn(ud, 0, n, 0);
+            ks_pool_job_depth--;
+        }
+        return;
     }
+    site = site_of(p, fn);
+    awake = atomic_load_explicit(&p->sleepers, memory_order_relaxed) <
+            p->n_threads;
+    t0 = ks_mono_ns();
+    if (!site_share(site, awake)) {
+        ks_pool_job_depth++;
+        fn(ud, 0, n, 0);
+        ks_pool_job_depth--;
+        site_note(site, 2, n, ks_mono_ns() - t0);
+        return;
+    }
+    note_gap(p, t0);
+    run_shared(p, n, chunk, fn, ud, &t1);
+    t2 = ks_mono_ns();
+    p->last_end = t2;
+    site_note(site, awake, n, t2 - t0);
+    note_stall(p, t0, t1, t2);
 }

@@ -8,6 +8,12 @@
  * lets callers keep per-worker scratch space. One ks_pool_run at a time per
  * pool (loop thread only).
  *
+ * Whether a job is shared at all is the pool's choice, per call site
+ * (the job's function): it times the site's jobs both ways and runs each
+ * the way that costs less per item (pool.c), so a job whose items are too
+ * cheap to hand over runs inline and wakes no worker. Either way fn sees
+ * [0, n) once: one call over all of it, or chunks of `chunk` items.
+ *
  * While a thread runs a job's chunks (a worker, the calling thread's own
  * share, or the whole job inline when there is no pool), ks_pool_in_job()
  * is non-zero on it: the host API refuses its loop-thread-only functions
@@ -31,6 +37,10 @@ unsigned ks_pool_size(const ks_pool_t *p);
  * spinning): after SPIN_NS without a job, every one of them. For tests and
  * diagnostics; any thread. */
 unsigned ks_pool_sleeping(ks_pool_t *p);
+/* How long an idle worker now spins for the next job before it sleeps,
+ * in nanoseconds: twice the recent gaps between shared jobs, at most
+ * 50 us. For tests and diagnostics; any thread. */
+unsigned ks_pool_spin_ns(ks_pool_t *p);
 /* p may be NULL: runs inline. */
 void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
                  void *ud);

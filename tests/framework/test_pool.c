@@ -4,7 +4,9 @@
  * size (the path a late worker could get wrong: a chunk of the next job
  * run with the last job's function); jobs too small to share run inline on
  * the caller; idle workers end up asleep, not spinning; after a worker
- * stalled the caller, the next jobs run inline.
+ * stalled the caller, the next jobs run inline; a call site whose items
+ * are too cheap to hand over runs inline and one whose items are costly
+ * is shared; jobs far apart leave the workers no spin.
  */
 #include <check.h>
 #include <stdatomic.h>
@@ -121,8 +123,10 @@ START_TEST(idle_workers_sleep)
 }
 END_TEST
 
-/* A worker that holds a chunk and is off its CPU (here: asleep 20 ms in
- * it) stalls the caller; the next jobs then run inline on the caller. */
+/* A worker that holds a chunk and is off its CPU (here: asleep 200 ms in
+ * it, long against the caller's wait for it to take that chunk even on a
+ * loaded machine) stalls the caller; the next jobs then run inline on the
+ * caller. */
 typedef struct stall_job {
     atomic_int worker_started;
     atomic_uint calls, whole_on_caller;
@@ -132,7 +136,7 @@ typedef struct stall_job {
 static void stall_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 {
     stall_job_t *j = ud;
-    struct timespec ms = {0, 1000000}, slow = {0, 20000000};
+    struct timespec ms = {0, 1000000}, slow = {0, 200000000};
     unsigned i;
     atomic_fetch_add(&j->calls, 1);
     if (b == 0 && e == j->n && worker == 0)
@@ -142,8 +146,8 @@ static void stall_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
         nanosleep(&slow, NULL);
         return;
     }
-    /* the caller leaves chunks for the worker until it took one (1 s) */
-    for (i = 0; i < 1000 && !atomic_load(&j->worker_started); i++)
+    /* the caller leaves chunks for the worker until it took one (5 s) */
+    for (i = 0; i < 5000 && !atomic_load(&j->worker_started); i++)
         nanosleep(&ms, NULL);
 }
 
@@ -186,12 +190,20 @@ static void whole_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
         atomic_fetch_add(&j->whole, 1);
 }
 
-static void stall_once(ks_pool_t *p)
+/* The same job as another call site: the pool shares a site's first job
+ * (it has not measured it yet), and after a stall it would measure the
+ * stalled site inline. */
+static void stall_chunk_b(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    stall_chunk(ud, b, e, worker);
+}
+
+static void stall_once(ks_pool_t *p, ks_pool_fn fn)
 {
     stall_job_t j;
     memset(&j, 0, sizeof j);
     j.n = 64;
-    ks_pool_run(p, j.n, 1, stall_chunk, &j);
+    ks_pool_run(p, j.n, 1, fn, &j);
     ck_assert_int_eq(atomic_load(&j.worker_started), 1);
 }
 
@@ -207,18 +219,123 @@ START_TEST(repeated_stalls_lengthen_inline)
         ks_pool_free(p);
         return;
     }
-    stall_once(p);
+    stall_once(p, stall_chunk);
     memset(&w, 0, sizeof w);
     w.n = 64;
     for (i = 0; i < 256; i++) /* the first stretch */
         ks_pool_run(p, w.n, 1, whole_chunk, &w);
     ck_assert_uint_eq(atomic_load(&w.whole), 256);
-    stall_once(p); /* shared again, and stalls at once */
+    stall_once(p, stall_chunk_b); /* shared again, and stalls at once */
     atomic_store(&w.whole, 0);
     for (i = 0; i < 400; i++)
         ks_pool_run(p, w.n, 1, whole_chunk, &w);
     ck_assert_uint_eq(atomic_load(&w.whole), 400);
     check_job(p, 1000, 10, 3);
+    ks_pool_free(p);
+}
+END_TEST
+
+/* Per job: whether the caller got the whole job in one call (inline) and
+ * whether any chunk ran on another thread. */
+typedef struct who_job {
+    uint32_t n;
+    atomic_uint whole, on_worker;
+    long sleep_ns; /* per chunk; 0: nothing to do */
+} who_job_t;
+
+static void who_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    who_job_t *j = ud;
+    if (b == 0 && e == j->n && worker == 0)
+        atomic_fetch_add(&j->whole, 1);
+    if (worker != 0)
+        atomic_store(&j->on_worker, 1);
+    if (j->sleep_ns) {
+        struct timespec ts = {0, j->sleep_ns * (long)(e - b)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* n jobs of the site who_chunk: how many ran inline, how many had a
+ * chunk on a worker. */
+static void run_who(ks_pool_t *p, unsigned jobs, uint32_t n, long sleep_ns,
+                    unsigned *inline_jobs, unsigned *worker_jobs)
+{
+    unsigned i;
+    *inline_jobs = *worker_jobs = 0;
+    for (i = 0; i < jobs; i++) {
+        who_job_t j;
+        memset(&j, 0, sizeof j);
+        j.n = n;
+        j.sleep_ns = sleep_ns;
+        ks_pool_run(p, n, 1, who_chunk, &j);
+        *inline_jobs += atomic_load(&j.whole);
+        *worker_jobs += atomic_load(&j.on_worker);
+    }
+}
+
+/* Items that cost nothing: handing them to a worker costs more than
+ * running them, so once the site is measured its jobs run inline (but
+ * for one probe in 32), and the workers are not woken for them. */
+START_TEST(cheap_jobs_run_inline)
+{
+    ks_pool_t *p = ks_pool_new(2);
+    unsigned in, on_worker;
+    ck_assert_ptr_nonnull(p);
+    if (ks_pool_size(p) < 2) {
+        ks_pool_free(p);
+        return;
+    }
+    run_who(p, 200, 64, 0, &in, &on_worker); /* measured both ways */
+    run_who(p, 640, 64, 0, &in, &on_worker);
+    ck_assert_msg(on_worker <= 640 / 32 + 2 && in >= 640 - 640 / 32 - 2,
+                  "cheap jobs: %u of 640 inline, %u handed to a worker", in,
+                  on_worker);
+    check_job(p, 1000, 10, 1);
+    ks_pool_free(p);
+}
+END_TEST
+
+/* Two items of 40 ms each (asleep, so that a loaded machine matters
+ * little: one wake-up per thread and job, short against the items): two
+ * threads take half the time, so the site's jobs are shared and the
+ * worker runs a chunk. */
+START_TEST(costly_jobs_are_shared)
+{
+    ks_pool_t *p = ks_pool_new(2);
+    unsigned in, on_worker;
+    ck_assert_ptr_nonnull(p);
+    if (ks_pool_size(p) < 2) {
+        ks_pool_free(p);
+        return;
+    }
+    run_who(p, 4, 2, 40000000, &in, &on_worker);
+    run_who(p, 30, 2, 40000000, &in, &on_worker);
+    ck_assert_msg(in <= 3 && on_worker >= 22,
+                  "costly jobs: %u of 30 inline, %u with a worker's chunk",
+                  in, on_worker);
+    ks_pool_free(p);
+}
+END_TEST
+
+/* Shared jobs 2 ms apart (serial work between them longer than any
+ * spin): the workers stop spinning between them at once. */
+START_TEST(far_apart_jobs_no_spin)
+{
+    ks_pool_t *p = ks_pool_new(2);
+    struct timespec gap = {0, 2000000};
+    unsigned i, in, on_worker;
+    ck_assert_ptr_nonnull(p);
+    if (ks_pool_size(p) < 2) {
+        ks_pool_free(p);
+        return;
+    }
+    ck_assert_uint_eq(ks_pool_spin_ns(p), 50000); /* nothing seen yet */
+    for (i = 0; i < 10; i++) {
+        run_who(p, 1, 8, 100000, &in, &on_worker);
+        nanosleep(&gap, NULL);
+    }
+    ck_assert_uint_le(ks_pool_spin_ns(p), 2000);
     ks_pool_free(p);
 }
 END_TEST
@@ -235,6 +352,9 @@ int main(void)
     tcase_add_test(tc, idle_workers_sleep);
     tcase_add_test(tc, stalled_worker_then_inline);
     tcase_add_test(tc, repeated_stalls_lengthen_inline);
+    tcase_add_test(tc, cheap_jobs_run_inline);
+    tcase_add_test(tc, costly_jobs_are_shared);
+    tcase_add_test(tc, far_apart_jobs_no_spin);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
