@@ -24,6 +24,7 @@
  *   sleeps on a condition variable: an idle pool takes no CPU. The caller
  *   pays for a wake-up only when some worker sleeps.
  * - Jobs too small to share (a single chunk) run inline.
+ * - A job the site's inline mean puts under SHARE_MIN_NS runs inline.
  * - Whether sharing a job pays is measured, per call site (the job's
  *   function): the caller times every job it may share, shared or
  *   inline, and keeps the mean time per item of three ways: inline,
@@ -73,6 +74,11 @@
  * runs the way that is not the best one. */
 #define SITES 32
 #define PROBE_EVERY 32
+/* A job the site's inline mean says takes less than this runs inline,
+ * probes included: handing it over saves at most half of it, and what a
+ * worker wrote is read back from the other core's cache by the serial
+ * code that follows, a cost the job's own time does not show. */
+#define SHARE_MIN_NS 25000
 /* A wait for the other threads' chunks longer than this and than twice
  * the caller's own share is a stall; then INLINE_JOBS jobs run inline. */
 #define STALL_NS 20000
@@ -307,15 +313,18 @@ static site_t *site_of(ks_pool_t *p, ks_pool_fn fn)
     return NULL;
 }
 
-/* Whether to share the next job of site s (NULL: share) while a worker
- * is awake or not: unknown ways first, shared before inline; then the
- * cheaper way per item, the other one every PROBE_EVERY-th job. */
-static int site_share(site_t *s, int awake)
+/* Whether to share the next job of site s (NULL: share), of n items,
+ * while a worker is awake or not: never one the inline mean puts under
+ * SHARE_MIN_NS; otherwise unknown ways first, shared before inline; then
+ * the cheaper way per item, the other one every PROBE_EVERY-th job. */
+static int site_share(site_t *s, int awake, uint32_t n)
 {
     int share;
     if (s == NULL)
         return 1;
     s->jobs++;
+    if (s->inline_ns != 0 && s->inline_ns * (float)n < SHARE_MIN_NS)
+        return 0; /* too small to hand over */
     if (s->shared_ns[awake] == 0)
         return 1;
     if (s->inline_ns == 0)
@@ -444,7 +453,7 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
     awake = atomic_load_explicit(&p->sleepers, memory_order_relaxed) <
             p->n_threads;
     t0 = ks_mono_ns();
-    if (!site_share(site, awake)) {
+    if (!site_share(site, awake, n)) {
         ks_pool_job_depth++;
         fn(ud, 0, n, 0);
         ks_pool_job_depth--;

@@ -296,6 +296,27 @@ START_TEST(cheap_jobs_run_inline)
 }
 END_TEST
 
+/* Jobs that take far less than SHARE_MIN_NS (25 us) inline are never
+ * handed over once measured, not even as a probe: every one of 640 runs
+ * inline. */
+START_TEST(small_jobs_never_probed)
+{
+    ks_pool_t *p = ks_pool_new(2);
+    unsigned in, on_worker;
+    ck_assert_ptr_nonnull(p);
+    if (ks_pool_size(p) < 2) {
+        ks_pool_free(p);
+        return;
+    }
+    run_who(p, 200, 64, 0, &in, &on_worker); /* measured */
+    run_who(p, 640, 64, 0, &in, &on_worker);
+    ck_assert_msg(on_worker == 0 && in == 640,
+                  "small jobs: %u of 640 inline, %u handed to a worker", in,
+                  on_worker);
+    ks_pool_free(p);
+}
+END_TEST
+
 /* Two items of 40 ms each (asleep, so that a loaded machine matters
  * little: one wake-up per thread and job, short against the items): two
  * threads take half the time, so the site's jobs are shared and the
@@ -353,6 +374,7 @@ int main(void)
     tcase_add_test(tc, stalled_worker_then_inline);
     tcase_add_test(tc, repeated_stalls_lengthen_inline);
     tcase_add_test(tc, cheap_jobs_run_inline);
+    tcase_add_test(tc, small_jobs_never_probed);
     tcase_add_test(tc, costly_jobs_are_shared);
     tcase_add_test(tc, far_apart_jobs_no_spin);
     suite_add_tcase(s, tc);
