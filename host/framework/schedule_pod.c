@@ -261,7 +261,8 @@ typedef struct filter_job {
     cycle_out_t *o;
     uint32_t nf;               /* feasible nodes collected */
     uint32_t processed;        /* positions up to the want-th one */
-    uint32_t n_lazy;           /* flag 3 before the cut */
+    uint32_t n_lazy;           /* flag 3 (all before the cut when no
+                                * node passed) */
 } filter_job_t;
 
 /* How many nodes a worker filters between looks at the shared counter:
@@ -345,6 +346,70 @@ static void direct_pass(filter_job_t *j, uint32_t pos,
         j->processed = pos + n;
 }
 
+/* direct_pass for one node, inline: the mixed runs' common case. */
+static inline void direct_one(filter_job_t *j, uint32_t pos, uint32_t idx,
+                              const ks_node_info_t *ni)
+{
+    ks_scheduler_t *s = j->s;
+    uint32_t nf = j->nf;
+    if (nf == j->want)
+        return;
+    if (j->names != NULL)
+        s->feasible_names[nf] = j->names[idx];
+    if (s->bt.active)
+        s->bt.fidx[nf] = idx;
+    s->feasible[nf++] = ni;
+    j->nf = nf;
+    if (nf == j->want)
+        j->processed = pos + 1;
+}
+
+/* Direct collection of a bulk run some nodes of which were rejected, when
+ * every rejection is a plain one left for later (flag 3): the passed nodes
+ * gathered, then appended at once. The run's nodes are run[r], their
+ * snapshot indices idx[r] (or at + r when idx is NULL). 1 when done
+ * (*found and *lazy counted), 0 when a rejection needs the node-by-node
+ * Filter now (nothing done: the caller goes node by node, in order). */
+static int direct_mixed_run(filter_job_t *j, uint32_t pos,
+                            const ks_node_info_t *const *run,
+                            const uint32_t *idx, uint32_t at,
+                            const uint8_t *pass, const uint8_t *rej,
+                            uint32_t n_run, uint32_t *found, uint32_t *lazy)
+{
+    ks_scheduler_t *s = j->s;
+    const ks_node_info_t *pni[FILTER_RUN];
+    uint32_t pid[FILTER_RUN], r, np = 0, n_pass = 0, room = j->want - j->nf;
+    uint32_t last = 0; /* the run's position of the last one kept */
+    uint8_t unsure = 0, *flag = s->feasible_flag + pos, *lrej = s->lazy_rej;
+    for (r = 0; r < n_run; r++) {
+        if (!pass[r]) {
+            unsure |= rej[r];
+            continue;
+        }
+        n_pass++;
+        if (np < room) {
+            pni[np] = run[r];
+            pid[np++] = idx ? idx[r] : at + r;
+            last = r;
+        }
+    }
+    if (unsure & KS_FW_BULK_UNSURE)
+        return 0;
+    for (r = 0; r < n_run; r++)
+        if (!pass[r]) {
+            flag[r] = 3;
+            lrej[idx ? idx[r] : at + r] = rej[r];
+        }
+    *lazy += n_run - n_pass;
+    *found += n_pass;
+    if (np > 0) {
+        direct_pass(j, 0, pni, pid, 0, np);
+        if (j->nf == j->want)
+            j->processed = pos + last + 1;
+    }
+    return 1;
+}
+
 static void record_verdict(filter_job_t *j, uint32_t pos, uint32_t idx,
                            ks_code_t c, const ks_status_t *st,
                            uint32_t *found)
@@ -352,7 +417,7 @@ static void record_verdict(filter_job_t *j, uint32_t pos, uint32_t idx,
     ks_scheduler_t *s = j->s;
     if (c == KS_SUCCESS) {
         if (j->direct)
-            direct_pass(j, pos, &j->all[idx], &idx, 0, 1);
+            direct_one(j, pos, idx, j->all[idx]);
         else
             s->feasible_flag[pos] = 1;
         (*found)++;
@@ -374,6 +439,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     ks_scheduler_t *s = j->s;
     uint32_t pos, found = 0, r, n_run, n_eval;
     uint64_t reused = 0; /* batching's kept verdicts, added once */
+    uint32_t lazy = 0;   /* flag 3 positions, added once */
     const ks_node_info_t *ni[FILTER_RUN], *eval[FILTER_RUN];
     uint32_t idx[FILTER_RUN];
     uint8_t pass[FILTER_RUN], kept[FILTER_RUN], rej[FILTER_RUN];
@@ -437,6 +503,10 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                 found += n_run;
                 continue;
             }
+            if (j->direct && s->filter_lazy &&
+                direct_mixed_run(j, pos, run, run == ni ? idx : NULL, at,
+                                 pass, rej, n_run, &found, &lazy))
+                continue;
             if (run != ni)
                 for (r = 0; r < n_run; r++) {
                     idx[r] = at + r;
@@ -446,7 +516,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                 ks_status_t st;
                 if (pass[r]) {
                     if (j->direct)
-                        direct_pass(j, pos + r, &ni[r], &idx[r], 0, 1);
+                        direct_one(j, pos + r, idx[r], ni[r]);
                     else
                         s->feasible_flag[pos + r] = 1;
                     found++;
@@ -455,7 +525,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                      * (resolve_lazy) */
                     s->feasible_flag[pos + r] = 3;
                     s->lazy_rej[idx[r]] = rej[r];
-                    j->n_lazy += j->direct && j->nf < j->want;
+                    lazy++; /* read only when no node passed: no cut */
                 } else {
                     record_verdict(j, pos + r, idx[r],
                                    filter_verdict(j, ni[r], 0, rej[r], &st),
@@ -499,6 +569,8 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     }
     if (found)
         atomic_fetch_add(&j->found, found);
+    if (j->direct)
+        j->n_lazy += lazy;
     ks_sched_batch_add_reused(s, reused);
 }
 
