@@ -773,6 +773,37 @@ static int weigh_row_checked(int64_t *restrict row, int64_t *restrict totals,
     return (int)(bad >> 63);
 }
 
+/* weigh_row_checked for a row NormalizeScore left in ns[k].score: one
+ * pass reads it there, writes row[k] (weighed) and the totals, in
+ * unsigned arithmetic (no UB however far out of range). 1 when a score
+ * was out of range: row then holds the normalized scores unweighed, as
+ * weigh_row_checked leaves it. */
+static int weigh_normalized(const ks_node_score_t *restrict ns,
+                            int64_t *restrict row, int64_t *restrict totals,
+                            uint32_t n, int64_t w, int first)
+{
+    uint64_t bad = 0, uw = (uint64_t)w;
+    uint32_t k;
+    if (first)
+        for (k = 0; k < n; k++) {
+            int64_t v = ns[k].score;
+            bad |= SCORE_BAD(v);
+            totals[k] = row[k] = (int64_t)((uint64_t)v * uw);
+        }
+    else
+        for (k = 0; k < n; k++) {
+            int64_t v = ns[k].score;
+            bad |= SCORE_BAD(v);
+            row[k] = (int64_t)((uint64_t)v * uw);
+            totals[k] = (int64_t)((uint64_t)totals[k] + (uint64_t)row[k]);
+        }
+    if (!(bad >> 63))
+        return 0;
+    for (k = 0; k < n; k++)
+        row[k] = ns[k].score;
+    return 1;
+}
+
 ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                           const ks_pod_t *pod,
                           const ks_node_info_t *const *nodes,
@@ -850,12 +881,12 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                 return score_error(st, "running Normalize on Score plugins",
                                    in->name);
             }
-            for (k = 0; k < n; k++)
-                row[k] = ns[k].score;
         }
         /* The range check as one flag over the row, in the weighing
          * pass; the node is looked for only when one was out of range. */
-        if (!weigh_row_checked(row, totals, n, w, !weighed)) {
+        if (in->d->normalize_score
+                ? !weigh_normalized(ns, row, totals, n, w, !weighed)
+                : !weigh_row_checked(row, totals, n, w, !weighed)) {
             weighed = 1;
             continue;
         }
