@@ -53,6 +53,7 @@ static int ensure_scratch(ks_scheduler_t *s, uint32_t n, size_t n_score)
         GROW(feasible, cap * sizeof *s->feasible);
         GROW(feasible_names, cap * sizeof *s->feasible_names);
         GROW(totals, cap * sizeof *s->totals);
+        GROW(tie_at, cap * sizeof *s->tie_at);
         s->cap_nodes = cap;
     }
     if ((size_t)s->cap_nodes * rows > s->cap_scores) {
@@ -80,6 +81,7 @@ void ks_sched_scratch_free(ks_scheduler_t *s)
     free(s->feasible_names);
     free(s->scores);
     free(s->totals);
+    free(s->tie_at);
     free(s->skipped);
 }
 

@@ -243,6 +243,7 @@ struct ks_scheduler {
     const char **feasible_names; /* their names, when names_ok */
     int names_ok;
     int64_t *scores, *totals;
+    uint32_t *tie_at; /* select_host.c: where the highest totals are */
     uint8_t *skipped;
     size_t cap_scores;
     /* libuv driver */
