@@ -312,9 +312,6 @@ static inline uint32_t cand_at(const ks_scheduler_t *s, uint32_t start,
     return s->cand[at >= n_cand ? at - n_cand : at];
 }
 
-/* Position `pos` (snapshot index idx) got verdict c with status st:
- * feasible (counted in *found), or rejected with its status kept, an
- * Error also stopping the job. */
 /* Direct collection: nodes ni[0..n) at positions pos.. passed (idx: their
  * snapshot indices, or NULL for pos's candidates at..at+n of the
  * identity); those before the cut are collected. */
@@ -412,19 +409,12 @@ static int direct_mixed_run(filter_job_t *j, uint32_t pos,
     return 1;
 }
 
-static void record_verdict(filter_job_t *j, uint32_t pos, uint32_t idx,
-                           ks_code_t c, const ks_status_t *st,
-                           uint32_t *found)
+/* record_verdict's rejection: its status kept, an Error stopping the
+ * job. */
+static void record_rejection(filter_job_t *j, uint32_t pos, uint32_t idx,
+                             ks_code_t c, const ks_status_t *st)
 {
     ks_scheduler_t *s = j->s;
-    if (c == KS_SUCCESS) {
-        if (j->direct)
-            direct_one(j, pos, idx, j->all[idx]);
-        else
-            s->feasible_flag[pos] = 1;
-        (*found)++;
-        return;
-    }
     ks_status_copy(&s->smap.st[idx], st);
     s->feasible_flag[pos] = 2;
     if (c == KS_ERROR)
@@ -433,6 +423,25 @@ static void record_verdict(filter_job_t *j, uint32_t pos, uint32_t idx,
         ks_sched_status_mark(s, idx);
         add_plugin(j->o, st->plugin, st->code);
     }
+}
+
+/* Position `pos` (snapshot index idx) got verdict c with status st:
+ * feasible (counted in *found; collected at once in a direct job), or
+ * rejected (record_rejection). Inline: the feasible case is the common
+ * one, node by node under batching. */
+static inline void record_verdict(filter_job_t *j, uint32_t pos,
+                                  uint32_t idx, ks_code_t c,
+                                  const ks_status_t *st, uint32_t *found)
+{
+    if (c != KS_SUCCESS) {
+        record_rejection(j, pos, idx, c, st);
+        return;
+    }
+    if (j->direct)
+        direct_one(j, pos, idx, j->all[idx]);
+    else
+        j->s->feasible_flag[pos] = 1;
+    (*found)++;
 }
 
 static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
