@@ -773,6 +773,86 @@ static int weigh_row_checked(int64_t *restrict row, int64_t *restrict totals,
     return (int)(bad >> 63);
 }
 
+/* weigh_row_checked for a row NormalizeScore left in ns[k].score: one
+ * pass reads it there, writes row[k] (weighed) and the totals, in
+ * unsigned arithmetic (no UB however far out of range). 1 when a score
+ * was out of range: row then holds the normalized scores unweighed, as
+ * weigh_row_checked leaves it. */
+static int weigh_normalized(const ks_node_score_t *restrict ns,
+                            int64_t *restrict row, int64_t *restrict totals,
+                            uint32_t n, int64_t w, int first)
+{
+    uint64_t bad = 0, uw = (uint64_t)w;
+    uint32_t k;
+    if (first)
+        for (k = 0; k < n; k++) {
+            int64_t v = ns[k].score;
+            bad |= SCORE_BAD(v);
+            totals[k] = row[k] = (int64_t)((uint64_t)v * uw);
+        }
+    else
+        for (k = 0; k < n; k++) {
+            int64_t v = ns[k].score;
+            bad |= SCORE_BAD(v);
+            row[k] = (int64_t)((uint64_t)v * uw);
+            totals[k] = (int64_t)((uint64_t)totals[k] + (uint64_t)row[k]);
+        }
+    if (!(bad >> 63))
+        return 0;
+    for (k = 0; k < n; k++)
+        row[k] = ns[k].score;
+    return 1;
+}
+
+/* Rows of weight 1 that NormalizeScore does not touch, weighed together:
+ * Score plugins p, then the next ones that are skipped or of the same
+ * kind (no plugin runs between their weighings). Their rows r[0..g) (2
+ * or 3) summed into the totals in one pass. 1 when a score was out of
+ * range: nothing is kept (the totals are not used), and the rows are
+ * weighed one by one from the first, which finds it. */
+#define GROUP_MAX 3
+static unsigned group_w1(const ks_framework_t *fw, const uint8_t *skipped,
+                         size_t p, int64_t *scores, uint32_t n,
+                         const int64_t **r, size_t *last)
+{
+    size_t np = fw->n_points[KS_EP_SCORE], q;
+    unsigned g = 0;
+    for (q = p; q < np && g < GROUP_MAX; q++) {
+        const ks_point_entry_t *e = &fw->points[KS_EP_SCORE][q];
+        if (skipped[q])
+            continue;
+        if (e->weight != 1 || e->inst->d->normalize_score)
+            break;
+        r[g++] = scores + q * n;
+        *last = q;
+    }
+    return g;
+}
+
+static int weigh_group_w1(const int64_t *const *r, unsigned g,
+                          int64_t *restrict totals, uint32_t n, int first)
+{
+    const int64_t *restrict a = r[0], *restrict b = r[1];
+    const int64_t *restrict c = g > 2 ? r[2] : NULL;
+    uint64_t bad = 0;
+    uint32_t k;
+    if (c != NULL)
+        for (k = 0; k < n; k++) {
+            uint64_t t = (first ? 0 : (uint64_t)totals[k]) + (uint64_t)a[k] +
+                         (uint64_t)b[k] + (uint64_t)c[k];
+            bad |= SCORE_BAD(a[k]) | SCORE_BAD(b[k]) | SCORE_BAD(c[k]);
+            totals[k] = (int64_t)t;
+        }
+    else
+        for (k = 0; k < n; k++) {
+            uint64_t t = (first ? 0 : (uint64_t)totals[k]) + (uint64_t)a[k] +
+                         (uint64_t)b[k];
+            bad |= SCORE_BAD(a[k]) | SCORE_BAD(b[k]);
+            totals[k] = (int64_t)t;
+        }
+    return (int)(bad >> 63);
+}
+
 ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                           const ks_pod_t *pod,
                           const ks_node_info_t *const *nodes,
@@ -819,8 +899,18 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
         ks_plugin_inst_t *in = fw->points[KS_EP_SCORE][p].inst;
         int64_t *row = scores + p * n;
         int32_t w = fw->points[KS_EP_SCORE][p].weight;
+        const int64_t *group[GROUP_MAX];
+        size_t last = p;
+        unsigned g;
         if (skipped[p])
             continue;
+        if (w == 1 && !in->d->normalize_score &&
+            (g = group_w1(fw, skipped, p, scores, n, group, &last)) >= 2 &&
+            !weigh_group_w1(group, g, totals, n, !weighed)) {
+            weighed = 1;
+            p = last;
+            continue;
+        }
         if (in->d->normalize_score) {
             ks_code_t c;
             /* The names once per cycle: each is two dependent loads per
@@ -850,12 +940,12 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                 return score_error(st, "running Normalize on Score plugins",
                                    in->name);
             }
-            for (k = 0; k < n; k++)
-                row[k] = ns[k].score;
         }
         /* The range check as one flag over the row, in the weighing
          * pass; the node is looked for only when one was out of range. */
-        if (!weigh_row_checked(row, totals, n, w, !weighed)) {
+        if (in->d->normalize_score
+                ? !weigh_normalized(ns, row, totals, n, w, !weighed)
+                : !weigh_row_checked(row, totals, n, w, !weighed)) {
             weighed = 1;
             continue;
         }

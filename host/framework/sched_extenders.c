@@ -222,7 +222,7 @@ static void set_status(ks_scheduler_t *s, const char *node, ks_code_t code,
     st->code = code;
     st->plugin = NULL;
     ks_status_add_reason(st, reason);
-    s->smap.set[idx] = 1;
+    ks_sched_status_mark(s, idx);
 }
 
 /* Apply extender k's filter answer. 0, or -1 (o says why). */

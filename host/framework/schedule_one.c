@@ -15,6 +15,7 @@
  * Loop thread only.
  */
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,34 @@ static int run_cycle_resume(ks_scheduler_t *s, ks_framework_t *fw,
     return after_schedule_pod(s, fw, cs, pod, o);
 }
 
+/* malloc'd and zeroed as calloc would, except the bytes of text after
+ * the first of [text, text + len): a C string, read up to its NUL (a few
+ * KiB of zeroes per attempt otherwise). */
+static void *alloc_zero_but(size_t size, size_t text, size_t len)
+{
+    char *p = malloc(size);
+    if (p == NULL)
+        return NULL;
+    memset(p, 0, text + 1);
+    memset(p + text + len, 0, size - text - len);
+    return p;
+}
+
+/* A scheduling attempt's outcome and its waiting-pod record (NULL when
+ * out of memory; freed with free / ks_sched_wp_free). */
+static cycle_out_t *cycle_out_new(void)
+{
+    return alloc_zero_but(sizeof(cycle_out_t), offsetof(cycle_out_t, message),
+                          sizeof(((cycle_out_t *)0)->message));
+}
+
+static ks_waiting_pod_t *wp_new(void)
+{
+    return alloc_zero_but(sizeof(ks_waiting_pod_t),
+                          offsetof(ks_waiting_pod_t, message),
+                          sizeof(((ks_waiting_pod_t *)0)->message));
+}
+
 int ks_scheduler_try(ks_scheduler_t *s, const ks_pod_t *pod,
                      void (*cb)(void *ud, const ks_cycle_result_t *r),
                      void *ud, ks_error_t *err)
@@ -217,7 +246,7 @@ int ks_scheduler_try(ks_scheduler_t *s, const ks_pod_t *pod,
         ks_framework_set_env(s->gen->fws[i], &s->env);
     ks_sched_sample_cycle(s);
     cs = ks_cycle_state_new();
-    o = calloc(1, sizeof *o);
+    o = cycle_out_new();
     if (cs == NULL || o == NULL) {
         rc = ks_error_set(err, KS_ENOMEM, "out of memory");
         goto out;
@@ -408,8 +437,8 @@ void ks_sched_schedule_one(ks_scheduler_t *s)
     }
     ks_sched_sample_cycle(s);
     cs = ks_cycle_state_new();
-    o = calloc(1, sizeof *o);
-    wp = calloc(1, sizeof *wp);
+    o = cycle_out_new();
+    wp = wp_new();
     if (cs == NULL || o == NULL || wp == NULL) {
         s->stats.errors++;
         ks_sched_requeue_failed(s, qp, now, "out of memory", NULL, 0, 1);

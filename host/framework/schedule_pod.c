@@ -42,7 +42,10 @@ static int ensure_scratch(ks_scheduler_t *s, uint32_t n, size_t n_score)
         uint32_t cap = n + n / 4 + 16;
         GROW(smap.st, cap * sizeof *s->smap.st);
         GROW(smap.set, cap);
+        GROW(set_list, cap * sizeof *s->set_list);
         memset(s->smap.set, 0, cap);
+        s->n_set = 0;
+        s->set_all = 0;
         GROW(cand, cap * sizeof *s->cand);
         s->cand_identity = 0;
         GROW(feasible_flag, cap);
@@ -50,6 +53,7 @@ static int ensure_scratch(ks_scheduler_t *s, uint32_t n, size_t n_score)
         GROW(feasible, cap * sizeof *s->feasible);
         GROW(feasible_names, cap * sizeof *s->feasible_names);
         GROW(totals, cap * sizeof *s->totals);
+        GROW(tie_at, cap * sizeof *s->tie_at);
         s->cap_nodes = cap;
     }
     if ((size_t)s->cap_nodes * rows > s->cap_scores) {
@@ -69,6 +73,7 @@ void ks_sched_scratch_free(ks_scheduler_t *s)
     ks_sched_batch_free(&s->bt);
     free(s->smap.st);
     free(s->smap.set);
+    free(s->set_list);
     free(s->cand);
     free(s->feasible_flag);
     free(s->lazy_rej);
@@ -76,7 +81,22 @@ void ks_sched_scratch_free(ks_scheduler_t *s)
     free(s->feasible_names);
     free(s->scores);
     free(s->totals);
+    free(s->tie_at);
     free(s->skipped);
+}
+
+/* Clear the statuses the previous cycle set: those on the list (or all
+ * of them, up to the capacity: the snapshot may have shrunk since). */
+void ks_sched_status_clear(ks_scheduler_t *s)
+{
+    uint32_t k;
+    if (s->set_all && s->cap_nodes > 0)
+        memset(s->smap.set, 0, s->cap_nodes);
+    else
+        for (k = 0; k < s->n_set; k++)
+            s->smap.set[s->set_list[k]] = 0;
+    s->n_set = 0;
+    s->set_all = 0;
 }
 
 /* --- outcomes ------------------------------------------------------------------ */
@@ -141,10 +161,10 @@ static int run_prefilter(ks_scheduler_t *s, ks_framework_t *fw,
     ks_prefilter_result_free(pre);
     if (o->pre_status.code == KS_ERROR)
         return cycle_error(o, &o->pre_status);
-    for (i = 0; i < n_all; i++) {
+    for (i = 0; i < n_all; i++)
         ks_status_copy(&s->smap.st[i], &o->pre_status);
-        s->smap.set[i] = 1;
-    }
+    memset(s->smap.set, 1, n_all);
+    s->set_all = 1;
     o->prefilter_failed = 1;
     add_plugin(o, o->pre_status.plugin, o->pre_status.code);
     return fit_error(o);
@@ -233,6 +253,18 @@ typedef struct filter_job {
     const ks_node_info_t *const *all; /* the snapshot's nodes by index */
     atomic_uint found;
     atomic_int error;
+    /* Direct collection: a filter_chunk call with every position (the
+     * serial case) sees them in evaluation order, so it puts the first
+     * `want` feasible nodes straight into s->feasible (names, batching's
+     * indices) and marks the statuses before the cut, instead of flag 1
+     * and filter_nodes' collect pass. */
+    int direct;                /* set by that call */
+    const char *const *names;  /* the snapshot's names, or NULL */
+    cycle_out_t *o;
+    uint32_t nf;               /* feasible nodes collected */
+    uint32_t processed;        /* positions up to the want-th one */
+    uint32_t n_lazy;           /* flag 3 (all before the cut when no
+                                * node passed) */
 } filter_job_t;
 
 /* How many nodes a worker filters between looks at the shared counter:
@@ -280,23 +312,136 @@ static inline uint32_t cand_at(const ks_scheduler_t *s, uint32_t start,
     return s->cand[at >= n_cand ? at - n_cand : at];
 }
 
-/* Position `pos` (snapshot index idx) got verdict c with status st:
- * feasible (counted in *found), or rejected with its status kept, an
- * Error also stopping the job. */
-static void record_verdict(filter_job_t *j, uint32_t pos, uint32_t idx,
-                           ks_code_t c, const ks_status_t *st,
-                           uint32_t *found)
+/* Direct collection: nodes ni[0..n) at positions pos.. passed (idx: their
+ * snapshot indices, or NULL for pos's candidates at..at+n of the
+ * identity); those before the cut are collected. */
+static void direct_pass(filter_job_t *j, uint32_t pos,
+                        const ks_node_info_t *const *ni, const uint32_t *idx,
+                        uint32_t at, uint32_t n)
 {
     ks_scheduler_t *s = j->s;
-    if (c == KS_SUCCESS) {
-        s->feasible_flag[pos] = 1;
-        (*found)++;
+    uint32_t r, nf = j->nf;
+    if (n > j->want - nf)
+        n = j->want - nf;
+    if (n == 0)
         return;
+    memcpy(s->feasible + nf, ni, n * sizeof *ni);
+    if (idx == NULL) {
+        if (j->names != NULL)
+            memcpy(s->feasible_names + nf, j->names + at,
+                   n * sizeof *j->names);
+        if (s->bt.active)
+            for (r = 0; r < n; r++)
+                s->bt.fidx[nf + r] = at + r;
+    } else {
+        if (j->names != NULL)
+            for (r = 0; r < n; r++)
+                s->feasible_names[nf + r] = j->names[idx[r]];
+        if (s->bt.active)
+            memcpy(s->bt.fidx + nf, idx, n * sizeof *idx);
     }
+    j->nf = nf + n;
+    if (j->nf == j->want)
+        j->processed = pos + n;
+}
+
+/* direct_pass for one node, inline: the mixed runs' common case. */
+static inline void direct_one(filter_job_t *j, uint32_t pos, uint32_t idx,
+                              const ks_node_info_t *ni)
+{
+    ks_scheduler_t *s = j->s;
+    uint32_t nf = j->nf;
+    if (nf == j->want)
+        return;
+    if (j->names != NULL)
+        s->feasible_names[nf] = j->names[idx];
+    if (s->bt.active)
+        s->bt.fidx[nf] = idx;
+    s->feasible[nf++] = ni;
+    j->nf = nf;
+    if (nf == j->want)
+        j->processed = pos + 1;
+}
+
+/* Direct collection of a bulk run some nodes of which were rejected, when
+ * every rejection is a plain one left for later (flag 3): the passed nodes
+ * gathered, then appended at once. The run's nodes are run[r], their
+ * snapshot indices idx[r] (or at + r when idx is NULL). 1 when done
+ * (*found and *lazy counted), 0 when a rejection needs the node-by-node
+ * Filter now (nothing done: the caller goes node by node, in order). */
+static int direct_mixed_run(filter_job_t *j, uint32_t pos,
+                            const ks_node_info_t *const *run,
+                            const uint32_t *idx, uint32_t at,
+                            const uint8_t *pass, const uint8_t *rej,
+                            uint32_t n_run, uint32_t *found, uint32_t *lazy)
+{
+    ks_scheduler_t *s = j->s;
+    const ks_node_info_t *pni[FILTER_RUN];
+    uint32_t pid[FILTER_RUN], r, np = 0, n_pass = 0, room = j->want - j->nf;
+    uint32_t last = 0; /* the run's position of the last one kept */
+    uint8_t unsure = 0, *flag = s->feasible_flag + pos, *lrej = s->lazy_rej;
+    for (r = 0; r < n_run; r++) {
+        if (!pass[r]) {
+            unsure |= rej[r];
+            continue;
+        }
+        n_pass++;
+        if (np < room) {
+            pni[np] = run[r];
+            pid[np++] = idx ? idx[r] : at + r;
+            last = r;
+        }
+    }
+    if (unsure & KS_FW_BULK_UNSURE)
+        return 0;
+    for (r = 0; r < n_run; r++)
+        if (!pass[r]) {
+            flag[r] = 3;
+            lrej[idx ? idx[r] : at + r] = rej[r];
+        }
+    *lazy += n_run - n_pass;
+    *found += n_pass;
+    if (np > 0) {
+        direct_pass(j, 0, pni, pid, 0, np);
+        if (j->nf == j->want)
+            j->processed = pos + last + 1;
+    }
+    return 1;
+}
+
+/* record_verdict's rejection: its status kept, an Error stopping the
+ * job. */
+static void record_rejection(filter_job_t *j, uint32_t pos, uint32_t idx,
+                             ks_code_t c, const ks_status_t *st)
+{
+    ks_scheduler_t *s = j->s;
     ks_status_copy(&s->smap.st[idx], st);
     s->feasible_flag[pos] = 2;
     if (c == KS_ERROR)
         atomic_store(&j->error, (int)idx + 1);
+    else if (j->direct && j->nf < j->want) {
+        ks_sched_status_mark(s, idx);
+        add_plugin(j->o, st->plugin, st->code);
+    }
+}
+
+/* Position `pos` (snapshot index idx) got verdict c with status st:
+ * feasible (counted in *found; collected at once in a direct job), or
+ * rejected (record_rejection). Inline: the feasible case is the common
+ * one, node by node under batching. */
+static inline void record_verdict(filter_job_t *j, uint32_t pos,
+                                  uint32_t idx, ks_code_t c,
+                                  const ks_status_t *st, uint32_t *found)
+{
+    if (c != KS_SUCCESS) {
+        record_rejection(j, pos, idx, c, st);
+        return;
+    }
+    if (j->direct)
+        direct_one(j, pos, idx, j->all[idx]);
+    else
+        j->s->feasible_flag[pos] = 1;
+    (*found)++;
 }
 
 static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
@@ -305,20 +450,29 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     ks_scheduler_t *s = j->s;
     uint32_t pos, found = 0, r, n_run, n_eval;
     uint64_t reused = 0; /* batching's kept verdicts, added once */
+    uint32_t lazy = 0;   /* flag 3 positions, added once */
     const ks_node_info_t *ni[FILTER_RUN], *eval[FILTER_RUN];
     uint32_t idx[FILTER_RUN];
     uint8_t pass[FILTER_RUN], kept[FILTER_RUN], rej[FILTER_RUN];
     ks_code_t kept_c[FILTER_RUN];
     const ks_status_t *kept_st[FILTER_RUN];
     (void)worker;
+    if (b == 0 && e == j->n_cand)
+        j->direct = 1; /* the only call: every position, in order */
     for (pos = b; pos < e; pos += n_run) {
         n_run = e - pos < FILTER_RUN ? e - pos : FILTER_RUN;
         if (found) {
             atomic_fetch_add(&j->found, found);
             found = 0;
         }
-        if (atomic_load(&j->found) >= j->want || atomic_load(&j->error))
+        if (atomic_load(&j->found) >= j->want || atomic_load(&j->error)) {
+            /* the flags of the positions left out say so, unless this
+             * call has every position (then the collect stops before
+             * them: the `want` feasible nodes, or an Error, come first) */
+            if (!j->direct)
+                memset(s->feasible_flag + pos, 0, e - pos);
             break;
+        }
         if (j->bulk && !s->bt.active && j->fw->env->bulk == KS_BULK_ON) {
             /* The common case: every node of the run in bulk, the ones it
              * rejected node by node for their statuses. */
@@ -352,10 +506,18 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             for (r = 0; r < n_run; r++)
                 all_pass &= pass[r];
             if (all_pass) {
-                memset(s->feasible_flag + pos, 1, n_run);
+                if (j->direct)
+                    direct_pass(j, pos, run, run == ni ? idx : NULL, at,
+                                n_run);
+                else
+                    memset(s->feasible_flag + pos, 1, n_run);
                 found += n_run;
                 continue;
             }
+            if (j->direct && s->filter_lazy &&
+                direct_mixed_run(j, pos, run, run == ni ? idx : NULL, at,
+                                 pass, rej, n_run, &found, &lazy))
+                continue;
             if (run != ni)
                 for (r = 0; r < n_run; r++) {
                     idx[r] = at + r;
@@ -364,13 +526,17 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             for (r = 0; r < n_run; r++) {
                 ks_status_t st;
                 if (pass[r]) {
-                    s->feasible_flag[pos + r] = 1;
+                    if (j->direct)
+                        direct_one(j, pos + r, idx[r], ni[r]);
+                    else
+                        s->feasible_flag[pos + r] = 1;
                     found++;
                 } else if (s->filter_lazy && !(rej[r] & KS_FW_BULK_UNSURE)) {
                     /* a plain rejection: its status only when asked
                      * (resolve_lazy) */
                     s->feasible_flag[pos + r] = 3;
                     s->lazy_rej[idx[r]] = rej[r];
+                    lazy++; /* read only when no node passed: no cut */
                 } else {
                     record_verdict(j, pos + r, idx[r],
                                    filter_verdict(j, ni[r], 0, rej[r], &st),
@@ -414,6 +580,8 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     }
     if (found)
         atomic_fetch_add(&j->found, found);
+    if (j->direct)
+        j->n_lazy += lazy;
     ks_sched_batch_add_reused(s, reused);
 }
 
@@ -483,7 +651,7 @@ static int resolve_lazy(ks_scheduler_t *s, ks_framework_t *fw,
             at = 0;
         idx = s->cand[at];
         if (s->feasible_flag[i] == 2) {
-            s->smap.set[idx] = 1;
+            ks_sched_status_mark(s, idx);
             add_plugin(o, s->smap.st[idx].plugin, s->smap.st[idx].code);
         }
     }
@@ -601,6 +769,34 @@ static int collect_parallel(ks_scheduler_t *s, ks_framework_t *fw,
     return 1;
 }
 
+/* The end of filter_nodes: the statuses left for later when no node
+ * passed (the FitError needs them all), and the next round-robin start.
+ * 0, or -1 on an Error. */
+static int filter_finish(ks_scheduler_t *s, ks_framework_t *fw,
+                         ks_cycle_state_t *cs, const ks_pod_t *pod,
+                         cycle_out_t *o, uint32_t n_cand, uint32_t processed,
+                         uint32_t n_lazy, const ks_node_info_t *const *all,
+                         uint32_t n_feasible)
+{
+    if (n_lazy > 0 && n_feasible == 0 &&
+        resolve_lazy(s, fw, cs, pod, n_cand, processed, all, o) != 0)
+        return -1;
+    s->next_start = (s->next_start + processed) % n_cand;
+    return 0;
+}
+
+/* filter_nodes after a direct collection (filter_job_t). */
+static int filter_done(ks_scheduler_t *s, ks_framework_t *fw,
+                       ks_cycle_state_t *cs, const ks_pod_t *pod,
+                       cycle_out_t *o, const filter_job_t *j,
+                       uint32_t *n_feasible)
+{
+    *n_feasible = j->nf;
+    return filter_finish(s, fw, cs, pod, o, j->n_cand,
+                         j->nf == j->want ? j->processed : j->n_cand,
+                         j->n_lazy, j->all, j->nf);
+}
+
 /* upstream findNodesThatPassFilters: Filter on the candidates from the
  * round-robin start until `want` pass, on the workers. The feasible nodes
  * go to s->feasible in evaluation order; *n_feasible says how many. 0, or
@@ -615,7 +811,8 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
                         .want = want,
                         .start = s->next_start < n_cand ? s->next_start : 0,
                         .bulk = ks_fw_filter_bulk_ok(fw)};
-    uint32_t i, processed, n_all, at, n_lazy = 0;
+    uint32_t i, processed, n_all, at, n_lazy = 0, n_set, pending_mask;
+    unsigned n_plugins;
     const char *const *names;
     double t0;
     job.all = ks_snapshot_nodes(s->snap, &n_all);
@@ -624,10 +821,20 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
     names = ks_snapshot_node_names(s->snap);
     s->names_ok = names != NULL;
     s->next_start = job.start;
-    memset(s->feasible_flag, 0, n_cand);
+    job.names = names;
+    job.o = o;
+    n_set = s->n_set;
+    n_plugins = o->n_plugins;
+    pending_mask = o->pending_mask;
+    /* filter_chunk writes the flag of every position it evaluates, and
+     * zeroes those it leaves out unless one call has them all (the
+     * serial case: the collect stops at `want` or an Error before them);
+     * on a pool of threads the flags start cleared all the same. Without
+     * Filter plugins the collect stops at `want`. */
+    if (fw->pool != NULL && ks_pool_size(fw->pool) > 1)
+        memset(s->feasible_flag, 0, n_cand);
     if (fw->n_points[KS_EP_FILTER] == 0) {
-        for (i = 0; i < want; i++)
-            s->feasible_flag[i] = 1;
+        memset(s->feasible_flag, 1, want);
         s->bt.active = 0; /* nothing to reuse */
     } else {
         uint32_t chunk = fw->pool ? (n_cand / (8 * ks_pool_size(fw->pool))) + 1
@@ -644,8 +851,16 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
     }
     if (atomic_load(&job.error)) {
         uint32_t idx = (uint32_t)atomic_load(&job.error) - 1;
+        /* an Error: no rejection is reported (direct collection's
+         * undone) */
+        while (s->n_set > n_set)
+            s->smap.set[s->set_list[--s->n_set]] = 0;
+        o->n_plugins = n_plugins;
+        o->pending_mask = pending_mask;
         return cycle_error(o, &s->smap.st[idx]);
     }
+    if (job.direct)
+        return filter_done(s, fw, cs, pod, o, &job, n_feasible);
     /* Collect in evaluation order, keep the first `want`, and forget the
      * statuses of nodes past the cut (workers may overshoot). */
     *n_feasible = 0;
@@ -694,7 +909,7 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
                     feasible[nf++] = job.all[idx];
                 } else if (f == 2) {
                     idx = cand[at];
-                    s->smap.set[idx] = 1;
+                    ks_sched_status_mark(s, idx);
                     add_plugin(o, s->smap.st[idx].plugin,
                                s->smap.st[idx].code);
                 } else if (f == 3) {
@@ -704,19 +919,14 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
                 at++;
             }
             if (i < end) { /* `want` found: the rest is not evaluated */
-                processed = i;
-                for (; i < n_cand; i++)
-                    flag[i] = 0;
+                processed = i; /* (and no flag past it is read again) */
+                break;
             }
         }
         *n_feasible = nf;
     }
-    /* No node passed: the FitError needs every rejection's status. */
-    if (n_lazy > 0 && *n_feasible == 0 &&
-        resolve_lazy(s, fw, cs, pod, n_cand, processed, job.all, o) != 0)
-        return -1;
-    s->next_start = (s->next_start + processed) % n_cand;
-    return 0;
+    return filter_finish(s, fw, cs, pod, o, n_cand, processed, n_lazy,
+                         job.all, *n_feasible);
 }
 
 /* Filter every candidate PreFilter left (frees pre). 0, or -1 with o
@@ -929,9 +1139,7 @@ int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
         return 0;
     }
     s->names_ok = 0; /* set by filter_nodes when it fills the names */
-    /* Clear the statuses the previous cycle set. */
-    if (s->smap.n > 0) /* no nodes: no array (memset(NULL, 0, 0) is UB) */
-        memset(s->smap.set, 0, s->smap.n);
+    ks_sched_status_clear(s);
     s->smap.absent = s->opts.absent_success ? KS_SUCCESS
                                             : KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
     o->r.n_nodes = n_all;

@@ -224,6 +224,11 @@ struct ks_scheduler {
     size_t n_noms, cap_noms;
     /* per-cycle scratch, sized to the snapshot */
     struct ks_node_status_map smap;
+    /* the indices whose smap.set the cycle set (ks_sched_status_mark),
+     * so that the next cycle clears only those; set_all: every one */
+    uint32_t *set_list;
+    uint32_t n_set;
+    int set_all;
     uint32_t cap_nodes;
     uint32_t *cand;          /* candidate node indices */
     uint32_t cand_identity;  /* n: cand[0..n) holds 0..n-1 already (every
@@ -238,6 +243,7 @@ struct ks_scheduler {
     const char **feasible_names; /* their names, when names_ok */
     int names_ok;
     int64_t *scores, *totals;
+    uint32_t *tie_at; /* select_host.c: where the highest totals are */
     uint8_t *skipped;
     size_t cap_scores;
     /* libuv driver */
@@ -273,6 +279,16 @@ struct cycle_out {
     unsigned n_plugins;
     uint32_t pending_mask; /* bit i: plugins[i] returned Pending */
 };
+
+/* The cycle's status of node idx (< smap.n) holds a failure: smap.set
+ * and the list ks_sched_status_clear clears. Loop thread. */
+static inline void ks_sched_status_mark(ks_scheduler_t *s, uint32_t idx)
+{
+    if (!s->smap.set[idx]) {
+        s->smap.set[idx] = 1;
+        s->set_list[s->n_set++] = idx; /* each index once: < cap_nodes */
+    }
+}
 
 /* --- sched_timing.c --------------------------------------------------------- */
 
@@ -355,6 +371,8 @@ void ks_sched_ext_detach(ks_scheduler_t *s);
  * client and the scheduler's own loop. */
 void ks_sched_ext_teardown(ks_scheduler_t *s);
 void ks_sched_scratch_free(ks_scheduler_t *s);
+/* Clear smap.set where the previous cycle set it (ks_sched_status_mark). */
+void ks_sched_status_clear(ks_scheduler_t *s);
 /* The extenders of the cycle's generation (0 when they are off). */
 size_t ks_sched_extenders(const ks_scheduler_t *s,
                           const ks_extender_config_t **out);

@@ -171,6 +171,23 @@ uint32_t ks_sched_select_host(ks_scheduler_t *s, struct ks_pool *pool,
                 return i;
         return best; /* not reached */
     }
+    if (!s->opts.deterministic && s->tie_at != NULL) {
+        /* one pass: the highest total and where each of its ties is */
+        uint32_t *at = s->tie_at;
+        max = t[0];
+        for (i = 0; i < n_feasible; i++) {
+            int64_t v = t[i];
+            if (v > max) {
+                max = v;
+                ties = 0;
+            }
+            at[ties] = i;
+            ties += v == max;
+        }
+        if (ties == 1)
+            return at[0];
+        return at[rand_below(s, ties)];
+    }
     max = scan_max(t, 0, n_feasible, &ties, &best);
     if (ties == 1)
         return best;

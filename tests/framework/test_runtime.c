@@ -597,6 +597,73 @@ START_TEST(test_score_out_of_range_weighted)
 }
 END_TEST
 
+/* Consecutive rows of weight 1 without NormalizeScore are summed in one
+ * pass (group_w1), two or three at a time: the totals are the sums, the
+ * rows the plugins' own; a row out of range in a group is still reported
+ * with its plugin and first bad node. PlainScoreN scores node nK with
+ * 10 N + K; Probe1 (it normalizes) ends a group. */
+/* order: the Score plugins (PlainScore3 before or after Probe1) */
+static const char *const group_cases[] = {
+    "      - name: PlainScore1\n"
+    "      - name: PlainScore2\n"
+    "      - name: PlainScore3\n"
+    "      - name: Probe1\n"
+    "        weight: 2\n",
+    "      - name: PlainScore1\n"
+    "      - name: PlainScore2\n"
+    "      - name: Probe1\n"
+    "        weight: 2\n"
+    "      - name: PlainScore3\n",
+};
+
+START_TEST(test_score_group_weight_one)
+{
+    int64_t scores[12], totals[3];
+    uint8_t skipped[4];
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    char *plugins = malloc(strlen(group_cases[_i]) + strlen(BIND_DEFAULT) + 64);
+    int k, three = _i == 0 ? 2 : 3; /* PlainScore3's row */
+    sprintf(plugins, "    score:\n      enabled:\n%s%s", group_cases[_i],
+            BIND_DEFAULT);
+    rt_build(plugins, PROBE_CFG("Probe1", "      score: 5\n"));
+    free(plugins);
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
+                                     skipped, totals, &st),
+                     KS_SUCCESS);
+    for (k = 0; k < 3; k++) {
+        ck_assert_int_eq(scores[k], 11 + k);
+        ck_assert_int_eq(scores[3 + k], 21 + k);
+        ck_assert_int_eq(scores[3 * three + k], 31 + k);
+        ck_assert_int_eq(scores[3 * (5 - three) + k], 10);
+        /* 10 + 20 + 30 + 3 (k + 1), and 2 * 5 */
+        ck_assert_int_eq(totals[k], 60 + 3 * (k + 1) + 10);
+    }
+}
+END_TEST
+
+START_TEST(test_score_group_weight_one_out_of_range)
+{
+    int64_t scores[9], totals[3];
+    uint8_t skipped[3];
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    rt_build("    score:\n"
+             "      enabled:\n"
+             "      - name: PlainScore1\n"
+             "      - name: PlainScore2\n"
+             "      - name: BadScore\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", ""));
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
+                                     skipped, totals, &st),
+                     KS_ERROR);
+    ck_assert_msg(strstr(msg_of(&st), "plugin \"BadScore\" returns an invalid "
+                                      "score 150 for node \"n1\"") != NULL,
+                  "%s", msg_of(&st));
+    ck_assert_str_eq(st.plugin, "BadScore");
+}
+END_TEST
+
 /* Every Score plugin skipped at PreScore: the totals are zero, whatever
  * the array held. */
 START_TEST(test_score_all_skipped_totals_zero)
@@ -1257,6 +1324,8 @@ static Suite *runtime_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_score_out_of_range);
     tcase_add_test(tc, test_score_out_of_range_weighted);
+    tcase_add_loop_test(tc, test_score_group_weight_one, 0, 2);
+    tcase_add_test(tc, test_score_group_weight_one_out_of_range);
     tcase_add_test(tc, test_score_all_skipped_totals_zero);
     tcase_add_test(tc, test_normalize_and_weights);
     suite_add_tcase(s, tc);

@@ -803,6 +803,89 @@ START_TEST(test_post_filter_in_cycle)
 }
 END_TEST
 
+/* The statuses of one cycle do not leak into the next. p2, of a second
+ * profile whose PreFilter keeps n1 alone, is rejected there: n2 and n3
+ * have no status in its cycle, PostFilter reads them as absent and the
+ * FitError counts n1 only. p2 runs first alone, then after p1, whose
+ * Filter rejects every node (statuses set one by one), then after p3,
+ * of a third profile whose PreFilter fails (every status set at once). */
+#define SECOND_PROFILE                                                         \
+    "- schedulerName: second\n"                                                \
+    "  plugins:\n"                                                             \
+    "    multiPoint:\n"                                                        \
+    "      disabled:\n"                                                        \
+    "      - name: '*'\n" QSORT_DEFAULT "    preFilter:\n"                     \
+    "      enabled:\n"                                                         \
+    "      - name: Probe1\n"                                                   \
+    "    filter:\n"                                                            \
+    "      enabled:\n"                                                         \
+    "      - name: Probe2\n"                                                   \
+    "    postFilter:\n"                                                        \
+    "      enabled:\n"                                                         \
+    "      - name: Probe3\n" BIND_DEFAULT "  pluginConfig:\n"                  \
+    PROBE_CFG("Probe1", "      preFilterNodes: [n1]\n")                        \
+    PROBE_CFG("Probe2", "      filter: Unschedulable\n"                         \
+                        "      filterReason: node(s) had reason b\n")          \
+    PROBE_CFG("Probe3", "")
+
+#define THIRD_PROFILE                                                          \
+    "- schedulerName: third\n"                                                 \
+    "  plugins:\n"                                                             \
+    "    multiPoint:\n"                                                        \
+    "      disabled:\n"                                                        \
+    "      - name: '*'\n" QSORT_DEFAULT "    preFilter:\n"                     \
+    "      enabled:\n"                                                         \
+    "      - name: Probe1\n" BIND_DEFAULT "  pluginConfig:\n"                  \
+    PROBE_CFG("Probe1", "      preFilter: Unschedulable\n")
+
+#define POD_OF(name, profile)                                                  \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name                   \
+    ", namespace: default}\n"                                                  \
+    "spec:\n  schedulerName: " profile "\n  priority: 0\n"                    \
+    "  containers: [{name: c, image: x}]\n"
+
+START_TEST(test_statuses_cleared_between_cycles)
+{
+    static const char *const before[] = {NULL, "p1", "p3"};
+    try_out_t o;
+    ks_error_t err = {0};
+    char *t;
+    int round;
+    sched_build(QSORT_DEFAULT "    filter:\n"
+                              "      enabled:\n"
+                              "      - name: Probe1\n" BIND_DEFAULT,
+                PROBE_CFG("Probe1", "      filter: Unschedulable\n"
+                                    "      filterReason: node(s) had reason a\n")
+                    SECOND_PROFILE THIRD_PROFILE,
+                POD("p1", 0) POD_OF("p2", "second") POD_OF("p3", "third"), 1);
+    for (round = 0; round < 3; round++) {
+        if (before[round] != NULL) {
+            ck_assert_int_eq(ks_scheduler_try(S.s,
+                                              tl_world_pod(&S.w, before[round]),
+                                              on_try, &o, &err),
+                             0);
+            ck_assert_msg(strstr(o.message, "0/3 nodes are available: ") ==
+                              o.message,
+                          "%s: %s", before[round], o.message);
+        }
+        ck_assert_int_eq(ks_scheduler_try(S.s, tl_world_pod(&S.w, "p2"),
+                                          on_try, &o, &err),
+                         0);
+        ck_assert_str_eq(o.message, "0/3 nodes are available: 1 node(s) had "
+                                    "reason b. Probe3 found no node to free");
+        t = trace_text();
+        ck_assert_int_eq(tl_count_prefix(t, "Probe3 PostFilter p2 "), round + 1);
+        ck_assert_msg(tl_line_index(t, "Probe3 PostFilter p2 n1=Unschedulable "
+                                       "n2=UnschedulableAndUnresolvable "
+                                       "n3=UnschedulableAndUnresolvable") >= 0 &&
+                          strstr(t, "p2 n1=Unschedulable n2=Unschedulable ") ==
+                              NULL,
+                      "round %d:\n%s", round, t);
+        free(t);
+    }
+}
+END_TEST
+
 #define GATED_NOMINATED                                                        \
     "---\napiVersion: v1\nkind: Pod\nmetadata: {name: hi, namespace: default}\n" \
     "spec:\n  priority: 100\n  schedulingGates: [{name: later}]\n"            \
@@ -879,6 +962,7 @@ static Suite *scheduler_suite(void)
     tc = tcase_create("postfilter-nominated");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_post_filter_in_cycle);
+    tcase_add_test(tc, test_statuses_cleared_between_cycles);
     tcase_add_loop_test(tc, test_nominated_pod_priority, 0,
                         sizeof nominated_cases / sizeof nominated_cases[0]);
     suite_add_tcase(s, tc);
