@@ -556,49 +556,6 @@ static void pts_bulk_run(const pts_prefilter_state_t *s, pts_bulk_con_t *c,
     }
 }
 
-/* The same for a single constraint (the common case), its key, hint and
- * compare flag in locals so that they stay in registers; with VT (its
- * PreFilter table, always_inline below gives a loop for each) the
- * verdicts come from the table. */
-static inline __attribute__((always_inline)) void
-pts_bulk_run_one_(const pts_prefilter_state_t *s, pts_bulk_con_t *b,
-                  const pts_vtab_t *vt, const ks_node_info_t *const *nodes,
-                  uint32_t n, uint8_t *pass)
-{
-    const char *key = b->con->topology_key;
-    const int compare = b->compare;
-    uint32_t i, l, hint = 0;
-    for (i = 0; i < n; i++) {
-        const ks_node_t *node;
-        const ks_label_t *items;
-        const char *value = NULL;
-        uint32_t n_labels;
-        if (!pass[i])
-            continue;
-        node = nodes[i]->node;
-        if (node == NULL) {
-            pass[i] = 2; /* an Error: the host asks pts_filter_with_state */
-            continue;
-        }
-        items = node->labels.items;
-        n_labels = node->labels.n;
-        if (hint < n_labels && items[hint].key == key) {
-            value = items[hint].value;
-        } else {
-            for (l = 0; l < n_labels; l++)
-                if (items[l].key == key) {
-                    hint = l;
-                    value = items[l].value;
-                    break;
-                }
-        }
-        if (value == NULL ||
-            (compare && !(vt != NULL ? pts_vt_ok(vt, value)
-                                     : pts_bulk_fits(s, b, value))))
-            pass[i] = 0;
-    }
-}
-
 /* The node's value for `key` (NULL: no such label), looked for at *hint
  * first (where the previous node had it). */
 static inline const char *pts_value_at_hint(const ks_labels_t *ls,
@@ -613,6 +570,36 @@ static inline const char *pts_value_at_hint(const ks_labels_t *ls,
             return ls->items[l].value;
         }
     return NULL;
+}
+
+/* The same for a single constraint (the common case), its key, hint and
+ * compare flag in locals so that they stay in registers; with VT (its
+ * PreFilter table, always_inline below gives a loop for each) the
+ * verdicts come from the table. */
+static inline __attribute__((always_inline)) void
+pts_bulk_run_one_(const pts_prefilter_state_t *s, pts_bulk_con_t *b,
+                  const pts_vtab_t *vt, const ks_node_info_t *const *nodes,
+                  uint32_t n, uint8_t *pass)
+{
+    const char *key = b->con->topology_key;
+    const int compare = b->compare;
+    uint32_t i, hint = 0;
+    for (i = 0; i < n; i++) {
+        const ks_node_t *node;
+        const char *value;
+        if (!pass[i])
+            continue;
+        node = nodes[i]->node;
+        if (node == NULL) {
+            pass[i] = 2; /* an Error: the host asks pts_filter_with_state */
+            continue;
+        }
+        value = pts_value_at_hint(&node->labels, key, &hint);
+        if (value == NULL ||
+            (compare && !(vt != NULL ? pts_vt_ok(vt, value)
+                                     : pts_bulk_fits(s, b, value))))
+            pass[i] = 0;
+    }
 }
 
 /* A single constraint with PreFilter's table and domains to compare: per
