@@ -710,8 +710,8 @@ static ks_code_t fit_score_least(const fit_t *f, ks_cycle_state_t *cs,
         am = node->allocatable.memory;
         rc = ni->non_zero_requested.milli_cpu + req_c;
         rm = ni->non_zero_requested.memory + req_m;
-        sc = rc > ac ? 0 : (ac - rc) * KS_MAX_NODE_SCORE / ac;
-        sm = rm > am ? 0 : (am - rm) * KS_MAX_NODE_SCORE / am;
+        sc = least_requested(rc, ac);
+        sm = least_requested(rm, am);
         scores[i] = equal ? (int64_t)((uint64_t)(sc + sm) >> 1)
                           : (sc * wc + sm * wm) / wsum;
     }
@@ -735,6 +735,7 @@ static ks_code_t fit_score_nodes(void *self, ks_cycle_state_t *cs,
                                        scratch);
     if (f->strategy == STRATEGY_LEAST)
         return fit_score_least(f, cs, s, pod, nodes, n, scores, scratch);
+    /* MostAllocated */
     wc = f->spec.res[0].weight;
     wm = f->spec.res[1].weight;
     req_c = s->pod_req[0];
@@ -750,16 +751,12 @@ static ks_code_t fit_score_nodes(void *self, ks_cycle_state_t *cs,
         used = &ni->non_zero_requested;
         if (al->milli_cpu != 0) {
             int64_t r = used->milli_cpu + req_c;
-            sum += wc * (f->strategy == STRATEGY_LEAST
-                             ? least_requested(r, al->milli_cpu)
-                             : most_requested(r, al->milli_cpu));
+            sum += wc * most_requested(r, al->milli_cpu);
             wsum += wc;
         }
         if (al->memory != 0) {
             int64_t r = used->memory + req_m;
-            sum += wm * (f->strategy == STRATEGY_LEAST
-                             ? least_requested(r, al->memory)
-                             : most_requested(r, al->memory));
+            sum += wm * most_requested(r, al->memory);
             wsum += wm;
         }
         scores[i] = wsum ? sum / wsum : 0;
