@@ -110,12 +110,13 @@ static void sel_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 /* The highest total; ties broken uniformly at random (upstream's
  * reservoir sampling picks each of k equal totals with probability 1/k:
  * so does one draw over the k, here, after counting them), or by the
- * smallest node name when deterministic. One pass counts the ties (and
- * finds the first) instead of one random draw per tie: on an empty
- * cluster every node ties, and then the pick-th is found without a scan. A long list
- * is counted by segments on the pool (each segment's maximum, ties and
- * first tie), then the draw is the same one over the same count, and the
- * pick-th tie is found in the segment that holds it. */
+ * smallest node name when deterministic. One pass finds the highest
+ * total and lists where its ties are (s->tie_at), then one draw picks
+ * among them, instead of one random draw per tie. A long list is counted
+ * by segments on the pool (each segment's maximum, ties and first tie),
+ * then the draw is the same one over the same count, and the pick-th tie
+ * is found in the segment that holds it (at its place when every total
+ * from the segment's first tie on ties). */
 uint32_t ks_sched_select_host(ks_scheduler_t *s, struct ks_pool *pool,
                               uint32_t n_feasible)
 {
@@ -171,8 +172,9 @@ uint32_t ks_sched_select_host(ks_scheduler_t *s, struct ks_pool *pool,
                 return i;
         return best; /* not reached */
     }
-    if (!s->opts.deterministic && s->tie_at != NULL) {
-        /* one pass: the highest total and where each of its ties is */
+    if (!s->opts.deterministic) {
+        /* one pass: the highest total and where each of its ties is
+         * (tie_at is sized with the totals) */
         uint32_t *at = s->tie_at;
         max = t[0];
         for (i = 0; i < n_feasible; i++) {
@@ -188,21 +190,13 @@ uint32_t ks_sched_select_host(ks_scheduler_t *s, struct ks_pool *pool,
             return at[0];
         return at[rand_below(s, ties)];
     }
+    /* deterministic: the smallest node name among the highest totals */
     max = scan_max(t, 0, n_feasible, &ties, &best);
     if (ties == 1)
         return best;
-    if (s->opts.deterministic) {
-        for (i = best + 1; i < n_feasible; i++)
-            if (t[i] == max && strcmp(s->feasible[i]->node->name,
-                                      s->feasible[best]->node->name) < 0)
-                best = i;
-        return best;
-    }
-    pick = rand_below(s, ties);
-    if (ties == n_feasible - best) /* every total from the first tie on */
-        return best + pick;
-    for (i = best; i < n_feasible; i++)
-        if (t[i] == max && pick-- == 0)
-            return i;
-    return best; /* not reached */
+    for (i = best + 1; i < n_feasible; i++)
+        if (t[i] == max && strcmp(s->feasible[i]->node->name,
+                                  s->feasible[best]->node->name) < 0)
+            best = i;
+    return best;
 }
