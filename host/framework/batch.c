@@ -317,6 +317,28 @@ int ks_sched_batch_filter_get(ks_scheduler_t *s, uint32_t idx,
     return 1;
 }
 
+int ks_sched_batch_filter_all_passed(const ks_scheduler_t *s, uint32_t at,
+                                     const uint32_t *idx, uint32_t n)
+{
+    const ks_batch_t *b = &s->bt;
+    const uint32_t ep = b->f_epoch;
+    uint32_t r, bad = 0;
+    if (b->verify)
+        return 0;
+    /* kept (f_ep is the epoch) and a Success (KS_SUCCESS is 0), branch
+     * free so that the contiguous loop vectorizes */
+    if (idx == NULL) {
+        const uint32_t *e = b->f_ep + at;
+        const ks_code_t *c = b->f_code + at;
+        for (r = 0; r < n; r++)
+            bad |= (e[r] ^ ep) | (uint32_t)c[r];
+    } else {
+        for (r = 0; r < n; r++)
+            bad |= (b->f_ep[idx[r]] ^ ep) | (uint32_t)b->f_code[idx[r]];
+    }
+    return bad == 0;
+}
+
 void ks_sched_batch_add_reused(ks_scheduler_t *s, uint64_t n)
 {
     if (n > 0)

@@ -110,6 +110,15 @@ int ks_sched_batch_begin(struct ks_scheduler *s, ks_framework_t *fw,
 int ks_sched_batch_filter_get(struct ks_scheduler *s, uint32_t idx,
                               const ks_node_info_t *ni, ks_code_t *c,
                               const ks_status_t **st);
+/* Have the n nodes at snapshot indices at..at+n (idx NULL) or idx[0..n)
+ * all a kept Success for the active cycle? 1: each counts as a reused
+ * verdict (the caller adds them), 0: ask ks_sched_batch_filter_get node
+ * by node. Always 0 in verify mode. One pass over the kept epochs and
+ * codes, for a run of Filter positions (schedule_pod.c's FILTER_RUN).
+ * Workers. */
+int ks_sched_batch_filter_all_passed(const struct ks_scheduler *s,
+                                     uint32_t at, const uint32_t *idx,
+                                     uint32_t n);
 void ks_sched_batch_add_reused(struct ks_scheduler *s, uint64_t n);
 void ks_sched_batch_filter_put(struct ks_scheduler *s, const ks_pod_t *pod,
                                uint32_t idx, const ks_node_info_t *ni,

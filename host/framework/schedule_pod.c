@@ -545,6 +545,32 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             }
             continue;
         }
+        if (s->bt.active) {
+            /* A run every node of which batching kept a Success for (the
+             * common case of a batch): appended at once, as node by node
+             * below would */
+            uint32_t at = j->start + pos; /* < 2 n_cand */
+            if (at >= j->n_cand)
+                at -= j->n_cand;
+            if (at + n_run <= j->n_cand) {
+                const uint32_t *ci = j->identity ? NULL : s->cand + at;
+                if (ks_sched_batch_filter_all_passed(s, at, ci, n_run)) {
+                    const ks_node_info_t *const *run = j->all + at;
+                    if (ci != NULL) {
+                        for (r = 0; r < n_run; r++)
+                            ni[r] = j->all[ci[r]];
+                        run = ni;
+                    }
+                    if (j->direct)
+                        direct_pass(j, pos, run, ci, at, n_run);
+                    else
+                        memset(s->feasible_flag + pos, 1, n_run);
+                    found += n_run;
+                    reused += n_run;
+                    continue;
+                }
+            }
+        }
         /* The run's nodes; those batching kept a verdict for are done. */
         n_eval = 0;
         for (r = 0; r < n_run; r++) {

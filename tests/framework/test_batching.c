@@ -157,6 +157,126 @@ START_TEST(test_reuse_and_invalidation)
 }
 END_TEST
 
+/* Runs of whole kept Successes (the Filter's fast path): 80 nodes, so
+ * that runs of 32 positions hold no node that changed; pods p1..p3 on
+ * every node, then q1..q3 whose required node affinity names 48 of them
+ * by metadata.name, a term each (PreFilter's node set: candidates that are not every
+ * node). Every mode binds alike, verify finds nothing, and each pod after
+ * the first of its kind reuses every node but the one the previous pod
+ * went to, for its Filter verdict and its scores. */
+#define BIG_NODES 80
+#define BIG_NAMED 48
+
+static char *big_cluster(void)
+{
+    size_t cap = 64 * 1024, len = 0;
+    char *y = malloc(cap);
+    unsigned i, k;
+    ck_assert_ptr_nonnull(y);
+    for (i = 0; i < BIG_NODES; i++)
+        len += (size_t)snprintf(
+            y + len, cap - len,
+            "---\napiVersion: v1\nkind: Node\nmetadata: {name: m%02u, "
+            "labels: {kubernetes.io/hostname: m%02u}}\nstatus: "
+            "{allocatable: {cpu: '%u', memory: 16Gi, pods: '110'}}\n",
+            i, i, 4 + i % 5);
+    for (k = 1; k <= 3; k++)
+        len += (size_t)snprintf(
+            y + len, cap - len,
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p%u, "
+            "namespace: default}\nspec: {containers: [{name: c, image: "
+            "busybox, resources: {requests: {cpu: 500m, memory: "
+            "512Mi}}}]}\n",
+            k);
+    for (k = 1; k <= 3; k++) {
+        len += (size_t)snprintf(
+            y + len, cap - len,
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: q%u, "
+            "namespace: default}\nspec:\n  containers: [{name: c, image: "
+            "busybox, resources: {requests: {cpu: 250m, memory: "
+            "256Mi}}}]\n  affinity: {nodeAffinity: "
+            "{requiredDuringSchedulingIgnoredDuringExecution: "
+            "{nodeSelectorTerms: [",
+            k);
+        /* one value per term: a node field selector takes exactly one */
+        for (i = 0; i < BIG_NAMED; i++)
+            len += (size_t)snprintf(
+                y + len, cap - len,
+                "%s{matchFields: [{key: metadata.name, operator: In, "
+                "values: [m%02u]}]}",
+                i ? ", " : "", i * 5 / 3);
+        len += (size_t)snprintf(y + len, cap - len, "]}}}\n");
+    }
+    ck_assert_uint_lt(len, cap);
+    return y;
+}
+
+static void run_big(int mode, run_t *r)
+{
+    static const char *const names[] = {"p1", "p2", "p3", "q1", "q2", "q3"};
+    char *yaml = big_cluster();
+    tl_world_t w;
+    ks_generation_t *g = tl_generation(NULL);
+    ks_scheduler_t *s;
+    ks_sched_opts_t so;
+    unsigned long long before;
+    size_t i;
+
+    memset(r, 0, sizeof *r);
+    tl_world_init(&w, yaml);
+    memset(&so, 0, sizeof so);
+    so.deterministic = 1;
+    so.batching = mode;
+    so.obs.bound = on_bound;
+    so.obs.ud = r;
+    s = ks_scheduler_new(g, w.cache, &so);
+    ck_assert_ptr_nonnull(s);
+    for (i = 0; i < 6; i++) {
+        before = ks_scheduler_stats(s).batch_reused;
+        ck_assert_int_eq(
+            ks_scheduler_add_pod(s, tl_world_take_pod(&w, names[i])), 0);
+        while (ks_scheduler_step(s))
+            ;
+        r->reused[i] = ks_scheduler_stats(s).batch_reused - before;
+    }
+    r->mismatches = ks_scheduler_stats(s).batch_mismatches;
+    ks_scheduler_free(s);
+    ks_generation_unref(g);
+    tl_world_free(&w);
+    free(yaml);
+}
+
+START_TEST(test_whole_runs_reused)
+{
+    run_t off, on, verify;
+    int k;
+    const char *p;
+    run_big(KS_BATCHING_OFF, &off);
+    run_big(KS_BATCHING_ON, &on);
+    run_big(KS_BATCHING_VERIFY, &verify);
+    for (k = 0, p = off.bound; (p = strstr(p, "->")) != NULL; p += 2)
+        k++;
+    ck_assert_int_eq(k, 6);
+    ck_assert_str_eq(on.bound, off.bound);
+    ck_assert_str_eq(verify.bound, off.bound);
+    ck_assert_uint_eq(on.mismatches, 0);
+    ck_assert_uint_eq(verify.mismatches, 0);
+    for (k = 0; k < 2; k++) {
+        const run_t *r = k ? &verify : &on;
+        ck_assert_uint_eq(r->reused[0], 0);
+        /* every node but p1's: Filter verdicts and scores */
+        ck_assert_uint_eq(r->reused[1], 2 * (BIG_NODES - 1));
+        ck_assert_uint_eq(r->reused[2], 2 * (BIG_NODES - 1));
+        /* q1 differs from p3: nothing kept for it */
+        ck_assert_uint_eq(r->reused[3], 0);
+        /* q2, q3: the named nodes but q's previous one */
+        ck_assert_uint_eq(r->reused[4], 2 * (BIG_NAMED - 1));
+        ck_assert_uint_eq(r->reused[5], 2 * (BIG_NAMED - 1));
+    }
+    ck_assert_uint_eq(off.reused[1] + off.reused[2] + off.reused[5], 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("batching");
@@ -166,6 +286,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_batched_equals_unbatched);
     tcase_add_test(tc, test_reuse_and_invalidation);
+    tcase_add_test(tc, test_whole_runs_reused);
     suite_add_tcase(su, tc);
     sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
