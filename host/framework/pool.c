@@ -124,6 +124,7 @@ struct ks_pool {
     unsigned inline_len;  /* the stretch the next stall starts */
     unsigned calm;        /* shared jobs since the last stall */
     site_t sites[SITES];  /* caller only */
+    ks_pool_counts_t counts; /* caller only */
     uint64_t last_end;    /* when the last shared job ended (caller) */
     uint64_t short_gap;   /* decaying longest gap < SPIN_NS (caller) */
     _Alignas(64) atomic_uint spin_ns; /* written by the caller */
@@ -262,6 +263,12 @@ ks_pool_t *ks_pool_new(int threads)
         p->n_threads++;
     }
     return p;
+}
+
+ks_pool_counts_t ks_pool_counts(const ks_pool_t *p)
+{
+    ks_pool_counts_t zero = {0, 0, 0, 0};
+    return p ? p->counts : zero;
 }
 
 unsigned ks_pool_size(const ks_pool_t *p)
@@ -440,8 +447,11 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
     if (chunk == 0)
         chunk = 1;
     if (p == NULL || p->n_threads == 0 || n <= chunk || p->inline_left > 0) {
-        if (p != NULL && p->inline_left > 0 && n > chunk)
+        if (p != NULL && p->inline_left > 0 && n > chunk) {
             p->inline_left--; /* after a stall */
+            p->counts.inline_jobs++;
+            p->counts.inline_items += n;
+        }
         if (n) {
             ks_pool_job_depth++;
             fn(ud, 0, n, 0);
@@ -454,12 +464,16 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
             p->n_threads;
     t0 = ks_mono_ns();
     if (!site_share(site, awake, n)) {
+        p->counts.inline_jobs++;
+        p->counts.inline_items += n;
         ks_pool_job_depth++;
         fn(ud, 0, n, 0);
         ks_pool_job_depth--;
         site_note(site, 2, n, ks_mono_ns() - t0);
         return;
     }
+    p->counts.shared++;
+    p->counts.shared_items += n;
     note_gap(p, t0);
     run_shared(p, n, chunk, fn, ud, &t1);
     t2 = ks_mono_ns();

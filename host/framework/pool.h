@@ -41,6 +41,16 @@ unsigned ks_pool_sleeping(ks_pool_t *p);
  * in nanoseconds: twice the recent gaps between shared jobs, at most
  * 50 us. For tests and diagnostics; any thread. */
 unsigned ks_pool_spin_ns(ks_pool_t *p);
+/* The jobs of more than one chunk the pool was given since it started:
+ * those it shared with the workers, those it ran inline (the call site's
+ * choice, or a stretch after a stall), and the items of each kind. Jobs
+ * of one chunk always run inline and are not counted. Zeros for NULL.
+ * The loop thread (the caller of ks_pool_run) only. */
+typedef struct ks_pool_counts {
+    uint64_t shared, inline_jobs;
+    uint64_t shared_items, inline_items;
+} ks_pool_counts_t;
+ks_pool_counts_t ks_pool_counts(const ks_pool_t *p);
 /* p may be NULL: runs inline. */
 void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
                  void *ud);

@@ -16,6 +16,7 @@
 #include "base/intern.h"
 #include "base/log.h"
 #include "plugin_async.h"
+#include "pool.h"
 #include "scheduler_impl.h"
 
 /* --- clock ------------------------------------------------------------------ */
@@ -227,10 +228,18 @@ void ks_scheduler_set_full_eval(ks_scheduler_t *s, const char *ns,
 ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s)
 {
     ks_sched_stats_t st = s->stats;
+    size_t i;
     st.bulk_compared =
         __atomic_load_n(&s->env.bulk_compared, __ATOMIC_RELAXED);
     st.bulk_mismatches =
         __atomic_load_n(&s->env.bulk_mismatches, __ATOMIC_RELAXED);
+    for (i = 0; i < s->gen->n_fws; i++) {
+        ks_pool_counts_t c = ks_pool_counts(s->gen->fws[i]->pool);
+        st.pool_shared += c.shared;
+        st.pool_inline += c.inline_jobs;
+        st.pool_shared_items += c.shared_items;
+        st.pool_inline_items += c.inline_items;
+    }
     return st;
 }
 

@@ -287,6 +287,11 @@ typedef struct ks_sched_stats {
     /* bulk Filter/Score verify (KS_BULK_VERIFY): node results compared
      * with the node-by-node ones, and differences */
     uint64_t bulk_compared, bulk_mismatches;
+    /* The Filter/Score workers (pool.h ks_pool_counts), summed over the
+     * current generation's profiles: jobs of more than one chunk shared
+     * with the workers or kept inline on the loop thread, and their
+     * items. All zero at parallelism 1. */
+    uint64_t pool_shared, pool_inline, pool_shared_items, pool_inline_items;
 } ks_sched_stats_t;
 ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s);
 /* Pods in queue `where` (a KS_Q_* of queue.h); with -1, the pods waiting at

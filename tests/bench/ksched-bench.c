@@ -755,6 +755,9 @@ typedef struct bench_result {
     double rss_kb_per_node; /* peak RSS / nodes, filled by the parent */
     uint64_t batch_reused, batch_mismatches;
     uint64_t bulk_compared, bulk_mismatches;
+    /* the Filter/Score workers: jobs of more than one chunk shared or
+     * kept inline, and their items (ks_sched_stats_t) */
+    uint64_t pool_shared, pool_inline, pool_shared_items, pool_inline_items;
     uint64_t churn_steps;  /* SchedulingWithMixedChurn's creates and
                             * deletes */
     uint64_t api_requests; /* plugins' API requests answered (Volumes:
@@ -1193,6 +1196,13 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     r->batch_mismatches = ks_scheduler_stats(s).batch_mismatches;
     r->bulk_compared = ks_scheduler_stats(s).bulk_compared;
     r->bulk_mismatches = ks_scheduler_stats(s).bulk_mismatches;
+    {
+        ks_sched_stats_t st = ks_scheduler_stats(s);
+        r->pool_shared = st.pool_shared;
+        r->pool_inline = st.pool_inline;
+        r->pool_shared_items = st.pool_shared_items;
+        r->pool_inline_items = st.pool_inline_items;
+    }
     r->churn_steps = churn.steps;
     r->api_requests = b.api_requests;
     r->digest = b.digest;
@@ -1614,6 +1624,17 @@ int main(int argc, char **argv)
                                                                  : "on",
                             (unsigned long long)r0->batch_reused,
                             (unsigned long long)r0->batch_mismatches);
+                if (pars[b2] > 1)
+                    fprintf(stderr, "ksched-bench: %s pct %d par %d: "
+                                    "workers shared %llu of %llu jobs "
+                                    "(%llu of %llu items)\n",
+                            sel[i]->name, pcts[a], pars[b2],
+                            (unsigned long long)r0->pool_shared,
+                            (unsigned long long)(r0->pool_shared +
+                                                 r0->pool_inline),
+                            (unsigned long long)r0->pool_shared_items,
+                            (unsigned long long)(r0->pool_shared_items +
+                                                 r0->pool_inline_items));
                 if (bench_seeded)
                     fprintf(stderr, "ksched-bench: %s pct %d par %d: "
                                     "bindings digest %016llx\n",

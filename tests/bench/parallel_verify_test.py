@@ -17,6 +17,9 @@ import re
 import subprocess
 import sys
 
+WORKERS = re.compile(r"^ksched-bench: (\S+) pct (\d+) par (\d+): workers "
+                     r"shared (\d+) of (\d+) jobs \((\d+) of (\d+) items\)$",
+                     re.M)
 DIGEST = re.compile(r"^ksched-bench: (\S+) pct (\d+) par (\d+): bindings "
                     r"digest ([0-9a-f]{16})$", re.M)
 
@@ -51,6 +54,25 @@ def main():
                     continue
                 digests[par] = m.group(4)
                 print("%s: digest %s" % (what, m.group(4)))
+                # the workers' counts: at parallelism 2, Filter and Score
+                # jobs over 3,000 nodes (every cycle has some), no more
+                # shared than given; none at parallelism 1
+                w = WORKERS.search(p.stderr)
+                if par == 1 and w is not None:
+                    failures.append("%s: workers line at parallelism 1"
+                                    % what)
+                elif par == 2:
+                    if w is None:
+                        failures.append("%s: no workers line" % what)
+                    else:
+                        shared, jobs = int(w.group(4)), int(w.group(5))
+                        sitems, items = int(w.group(6)), int(w.group(7))
+                        print("%s: workers shared %d of %d jobs"
+                              % (what, shared, jobs))
+                        if jobs < 300 or shared > jobs or sitems > items \
+                                or (shared > 0) != (sitems > 0):
+                            failures.append("%s: workers counts make no "
+                                            "sense: %s" % (what, w.group(0)))
             if len(digests) == 2 and digests[1] != digests[2]:
                 failures.append("%s --batching %s: parallelism 2 decides "
                                 "otherwise than 1 (%s, %s)"

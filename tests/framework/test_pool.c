@@ -94,8 +94,16 @@ START_TEST(no_pool_and_small_jobs_inline)
     check_job(NULL, 50, 8, 1);
     {
         ks_pool_t *p = ks_pool_new(2);
+        ks_pool_counts_t c;
         check_job(p, 10, 10, 2);
         check_job(p, 10, 64, 3);
+        /* jobs of one chunk are not counted; no pool counts nothing */
+        c = ks_pool_counts(p);
+        ck_assert_uint_eq(c.shared + c.inline_jobs, 0);
+        c = ks_pool_counts(NULL);
+        ck_assert_uint_eq(c.shared + c.inline_jobs + c.shared_items +
+                              c.inline_items,
+                          0);
         ks_pool_free(p);
     }
 }
@@ -282,16 +290,24 @@ START_TEST(cheap_jobs_run_inline)
 {
     ks_pool_t *p = ks_pool_new(2);
     unsigned in, on_worker;
+    ks_pool_counts_t c0, c1;
     ck_assert_ptr_nonnull(p);
     if (ks_pool_size(p) < 2) {
         ks_pool_free(p);
         return;
     }
     run_who(p, 200, 64, 0, &in, &on_worker); /* measured both ways */
+    c0 = ks_pool_counts(p);
     run_who(p, 640, 64, 0, &in, &on_worker);
     ck_assert_msg(on_worker == 0 && in == 640,
                   "cheap jobs: %u of 640 inline, %u handed to a worker", in,
                   on_worker);
+    /* the counts say so too: 640 more jobs inline, of 64 items each */
+    c1 = ks_pool_counts(p);
+    ck_assert_uint_eq(c1.inline_jobs - c0.inline_jobs, 640);
+    ck_assert_uint_eq(c1.inline_items - c0.inline_items, 640 * 64);
+    ck_assert_uint_eq(c1.shared, c0.shared);
+    ck_assert_uint_eq(c1.shared_items, c0.shared_items);
     check_job(p, 1000, 10, 1);
     ks_pool_free(p);
 }
@@ -305,16 +321,23 @@ START_TEST(costly_jobs_are_shared)
 {
     ks_pool_t *p = ks_pool_new(2);
     unsigned in, on_worker;
+    ks_pool_counts_t c0, c1;
     ck_assert_ptr_nonnull(p);
     if (ks_pool_size(p) < 2) {
         ks_pool_free(p);
         return;
     }
     run_who(p, 4, 2, 40000000, &in, &on_worker);
+    c0 = ks_pool_counts(p);
     run_who(p, 30, 2, 40000000, &in, &on_worker);
     ck_assert_msg(in <= 3 && on_worker >= 22,
                   "costly jobs: %u of 30 inline, %u with a worker's chunk",
                   in, on_worker);
+    /* every one of the 30 counted, shared or inline, as it ran */
+    c1 = ks_pool_counts(p);
+    ck_assert_uint_eq(c1.inline_jobs - c0.inline_jobs, in);
+    ck_assert_uint_eq(c1.shared - c0.shared, 30 - in);
+    ck_assert_uint_eq(c1.shared_items - c0.shared_items, 2 * (30 - in));
     ks_pool_free(p);
 }
 END_TEST
