@@ -31,8 +31,9 @@
  *   shared while a worker was awake (spinning: it joins at once) and
  *   shared while every worker slept (the caller pays a wake-up, the
  *   worker joins late). SITES sites; later ones are always shared. A
- *   site's job runs the way whose time per item is lower, the shared way
- *   that matches the workers' state now, except every PROBE_EVERY-th job,
+ *   site's job is shared when that way (the one that matches the
+ *   workers' state now) takes at most 1/SHARE_GAIN of the inline time per
+ *   item, and runs inline otherwise, except every PROBE_EVERY-th job,
  *   which runs the other way so that the estimate of the losing way
  *   follows the machine. Jobs whose items are too cheap to hand over, and
  *   jobs the workers cannot help with because they are asleep or off
@@ -74,6 +75,12 @@
  * runs the way that is not the best one. */
 #define SITES 32
 #define PROBE_EVERY 32
+/* A site's jobs are shared only when sharing takes at most 1/SHARE_GAIN
+ * of the inline time per item: what the workers wrote is read back by the
+ * serial code after the job, from the other core's cache, and a worker
+ * spins after a shared job; neither is in the job's own time. At break
+ * even, sharing made a second thread slower than one. */
+#define SHARE_GAIN 1.25f
 /* A job the site's inline mean says takes less than this runs inline,
  * probes included: handing it over saves at most half of it, and what a
  * worker wrote is read back from the other core's cache by the serial
@@ -323,7 +330,8 @@ static site_t *site_of(ks_pool_t *p, ks_pool_fn fn)
 /* Whether to share the next job of site s (NULL: share), of n items,
  * while a worker is awake or not: never one the inline mean puts under
  * SHARE_MIN_NS; otherwise unknown ways first, shared before inline; then
- * the cheaper way per item, the other one every PROBE_EVERY-th job. */
+ * shared when it saves SHARE_GAIN (per item), the other way every
+ * PROBE_EVERY-th job. */
 static int site_share(site_t *s, int awake, uint32_t n)
 {
     int share;
@@ -336,7 +344,7 @@ static int site_share(site_t *s, int awake, uint32_t n)
         return 1;
     if (s->inline_ns == 0)
         return 0;
-    share = s->shared_ns[awake] < s->inline_ns;
+    share = s->shared_ns[awake] * SHARE_GAIN < s->inline_ns;
     return s->jobs % PROBE_EVERY == 0 ? !share : share;
 }
 

@@ -17,6 +17,15 @@ static void counter_catch_up(ks_metric_t *m, uint64_t now, uint64_t *seen)
     *seen = now;
 }
 
+/* counter_catch_up for the series of m with one label value. */
+static void counter_catch_up_l(ks_metric_t *m, uint64_t now, uint64_t *seen,
+                               const char *label)
+{
+    if (now > *seen)
+        ks_metric_add(m, (double)(now - *seen), label);
+    *seen = now;
+}
+
 static void count_gated(void *ud, const ks_pod_t *pod, const char *message,
                         int gated)
 {
@@ -62,6 +71,11 @@ static void refresh(ks_server_t *srv)
                          &srv->bulk_compared_seen);
         counter_catch_up(srv->m_bulk_mismatches, st.bulk_mismatches,
                          &srv->bulk_mismatches_seen);
+        /* (a new generation starts its pools at 0: caught up from there) */
+        counter_catch_up_l(srv->m_worker_jobs, st.pool_shared,
+                           &srv->worker_shared_seen, "shared");
+        counter_catch_up_l(srv->m_worker_jobs, st.pool_inline,
+                           &srv->worker_inline_seen, "inline");
     }
 }
 

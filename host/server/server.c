@@ -262,6 +262,7 @@ static const char *const l_ext[] = {"extender", "verb", "result", NULL};
 static const char *const l_ext_verb[] = {"extender", "verb", NULL};
 static const char *const l_hint[] = {"plugin", "event", "hint", NULL};
 static const char *const l_event[] = {"event", NULL};
+static const char *const l_mode[] = {"mode", NULL};
 
 #define M_AT(field) offsetof(ks_server_t, field)
 
@@ -367,6 +368,12 @@ static const struct server_metric {
      "the node-by-node calls (each is logged with its pod, node and "
      "plugin).",
      NULL, 0, 0, 0, 1},
+    {M_AT(m_worker_jobs), KS_METRIC_COUNTER, "ksched_worker_jobs_total",
+     "Filter and Score jobs of more than one chunk, by mode: shared with "
+     "the worker threads, or run inline on the scheduling thread because "
+     "sharing them did not pay (the pool measures both, per call site). "
+     "None at parallelism 1.",
+     l_mode, 0, 0, 0, 0},
 };
 
 static int metrics_init(ks_server_t *srv, const ks_generation_t *g)

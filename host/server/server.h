@@ -121,6 +121,9 @@ typedef struct ks_server {
     uint64_t batch_reused_seen, batch_mismatches_seen;
     ks_metric_t *m_bulk_compared, *m_bulk_mismatches;
     uint64_t bulk_compared_seen, bulk_mismatches_seen;
+    /* the Filter/Score workers' jobs (pool.h), shared or inline */
+    ks_metric_t *m_worker_jobs;
+    uint64_t worker_shared_seen, worker_inline_seen;
     ks_plugin_samples_t *plugin_samples; /* into m_plugin_dur, any thread */
     /* kube-scheduler's other scheduler_* series (metrics_sched.h) */
     ks_sched_metrics_t *sched_metrics;

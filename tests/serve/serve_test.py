@@ -730,6 +730,17 @@ def verify_checks(ksched, plugin_build_dir):
               "--batching verify: some results compared")
         check(metric_value(srv, "ksched_batch_mismatches_total") == 0,
               "--batching verify: ksched_batch_mismatches_total 0")
+        # the workers' jobs: at parallelism 2 or more (the default 16,
+        # capped at the CPUs) every pod's Filter is a job of more than one
+        # chunk, shared or inline; at 1 there is no pool
+        jobs = [metric_value(srv, "ksched_worker_jobs_total", mode=m) or 0
+                for m in ("shared", "inline")]
+        if (os.cpu_count() or 1) >= 2:
+            check(sum(jobs) >= 60,
+                  "ksched_worker_jobs_total shared + inline %r >= 60" % jobs)
+        else:
+            check(sum(jobs) == 0,
+                  "one CPU: no ksched_worker_jobs_total, got %r" % jobs)
         check(not any("verify: pod" in l for l in srv.lines),
               "no verify difference logged")
     finally:
