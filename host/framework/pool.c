@@ -35,7 +35,8 @@
  *   workers' state now) takes at most 1/SHARE_GAIN of the inline time per
  *   item, and runs inline otherwise, except every PROBE_EVERY-th job,
  *   which runs the other way so that the estimate of the losing way
- *   follows the machine. Jobs whose items are too cheap to hand over, and
+ *   follows the machine; each probe that loses again doubles that
+ *   interval, up to PROBE_MAX jobs, and one that wins resets it. Jobs whose items are too cheap to hand over, and
  *   jobs the workers cannot help with because they are asleep or off
  *   their CPU, so run inline and wake nobody.
  * - How long a worker spins between jobs follows the gaps the caller
@@ -72,9 +73,11 @@
  * SPIN_NS. */
 #define SPIN_MIN_NS 2000
 /* Call sites whose cost is measured; every PROBE_EVERY-th job of a site
- * runs the way that is not the best one. */
+ * (at first) runs the way that is not the best one. */
 #define SITES 32
 #define PROBE_EVERY 32
+/* Probes that keep losing come further apart, up to one in PROBE_MAX. */
+#define PROBE_MAX 1024
 /* A site's jobs are shared only when sharing takes at most 1/SHARE_GAIN
  * of the inline time per item: what the workers wrote is read back by the
  * serial code after the job, from the other core's cache, and a worker
@@ -109,6 +112,12 @@ typedef struct site {
     ks_pool_fn fn;
     uint32_t jobs;
     float inline_ns, shared_ns[2];
+    /* Probes: one every probe_every jobs (0: PROBE_EVERY); probe: the
+     * running job is one (1 + the workers' state it was chosen for),
+     * probe_share the way it lost to. */
+    uint32_t probe_every;
+    uint8_t probe, probe_share;
+    uint8_t last_share; /* the way chosen last; a change resets probes */
 } site_t;
 
 typedef struct job_slot {
@@ -331,7 +340,7 @@ static site_t *site_of(ks_pool_t *p, ks_pool_fn fn)
  * while a worker is awake or not: never one the inline mean puts under
  * SHARE_MIN_NS; otherwise unknown ways first, shared before inline; then
  * shared when it saves SHARE_GAIN (per item), the other way every
- * PROBE_EVERY-th job. */
+ * probe_every-th job (a probe, judged in site_note). */
 static int site_share(site_t *s, int awake, uint32_t n)
 {
     int share;
@@ -345,13 +354,25 @@ static int site_share(site_t *s, int awake, uint32_t n)
     if (s->inline_ns == 0)
         return 0;
     share = s->shared_ns[awake] * SHARE_GAIN < s->inline_ns;
-    return s->jobs % PROBE_EVERY == 0 ? !share : share;
+    if (share != s->last_share) {
+        /* the other way wins now: the losing one's estimate is checked
+         * again soon (it may be an outlier of the one that lost) */
+        s->last_share = (uint8_t)share;
+        s->probe_every = 0;
+    }
+    if (s->jobs % (s->probe_every ? s->probe_every : PROBE_EVERY) != 0)
+        return share;
+    s->probe = (uint8_t)(1 + awake);
+    s->probe_share = (uint8_t)share;
+    return !share;
 }
 
 /* A job of n items took ns, inline (way 2) or shared with a worker awake
- * (1) or not (0): into site s's averages. One outlier (a worker off its
- * CPU for milliseconds) counts at most 8 times the current mean, so that
- * a probe or two bring the way back. */
+ * (1) or not (0): into site s's averages. One outlier (a thread off its
+ * CPU for milliseconds) counts at most twice the current mean: it moves
+ * the mean by a quarter at most, less than SHARE_GAIN, so that a single
+ * one does not flip the site's choice; a lasting change moves it within a
+ * few jobs. */
 static void site_note(site_t *s, int way, uint32_t n, uint64_t ns)
 {
     float *m, v;
@@ -365,9 +386,22 @@ static void site_note(site_t *s, int way, uint32_t n, uint64_t ns)
         *m = v;
         return;
     }
-    if (v > 8 * *m)
-        v = 8 * *m;
+    if (v > 2 * *m)
+        v = 2 * *m;
     *m += (v - *m) / 4;
+    if (s->probe) {
+        /* a probe that lost again doubles the interval to the next one
+         * (up to PROBE_MAX): a losing probe of sharing wakes a worker
+         * for nothing; one that wins starts over at PROBE_EVERY */
+        uint32_t every = s->probe_every ? s->probe_every : PROBE_EVERY;
+        int share =
+            s->shared_ns[s->probe - 1] * SHARE_GAIN < s->inline_ns;
+        s->probe_every = share == s->probe_share && every < PROBE_MAX
+                             ? every * 2
+                             : share == s->probe_share ? every
+                                                       : PROBE_EVERY;
+        s->probe = 0;
+    }
 }
 
 /* The gap since the last shared job ended, seen as a shared job starts at
@@ -446,6 +480,22 @@ static void run_shared(ks_pool_t *p, uint32_t n, uint32_t chunk,
     }
 }
 
+/* The whole job as one call on the caller (worker 0); counted as an
+ * inline job of n items unless uncounted (one chunk, no pool). */
+static void run_inline(ks_pool_t *p, uint32_t n, ks_pool_fn fn, void *ud,
+                       int counted)
+{
+    if (counted) {
+        p->counts.inline_jobs++;
+        p->counts.inline_items += n;
+    }
+    if (n == 0)
+        return;
+    ks_pool_job_depth++;
+    fn(ud, 0, n, 0);
+    ks_pool_job_depth--;
+}
+
 void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
                  void *ud)
 {
@@ -454,17 +504,13 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
     int awake;
     if (chunk == 0)
         chunk = 1;
-    if (p == NULL || p->n_threads == 0 || n <= chunk || p->inline_left > 0) {
-        if (p != NULL && p->inline_left > 0 && n > chunk) {
-            p->inline_left--; /* after a stall */
-            p->counts.inline_jobs++;
-            p->counts.inline_items += n;
-        }
-        if (n) {
-            ks_pool_job_depth++;
-            fn(ud, 0, n, 0);
-            ks_pool_job_depth--;
-        }
+    if (p == NULL || p->n_threads == 0 || n <= chunk) {
+        run_inline(p, n, fn, ud, 0);
+        return;
+    }
+    if (p->inline_left > 0) {
+        p->inline_left--; /* after a stall */
+        run_inline(p, n, fn, ud, 1);
         return;
     }
     site = site_of(p, fn);
@@ -472,11 +518,7 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
             p->n_threads;
     t0 = ks_mono_ns();
     if (!site_share(site, awake, n)) {
-        p->counts.inline_jobs++;
-        p->counts.inline_items += n;
-        ks_pool_job_depth++;
-        fn(ud, 0, n, 0);
-        ks_pool_job_depth--;
+        run_inline(p, n, fn, ud, 1);
         site_note(site, 2, n, ks_mono_ns() - t0);
         return;
     }

@@ -248,7 +248,8 @@ END_TEST
 typedef struct who_job {
     uint32_t n;
     atomic_uint whole, on_worker;
-    long sleep_ns; /* per chunk; 0: nothing to do */
+    long sleep_ns; /* per item; 0: nothing to do */
+    long worker_ns; /* more per chunk on a worker (a cache-cold worker) */
 } who_job_t;
 
 static void who_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
@@ -258,8 +259,9 @@ static void who_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
         atomic_fetch_add(&j->whole, 1);
     if (worker != 0)
         atomic_store(&j->on_worker, 1);
-    if (j->sleep_ns) {
-        struct timespec ts = {0, j->sleep_ns * (long)(e - b)};
+    if (j->sleep_ns || (worker != 0 && j->worker_ns)) {
+        struct timespec ts = {0, j->sleep_ns * (long)(e - b) +
+                                     (worker != 0 ? j->worker_ns : 0)};
         nanosleep(&ts, NULL);
     }
 }
@@ -267,7 +269,7 @@ static void who_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 /* n jobs of the site who_chunk: how many ran inline, how many had a
  * chunk on a worker. */
 static void run_who_chunks(ks_pool_t *p, unsigned jobs, uint32_t n,
-                           uint32_t chunk, long sleep_ns,
+                           uint32_t chunk, long sleep_ns, long worker_ns,
                            unsigned *inline_jobs, unsigned *worker_jobs)
 {
     unsigned i;
@@ -277,6 +279,7 @@ static void run_who_chunks(ks_pool_t *p, unsigned jobs, uint32_t n,
         memset(&j, 0, sizeof j);
         j.n = n;
         j.sleep_ns = sleep_ns;
+        j.worker_ns = worker_ns;
         ks_pool_run(p, n, chunk, who_chunk, &j);
         *inline_jobs += atomic_load(&j.whole);
         *worker_jobs += atomic_load(&j.on_worker);
@@ -286,7 +289,7 @@ static void run_who_chunks(ks_pool_t *p, unsigned jobs, uint32_t n,
 static void run_who(ks_pool_t *p, unsigned jobs, uint32_t n, long sleep_ns,
                     unsigned *inline_jobs, unsigned *worker_jobs)
 {
-    run_who_chunks(p, jobs, n, 1, sleep_ns, inline_jobs, worker_jobs);
+    run_who_chunks(p, jobs, n, 1, sleep_ns, 0, inline_jobs, worker_jobs);
 }
 
 /* Items that cost nothing: once the site is measured, a job of them
@@ -362,11 +365,40 @@ START_TEST(marginal_gain_runs_inline)
         ks_pool_free(p);
         return;
     }
-    run_who_chunks(p, 6, 10, 9, 2000000, &in, &on_worker);
-    run_who_chunks(p, 30, 10, 9, 2000000, &in, &on_worker);
+    run_who_chunks(p, 6, 10, 9, 2000000, 0, &in, &on_worker);
+    run_who_chunks(p, 30, 10, 9, 2000000, 0, &in, &on_worker);
     ck_assert_msg(in >= 28,
                   "marginal jobs: %u of 30 inline, %u with a worker's chunk",
                   in, on_worker);
+    ks_pool_free(p);
+}
+END_TEST
+
+/* Ten items of 100 us in chunks of nine, and a worker that needs 2 ms
+ * more for its chunk: sharing takes twice as long as inline and keeps
+ * losing, so each probe (a shared job) that loses again doubles the
+ * interval to the next: over 640 jobs at most 6 are shared (4 here),
+ * where probes every 32nd job shared 12. */
+START_TEST(losing_probes_back_off)
+{
+    ks_pool_t *p = ks_pool_new(2);
+    unsigned in, on_worker;
+    ks_pool_counts_t c0, c1;
+    ck_assert_ptr_nonnull(p);
+    if (ks_pool_size(p) < 2) {
+        ks_pool_free(p);
+        return;
+    }
+    run_who_chunks(p, 40, 10, 9, 100000, 2000000, &in, &on_worker);
+    c0 = ks_pool_counts(p);
+    run_who_chunks(p, 640, 10, 9, 100000, 2000000, &in, &on_worker);
+    c1 = ks_pool_counts(p);
+    ck_assert_msg(c1.shared - c0.shared <= 6,
+                  "losing probes: %llu of 640 jobs shared",
+                  (unsigned long long)(c1.shared - c0.shared));
+    ck_assert_uint_eq(c1.shared - c0.shared + c1.inline_jobs -
+                          c0.inline_jobs,
+                      640);
     ks_pool_free(p);
 }
 END_TEST
@@ -408,6 +440,7 @@ int main(void)
     tcase_add_test(tc, cheap_jobs_run_inline);
     tcase_add_test(tc, costly_jobs_are_shared);
     tcase_add_test(tc, marginal_gain_runs_inline);
+    tcase_add_test(tc, losing_probes_back_off);
     tcase_add_test(tc, far_apart_jobs_no_spin);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
