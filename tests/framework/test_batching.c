@@ -53,6 +53,36 @@ static void on_bound(void *ud, const ks_pod_t *pod, const char *node)
     snprintf(r->bound + l, sizeof r->bound - l, "%s->%s;", pod->name, node);
 }
 
+/* A scheduler over w's cache, deterministic, batching `mode`, recording
+ * bindings into r (zeroed). */
+static ks_scheduler_t *sched_new(ks_generation_t *g, tl_world_t *w, int mode,
+                                 run_t *r)
+{
+    ks_sched_opts_t so;
+    ks_scheduler_t *s;
+    memset(r, 0, sizeof *r);
+    memset(&so, 0, sizeof so);
+    so.deterministic = 1;
+    so.batching = mode;
+    so.obs.bound = on_bound;
+    so.obs.ud = r;
+    s = ks_scheduler_new(g, w->cache, &so);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+/* Schedule w's pod `name` to the end; *reused: the results its cycle
+ * reused. */
+static void sched_pod(ks_scheduler_t *s, tl_world_t *w, const char *name,
+                      unsigned long long *reused)
+{
+    unsigned long long before = ks_scheduler_stats(s).batch_reused;
+    ck_assert_int_eq(ks_scheduler_add_pod(s, tl_world_take_pod(w, name)), 0);
+    while (ks_scheduler_step(s))
+        ;
+    *reused = ks_scheduler_stats(s).batch_reused - before;
+}
+
 /* Schedule a1..a6 one at a time; n5 is added after a2, `other` bound to
  * the node a3 did not go to (n1 unless a3 went there, then n2) after a3. */
 static void run_mode(int mode, run_t *r)
@@ -61,26 +91,17 @@ static void run_mode(int mode, run_t *r)
     tl_world_t w;
     ks_generation_t *g = tl_generation(NULL);
     ks_scheduler_t *s;
-    ks_sched_opts_t so;
     ks_manifest_t m2;
     ks_error_t err = {0};
-    unsigned long long before;
     size_t i;
 
-    memset(r, 0, sizeof *r);
     tl_world_init(&w, CLUSTER);
     memset(&m2, 0, sizeof m2);
     ck_assert_int_eq(ks_manifest_load_string(&m2, "n5.yaml", NEW_NODE,
                                              strlen(NEW_NODE),
                                              ks_intern_global(), NULL, &err),
                      0);
-    memset(&so, 0, sizeof so);
-    so.deterministic = 1;
-    so.batching = mode;
-    so.obs.bound = on_bound;
-    so.obs.ud = r;
-    s = ks_scheduler_new(g, w.cache, &so);
-    ck_assert_ptr_nonnull(s);
+    s = sched_new(g, &w, mode, r);
     for (i = 0; i < 6; i++) {
         if (i == 2) { /* a node added */
             ks_cluster_event_t ev = {KS_RES_NODE, KS_ACT_ADD};
@@ -96,12 +117,7 @@ static void run_mode(int mode, run_t *r)
             ck_assert_int_eq(ks_cache_add_pod(w.cache, o, &err), 0);
             ks_scheduler_on_event(s, ev);
         }
-        before = ks_scheduler_stats(s).batch_reused;
-        ck_assert_int_eq(
-            ks_scheduler_add_pod(s, tl_world_take_pod(&w, names[i])), 0);
-        while (ks_scheduler_step(s))
-            ;
-        r->reused[i] = ks_scheduler_stats(s).batch_reused - before;
+        sched_pod(s, &w, names[i], &r->reused[i]);
     }
     r->mismatches = ks_scheduler_stats(s).batch_mismatches;
     ks_scheduler_free(s);
@@ -218,27 +234,12 @@ static void run_big(int mode, run_t *r)
     tl_world_t w;
     ks_generation_t *g = tl_generation(NULL);
     ks_scheduler_t *s;
-    ks_sched_opts_t so;
-    unsigned long long before;
     size_t i;
 
-    memset(r, 0, sizeof *r);
     tl_world_init(&w, yaml);
-    memset(&so, 0, sizeof so);
-    so.deterministic = 1;
-    so.batching = mode;
-    so.obs.bound = on_bound;
-    so.obs.ud = r;
-    s = ks_scheduler_new(g, w.cache, &so);
-    ck_assert_ptr_nonnull(s);
-    for (i = 0; i < 6; i++) {
-        before = ks_scheduler_stats(s).batch_reused;
-        ck_assert_int_eq(
-            ks_scheduler_add_pod(s, tl_world_take_pod(&w, names[i])), 0);
-        while (ks_scheduler_step(s))
-            ;
-        r->reused[i] = ks_scheduler_stats(s).batch_reused - before;
-    }
+    s = sched_new(g, &w, mode, r);
+    for (i = 0; i < 6; i++)
+        sched_pod(s, &w, names[i], &r->reused[i]);
     r->mismatches = ks_scheduler_stats(s).batch_mismatches;
     ks_scheduler_free(s);
     ks_generation_unref(g);

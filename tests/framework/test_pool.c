@@ -72,6 +72,19 @@ static void check_job(ks_pool_t *p, uint32_t n, uint32_t chunk, unsigned tag)
     free(j.owner);
 }
 
+/* A pool with one worker besides the caller, or NULL on a machine with
+ * one CPU (ks_pool_new makes no more threads than CPUs). */
+static ks_pool_t *pool_of_two(void)
+{
+    ks_pool_t *p = ks_pool_new(2);
+    ck_assert_ptr_nonnull(p);
+    if (ks_pool_size(p) < 2) {
+        ks_pool_free(p);
+        return NULL;
+    }
+    return p;
+}
+
 START_TEST(every_index_once)
 {
     ks_pool_t *p = ks_pool_new(4);
@@ -219,14 +232,11 @@ static void stall_once(ks_pool_t *p, ks_pool_fn fn)
  * loaded) doubles the inline stretch: 256 jobs, then 512. */
 START_TEST(repeated_stalls_lengthen_inline)
 {
-    ks_pool_t *p = ks_pool_new(2);
+    ks_pool_t *p = pool_of_two();
     whole_job_t w;
     unsigned i;
-    ck_assert_ptr_nonnull(p);
-    if (ks_pool_size(p) < 2) {
-        ks_pool_free(p);
-        return;
-    }
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
     stall_once(p, stall_chunk);
     memset(&w, 0, sizeof w);
     w.n = 64;
@@ -298,14 +308,11 @@ static void run_who(ks_pool_t *p, unsigned jobs, uint32_t n, long sleep_ns,
  * not woken for them. */
 START_TEST(cheap_jobs_run_inline)
 {
-    ks_pool_t *p = ks_pool_new(2);
+    ks_pool_t *p = pool_of_two();
     unsigned in, on_worker;
     ks_pool_counts_t c0, c1;
-    ck_assert_ptr_nonnull(p);
-    if (ks_pool_size(p) < 2) {
-        ks_pool_free(p);
-        return;
-    }
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
     run_who(p, 200, 64, 0, &in, &on_worker); /* measured both ways */
     c0 = ks_pool_counts(p);
     run_who(p, 640, 64, 0, &in, &on_worker);
@@ -329,14 +336,11 @@ END_TEST
  * worker runs a chunk. */
 START_TEST(costly_jobs_are_shared)
 {
-    ks_pool_t *p = ks_pool_new(2);
+    ks_pool_t *p = pool_of_two();
     unsigned in, on_worker;
     ks_pool_counts_t c0, c1;
-    ck_assert_ptr_nonnull(p);
-    if (ks_pool_size(p) < 2) {
-        ks_pool_free(p);
-        return;
-    }
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
     run_who(p, 4, 2, 40000000, &in, &on_worker);
     c0 = ks_pool_counts(p);
     run_who(p, 30, 2, 40000000, &in, &on_worker);
@@ -358,13 +362,10 @@ END_TEST
  * site's jobs run inline, except a probe now and then. */
 START_TEST(marginal_gain_runs_inline)
 {
-    ks_pool_t *p = ks_pool_new(2);
+    ks_pool_t *p = pool_of_two();
     unsigned in, on_worker;
-    ck_assert_ptr_nonnull(p);
-    if (ks_pool_size(p) < 2) {
-        ks_pool_free(p);
-        return;
-    }
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
     run_who_chunks(p, 6, 10, 9, 2000000, 0, &in, &on_worker);
     run_who_chunks(p, 30, 10, 9, 2000000, 0, &in, &on_worker);
     ck_assert_msg(in >= 28,
@@ -381,14 +382,11 @@ END_TEST
  * where probes every 32nd job shared 12. */
 START_TEST(losing_probes_back_off)
 {
-    ks_pool_t *p = ks_pool_new(2);
+    ks_pool_t *p = pool_of_two();
     unsigned in, on_worker;
     ks_pool_counts_t c0, c1;
-    ck_assert_ptr_nonnull(p);
-    if (ks_pool_size(p) < 2) {
-        ks_pool_free(p);
-        return;
-    }
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
     run_who_chunks(p, 40, 10, 9, 100000, 2000000, &in, &on_worker);
     c0 = ks_pool_counts(p);
     run_who_chunks(p, 640, 10, 9, 100000, 2000000, &in, &on_worker);
@@ -407,14 +405,11 @@ END_TEST
  * spin): the workers stop spinning between them at once. */
 START_TEST(far_apart_jobs_no_spin)
 {
-    ks_pool_t *p = ks_pool_new(2);
+    ks_pool_t *p = pool_of_two();
     struct timespec gap = {0, 2000000};
     unsigned i, in, on_worker;
-    ck_assert_ptr_nonnull(p);
-    if (ks_pool_size(p) < 2) {
-        ks_pool_free(p);
-        return;
-    }
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
     ck_assert_uint_eq(ks_pool_spin_ns(p), 50000); /* nothing seen yet */
     for (i = 0; i < 10; i++) {
         run_who(p, 1, 8, 100000, &in, &on_worker);
