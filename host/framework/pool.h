@@ -9,9 +9,10 @@
  * pool (loop thread only).
  *
  * Whether a job is shared at all is the pool's choice, per call site
- * (the job's function): it times the site's jobs both ways and runs each
- * the way that costs less per item (pool.c), so a job whose items are too
- * cheap to hand over runs inline and wakes no worker. Either way fn sees
+ * (the job's function): it times the site's jobs both ways and shares
+ * them only when that saves a fifth of the time per item (pool.c), so a
+ * job whose items are too cheap to hand over runs inline and wakes no
+ * worker. Either way fn sees
  * [0, n) once: one call over all of it, or chunks of `chunk` items.
  *
  * While a thread runs a job's chunks (a worker, the calling thread's own
