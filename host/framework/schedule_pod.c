@@ -444,6 +444,37 @@ static inline void record_verdict(filter_job_t *j, uint32_t pos,
     (*found)++;
 }
 
+/* Under batching, the run of n_run positions from pos when batching kept
+ * a Success for every node of it (the common case of a batch): appended
+ * at once, as node by node would. 1 when done (the caller counts the
+ * nodes found and reused), 0 when the run must go node by node. */
+static int kept_run_passed(filter_job_t *j, uint32_t pos, uint32_t n_run)
+{
+    ks_scheduler_t *s = j->s;
+    const ks_node_info_t *ni[FILTER_RUN];
+    const ks_node_info_t *const *run;
+    const uint32_t *ci;
+    uint32_t r, at = j->start + pos; /* < 2 n_cand */
+    if (at >= j->n_cand)
+        at -= j->n_cand;
+    if (at + n_run > j->n_cand)
+        return 0; /* the run wraps: node by node */
+    ci = j->identity ? NULL : s->cand + at;
+    if (!ks_sched_batch_filter_all_passed(s, at, ci, n_run))
+        return 0;
+    run = j->all + at;
+    if (ci != NULL) {
+        for (r = 0; r < n_run; r++)
+            ni[r] = j->all[ci[r]];
+        run = ni;
+    }
+    if (j->direct)
+        direct_pass(j, pos, run, ci, at, n_run);
+    else
+        memset(s->feasible_flag + pos, 1, n_run);
+    return 1;
+}
+
 static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 {
     filter_job_t *j = ud;
@@ -545,31 +576,10 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             }
             continue;
         }
-        if (s->bt.active) {
-            /* A run every node of which batching kept a Success for (the
-             * common case of a batch): appended at once, as node by node
-             * below would */
-            uint32_t at = j->start + pos; /* < 2 n_cand */
-            if (at >= j->n_cand)
-                at -= j->n_cand;
-            if (at + n_run <= j->n_cand) {
-                const uint32_t *ci = j->identity ? NULL : s->cand + at;
-                if (ks_sched_batch_filter_all_passed(s, at, ci, n_run)) {
-                    const ks_node_info_t *const *run = j->all + at;
-                    if (ci != NULL) {
-                        for (r = 0; r < n_run; r++)
-                            ni[r] = j->all[ci[r]];
-                        run = ni;
-                    }
-                    if (j->direct)
-                        direct_pass(j, pos, run, ci, at, n_run);
-                    else
-                        memset(s->feasible_flag + pos, 1, n_run);
-                    found += n_run;
-                    reused += n_run;
-                    continue;
-                }
-            }
+        if (s->bt.active && kept_run_passed(j, pos, n_run)) {
+            found += n_run;
+            reused += n_run;
+            continue;
         }
         /* The run's nodes; those batching kept a verdict for are done. */
         n_eval = 0;
