@@ -497,22 +497,22 @@ typedef struct pts_bulk_con {
     uint8_t memo_ok[PTS_BULK_MEMO];
 } pts_bulk_con_t;
 
-/* The node's value for b's key (NULL: no such label), looked for at the
- * hint first. */
-static inline const char *pts_bulk_value(pts_bulk_con_t *b,
-                                         const ks_labels_t *ls)
+/* The node's value for `key` (NULL: no such label), looked for at *hint
+ * first (where the previous node had it). */
+static inline const char *pts_value_at_hint(const ks_labels_t *ls,
+                                            const char *key, uint32_t *hint)
 {
-    const char *key = b->con->topology_key;
-    uint32_t i;
-    if (b->hint < ls->n && ls->items[b->hint].key == key)
-        return ls->items[b->hint].value;
-    for (i = 0; i < ls->n; i++)
-        if (ls->items[i].key == key) {
-            b->hint = i;
-            return ls->items[i].value;
+    uint32_t l;
+    if (*hint < ls->n && ls->items[*hint].key == key)
+        return ls->items[*hint].value;
+    for (l = 0; l < ls->n; l++)
+        if (ls->items[l].key == key) {
+            *hint = l;
+            return ls->items[l].value;
         }
     return NULL;
 }
+
 
 /* Does a node whose value is `value` (not NULL) keep b's skew? */
 static inline int pts_bulk_fits(const pts_prefilter_state_t *s,
@@ -546,7 +546,8 @@ static void pts_bulk_run(const pts_prefilter_state_t *s, pts_bulk_con_t *c,
             continue;
         }
         for (j = 0; j < n_cons; j++) {
-            const char *value = pts_bulk_value(&c[j], &node->labels);
+            const char *value = pts_value_at_hint(
+                &node->labels, c[j].con->topology_key, &c[j].hint);
             if (value == NULL ||
                 (c[j].compare && !pts_bulk_fits(s, &c[j], value))) {
                 pass[i] = 0;
@@ -556,33 +557,17 @@ static void pts_bulk_run(const pts_prefilter_state_t *s, pts_bulk_con_t *c,
     }
 }
 
-/* The node's value for `key` (NULL: no such label), looked for at *hint
- * first (where the previous node had it). */
-static inline const char *pts_value_at_hint(const ks_labels_t *ls,
-                                            const char *key, uint32_t *hint)
-{
-    uint32_t l;
-    if (*hint < ls->n && ls->items[*hint].key == key)
-        return ls->items[*hint].value;
-    for (l = 0; l < ls->n; l++)
-        if (ls->items[l].key == key) {
-            *hint = l;
-            return ls->items[l].value;
-        }
-    return NULL;
-}
-
-/* The same for a single constraint (the common case), its key, hint and
- * compare flag in locals so that they stay in registers; with VT (its
- * PreFilter table, always_inline below gives a loop for each) the
- * verdicts come from the table. */
+/* The same for a single constraint (the common case), its key and hint
+ * in locals so that they stay in registers; with VT (its PreFilter
+ * table) the verdicts come from the table. always_inline: the callers
+ * below get a loop for each VT and COMPARE (b's flag, here a constant). */
 static inline __attribute__((always_inline)) void
 pts_bulk_run_one_(const pts_prefilter_state_t *s, pts_bulk_con_t *b,
-                  const pts_vtab_t *vt, const ks_node_info_t *const *nodes,
-                  uint32_t n, uint8_t *pass)
+                  const pts_vtab_t *vt, const int compare,
+                  const ks_node_info_t *const *nodes, uint32_t n,
+                  uint8_t *pass)
 {
     const char *key = b->con->topology_key;
-    const int compare = b->compare;
     uint32_t i, hint = 0;
     for (i = 0; i < n; i++) {
         const ks_node_t *node;
@@ -602,44 +587,17 @@ pts_bulk_run_one_(const pts_prefilter_state_t *s, pts_bulk_con_t *b,
     }
 }
 
-/* A single constraint with PreFilter's table and domains to compare: per
- * node its value and the table's verdict, the first probe inline. */
-static void pts_bulk_run_table(const pts_vtab_t *vt, const char *key,
-                               const ks_node_info_t *const *nodes, uint32_t n,
-                               uint8_t *pass)
-{
-    uint32_t i, hint = 0;
-    for (i = 0; i < n; i++) {
-        const ks_node_t *node;
-        const char *value;
-        uint32_t slot;
-        if (!pass[i])
-            continue;
-        node = nodes[i]->node;
-        if (node == NULL) {
-            pass[i] = 2; /* an Error: the host asks pts_filter_with_state */
-            continue;
-        }
-        value = pts_value_at_hint(&node->labels, key, &hint);
-        if (value == NULL) {
-            pass[i] = 0;
-            continue;
-        }
-        slot = pts_vt_slot(value);
-        if (!(vt->value[slot] == value ? vt->ok[slot] : pts_vt_ok(vt, value)))
-            pass[i] = 0;
-    }
-}
-
 static void pts_bulk_run_one(const pts_prefilter_state_t *s,
                              pts_bulk_con_t *b,
                              const ks_node_info_t *const *nodes, uint32_t n,
                              uint8_t *pass)
 {
-    if (b->vt != NULL)
-        pts_bulk_run_one_(s, b, b->vt, nodes, n, pass);
-    else
-        pts_bulk_run_one_(s, b, NULL, nodes, n, pass);
+    if (b->vt != NULL && b->compare) /* the common case */
+        pts_bulk_run_one_(s, b, b->vt, 1, nodes, n, pass);
+    else if (b->compare)
+        pts_bulk_run_one_(s, b, NULL, 1, nodes, n, pass);
+    else /* no eligible domain: only the label counts */
+        pts_bulk_run_one_(s, b, NULL, 0, nodes, n, pass);
 }
 
 ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
@@ -657,12 +615,6 @@ ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
             if (pass[i])
                 pass[i] = ks_bulk_verdict(pts_filter_with_state(
                     self, cs, state, pod, nodes[i], scratch));
-        return KS_SUCCESS;
-    }
-    if (s->cons.n == 1 && s->vt != NULL && s->vt[0].compare) {
-        /* the common case, straight to its loop */
-        pts_bulk_run_table(s->vt, s->cons.items[0].topology_key, nodes, n,
-                           pass);
         return KS_SUCCESS;
     }
     n_cons = s->cons.n;
