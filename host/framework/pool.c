@@ -36,9 +36,10 @@
  *   item, and runs inline otherwise, except every PROBE_EVERY-th job,
  *   which runs the other way so that the estimate of the losing way
  *   follows the machine; each probe that loses again doubles that
- *   interval, up to PROBE_MAX jobs, and one that wins resets it. Jobs whose items are too cheap to hand over, and
- *   jobs the workers cannot help with because they are asleep or off
- *   their CPU, so run inline and wake nobody.
+ *   interval, up to PROBE_MAX jobs, and one that wins resets it. Jobs
+ *   whose items are too cheap to hand over, and jobs the workers cannot
+ *   help with because they are asleep or off their CPU, so run inline
+ *   and wake nobody.
  * - How long a worker spins between jobs follows the gaps the caller
  *   sees between shared jobs: twice the longest recent gap shorter than
  *   SPIN_NS (a maximum that loses 1/16 at each shared job) plus
@@ -112,9 +113,9 @@ typedef struct site {
     ks_pool_fn fn;
     uint32_t jobs;
     float inline_ns, shared_ns[2];
-    /* Probes: one every probe_every jobs (0: PROBE_EVERY); probe: the
-     * running job is one (1 + the workers' state it was chosen for),
-     * probe_share the way it lost to. */
+    /* Probes: one every probe_every jobs; probe: the running job is one
+     * (1 + the workers' state it was chosen for), probe_share the way it
+     * lost to. */
     uint32_t probe_every;
     uint8_t probe, probe_share;
     uint8_t last_share; /* the way chosen last; a change resets probes */
@@ -330,10 +331,18 @@ static site_t *site_of(ks_pool_t *p, ks_pool_fn fn)
             return s;
         if (s->fn == NULL) {
             s->fn = fn;
+            s->probe_every = PROBE_EVERY;
             return s;
         }
     }
     return NULL;
+}
+
+/* Does sharing site s's jobs, with the workers awake or not, take at
+ * most 1/SHARE_GAIN of the inline time per item? */
+static int share_pays(const site_t *s, int awake)
+{
+    return s->shared_ns[awake] * SHARE_GAIN < s->inline_ns;
 }
 
 /* Whether to share the next job of site s (NULL: share), of n items,
@@ -353,14 +362,14 @@ static int site_share(site_t *s, int awake, uint32_t n)
         return 1;
     if (s->inline_ns == 0)
         return 0;
-    share = s->shared_ns[awake] * SHARE_GAIN < s->inline_ns;
+    share = share_pays(s, awake);
     if (share != s->last_share) {
         /* the other way wins now: the losing one's estimate is checked
          * again soon (it may be an outlier of the one that lost) */
         s->last_share = (uint8_t)share;
-        s->probe_every = 0;
+        s->probe_every = PROBE_EVERY;
     }
-    if (s->jobs % (s->probe_every ? s->probe_every : PROBE_EVERY) != 0)
+    if (s->jobs % s->probe_every != 0)
         return share;
     s->probe = (uint8_t)(1 + awake);
     s->probe_share = (uint8_t)share;
@@ -393,13 +402,10 @@ static void site_note(site_t *s, int way, uint32_t n, uint64_t ns)
         /* a probe that lost again doubles the interval to the next one
          * (up to PROBE_MAX): a losing probe of sharing wakes a worker
          * for nothing; one that wins starts over at PROBE_EVERY */
-        uint32_t every = s->probe_every ? s->probe_every : PROBE_EVERY;
-        int share =
-            s->shared_ns[s->probe - 1] * SHARE_GAIN < s->inline_ns;
-        s->probe_every = share == s->probe_share && every < PROBE_MAX
-                             ? every * 2
-                             : share == s->probe_share ? every
-                                                       : PROBE_EVERY;
+        if (share_pays(s, s->probe - 1) != s->probe_share)
+            s->probe_every = PROBE_EVERY;
+        else if (s->probe_every < PROBE_MAX)
+            s->probe_every *= 2;
         s->probe = 0;
     }
 }
