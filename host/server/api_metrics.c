@@ -9,17 +9,11 @@
 #include "shadow/shadow.h"
 
 /* Add to counter `m` what the scheduler's running count `now` gained
- * since *seen, and remember it. */
-static void counter_catch_up(ks_metric_t *m, uint64_t now, uint64_t *seen)
-{
-    if (now > *seen)
-        ks_metric_add(m, (double)(now - *seen));
-    *seen = now;
-}
-
-/* counter_catch_up for the series of m with one label value. */
-static void counter_catch_up_l(ks_metric_t *m, uint64_t now, uint64_t *seen,
-                               const char *label)
+ * since *seen, and remember it. `label`: the value of m's one label, or
+ * NULL for a counter without labels (ks_metric_add reads one value per
+ * label name, so it is not read then). */
+static void counter_catch_up(ks_metric_t *m, uint64_t now, uint64_t *seen,
+                             const char *label)
 {
     if (now > *seen)
         ks_metric_add(m, (double)(now - *seen), label);
@@ -64,18 +58,18 @@ static void refresh(ks_server_t *srv)
     {
         ks_sched_stats_t st = ks_scheduler_stats(srv->sched);
         counter_catch_up(srv->m_batch_reused, st.batch_reused,
-                         &srv->batch_reused_seen);
+                         &srv->batch_reused_seen, NULL);
         counter_catch_up(srv->m_batch_mismatches, st.batch_mismatches,
-                         &srv->batch_mismatches_seen);
+                         &srv->batch_mismatches_seen, NULL);
         counter_catch_up(srv->m_bulk_compared, st.bulk_compared,
-                         &srv->bulk_compared_seen);
+                         &srv->bulk_compared_seen, NULL);
         counter_catch_up(srv->m_bulk_mismatches, st.bulk_mismatches,
-                         &srv->bulk_mismatches_seen);
+                         &srv->bulk_mismatches_seen, NULL);
         /* (a new generation starts its pools at 0: caught up from there) */
-        counter_catch_up_l(srv->m_worker_jobs, st.pool_shared,
-                           &srv->worker_shared_seen, "shared");
-        counter_catch_up_l(srv->m_worker_jobs, st.pool_inline,
-                           &srv->worker_inline_seen, "inline");
+        counter_catch_up(srv->m_worker_jobs, st.pool_shared,
+                         &srv->worker_shared_seen, "shared");
+        counter_catch_up(srv->m_worker_jobs, st.pool_inline,
+                         &srv->worker_inline_seen, "inline");
     }
 }
 
