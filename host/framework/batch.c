@@ -304,12 +304,11 @@ static void verdict_text(char *buf, size_t len, ks_code_t c,
 }
 
 int ks_sched_batch_filter_get(ks_scheduler_t *s, uint32_t idx,
-                              const ks_node_info_t *ni, ks_code_t *c,
-                              const ks_status_t **st)
+                              ks_code_t *c, const ks_status_t **st)
 {
     ks_batch_t *b = &s->bt;
-    (void)ni; /* kept results are valid: ks_sched_batch_begin dropped
-                 the changed node's */
+    /* no generation to compare: ks_sched_batch_begin dropped the changed
+     * node's kept results */
     if (b->verify || !f_kept(b, idx))
         return 0;
     *c = b->f_code[idx];

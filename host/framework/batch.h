@@ -108,8 +108,7 @@ int ks_sched_batch_begin(struct ks_scheduler *s, ks_framework_t *fw,
  * Workers; the caller counts the 1s and adds them with
  * ks_sched_batch_add_reused once per chunk. */
 int ks_sched_batch_filter_get(struct ks_scheduler *s, uint32_t idx,
-                              const ks_node_info_t *ni, ks_code_t *c,
-                              const ks_status_t **st);
+                              ks_code_t *c, const ks_status_t **st);
 /* Have the n nodes at snapshot indices at..at+n (idx NULL) or idx[0..n)
  * all a kept Success for the active cycle? 1: each counts as a reused
  * verdict (the caller adds them), 0: ask ks_sched_batch_filter_get node

@@ -586,9 +586,9 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
         for (r = 0; r < n_run; r++) {
             idx[r] = cand_at(s, j->start, pos + r, j->n_cand);
             ni[r] = j->all[idx[r]];
-            kept[r] = s->bt.active && ks_sched_batch_filter_get(
-                                          s, idx[r], ni[r], &kept_c[r],
-                                          &kept_st[r]);
+            kept[r] = s->bt.active &&
+                      ks_sched_batch_filter_get(s, idx[r], &kept_c[r],
+                                                &kept_st[r]);
             if (!kept[r])
                 eval[n_eval++] = ni[r];
         }
