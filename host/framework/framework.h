@@ -229,6 +229,12 @@ struct ks_framework {
     ks_fw_env_t *env;
     int parallelism;
     struct ks_pool *pool; /* worker threads, NULL when parallelism == 1 */
+    /* The bulk Filter's record of each Filter plugin, by position: nodes
+     * seen and rejected, decayed per cycle (ks_fw_bulk_learn), and the
+     * position + 1 of the plugin it runs first (0: the list's order).
+     * Loop thread. */
+    double bulk_seen[64], bulk_rejected[64];
+    int bulk_lead;
 };
 
 /* Most plugins at Filter, Score and Permit: a scheduling cycle keeps one
@@ -301,18 +307,67 @@ ks_code_t ks_fw_run_filter(ks_framework_t *fw, ks_cycle_state_t *cs,
 /* In a rejector[] entry: the plugin did not say the node is merely
  * rejected (an Error, or filter_nodes's 2 or failure): ask it now. */
 #define KS_FW_BULK_UNSURE 0x80
-/* Filter plugins over nodes[0..n) (n <= KS_FW_BULK_MAX), plugin by plugin,
- * through their filter_nodes where they have it (plugin.h): pass[i] = 1
- * when every Filter plugin passed nodes[i], 0 when one did not (or might
- * not: an unexpected return), and then rejector[i] is the position in the
- * Filter list of the plugin that rejected it (every earlier one passed
- * it) - the caller runs ks_fw_run_filter_from there for its status. Only
- * for cycles without nominated pods and without timing samples. Worker
- * threads. */
-void ks_fw_run_filter_bulk(ks_framework_t *fw, ks_cycle_state_t *cs,
-                           const ks_pod_t *pod,
+
+/* One Filter plugin of a cycle's bulk plan: its instance, its PreFilter
+ * state (looked up once per cycle instead of once per run of nodes) and
+ * its position in the Filter list. */
+typedef struct ks_fw_bulk_step {
+    ks_plugin_inst_t *in;
+    void *state;
+    uint8_t at;
+} ks_fw_bulk_step_t;
+
+/* The Filter plugins a cycle's bulk Filter runs (those PreFilter did not
+ * skip) in the order it runs them: the Filter list's, or with a `lead`
+ * moved first, the bulk plugin that lately rejected the largest share of
+ * the nodes it saw (the others then see only the nodes it passed). A
+ * node the lead rejected gets the first plugin's position as rejector, so
+ * its status, when asked, comes from the whole list in order: verdicts
+ * and statuses are the list order's. Built on the loop thread by
+ * ks_fw_bulk_plan_init, then read-only: the workers share it. */
+typedef struct ks_fw_bulk_plan {
+    uint32_t n;
+    uint8_t lead;     /* 1: step[0] was moved ahead of other plugins */
+    uint8_t first_at; /* the first plugin's position in the Filter list */
+    ks_fw_bulk_step_t step[KS_FW_MAX_MASKED_PLUGINS];
+} ks_fw_bulk_plan_t;
+
+/* What one thread saw of a cycle's bulk Filter, by position in the Filter
+ * list: the nodes each plugin was asked about and those it rejected.
+ * Added to by ks_fw_run_filter_bulk, folded by ks_fw_bulk_learn. */
+typedef struct ks_fw_bulk_counts {
+    uint32_t seen[KS_FW_MAX_MASKED_PLUGINS];
+    uint32_t rejected[KS_FW_MAX_MASKED_PLUGINS];
+} ks_fw_bulk_counts_t;
+
+/* Fill *plan for the cycle whose state is cs. may_lead: the caller takes
+ * rejections whose rejector is an earlier plugin than the one that
+ * rejected (it asks their statuses only when needed, or only compares
+ * verdicts); without it the plan keeps the Filter list's order. Loop
+ * thread, after PreFilter. */
+void ks_fw_bulk_plan_init(ks_framework_t *fw, ks_cycle_state_t *cs,
+                          int may_lead, ks_fw_bulk_plan_t *plan);
+/* Fold a cycle's counts into fw's record of how selective each Filter
+ * plugin is, and choose the lead of later plans: the bulk plugin with
+ * the largest share of rejections, when that share is at least
+ * KS_FW_LEAD_SHARE. Loop thread, after the cycle's Filter. */
+#define KS_FW_LEAD_SHARE 0.125
+void ks_fw_bulk_learn(ks_framework_t *fw, const ks_fw_bulk_counts_t *c);
+/* Filter plugins over nodes[0..n) (n <= KS_FW_BULK_MAX), plugin by plugin
+ * in plan's order, through their filter_nodes where they have it
+ * (plugin.h): pass[i] = 1 when every Filter plugin passed nodes[i], 0
+ * when one did not (or might not: an unexpected return), and then
+ * rejector[i] is the position in the Filter list to run
+ * ks_fw_run_filter_from from for its status (every plugin before it
+ * passed the node). pass and rejector have room for KS_FW_BULK_MAX
+ * entries whatever n is. counts: NULL, or where to add what each plugin
+ * saw. Only for cycles without nominated pods and without timing
+ * samples. Worker threads. */
+void ks_fw_run_filter_bulk(ks_framework_t *fw, const ks_fw_bulk_plan_t *plan,
+                           ks_cycle_state_t *cs, const ks_pod_t *pod,
                            const ks_node_info_t *const *nodes, uint32_t n,
-                           uint8_t *pass, uint8_t *rejector);
+                           uint8_t *pass, uint8_t *rejector,
+                           ks_fw_bulk_counts_t *counts);
 /* ks_fw_run_filter from the Filter plugin at position `first` on (the
  * ones before it passed the node): for a node the bulk Filter rejected,
  * with first = its rejector[] entry, the same status as ks_fw_run_filter

@@ -249,6 +249,8 @@ typedef struct filter_job {
     const ks_pod_t *pod;
     uint32_t n_cand, start, want;
     int bulk; /* ks_fw_filter_bulk_ok for this cycle */
+    ks_fw_bulk_plan_t plan; /* with bulk: its plugins, in its order */
+    ks_fw_bulk_counts_t counts; /* with bulk: worker 0's, for the lead */
     int identity; /* cand[i] == i: every node a candidate */
     const ks_node_info_t *const *all; /* the snapshot's nodes by index */
     atomic_uint found;
@@ -270,6 +272,25 @@ typedef struct filter_job {
 /* How many nodes a worker filters between looks at the shared counter:
  * contended atomics cost more than filtering. Also the bulk Filter's run. */
 #define FILTER_RUN 32
+/* The bulk Filter's run when one call has every position (no counter to
+ * look at): up to FILTER_RUN_MAX nodes, halving the per-run costs, but no
+ * more than the feasible nodes still wanted, rounded up to a multiple of
+ * 8, so that fewer nodes are filtered past the last one wanted. */
+#define FILTER_RUN_MAX 64
+_Static_assert(FILTER_RUN_MAX <= KS_FW_BULK_MAX, "a run in one bulk call");
+
+static inline uint32_t run_length(const filter_job_t *j, uint32_t left,
+                                  int fast)
+{
+    uint32_t n = FILTER_RUN;
+    if (fast && j->direct) {
+        uint32_t need = j->want - j->nf;
+        n = need >= FILTER_RUN_MAX ? FILTER_RUN_MAX : (need + 7) & ~7u;
+        if (n == 0)
+            n = 8;
+    }
+    return left < n ? left : n;
+}
 
 /* The verdict of one node of a run: node by node, unless the bulk Filter
  * passed it (bulk_pass 1). Under KS_BULK_VERIFY the node-by-node Filter
@@ -363,48 +384,86 @@ static inline void direct_one(filter_job_t *j, uint32_t pos, uint32_t idx,
         j->processed = pos + 1;
 }
 
+/* Bit r set when pass[r] is 1, for r < n (<= 64): pass[] holds 0 or 1,
+ * with room for whole words of 8 (the bulk Filter's KS_FW_BULK_MAX). */
+static inline uint64_t pass_mask(const uint8_t *pass, uint32_t n)
+{
+    uint64_t m = 0, x;
+    uint32_t w;
+    for (w = 0; w < n; w += 8) {
+        memcpy(&x, pass + w, 8);
+        /* the low bit of each byte, gathered into the top byte */
+        m |= (((x & UINT64_C(0x0101010101010101)) *
+               UINT64_C(0x0102040810204080)) >> 56) << w;
+    }
+    return n >= 64 ? m : m & ((UINT64_C(1) << n) - 1);
+}
+
 /* Direct collection of a bulk run some nodes of which were rejected, when
  * every rejection is a plain one left for later (flag 3): the passed nodes
- * gathered, then appended at once. The run's nodes are run[r], their
+ * (bits of ok) appended at once. The run's nodes are run[r], their
  * snapshot indices idx[r] (or at + r when idx is NULL). 1 when done
  * (*found and *lazy counted), 0 when a rejection needs the node-by-node
  * Filter now (nothing done: the caller goes node by node, in order). */
 static int direct_mixed_run(filter_job_t *j, uint32_t pos,
                             const ks_node_info_t *const *run,
-                            const uint32_t *idx, uint32_t at,
-                            const uint8_t *pass, const uint8_t *rej,
-                            uint32_t n_run, uint32_t *found, uint32_t *lazy)
+                            const uint32_t *idx, uint32_t at, uint64_t ok,
+                            const uint8_t *rej, uint32_t n_run,
+                            uint32_t *found, uint32_t *lazy)
 {
     ks_scheduler_t *s = j->s;
-    const ks_node_info_t *pni[FILTER_RUN];
-    uint32_t pid[FILTER_RUN], r, np = 0, n_pass = 0, room = j->want - j->nf;
-    uint32_t last = 0; /* the run's position of the last one kept */
+    uint64_t out = ~ok & (n_run >= 64 ? ~UINT64_C(0)
+                                      : (UINT64_C(1) << n_run) - 1),
+             m;
+    uint32_t r = 0, nf = j->nf;
     uint8_t unsure = 0, *flag = s->feasible_flag + pos, *lrej = s->lazy_rej;
-    for (r = 0; r < n_run; r++) {
-        if (!pass[r]) {
-            unsure |= rej[r];
-            continue;
-        }
-        n_pass++;
-        if (np < room) {
-            pni[np] = run[r];
-            pid[np++] = idx ? idx[r] : at + r;
-            last = r;
-        }
-    }
+    for (m = out; m != 0; m &= m - 1)
+        unsure |= rej[__builtin_ctzll(m)];
     if (unsure & KS_FW_BULK_UNSURE)
         return 0;
-    for (r = 0; r < n_run; r++)
-        if (!pass[r]) {
+    if (idx == NULL) {
+        /* The whole run at once: flag 3 and the rejector at the passed
+         * positions too, where nothing reads them (a direct job asks
+         * flag 3 statuses only when no node passed at all). */
+        memset(flag, 3, n_run);
+        memcpy(lrej + at, rej, n_run);
+    } else {
+        for (m = out; m != 0; m &= m - 1) {
+            r = (uint32_t)__builtin_ctzll(m);
             flag[r] = 3;
-            lrej[idx ? idx[r] : at + r] = rej[r];
+            lrej[idx[r]] = rej[r];
         }
-    *lazy += n_run - n_pass;
-    *found += n_pass;
-    if (np > 0) {
-        direct_pass(j, 0, pni, pid, 0, np);
-        if (j->nf == j->want)
-            j->processed = pos + last + 1;
+    }
+    *lazy += (uint32_t)__builtin_popcountll(out);
+    *found += (uint32_t)__builtin_popcountll(ok);
+    if (s->bt.active || j->names == NULL) {
+        for (m = ok; m != 0 && nf < j->want; m &= m - 1) {
+            uint32_t id;
+            r = (uint32_t)__builtin_ctzll(m);
+            id = idx ? idx[r] : at + r;
+            if (j->names != NULL)
+                s->feasible_names[nf] = j->names[id];
+            if (s->bt.active)
+                s->bt.fidx[nf] = id;
+            s->feasible[nf++] = run[r];
+        }
+    } else {
+        /* the common case, its arrays in locals (the stores cannot alias
+         * them) */
+        const char *const *names = j->names;
+        const char **fnames = s->feasible_names;
+        const ks_node_info_t **feasible = s->feasible;
+        uint32_t want = j->want;
+        for (m = ok; m != 0 && nf < want; m &= m - 1) {
+            r = (uint32_t)__builtin_ctzll(m);
+            fnames[nf] = names[idx ? idx[r] : at + r];
+            feasible[nf++] = run[r];
+        }
+    }
+    if (nf != j->nf) {
+        j->nf = nf;
+        if (nf == j->want)
+            j->processed = pos + r + 1;
     }
     return 1;
 }
@@ -482,16 +541,19 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     uint32_t pos, found = 0, r, n_run, n_eval;
     uint64_t reused = 0; /* batching's kept verdicts, added once */
     uint32_t lazy = 0;   /* flag 3 positions, added once */
-    const ks_node_info_t *ni[FILTER_RUN], *eval[FILTER_RUN];
-    uint32_t idx[FILTER_RUN];
-    uint8_t pass[FILTER_RUN], kept[FILTER_RUN], rej[FILTER_RUN];
+    const ks_node_info_t *ni[FILTER_RUN_MAX], *eval[FILTER_RUN];
+    uint32_t idx[FILTER_RUN_MAX];
+    uint8_t pass[KS_FW_BULK_MAX], kept[FILTER_RUN], rej[KS_FW_BULK_MAX];
+    ks_fw_bulk_counts_t *counts = worker == 0 ? &j->counts : NULL;
     ks_code_t kept_c[FILTER_RUN];
     const ks_status_t *kept_st[FILTER_RUN];
-    (void)worker;
+    /* every node of a run in bulk (the common case) */
+    const int fast =
+        j->bulk && !s->bt.active && j->fw->env->bulk == KS_BULK_ON;
     if (b == 0 && e == j->n_cand)
         j->direct = 1; /* the only call: every position, in order */
     for (pos = b; pos < e; pos += n_run) {
-        n_run = e - pos < FILTER_RUN ? e - pos : FILTER_RUN;
+        n_run = run_length(j, e - pos, fast);
         if (found) {
             atomic_fetch_add(&j->found, found);
             found = 0;
@@ -504,11 +566,11 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                 memset(s->feasible_flag + pos, 0, e - pos);
             break;
         }
-        if (j->bulk && !s->bt.active && j->fw->env->bulk == KS_BULK_ON) {
+        if (fast) {
             /* The common case: every node of the run in bulk, the ones it
              * rejected node by node for their statuses. */
             uint32_t at = j->start + pos; /* < 2 n_cand */
-            uint8_t all_pass = 1;
+            uint64_t ok;
             const ks_node_info_t *const *run = ni;
             if (at >= j->n_cand)
                 at -= j->n_cand;
@@ -530,13 +592,13 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                         at = 0;
                 }
             }
-            ks_fw_run_filter_bulk(j->fw, j->cs, j->pod, run, n_run, pass,
-                                  rej);
+            ks_fw_run_filter_bulk(j->fw, &j->plan, j->cs, j->pod, run, n_run,
+                                  pass, rej, counts);
             /* pass is 0 or 1 here: a run that passed whole is marked at
              * once */
-            for (r = 0; r < n_run; r++)
-                all_pass &= pass[r];
-            if (all_pass) {
+            ok = pass_mask(pass, n_run);
+            if (ok == (n_run >= 64 ? ~UINT64_C(0)
+                                   : (UINT64_C(1) << n_run) - 1)) {
                 if (j->direct)
                     direct_pass(j, pos, run, run == ni ? idx : NULL, at,
                                 n_run);
@@ -547,7 +609,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             }
             if (j->direct && s->filter_lazy &&
                 direct_mixed_run(j, pos, run, run == ni ? idx : NULL, at,
-                                 pass, rej, n_run, &found, &lazy))
+                                 ok, rej, n_run, &found, &lazy))
                 continue;
             if (run != ni)
                 for (r = 0; r < n_run; r++) {
@@ -593,8 +655,8 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                 eval[n_eval++] = ni[r];
         }
         if (j->bulk && n_eval > 0)
-            ks_fw_run_filter_bulk(j->fw, j->cs, j->pod, eval, n_eval, pass,
-                                  rej);
+            ks_fw_run_filter_bulk(j->fw, &j->plan, j->cs, j->pod, eval,
+                                  n_eval, pass, rej, counts);
         n_eval = 0;
         for (r = 0; r < n_run; r++) {
             ks_status_t st; /* copied to the map only on failure */
@@ -877,8 +939,19 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
                                   : n_cand;
         if (chunk > 256)
             chunk = 256;
+        if (job.bulk) {
+            /* A lead's rejections are asked for their statuses from the
+             * first plugin on: where they are asked only when needed (or
+             * only compared, verifying) */
+            int may_lead = (s->filter_lazy && !s->bt.active &&
+                            fw->env->bulk == KS_BULK_ON) ||
+                           fw->env->bulk == KS_BULK_VERIFY;
+            ks_fw_bulk_plan_init(fw, cs, may_lead, &job.plan);
+        }
         t0 = KS_SCHED_EP_T0(s);
         ks_pool_run(fw->pool, n_cand, chunk, filter_chunk, &job);
+        if (job.bulk)
+            ks_fw_bulk_learn(fw, &job.counts);
         ks_sched_ep_done(s, fw, KS_EP_FILTER,
                          atomic_load(&job.error)    ? KS_ERROR
                          : atomic_load(&job.found) ? KS_SUCCESS
