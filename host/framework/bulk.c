@@ -31,6 +31,7 @@
 
 #include "batch.h"
 #include "cycle_state.h"
+#include "pass_bits.h"
 #include "run_call.h"
 #include "status.h"
 
@@ -177,68 +178,112 @@ static inline uint32_t settle(const uint8_t *before, uint8_t *pass,
     return newly;
 }
 
+/* One step of a run: plugin st over nodes[0..n), pass[] and rejector[]
+ * as ks_fw_run_filter_bulk's, rej the rejector it gives. Returns how many
+ * nodes it rejected, or UINT32_MAX when its filter_nodes failed (then
+ * every node it was asked about is rejected, unsure). */
+static uint32_t run_step(ks_framework_t *fw, const ks_fw_bulk_step_t *st,
+                         ks_cycle_state_t *cs, const ks_pod_t *pod,
+                         const ks_node_info_t *const *nodes, uint32_t n,
+                         uint8_t *pass, uint8_t *rejector, uint8_t rej)
+{
+    ks_plugin_inst_t *in = st->in;
+    ks_status_t scratch;
+    uint32_t k, newly = 0;
+    ks_code_t c;
+    ks_fw_scratch_init(&scratch);
+    if (in->d->filter_nodes != NULL) {
+        uint8_t before[KS_FW_BULK_MAX];
+        memcpy(before, pass, KS_FW_BULK_MAX);
+        /* Each plugin skips the nodes an earlier one rejected
+         * (plugin.h). */
+        TIMED_HOT(0, fw, in, pod, KS_EP_FILTER, c,
+                  in->d->filter_nodes(in->self, cs, st->state, pod, nodes, n,
+                                      pass, &scratch));
+        if (c != KS_SUCCESS) {
+            /* the node-by-node Filter decides, from this plugin on */
+            for (k = 0; k < n; k++)
+                if (before[k]) {
+                    pass[k] = 0;
+                    rejector[k] = (uint8_t)(rej | KS_FW_BULK_UNSURE);
+                }
+            return UINT32_MAX;
+        }
+        /* it rejected none: the common case */
+        return runs_equal(before, pass, n)
+                   ? 0
+                   : settle(before, pass, rejector, n, rej);
+    }
+    for (k = 0; k < n; k++) {
+        if (!pass[k])
+            continue;
+        ks_fw_scratch_init(&scratch);
+        TIMED_HOT(0, fw, in, pod, KS_EP_FILTER, c,
+                  ks_fw_call_filter(in, cs, st->state, pod, nodes[k],
+                                    &scratch));
+        if (c != KS_SUCCESS) {
+            /* a rejection, or (2) anything else: asked again at once */
+            pass[k] = 0;
+            rejector[k] = (uint8_t)(ks_bulk_verdict(c) == 0
+                                        ? rej
+                                        : rej | KS_FW_BULK_UNSURE);
+            newly++;
+        }
+    }
+    return newly;
+}
+
 void ks_fw_run_filter_bulk(ks_framework_t *fw, const ks_fw_bulk_plan_t *plan,
                            ks_cycle_state_t *cs, const ks_pod_t *pod,
                            const ks_node_info_t *const *nodes, uint32_t n,
                            uint8_t *pass, uint8_t *rejector,
                            ks_fw_bulk_counts_t *counts)
 {
-    ks_status_t scratch;
-    uint32_t k, s, alive = n;
+    /* Once a step has rejected a quarter of the run, the nodes left are
+     * packed (in order) so that the later plugins' loops skip nothing. */
+    const ks_node_info_t *packed[KS_FW_BULK_MAX];
+    uint8_t ppass[KS_FW_BULK_MAX], prej[KS_FW_BULK_MAX];
+    const ks_node_info_t *const *cur = nodes;
+    uint8_t *cp = pass, *cr = rejector;
+    uint32_t s, cn = n, alive = n;
+    uint64_t m, packed_from = 0; /* the positions packed, by bit */
 
     /* all of it: runs_equal reads whole words past n */
     memset(pass, 1, KS_FW_BULK_MAX);
     for (s = 0; s < plan->n && alive > 0; s++) {
         const ks_fw_bulk_step_t *st = &plan->step[s];
-        ks_plugin_inst_t *in = st->in;
         /* a node the lead rejects: its status from the first plugin on */
         uint8_t rej = s == 0 && plan->lead ? plan->first_at : st->at;
-        uint32_t newly = 0;
-        ks_code_t c;
-        ks_fw_scratch_init(&scratch);
-        if (in->d->filter_nodes != NULL) {
-            uint8_t before[KS_FW_BULK_MAX];
-            memcpy(before, pass, KS_FW_BULK_MAX);
-            /* Each plugin skips the nodes an earlier one rejected
-             * (plugin.h). */
-            TIMED_HOT(0, fw, in, pod, KS_EP_FILTER, c,
-                      in->d->filter_nodes(in->self, cs, st->state, pod,
-                                          nodes, n, pass, &scratch));
-            if (c != KS_SUCCESS) {
-                /* the node-by-node Filter decides, from this plugin on */
-                for (k = 0; k < n; k++)
-                    if (before[k]) {
-                        pass[k] = 0;
-                        rejector[k] = (uint8_t)(rej | KS_FW_BULK_UNSURE);
-                    }
-                return;
-            }
-            /* it rejected none: the common case */
-            if (!runs_equal(before, pass, n))
-                newly = settle(before, pass, rejector, n, rej);
-        } else {
-            for (k = 0; k < n; k++) {
-                if (!pass[k])
-                    continue;
-                ks_fw_scratch_init(&scratch);
-                TIMED_HOT(0, fw, in, pod, KS_EP_FILTER, c,
-                          ks_fw_call_filter(in, cs, st->state, pod, nodes[k],
-                                            &scratch));
-                if (c != KS_SUCCESS) {
-                    /* a rejection, or (2) anything else: asked again at
-                     * once */
-                    pass[k] = 0;
-                    rejector[k] = (uint8_t)(ks_bulk_verdict(c) == 0
-                                                ? rej
-                                                : rej | KS_FW_BULK_UNSURE);
-                    newly++;
-                }
-            }
-        }
+        uint32_t newly = run_step(fw, st, cs, pod, cur, cn, cp, cr, rej);
+        if (newly == UINT32_MAX)
+            break; /* every node left is rejected */
         if (counts != NULL) {
             counts->seen[st->at] += alive;
             counts->rejected[st->at] += newly;
         }
         alive -= newly;
+        if (cur == nodes && newly > 0 && alive > 0 && s + 1 < plan->n &&
+            4 * alive <= 3 * n) {
+            uint32_t d = 0;
+            packed_from = ks_pass_mask(pass, n);
+            for (m = packed_from; m != 0; m &= m - 1)
+                packed[d++] = nodes[__builtin_ctzll(m)];
+            memset(ppass, 1, KS_FW_BULK_MAX);
+            cur = packed;
+            cn = d;
+            cp = ppass;
+            cr = prej;
+        }
+    }
+    if (cur != nodes && ks_pass_mask(ppass, cn) != ks_pass_all(cn)) {
+        /* the packed nodes' rejections back at their places (the d-th
+         * packed node is the d-th bit of packed_from) */
+        uint32_t d = 0;
+        for (m = packed_from; m != 0; m &= m - 1, d++)
+            if (!ppass[d]) {
+                uint32_t k = (uint32_t)__builtin_ctzll(m);
+                pass[k] = 0;
+                rejector[k] = prej[d];
+            }
     }
 }

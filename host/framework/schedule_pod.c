@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "pass_bits.h"
 #include "pool.h"
 #include "status.h"
 #include "scheduler_impl.h"
@@ -384,21 +385,6 @@ static inline void direct_one(filter_job_t *j, uint32_t pos, uint32_t idx,
         j->processed = pos + 1;
 }
 
-/* Bit r set when pass[r] is 1, for r < n (<= 64): pass[] holds 0 or 1,
- * with room for whole words of 8 (the bulk Filter's KS_FW_BULK_MAX). */
-static inline uint64_t pass_mask(const uint8_t *pass, uint32_t n)
-{
-    uint64_t m = 0, x;
-    uint32_t w;
-    for (w = 0; w < n; w += 8) {
-        memcpy(&x, pass + w, 8);
-        /* the low bit of each byte, gathered into the top byte */
-        m |= (((x & UINT64_C(0x0101010101010101)) *
-               UINT64_C(0x0102040810204080)) >> 56) << w;
-    }
-    return n >= 64 ? m : m & ((UINT64_C(1) << n) - 1);
-}
-
 /* Direct collection of a bulk run some nodes of which were rejected, when
  * every rejection is a plain one left for later (flag 3): the passed nodes
  * (bits of ok) appended at once. The run's nodes are run[r], their
@@ -412,9 +398,7 @@ static int direct_mixed_run(filter_job_t *j, uint32_t pos,
                             uint32_t *found, uint32_t *lazy)
 {
     ks_scheduler_t *s = j->s;
-    uint64_t out = ~ok & (n_run >= 64 ? ~UINT64_C(0)
-                                      : (UINT64_C(1) << n_run) - 1),
-             m;
+    uint64_t out = ~ok & ks_pass_all(n_run), m;
     uint32_t r = 0, nf = j->nf;
     uint8_t unsure = 0, *flag = s->feasible_flag + pos, *lrej = s->lazy_rej;
     for (m = out; m != 0; m &= m - 1)
@@ -596,9 +580,8 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                                   pass, rej, counts);
             /* pass is 0 or 1 here: a run that passed whole is marked at
              * once */
-            ok = pass_mask(pass, n_run);
-            if (ok == (n_run >= 64 ? ~UINT64_C(0)
-                                   : (UINT64_C(1) << n_run) - 1)) {
+            ok = ks_pass_mask(pass, n_run);
+            if (ok == ks_pass_all(n_run)) {
                 if (j->direct)
                     direct_pass(j, pos, run, run == ni ? idx : NULL, at,
                                 n_run);

@@ -43,11 +43,19 @@ typedef struct pts_key_state {
 #define PTS_VT_MAX 8
 #define PTS_VT_SLOTS 16 /* a power of two, twice PTS_VT_MAX */
 
+/* The values whose verdict is not absent_ok, when there are at most
+ * PTS_VT_EXC of them (the usual zone spread: one or two zones full): the
+ * bulk Filter compares a node's value with those instead of probing the
+ * table. Unused entries hold a pointer no value has (the table's own). */
+#define PTS_VT_EXC 2
+
 typedef struct pts_vtab {
     const char *value[PTS_VT_SLOTS]; /* NULL: empty */
     uint8_t ok[PTS_VT_SLOTS];
     uint8_t absent_ok;
     uint8_t compare;
+    uint8_t few; /* exc holds every exception */
+    const char *exc[PTS_VT_EXC];
 } pts_vtab_t;
 
 typedef struct pts_prefilter_state {
@@ -247,6 +255,24 @@ static inline int pts_vt_ok(const pts_vtab_t *t, const char *value)
     }
 }
 
+/* t's exceptions (PTS_VT_EXC): t->few when they fit. */
+static void pts_vtab_exceptions(pts_vtab_t *t)
+{
+    uint32_t i, n = 0;
+    t->few = 1;
+    for (i = 0; i < PTS_VT_EXC; i++)
+        t->exc[i] = (const char *)(const void *)t;
+    for (i = 0; i < PTS_VT_SLOTS; i++) {
+        if (t->value[i] == NULL || t->ok[i] == t->absent_ok)
+            continue;
+        if (n == PTS_VT_EXC) {
+            t->few = 0;
+            return;
+        }
+        t->exc[n++] = t->value[i];
+    }
+}
+
 /* One table per constraint (s->vt), each verdict as pts_skew_fits gives
  * it, when every constraint's key has at most PTS_VT_MAX domains with a
  * count; otherwise (or without memory) none. */
@@ -274,6 +300,7 @@ static void pts_vtab_build(pts_prefilter_state_t *s)
             t->value[i] = NULL;
         t->compare = k != NULL && k->domains != 0;
         t->absent_ok = 1;
+        t->few = 0;
         if (!t->compare)
             continue;
         min = pts_skew_min(c, k);
@@ -294,6 +321,7 @@ static void pts_vtab_build(pts_prefilter_state_t *s)
             t->value[at] = slot->value;
             t->ok[at] = (uint8_t)pts_skew_fits(s, c, min, slot->value);
         }
+        pts_vtab_exceptions(t);
     }
     s->vt = vt;
 }
@@ -587,12 +615,42 @@ pts_bulk_run_one_(const pts_prefilter_state_t *s, pts_bulk_con_t *b,
     }
 }
 
+/* The same with PreFilter's table when its exceptions are few (the
+ * common case): a node's verdict is absent_ok unless its value is one of
+ * them. */
+static void pts_bulk_run_few(const pts_bulk_con_t *b,
+                             const ks_node_info_t *const *nodes, uint32_t n,
+                             uint8_t *pass)
+{
+    const char *key = b->con->topology_key;
+    const char *e0 = b->vt->exc[0], *e1 = b->vt->exc[1];
+    const int absent_ok = b->vt->absent_ok;
+    uint32_t i, hint = 0;
+    _Static_assert(PTS_VT_EXC == 2, "the two compares below");
+    for (i = 0; i < n; i++) {
+        const ks_node_t *node;
+        const char *value;
+        if (!pass[i])
+            continue;
+        node = nodes[i]->node;
+        if (node == NULL) {
+            pass[i] = 2; /* an Error: the host asks pts_filter_with_state */
+            continue;
+        }
+        value = pts_value_at_hint(&node->labels, key, &hint);
+        if (value == NULL || !(absent_ok ^ ((value == e0) | (value == e1))))
+            pass[i] = 0;
+    }
+}
+
 static void pts_bulk_run_one(const pts_prefilter_state_t *s,
                              pts_bulk_con_t *b,
                              const ks_node_info_t *const *nodes, uint32_t n,
                              uint8_t *pass)
 {
-    if (b->vt != NULL && b->compare) /* the common case */
+    if (b->vt != NULL && b->compare && b->vt->few) /* the common case */
+        pts_bulk_run_few(b, nodes, n, pass);
+    else if (b->vt != NULL && b->compare)
         pts_bulk_run_one_(s, b, b->vt, 1, nodes, n, pass);
     else if (b->compare)
         pts_bulk_run_one_(s, b, NULL, 1, nodes, n, pass);

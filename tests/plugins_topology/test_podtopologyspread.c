@@ -332,7 +332,8 @@ static uint32_t check_bulk(const ks_pod_t *pod, const topo_cluster_t *c,
 
 /* The bulk Filter passes exactly the nodes the per-node Filter passes,
  * over 60 nodes in `n_zones` zones: more zones than PreFilter's verdict
- * tables hold (PTS_VT_MAX, 8: the per-run memo) or fewer (the tables),
+ * tables hold (PTS_VT_MAX, 8: the per-run memo) or fewer (the tables,
+ * probed, or with at most two values over the limit compared to those),
  * nodes listing the zone before the hostname (its label lookup starts
  * where the previous node had the key), nodes without the zone, two
  * constraints on two keys and on one, minDomains, a zone without any
@@ -461,6 +462,10 @@ START_TEST(test_bulk_filter_matches_node_by_node)
 {
     bulk_matches(13);
     bulk_matches(5);
+    /* two zones of three over the limit, one of two: the tables' few
+     * exceptions (PTS_VT_EXC) */
+    bulk_matches(3);
+    bulk_matches(2);
 }
 END_TEST
 
