@@ -248,8 +248,10 @@ void ks_fw_run_filter_bulk(ks_framework_t *fw, const ks_fw_bulk_plan_t *plan,
     uint32_t s, cn = n, alive = n;
     uint64_t m, packed_from = 0; /* the positions packed, by bit */
 
-    /* all of it: runs_equal reads whole words past n */
+    /* all of it: runs_equal and settle read whole vectors past n (and
+     * settle blends the rejector of every lane: all defined) */
     memset(pass, 1, KS_FW_BULK_MAX);
+    memset(rejector, 0, KS_FW_BULK_MAX);
     for (s = 0; s < plan->n && alive > 0; s++) {
         const ks_fw_bulk_step_t *st = &plan->step[s];
         /* a node the lead rejects: its status from the first plugin on */
@@ -269,6 +271,7 @@ void ks_fw_run_filter_bulk(ks_framework_t *fw, const ks_fw_bulk_plan_t *plan,
             for (m = packed_from; m != 0; m &= m - 1)
                 packed[d++] = nodes[__builtin_ctzll(m)];
             memset(ppass, 1, KS_FW_BULK_MAX);
+            memset(prej, 0, KS_FW_BULK_MAX);
             cur = packed;
             cn = d;
             cp = ppass;

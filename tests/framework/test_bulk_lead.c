@@ -2,14 +2,17 @@
  * The bulk Filter's lead (framework.h ks_fw_bulk_plan_t): a Filter plugin
  * that rejects most of the nodes it sees runs first, out of the list's
  * order, and nothing a user sees changes. 96 nodes: a quarter big (8
- * CPUs), the rest small (1 CPU), and a third of the small ones also
- * unschedulable. Pods asking for 2 CPUs fit only the big nodes, so
- * NodeResourcesFit rejects two thirds of the nodes it sees and
- * NodeUnschedulable, ahead of it in the list, a quarter: Fit becomes the
- * lead. Then a pod that fits nowhere: its FailedScheduling message must
- * still blame NodeUnschedulable for the unschedulable nodes (the first
- * plugin in the list that rejects them), as it does with the bulk Filter
- * off, although Fit rejected them first.
+ * CPUs), the rest small (1 CPU); half the big ones and a third of the
+ * small ones unschedulable. Pods asking for 2 CPUs fit only the big
+ * schedulable nodes, so NodeResourcesFit rejects most of the nodes it
+ * sees and NodeUnschedulable, ahead of it in the list, fewer: Fit becomes
+ * the lead. After it, the nodes left of a run are packed, and
+ * NodeUnschedulable's rejections among them go back to their places (a
+ * pod bound to an unschedulable node would show it). Then a pod that
+ * fits nowhere: its FailedScheduling message must still blame
+ * NodeUnschedulable for every unschedulable node (the first plugin in the
+ * list that rejects them), as it does with the bulk Filter off, although
+ * Fit rejected the small ones first.
  */
 #include <check.h>
 #include <stdio.h>
@@ -69,7 +72,8 @@ static char *cluster(void)
             "labels: {kubernetes.io/hostname: n%02u}}\nspec: "
             "{unschedulable: %s}\nstatus: {allocatable: {cpu: '%u', "
             "memory: 16Gi, pods: '110'}}\n",
-            i, i, i % 4 == 1 ? "true" : "false", i % 4 == 0 ? 8 : 1);
+            i, i, i % 4 == 1 || i % 8 == 0 ? "true" : "false",
+            i % 4 == 0 ? 8 : 1);
     for (i = 1; i <= N_PODS + 1; i++)
         len += (size_t)snprintf(
             y + len, cap - len,
@@ -140,8 +144,11 @@ START_TEST(test_lead_keeps_decisions_and_statuses)
     ck_assert_str_eq(verify.bound, off.bound);
     ck_assert_ptr_nonnull(strstr(off.failed, "p7: 0/96 nodes are available"));
     ck_assert_ptr_nonnull(
-        strstr(off.failed, "24 node(s) were unschedulable"));
-    ck_assert_ptr_nonnull(strstr(off.failed, "72 Insufficient cpu"));
+        strstr(off.failed, "36 node(s) were unschedulable"));
+    ck_assert_ptr_nonnull(strstr(off.failed, "60 Insufficient cpu"));
+    /* every pod on a big schedulable node (n04, n12, ...) */
+    for (p = off.bound; (p = strstr(p, "->n")) != NULL; p += 3)
+        ck_assert_int_eq(atoi(p + 3) % 8, 4);
     ck_assert_str_eq(on.failed, off.failed);
     ck_assert_str_eq(verify.failed, off.failed);
 }

@@ -993,8 +993,14 @@ typedef struct ks_plugin {
      * (KS_FILTER_NODES_FROM in helpers.h writes that loop). Any other
      * return: the host runs the per-node Filter on every node instead.
      * Requires filter_with_state or filter. Thread-safe, as filter; the
-     * host calls it on runs of nodes (up to 32 at a time today) from
-     * several workers at once. */
+     * host calls it on runs of nodes (up to 64 at a time today) from
+     * several workers at once. The order of the calls is not the Filter
+     * list's: the host may run the plugin that has lately rejected the
+     * largest share of the nodes it saw before the others, on nodes a
+     * plugin ahead of it in the list would reject (the statuses it
+     * reports stay the list order's). So a verdict must depend only on
+     * the pod, the node and the cycle state, never on which plugins ran
+     * before. */
     ks_code_t (*filter_nodes)(void *self, ks_cycle_state_t *cs, void *state,
                               const ks_pod_t *pod,
                               const ks_node_info_t *const *nodes, uint32_t n,
