@@ -247,7 +247,7 @@ static ks_code_t check_node(const nvl_plugin_t *pl, const nvl_state_t *s,
         t->add++;
     }
     for (i = 0; i < ts->n; i++) {
-        int64_t limit;
+        int64_t limit = 0; /* set by limit_of when it answers */
         if (ts->t[i].add == 0 ||
             !limit_of(pl, csinode, ts->t[i].driver, &limit))
             continue;

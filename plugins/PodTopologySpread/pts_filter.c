@@ -585,51 +585,34 @@ static void pts_bulk_run(const pts_prefilter_state_t *s, pts_bulk_con_t *c,
     }
 }
 
-/* The same for a single constraint (the common case), its key and hint
- * in locals so that they stay in registers; with VT (its PreFilter
- * table) the verdicts come from the table. always_inline: the callers
- * below get a loop for each VT and COMPARE (b's flag, here a constant). */
+/* How a single constraint's verdicts are found (pts_bulk_run_one_). */
+enum {
+    PTS_BY_LABEL, /* no eligible domain: only the label counts */
+    PTS_BY_MEMO,  /* the counts, remembered per value within the run */
+    PTS_BY_TABLE, /* PreFilter's table */
+    PTS_BY_FEW    /* absent_ok unless the value is one of its exceptions */
+};
+
+/* The same for a single constraint (the common case), its key, hint and
+ * table's exceptions in locals so that they stay in registers.
+ * always_inline: the callers below get a loop for each HOW (here a
+ * constant). */
 static inline __attribute__((always_inline)) void
 pts_bulk_run_one_(const pts_prefilter_state_t *s, pts_bulk_con_t *b,
-                  const pts_vtab_t *vt, const int compare,
-                  const ks_node_info_t *const *nodes, uint32_t n,
-                  uint8_t *pass)
+                  const int how, const ks_node_info_t *const *nodes,
+                  uint32_t n, uint8_t *pass)
 {
     const char *key = b->con->topology_key;
-    uint32_t i, hint = 0;
-    for (i = 0; i < n; i++) {
-        const ks_node_t *node;
-        const char *value;
-        if (!pass[i])
-            continue;
-        node = nodes[i]->node;
-        if (node == NULL) {
-            pass[i] = 2; /* an Error: the host asks pts_filter_with_state */
-            continue;
-        }
-        value = pts_value_at_hint(&node->labels, key, &hint);
-        if (value == NULL ||
-            (compare && !(vt != NULL ? pts_vt_ok(vt, value)
-                                     : pts_bulk_fits(s, b, value))))
-            pass[i] = 0;
-    }
-}
-
-/* The same with PreFilter's table when its exceptions are few (the
- * common case): a node's verdict is absent_ok unless its value is one of
- * them. */
-static void pts_bulk_run_few(const pts_bulk_con_t *b,
-                             const ks_node_info_t *const *nodes, uint32_t n,
-                             uint8_t *pass)
-{
-    const char *key = b->con->topology_key;
-    const char *e0 = b->vt->exc[0], *e1 = b->vt->exc[1];
-    const int absent_ok = b->vt->absent_ok;
+    const pts_vtab_t *vt = b->vt;
+    const char *e0 = how == PTS_BY_FEW ? vt->exc[0] : NULL;
+    const char *e1 = how == PTS_BY_FEW ? vt->exc[1] : NULL;
+    const int absent_ok = how == PTS_BY_FEW ? vt->absent_ok : 1;
     uint32_t i, hint = 0;
     _Static_assert(PTS_VT_EXC == 2, "the two compares below");
     for (i = 0; i < n; i++) {
         const ks_node_t *node;
         const char *value;
+        int ok;
         if (!pass[i])
             continue;
         node = nodes[i]->node;
@@ -638,7 +621,15 @@ static void pts_bulk_run_few(const pts_bulk_con_t *b,
             continue;
         }
         value = pts_value_at_hint(&node->labels, key, &hint);
-        if (value == NULL || !(absent_ok ^ ((value == e0) | (value == e1))))
+        if (value == NULL) {
+            pass[i] = 0;
+            continue;
+        }
+        ok = how == PTS_BY_FEW     ? absent_ok ^ ((value == e0) | (value == e1))
+             : how == PTS_BY_TABLE ? pts_vt_ok(vt, value)
+             : how == PTS_BY_MEMO  ? pts_bulk_fits(s, b, value)
+                                   : 1;
+        if (!ok)
             pass[i] = 0;
     }
 }
@@ -648,14 +639,14 @@ static void pts_bulk_run_one(const pts_prefilter_state_t *s,
                              const ks_node_info_t *const *nodes, uint32_t n,
                              uint8_t *pass)
 {
-    if (b->vt != NULL && b->compare && b->vt->few) /* the common case */
-        pts_bulk_run_few(b, nodes, n, pass);
-    else if (b->vt != NULL && b->compare)
-        pts_bulk_run_one_(s, b, b->vt, 1, nodes, n, pass);
-    else if (b->compare)
-        pts_bulk_run_one_(s, b, NULL, 1, nodes, n, pass);
-    else /* no eligible domain: only the label counts */
-        pts_bulk_run_one_(s, b, NULL, 0, nodes, n, pass);
+    if (!b->compare)
+        pts_bulk_run_one_(s, b, PTS_BY_LABEL, nodes, n, pass);
+    else if (b->vt == NULL)
+        pts_bulk_run_one_(s, b, PTS_BY_MEMO, nodes, n, pass);
+    else if (b->vt->few) /* the common case */
+        pts_bulk_run_one_(s, b, PTS_BY_FEW, nodes, n, pass);
+    else
+        pts_bulk_run_one_(s, b, PTS_BY_TABLE, nodes, n, pass);
 }
 
 ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
