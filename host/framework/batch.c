@@ -36,6 +36,7 @@ void ks_sched_batch_free(ks_batch_t *b)
     free(b->f_st);
     free(b->s_gen);
     free(b->s_raw);
+    free(b->s_tot);
     free(b->fidx);
     free(b->norm);
     memset(b, 0, sizeof *b);
@@ -120,6 +121,7 @@ static int ensure(ks_batch_t *b, uint32_t n, size_t np)
         GROW(f_st, cap);
         GROW(s_gen, cap);
         GROW(s_ep, cap);
+        GROW(s_tot, cap);
         GROW(fidx, cap);
         /* the new entries hold nothing: epoch 0 is never current */
         memset(b->f_ep + b->cap, 0, (cap - b->cap) * sizeof *b->f_ep);
@@ -400,105 +402,136 @@ typedef struct bscore_job {
     atomic_int failed;
 } bscore_job_t;
 
+/* The Score plugins a chunk copies or weighs: those not skipped, their
+ * rows, and the factor their kept raw scores are weighed by (the weight;
+ * 1 for those with NormalizeScore, weighed after it). */
+typedef struct bscore_act {
+    size_t n;
+    uint8_t p[64];
+    uint8_t normalized[64];
+    int64_t mul[64];
+    int64_t *row[64];
+} bscore_act_t;
+
+/* Node k (snapshot index idx) scored afresh, its raw scores kept, its
+ * rows weighed and its total of the plugins without NormalizeScore kept
+ * beside them (what a reuse copies). 0, or -1 when a plugin failed or a
+ * score was out of range (nothing kept: the caller re-runs Score for the
+ * message). */
+static int bscore_fresh(bscore_job_t *j, void *const *state,
+                        const bscore_act_t *act, uint32_t k, uint32_t idx,
+                        int have)
+{
+    ks_scheduler_t *s = j->s;
+    ks_batch_t *b = &s->bt;
+    size_t np = j->fw->n_points[KS_EP_SCORE], p, a;
+    const ks_point_entry_t *pl = j->fw->points[KS_EP_SCORE];
+    const ks_node_info_t *ni = s->feasible[k];
+    int64_t *kept = b->s_raw + (size_t)idx * np, tot = 0;
+    for (p = 0; p < np; p++) {
+        ks_plugin_inst_t *in = pl[p].inst;
+        ks_board_slot_t *slot;
+        ks_status_t st;
+        ks_code_t c;
+        int64_t v = 0;
+        if ((j->skip >> p) & 1) {
+            kept[p] = 0;
+            continue;
+        }
+        st.code = KS_SUCCESS;
+        st.plugin = NULL;
+        st.n_reasons = 0;
+        slot = ks_call_enter_if(in->record_hot, in->call_id, KS_EP_SCORE,
+                                in->deadline_ms, j->pod, j->pod->ns,
+                                j->pod->name);
+        c = in->d->score_with_state
+                ? in->d->score_with_state(in->self, j->cs, state[p], j->pod,
+                                          ni, &v, &st)
+                : in->d->score(in->self, j->cs, j->pod, ni, &v, &st);
+        ks_call_leave(slot);
+        if (c != KS_SUCCESS) {
+            b->s_ep[idx] = 0;
+            return -1;
+        }
+        if (have && b->verify && kept[p] != v) {
+            char what[160], kv[32], fv[32];
+            snprintf(what, sizeof what, "the raw Score of %s", in->name);
+            snprintf(kv, sizeof kv, "%lld", (long long)kept[p]);
+            snprintf(fv, sizeof fv, "%lld", (long long)v);
+            mismatch(s, j->pod, ni, what, kv, fv);
+        }
+        kept[p] = v;
+    }
+    for (a = 0; a < act->n; a++) {
+        int64_t v = kept[act->p[a]];
+        if (!act->normalized[a] &&
+            (v < KS_MIN_NODE_SCORE || v > KS_MAX_NODE_SCORE)) {
+            b->s_ep[idx] = 0;
+            return -1;
+        }
+        act->row[a][k] = v * act->mul[a];
+        if (!act->normalized[a])
+            tot += v * act->mul[a];
+    }
+    if (have && b->verify) {
+        ks_sched_batch_add_reused(s, 1);
+        if (b->s_gen[idx] != ni->generation)
+            mismatch(s, j->pod, ni, "the kept Scores' node",
+                     "an older generation", "changed");
+    }
+    s->totals[k] = b->s_tot[idx] = tot;
+    b->s_gen[idx] = ni->generation;
+    b->s_ep[idx] = b->s_epoch;
+    return 0;
+}
+
 static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
 {
     bscore_job_t *j = ud;
     ks_scheduler_t *s = j->s;
     ks_batch_t *b = &s->bt;
-    size_t np = j->fw->n_points[KS_EP_SCORE], p;
+    size_t np = j->fw->n_points[KS_EP_SCORE], p, a;
     const ks_point_entry_t *pl = j->fw->points[KS_EP_SCORE];
     uint32_t k;
     uint64_t reused = 0;
     /* score_with_state (since ABI 1.1): the PreScore state, looked up once
      * per chunk as ks_fw_run_score does */
     void *state[64];
-    /* the plugins not skipped and their rows, for the copy of kept
-     * scores (no test of the skip mask per plugin and node) */
-    uint8_t act[64];
-    int64_t *act_row[64];
-    size_t n_act = 0, a;
+    bscore_act_t act;
     (void)worker;
-    memset(s->totals + lo, 0, (hi - lo) * sizeof *s->totals);
+    act.n = 0;
     for (p = 0; p < np && p < 64; p++) {
         state[p] = pl[p].inst->d->score_with_state
                        ? ks_cycle_state_slot_get(j->cs, &pl[p].inst->handle,
                                                  KS_STATE_SCORE)
                        : NULL;
         if (!((j->skip >> p) & 1)) {
-            act[n_act] = (uint8_t)p;
-            act_row[n_act++] = s->scores + p * j->n;
+            int norm = pl[p].inst->d->normalize_score != NULL;
+            act.p[act.n] = (uint8_t)p;
+            act.normalized[act.n] = (uint8_t)norm;
+            act.mul[act.n] = norm ? 1 : pl[p].weight;
+            act.row[act.n++] = s->scores + p * j->n;
         }
     }
+    /* A node whose scores are kept: its raw scores weighed into the rows
+     * (as ks_fw_run_score leaves them) and its kept total; they were in
+     * range when kept. Any other node is scored afresh. */
     for (k = lo; k < hi; k++) {
-        const ks_node_info_t *ni = s->feasible[k];
         uint32_t idx = b->fidx[k];
-        int64_t *kept = b->s_raw + (size_t)idx * np;
         int have = b->s_ep[idx] == b->s_epoch;
         if (have && !b->verify) {
-            for (a = 0; a < n_act; a++)
-                act_row[a][k] = kept[act[a]];
+            const int64_t *kept = b->s_raw + (size_t)idx * np;
+            for (a = 0; a < act.n; a++)
+                act.row[a][k] = kept[act.p[a]] * act.mul[a];
+            s->totals[k] = b->s_tot[idx];
             reused++;
             continue;
         }
-        for (p = 0; p < np; p++) {
-            ks_plugin_inst_t *in = pl[p].inst;
-            ks_board_slot_t *slot;
-            ks_status_t st;
-            ks_code_t c;
-            int64_t v = 0;
-            if ((j->skip >> p) & 1) {
-                kept[p] = 0;
-                continue;
-            }
-            st.code = KS_SUCCESS;
-            st.plugin = NULL;
-            st.n_reasons = 0;
-            slot = ks_call_enter_if(in->record_hot, in->call_id,
-                                    KS_EP_SCORE, in->deadline_ms, j->pod,
-                                    j->pod->ns, j->pod->name);
-            c = in->d->score_with_state
-                    ? in->d->score_with_state(in->self, j->cs, state[p],
-                                              j->pod, ni, &v, &st)
-                    : in->d->score(in->self, j->cs, j->pod, ni, &v, &st);
-            ks_call_leave(slot);
-            if (c != KS_SUCCESS) {
-                b->s_ep[idx] = 0;
-                atomic_store(&j->failed, 1);
-                ks_sched_batch_add_reused(s, reused);
-                return;
-            }
-            if (have && b->verify && kept[p] != v) {
-                char what[160], kv[32], fv[32];
-                snprintf(what, sizeof what, "the raw Score of %s", in->name);
-                snprintf(kv, sizeof kv, "%lld", (long long)kept[p]);
-                snprintf(fv, sizeof fv, "%lld", (long long)v);
-                mismatch(s, j->pod, ni, what, kv, fv);
-            }
-            kept[p] = v;
-            s->scores[p * j->n + k] = v;
+        if (bscore_fresh(j, state, &act, k, idx, have) != 0) {
+            atomic_store(&j->failed, 1);
+            ks_sched_batch_add_reused(s, reused);
+            return;
         }
-        if (have && b->verify) {
-            reused++;
-            if (b->s_gen[idx] != ni->generation)
-                mismatch(s, j->pod, ni, "the kept Scores' node",
-                         "an older generation", "changed");
-        }
-        b->s_gen[idx] = ni->generation;
-        b->s_ep[idx] = b->s_epoch;
-    }
-    /* The plugins without NormalizeScore: weighted and summed here, on
-     * the workers, for this chunk's nodes (the rest waits for every raw
-     * score: ks_sched_batch_score). */
-    for (p = 0; p < np; p++) {
-        int64_t *row = s->scores + p * j->n;
-        int64_t w = j->fw->points[KS_EP_SCORE][p].weight;
-        if (((j->skip >> p) & 1) || pl[p].inst->d->normalize_score)
-            continue;
-        if (ks_fw_scores_out_of_range(row + lo, hi - lo)) {
-            atomic_store(&j->failed, 1); /* the caller re-runs Score */
-            break;
-        }
-        ks_fw_weigh_row(row + lo, s->totals + lo, hi - lo, w);
     }
     /* The plugins with NormalizeScore: this chunk's part of their lists */
     for (p = 0; p < np; p++) {

@@ -72,6 +72,9 @@ typedef struct ks_batch {
     uint64_t *s_gen;
     uint32_t *s_ep, s_epoch;
     int64_t *s_raw;            /* np per node */
+    /* per node: its kept scores of the plugins without NormalizeScore,
+     * weighed and summed (a reuse's total before the normalized rows) */
+    int64_t *s_tot;
     size_t cap_raw;
     uint32_t *fidx;            /* this cycle's feasible nodes' indices */
     /* NormalizeScore's lists, one of the feasible nodes per plugin that

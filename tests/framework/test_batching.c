@@ -278,6 +278,61 @@ START_TEST(test_whole_runs_reused)
 }
 END_TEST
 
+/* A score out of range is never kept: with the default plugins and
+ * BadScore (150 on every node, signing every pod alike) each of three
+ * identical pods fails with the message, in every mode; a kept 150
+ * reused unchecked would let the second one bind. */
+static void on_failed(void *ud, const ks_pod_t *pod, const char *message)
+{
+    run_t *r = ud;
+    size_t l = strlen(r->bound);
+    snprintf(r->bound + l, sizeof r->bound - l, "%s:%s;", pod->name,
+             strstr(message, "plugin \"BadScore\" returns an invalid score "
+                             "150") != NULL
+                 ? "invalid"
+                 : message);
+}
+
+START_TEST(test_bad_score_not_kept)
+{
+    static const int modes[] = {KS_BATCHING_OFF, KS_BATCHING_ON,
+                                KS_BATCHING_VERIFY};
+    static const char *const names[] = {"a1", "a2", "a3"};
+    size_t m, i;
+    for (m = 0; m < 3; m++) {
+        tl_world_t w;
+        ks_generation_t *g = tl_generation(
+            PROFILE_HEAD "  plugins:\n"
+                         "    score:\n"
+                         "      enabled:\n"
+                         "      - name: BadScore\n");
+        ks_sched_opts_t so;
+        ks_scheduler_t *s;
+        run_t r;
+        memset(&r, 0, sizeof r);
+        memset(&so, 0, sizeof so);
+        so.deterministic = 1;
+        so.batching = modes[m];
+        so.obs.bound = on_bound;
+        so.obs.failed = on_failed;
+        so.obs.ud = &r;
+        tl_world_init(&w, CLUSTER);
+        s = ks_scheduler_new(g, w.cache, &so);
+        ck_assert_ptr_nonnull(s);
+        for (i = 0; i < 3; i++) {
+            ck_assert_int_eq(
+                ks_scheduler_add_pod(s, tl_world_take_pod(&w, names[i])), 0);
+            while (ks_scheduler_step(s))
+                ;
+        }
+        ck_assert_str_eq(r.bound, "a1:invalid;a2:invalid;a3:invalid;");
+        ks_scheduler_free(s);
+        ks_generation_unref(g);
+        tl_world_free(&w);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("batching");
@@ -288,6 +343,7 @@ int main(void)
     tcase_add_test(tc, test_batched_equals_unbatched);
     tcase_add_test(tc, test_reuse_and_invalidation);
     tcase_add_test(tc, test_whole_runs_reused);
+    tcase_add_test(tc, test_bad_score_not_kept);
     suite_add_tcase(su, tc);
     sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
