@@ -36,6 +36,7 @@ void ks_sched_batch_free(ks_batch_t *b)
     free(b->f_st);
     free(b->s_gen);
     free(b->s_raw);
+    free(b->s_wt);
     free(b->s_tot);
     free(b->fidx);
     free(b->norm);
@@ -134,6 +135,7 @@ static int ensure(ks_batch_t *b, uint32_t n, size_t np)
     if (raw > b->cap_raw) {
         size_t cap = (size_t)b->cap * (np ? np : 1);
         GROW(s_raw, cap);
+        GROW(s_wt, cap);
         b->cap_raw = cap;
         b->kept = 0;
     }
@@ -428,6 +430,7 @@ static int bscore_fresh(bscore_job_t *j, void *const *state,
     const ks_point_entry_t *pl = j->fw->points[KS_EP_SCORE];
     const ks_node_info_t *ni = s->feasible[k];
     int64_t *kept = b->s_raw + (size_t)idx * np, tot = 0;
+    int64_t *wt = b->s_wt + (size_t)idx * np;
     for (p = 0; p < np; p++) {
         ks_plugin_inst_t *in = pl[p].inst;
         ks_board_slot_t *slot;
@@ -469,7 +472,7 @@ static int bscore_fresh(bscore_job_t *j, void *const *state,
             b->s_ep[idx] = 0;
             return -1;
         }
-        act->row[a][k] = v * act->mul[a];
+        act->row[a][k] = wt[a] = v * act->mul[a];
         if (!act->normalized[a])
             tot += v * act->mul[a];
     }
@@ -485,12 +488,45 @@ static int bscore_fresh(bscore_job_t *j, void *const *state,
     return 0;
 }
 
+/* A reuse: node k's kept weighed scores wt[] into the rows. The common
+ * counts of plugins unrolled (no loop over the plugins per node). */
+static inline void reuse_scores(const bscore_act_t *act, const int64_t *wt,
+                                uint32_t k)
+{
+    size_t a;
+    switch (act->n) {
+    case 6:
+        act->row[5][k] = wt[5];
+        /* fall through */
+    case 5:
+        act->row[4][k] = wt[4];
+        /* fall through */
+    case 4:
+        act->row[3][k] = wt[3];
+        /* fall through */
+    case 3:
+        act->row[2][k] = wt[2];
+        /* fall through */
+    case 2:
+        act->row[1][k] = wt[1];
+        /* fall through */
+    case 1:
+        act->row[0][k] = wt[0];
+        /* fall through */
+    case 0:
+        return;
+    default:
+        for (a = 0; a < act->n; a++)
+            act->row[a][k] = wt[a];
+    }
+}
+
 static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
 {
     bscore_job_t *j = ud;
     ks_scheduler_t *s = j->s;
     ks_batch_t *b = &s->bt;
-    size_t np = j->fw->n_points[KS_EP_SCORE], p, a;
+    size_t np = j->fw->n_points[KS_EP_SCORE], p;
     const ks_point_entry_t *pl = j->fw->points[KS_EP_SCORE];
     uint32_t k;
     uint64_t reused = 0;
@@ -520,9 +556,7 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
         uint32_t idx = b->fidx[k];
         int have = b->s_ep[idx] == b->s_epoch;
         if (have && !b->verify) {
-            const int64_t *kept = b->s_raw + (size_t)idx * np;
-            for (a = 0; a < act.n; a++)
-                act.row[a][k] = kept[act.p[a]] * act.mul[a];
+            reuse_scores(&act, b->s_wt + (size_t)idx * np, k);
             s->totals[k] = b->s_tot[idx];
             reused++;
             continue;

@@ -72,6 +72,9 @@ typedef struct ks_batch {
     uint64_t *s_gen;
     uint32_t *s_ep, s_epoch;
     int64_t *s_raw;            /* np per node */
+    /* np per node: the kept scores of the plugins not skipped, in their
+     * order, weighed as the rows hold them (a reuse copies these) */
+    int64_t *s_wt;
     /* per node: its kept scores of the plugins without NormalizeScore,
      * weighed and summed (a reuse's total before the normalized rows) */
     int64_t *s_tot;

@@ -41,6 +41,9 @@
 
 typedef struct run {
     char bound[512];
+    /* per cycle: a digest of each feasible node's name, its score row
+     * entries (not skipped) and total, as observers see them */
+    char rows[512];
     /* reuse counted during each pod's cycle */
     unsigned long long reused[6];
     unsigned long long mismatches;
@@ -53,8 +56,38 @@ static void on_bound(void *ud, const ks_pod_t *pod, const char *node)
     snprintf(r->bound + l, sizeof r->bound - l, "%s->%s;", pod->name, node);
 }
 
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    while (n--)
+        h = (h ^ *c++) * 0x100000001b3ull;
+    return h;
+}
+
+static void on_cycle(void *ud, const ks_cycle_result_t *cr)
+{
+    run_t *r = ud;
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t l = strlen(r->rows), np, p;
+    uint32_t k;
+    if (!cr->scored)
+        return;
+    np = cr->fw->n_points[KS_EP_SCORE];
+    for (k = 0; k < cr->n_feasible; k++) {
+        const char *name = cr->feasible[k]->node->name;
+        h = fnv(h, name, strlen(name));
+        for (p = 0; p < np; p++)
+            if (!cr->score_skipped[p])
+                h = fnv(h, &cr->scores[p * cr->n_feasible + k],
+                        sizeof cr->scores[0]);
+        h = fnv(h, &cr->totals[k], sizeof cr->totals[0]);
+    }
+    snprintf(r->rows + l, sizeof r->rows - l, "%016llx;",
+             (unsigned long long)h);
+}
+
 /* A scheduler over w's cache, deterministic, batching `mode`, recording
- * bindings into r (zeroed). */
+ * bindings and score rows into r (zeroed). */
 static ks_scheduler_t *sched_new(ks_generation_t *g, tl_world_t *w, int mode,
                                  run_t *r)
 {
@@ -65,6 +98,7 @@ static ks_scheduler_t *sched_new(ks_generation_t *g, tl_world_t *w, int mode,
     so.deterministic = 1;
     so.batching = mode;
     so.obs.bound = on_bound;
+    so.obs.cycle = on_cycle;
     so.obs.ud = r;
     s = ks_scheduler_new(g, w->cache, &so);
     ck_assert_ptr_nonnull(s);
@@ -142,6 +176,10 @@ START_TEST(test_batched_equals_unbatched)
     }
     ck_assert_str_eq(on.bound, off.bound);
     ck_assert_str_eq(verify.bound, off.bound);
+    /* the rows and totals observers read: the same, reused or not */
+    ck_assert_uint_eq(strlen(off.rows), 6 * 17);
+    ck_assert_str_eq(on.rows, off.rows);
+    ck_assert_str_eq(verify.rows, off.rows);
     ck_assert_uint_eq(verify.mismatches, 0);
     ck_assert_uint_eq(on.mismatches, 0);
     /* off: nothing reused */
@@ -260,6 +298,9 @@ START_TEST(test_whole_runs_reused)
     ck_assert_int_eq(k, 6);
     ck_assert_str_eq(on.bound, off.bound);
     ck_assert_str_eq(verify.bound, off.bound);
+    ck_assert_uint_eq(strlen(off.rows), 6 * 17);
+    ck_assert_str_eq(on.rows, off.rows);
+    ck_assert_str_eq(verify.rows, off.rows);
     ck_assert_uint_eq(on.mismatches, 0);
     ck_assert_uint_eq(verify.mismatches, 0);
     for (k = 0; k < 2; k++) {
