@@ -488,36 +488,61 @@ static int bscore_fresh(bscore_job_t *j, void *const *state,
     return 0;
 }
 
-/* A reuse: node k's kept weighed scores wt[] into the rows. The common
- * counts of plugins unrolled (no loop over the plugins per node). */
-static inline void reuse_scores(const bscore_act_t *act, const int64_t *wt,
-                                uint32_t k)
+/* Reuses from position k on, while the nodes' scores are kept: each
+ * one's kept weighed scores into the rows and its kept total into the
+ * totals, N (act->n, a constant where inlined) scores a node. Returns
+ * the first position not reused (hi when none is left). The arrays in
+ * locals: the stores into the rows cannot change them. */
+static inline __attribute__((always_inline)) uint32_t
+reuse_run(const ks_batch_t *b, const bscore_act_t *act, const size_t N,
+          size_t np, int64_t *restrict totals, uint32_t k, uint32_t hi)
 {
+    const uint32_t *fidx = b->fidx, *s_ep = b->s_ep, epoch = b->s_epoch;
+    const int64_t *s_wt = b->s_wt, *s_tot = b->s_tot;
+    int64_t *rows[8];
     size_t a;
+    for (a = 0; a < N; a++)
+        rows[a] = act->row[a];
+    for (; k < hi; k++) {
+        uint32_t idx = fidx[k];
+        const int64_t *wt = s_wt + (size_t)idx * np;
+        if (s_ep[idx] != epoch)
+            break;
+        for (a = 0; a < N; a++)
+            rows[a][k] = wt[a];
+        totals[k] = s_tot[idx];
+    }
+    return k;
+}
+
+/* reuse_run with its count of scores a constant for the usual counts. */
+static uint32_t reuse_scores(const ks_batch_t *b, const bscore_act_t *act,
+                             size_t np, int64_t *totals, uint32_t k,
+                             uint32_t hi)
+{
     switch (act->n) {
-    case 6:
-        act->row[5][k] = wt[5];
-        /* fall through */
-    case 5:
-        act->row[4][k] = wt[4];
-        /* fall through */
-    case 4:
-        act->row[3][k] = wt[3];
-        /* fall through */
-    case 3:
-        act->row[2][k] = wt[2];
-        /* fall through */
-    case 2:
-        act->row[1][k] = wt[1];
-        /* fall through */
     case 1:
-        act->row[0][k] = wt[0];
-        /* fall through */
-    case 0:
-        return;
-    default:
-        for (a = 0; a < act->n; a++)
-            act->row[a][k] = wt[a];
+        return reuse_run(b, act, 1, np, totals, k, hi);
+    case 2:
+        return reuse_run(b, act, 2, np, totals, k, hi);
+    case 3:
+        return reuse_run(b, act, 3, np, totals, k, hi);
+    case 4:
+        return reuse_run(b, act, 4, np, totals, k, hi);
+    case 5:
+        return reuse_run(b, act, 5, np, totals, k, hi);
+    case 6:
+        return reuse_run(b, act, 6, np, totals, k, hi);
+    default: {
+        size_t a;
+        for (; k < hi && b->s_ep[b->fidx[k]] == b->s_epoch; k++) {
+            const int64_t *wt = b->s_wt + (size_t)b->fidx[k] * np;
+            for (a = 0; a < act->n; a++)
+                act->row[a][k] = wt[a];
+            totals[k] = b->s_tot[b->fidx[k]];
+        }
+        return k;
+    }
     }
 }
 
@@ -553,15 +578,17 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
      * (as ks_fw_run_score leaves them) and its kept total; they were in
      * range when kept. Any other node is scored afresh. */
     for (k = lo; k < hi; k++) {
-        uint32_t idx = b->fidx[k];
-        int have = b->s_ep[idx] == b->s_epoch;
-        if (have && !b->verify) {
-            reuse_scores(&act, b->s_wt + (size_t)idx * np, k);
-            s->totals[k] = b->s_tot[idx];
-            reused++;
-            continue;
+        uint32_t idx;
+        if (!b->verify) {
+            uint32_t from = k;
+            k = reuse_scores(b, &act, np, s->totals, k, hi);
+            reused += k - from;
+            if (k == hi)
+                break;
         }
-        if (bscore_fresh(j, state, &act, k, idx, have) != 0) {
+        idx = b->fidx[k];
+        if (bscore_fresh(j, state, &act, k, idx,
+                         b->s_ep[idx] == b->s_epoch) != 0) {
             atomic_store(&j->failed, 1);
             ks_sched_batch_add_reused(s, reused);
             return;
