@@ -625,7 +625,6 @@ static void bnorm_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
     ks_scheduler_t *s = j->s;
     size_t np = j->fw->n_points[KS_EP_SCORE], p;
     const ks_point_entry_t *pl = j->fw->points[KS_EP_SCORE];
-    uint32_t k;
     (void)worker;
     for (p = 0; p < np; p++) {
         int64_t *row = s->scores + p * j->n;
@@ -633,13 +632,11 @@ static void bnorm_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
         if (((j->skip >> p) & 1) || !pl[p].inst->d->normalize_score)
             continue;
         ns = j->norm + (size_t)j->norm_at[p] * j->n;
-        for (k = lo; k < hi; k++)
-            row[k] = ns[k].score;
-        if (ks_fw_scores_out_of_range(row + lo, hi - lo)) {
+        if (ks_fw_weigh_normalized(ns + lo, row + lo, s->totals + lo,
+                                   hi - lo, pl[p].weight, 0)) {
             atomic_store(&j->failed, 1); /* the caller re-runs Score */
             return;
         }
-        ks_fw_weigh_row(row + lo, s->totals + lo, hi - lo, pl[p].weight);
     }
 }
 

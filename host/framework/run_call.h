@@ -18,34 +18,46 @@ static inline int timing_on(const ks_framework_t *fw)
     return e != NULL && e->sample_plugins && e->plugin_duration != NULL;
 }
 
-/* Is any of row[0..n) outside [KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE]?
- * One flag over the row, so the loop vectorizes. */
-static inline int ks_fw_scores_out_of_range(const int64_t *row, uint32_t n)
-{
-    uint64_t bad = 0;
-    uint32_t k;
-    for (k = 0; k < n; k++)
-        bad |= (uint64_t)((uint64_t)row[k] - (uint64_t)KS_MIN_NODE_SCORE) >
-               (uint64_t)(KS_MAX_NODE_SCORE - KS_MIN_NODE_SCORE);
-    return bad != 0;
-}
+/* The bits of a score outside [KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE]:
+ * with x = score - min as unsigned, x and range - x both have the top bit
+ * clear exactly when x <= range, so one OR over the row keeps that bit of
+ * any score out of range (subtractions and ORs: the loop vectorizes). */
+#define KS_SCORE_RANGE ((uint64_t)(KS_MAX_NODE_SCORE - KS_MIN_NODE_SCORE))
+#define KS_SCORE_BAD(v)                                                        \
+    (((uint64_t)(v) - (uint64_t)KS_MIN_NODE_SCORE) |                           \
+     (KS_SCORE_RANGE - ((uint64_t)(v) - (uint64_t)KS_MIN_NODE_SCORE)))
 
-/* row[k] *= w; totals[k] += row[k] (scores in range, so no overflow). */
-static inline void ks_fw_weigh_row(int64_t *restrict row,
-                                   int64_t *restrict totals, uint32_t n,
-                                   int64_t w)
+/* A row NormalizeScore left in ns[k].score, checked and weighed: one
+ * pass reads it there, writes row[k] (weighed) and the totals, in
+ * unsigned arithmetic (no UB however far out of range). 1 when a score
+ * was out of range: row then holds the normalized scores unweighed (as
+ * ks_fw_run_score's weighing of other rows leaves them). first: the
+ * totals are set, not added to. Any thread; ns, row and totals apart. */
+static inline int ks_fw_weigh_normalized(const ks_node_score_t *restrict ns,
+                                         int64_t *restrict row,
+                                         int64_t *restrict totals,
+                                         uint32_t n, int64_t w, int first)
 {
+    uint64_t bad = 0, uw = (uint64_t)w;
     uint32_t k;
-    if (w == 1) { /* most default weights: no multiply */
-        for (k = 0; k < n; k++)
-            totals[k] += row[k];
-        return;
-    }
-    for (k = 0; k < n; k++) {
-        int64_t v = row[k] * w;
-        row[k] = v;
-        totals[k] += v;
-    }
+    if (first)
+        for (k = 0; k < n; k++) {
+            int64_t v = ns[k].score;
+            bad |= KS_SCORE_BAD(v);
+            totals[k] = row[k] = (int64_t)((uint64_t)v * uw);
+        }
+    else
+        for (k = 0; k < n; k++) {
+            int64_t v = ns[k].score;
+            bad |= KS_SCORE_BAD(v);
+            row[k] = (int64_t)((uint64_t)v * uw);
+            totals[k] = (int64_t)((uint64_t)totals[k] + (uint64_t)row[k]);
+        }
+    if (!(bad >> 63))
+        return 0;
+    for (k = 0; k < n; k++)
+        row[k] = ns[k].score;
+    return 1;
 }
 
 /* Report one timed call (t0 from ks_fw_mono_seconds) to the env. */

@@ -719,21 +719,12 @@ static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     }
 }
 
-/* The bits of a score outside [KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE]:
- * with x = score - min as unsigned, x and range - x both have the top bit
- * clear exactly when x <= range, so one OR over the row keeps that bit of
- * any score out of range (subtractions and ORs: the loop vectorizes). */
-#define SCORE_RANGE ((uint64_t)(KS_MAX_NODE_SCORE - KS_MIN_NODE_SCORE))
-#define SCORE_BAD(v)                                                          \
-    (((uint64_t)(v) - (uint64_t)KS_MIN_NODE_SCORE) |                           \
-     (SCORE_RANGE - ((uint64_t)(v) - (uint64_t)KS_MIN_NODE_SCORE)))
-
 static int row_out_of_range(const int64_t *row, uint32_t n)
 {
     uint64_t bad = 0;
     uint32_t k;
     for (k = 0; k < n; k++)
-        bad |= SCORE_BAD(row[k]);
+        bad |= KS_SCORE_BAD(row[k]);
     return (int)(bad >> 63);
 }
 
@@ -762,46 +753,15 @@ static int weigh_row_checked(int64_t *restrict row, int64_t *restrict totals,
     /* unsigned sums: a row out of range cannot overflow into UB */
     if (first)
         for (k = 0; k < n; k++) {
-            bad |= SCORE_BAD(row[k]);
+            bad |= KS_SCORE_BAD(row[k]);
             totals[k] = row[k];
         }
     else
         for (k = 0; k < n; k++) {
-            bad |= SCORE_BAD(row[k]);
+            bad |= KS_SCORE_BAD(row[k]);
             totals[k] = (int64_t)((uint64_t)totals[k] + (uint64_t)row[k]);
         }
     return (int)(bad >> 63);
-}
-
-/* weigh_row_checked for a row NormalizeScore left in ns[k].score: one
- * pass reads it there, writes row[k] (weighed) and the totals, in
- * unsigned arithmetic (no UB however far out of range). 1 when a score
- * was out of range: row then holds the normalized scores unweighed, as
- * weigh_row_checked leaves it. */
-static int weigh_normalized(const ks_node_score_t *restrict ns,
-                            int64_t *restrict row, int64_t *restrict totals,
-                            uint32_t n, int64_t w, int first)
-{
-    uint64_t bad = 0, uw = (uint64_t)w;
-    uint32_t k;
-    if (first)
-        for (k = 0; k < n; k++) {
-            int64_t v = ns[k].score;
-            bad |= SCORE_BAD(v);
-            totals[k] = row[k] = (int64_t)((uint64_t)v * uw);
-        }
-    else
-        for (k = 0; k < n; k++) {
-            int64_t v = ns[k].score;
-            bad |= SCORE_BAD(v);
-            row[k] = (int64_t)((uint64_t)v * uw);
-            totals[k] = (int64_t)((uint64_t)totals[k] + (uint64_t)row[k]);
-        }
-    if (!(bad >> 63))
-        return 0;
-    for (k = 0; k < n; k++)
-        row[k] = ns[k].score;
-    return 1;
 }
 
 /* Rows of weight 1 that NormalizeScore does not touch, weighed together:
@@ -840,14 +800,14 @@ static int weigh_group_w1(const int64_t *const *r, unsigned g,
         for (k = 0; k < n; k++) {
             uint64_t t = (first ? 0 : (uint64_t)totals[k]) + (uint64_t)a[k] +
                          (uint64_t)b[k] + (uint64_t)c[k];
-            bad |= SCORE_BAD(a[k]) | SCORE_BAD(b[k]) | SCORE_BAD(c[k]);
+            bad |= KS_SCORE_BAD(a[k]) | KS_SCORE_BAD(b[k]) | KS_SCORE_BAD(c[k]);
             totals[k] = (int64_t)t;
         }
     else
         for (k = 0; k < n; k++) {
             uint64_t t = (first ? 0 : (uint64_t)totals[k]) + (uint64_t)a[k] +
                          (uint64_t)b[k];
-            bad |= SCORE_BAD(a[k]) | SCORE_BAD(b[k]);
+            bad |= KS_SCORE_BAD(a[k]) | KS_SCORE_BAD(b[k]);
             totals[k] = (int64_t)t;
         }
     return (int)(bad >> 63);
@@ -944,7 +904,7 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
         /* The range check as one flag over the row, in the weighing
          * pass; the node is looked for only when one was out of range. */
         if (in->d->normalize_score
-                ? !weigh_normalized(ns, row, totals, n, w, !weighed)
+                ? !ks_fw_weigh_normalized(ns, row, totals, n, w, !weighed)
                 : !weigh_row_checked(row, totals, n, w, !weighed)) {
             weighed = 1;
             continue;

@@ -352,9 +352,12 @@ static void direct_pass(filter_job_t *j, uint32_t pos,
         if (j->names != NULL)
             memcpy(s->feasible_names + nf, j->names + at,
                    n * sizeof *j->names);
-        if (s->bt.active)
+        if (s->bt.active) {
+            uint32_t *fidx = s->bt.fidx + nf; /* a local: stores cannot
+                                                 change it */
             for (r = 0; r < n; r++)
-                s->bt.fidx[nf + r] = at + r;
+                fidx[r] = at + r;
+        }
     } else {
         if (j->names != NULL)
             for (r = 0; r < n; r++)
