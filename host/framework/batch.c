@@ -474,7 +474,7 @@ static int bscore_fresh(bscore_job_t *j, void *const *state,
         }
         act->row[a][k] = wt[a] = v * act->mul[a];
         if (!act->normalized[a])
-            tot += v * act->mul[a];
+            tot += wt[a];
     }
     if (have && b->verify) {
         ks_sched_batch_add_reused(s, 1);
@@ -499,7 +499,7 @@ reuse_run(const ks_batch_t *b, const bscore_act_t *act, const size_t N,
 {
     const uint32_t *fidx = b->fidx, *s_ep = b->s_ep, epoch = b->s_epoch;
     const int64_t *s_wt = b->s_wt, *s_tot = b->s_tot;
-    int64_t *rows[8];
+    int64_t *rows[64];
     size_t a;
     for (a = 0; a < N; a++)
         rows[a] = act->row[a];
@@ -515,7 +515,8 @@ reuse_run(const ks_batch_t *b, const bscore_act_t *act, const size_t N,
     return k;
 }
 
-/* reuse_run with its count of scores a constant for the usual counts. */
+/* reuse_run with its count of scores a constant for the usual counts
+ * (any other count: the same loop, not unrolled). */
 static uint32_t reuse_scores(const ks_batch_t *b, const bscore_act_t *act,
                              size_t np, int64_t *totals, uint32_t k,
                              uint32_t hi)
@@ -533,16 +534,8 @@ static uint32_t reuse_scores(const ks_batch_t *b, const bscore_act_t *act,
         return reuse_run(b, act, 5, np, totals, k, hi);
     case 6:
         return reuse_run(b, act, 6, np, totals, k, hi);
-    default: {
-        size_t a;
-        for (; k < hi && b->s_ep[b->fidx[k]] == b->s_epoch; k++) {
-            const int64_t *wt = b->s_wt + (size_t)b->fidx[k] * np;
-            for (a = 0; a < act->n; a++)
-                act->row[a][k] = wt[a];
-            totals[k] = b->s_tot[b->fidx[k]];
-        }
-        return k;
-    }
+    default:
+        return reuse_run(b, act, act->n, np, totals, k, hi);
     }
 }
 

@@ -393,7 +393,9 @@ static inline void direct_one(filter_job_t *j, uint32_t pos, uint32_t idx,
  * (bits of ok) appended at once. The run's nodes are run[r], their
  * snapshot indices idx[r] (or at + r when idx is NULL). 1 when done
  * (*found and *lazy counted), 0 when a rejection needs the node-by-node
- * Filter now (nothing done: the caller goes node by node, in order). */
+ * Filter now (nothing done: the caller goes node by node, in order).
+ * Only for filter_chunk's runs in bulk, which batching's cycles do not
+ * take (no kept indices to write). */
 static int direct_mixed_run(filter_job_t *j, uint32_t pos,
                             const ks_node_info_t *const *run,
                             const uint32_t *idx, uint32_t at, uint64_t ok,
@@ -423,27 +425,16 @@ static int direct_mixed_run(filter_job_t *j, uint32_t pos,
     }
     *lazy += (uint32_t)__builtin_popcountll(out);
     *found += (uint32_t)__builtin_popcountll(ok);
-    if (s->bt.active || j->names == NULL) {
-        for (m = ok; m != 0 && nf < j->want; m &= m - 1) {
-            uint32_t id;
-            r = (uint32_t)__builtin_ctzll(m);
-            id = idx ? idx[r] : at + r;
-            if (j->names != NULL)
-                s->feasible_names[nf] = j->names[id];
-            if (s->bt.active)
-                s->bt.fidx[nf] = id;
-            s->feasible[nf++] = run[r];
-        }
-    } else {
-        /* the common case, its arrays in locals (the stores cannot alias
-         * them) */
+    {
+        /* the arrays in locals: the stores cannot change them */
         const char *const *names = j->names;
         const char **fnames = s->feasible_names;
         const ks_node_info_t **feasible = s->feasible;
         uint32_t want = j->want;
         for (m = ok; m != 0 && nf < want; m &= m - 1) {
             r = (uint32_t)__builtin_ctzll(m);
-            fnames[nf] = names[idx ? idx[r] : at + r];
+            if (names != NULL)
+                fnames[nf] = names[idx ? idx[r] : at + r];
             feasible[nf++] = run[r];
         }
     }

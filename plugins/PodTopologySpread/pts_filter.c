@@ -541,7 +541,6 @@ static inline const char *pts_value_at_hint(const ks_labels_t *ls,
     return NULL;
 }
 
-
 /* Does a node whose value is `value` (not NULL) keep b's skew? */
 static inline int pts_bulk_fits(const pts_prefilter_state_t *s,
                                 pts_bulk_con_t *b, const char *value)
