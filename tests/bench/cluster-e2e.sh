@@ -38,7 +38,13 @@
 # ReplicaSets behind Services, each pod owned by one, so the system-default
 # topology spreading applies), streamed or, with BACKLOG=1, created before
 # the scheduler starts; the default SHAPE=plain is the shared folder's
-# plain pods.
+# plain pods. SHAPE=spread gives TopologySpreading's pods (zone maxSkew 1,
+# DoNotSchedule) and SHAPE=anti SchedulingPodAntiAffinity's (hostname
+# anti-affinity within each of 10 apps; PODS at most 10 x NODES). Each
+# run's line ends with the placement the scheduler made
+# (cluster_stream.py --placement: pods per zone, zone skew, the most pods
+# of one app on a node, whether the shape's hard rules held); a run that
+# broke them exits 1.
 # Env: K8S (default ../shared/k8s beside the checkout), KSCHED (default
 # build-release/host/ksched, else build/host/ksched), PLUGINS (its plugin
 # dir), QPS (5000).
@@ -50,8 +56,11 @@ pods=${2:?}
 which=${3:-both}
 qps=${QPS:-5000}
 shape=${SHAPE:-plain}
-[[ $shape == plain || $shape == deployment ]] ||
-    { echo "cluster-e2e: SHAPE is plain or deployment, not '$shape'" >&2; exit 2; }
+case $shape in
+    plain | deployment | spread | anti) ;;
+    *) echo "cluster-e2e: SHAPE is plain, deployment, spread or anti, not '$shape'" >&2
+       exit 2 ;;
+esac
 if [[ -z ${KSCHED:-} ]]; then
     if [[ -x $root/build-release/host/ksched ]]; then KSCHED=$root/build-release/host/ksched
     else KSCHED=$root/build/host/ksched; fi
@@ -136,7 +145,7 @@ EOF
         w=$(python3 "$root/tests/bench/cluster_stream.py" "$dir/k8s" "$pods" \
             --shape "$shape") || rc=$?
     fi
-    local sc api etcd other extra="" conns flight
+    local sc api etcd other extra="" conns flight placement
     sc=$(sub "$(cpu $meas)" "$s0")
     api=$(sub "$(cpu "$APISERVER_PID")" "$api0"); etcd=$(sub "$(cpu "$ETCD_PID")" "$etcd0")
     # What else the machine ran meanwhile: the waiting (or streaming)
@@ -144,6 +153,9 @@ EOF
     other=$(awk -v b="$(busy)" -v b0="$busy0" -v s="$sc" -v a="$api" -v e="$etcd" \
         'BEGIN{printf "%.2f", b-b0-s-a-e}')
     [[ -n $waiter ]] || other=null # the stream's clock is not the scheduler's
+    # After the figures above: listing every pod costs the API server.
+    placement=$(python3 "$root/tests/bench/cluster_stream.py" "$dir/k8s" \
+        "$pods" --shape "$shape" --prefix "" --placement) || rc=1
     if [[ -n $sampler ]]; then
         kill "$sampler" 2>/dev/null || true
         wait "$sampler" 2>/dev/null || true
@@ -159,14 +171,14 @@ EOF
     # and the API server's and etcd's (the waiting client and anything else
     # on the machine take the rest; the stream's idle_pct shows what was
     # left over).
-    printf '{"run": "%s", "shape": "%s", "nodes": %s, "stream": %s, "scheduler_cpu_s": %s, "scheduler_cpu_ms_per_pod": %s, "scheduler_vmhwm": %s, "apiserver_cpu_s": %s, "etcd_cpu_s": %s, "api_etcd_cpu_ms_per_pod": %s, "other_cpu_s": %s, "cores": %s, "cores_allow_rate": %s%s}\n' \
+    printf '{"run": "%s", "shape": "%s", "nodes": %s, "stream": %s, "scheduler_cpu_s": %s, "scheduler_cpu_ms_per_pod": %s, "scheduler_vmhwm": %s, "apiserver_cpu_s": %s, "etcd_cpu_s": %s, "api_etcd_cpu_ms_per_pod": %s, "other_cpu_s": %s, "cores": %s, "cores_allow_rate": %s, "placement": %s%s}\n' \
         "$name" "$shape" "$nodes" "$w" "$sc" \
         "$(awk -v a="$sc" -v n="$pods" 'BEGIN{printf "%.2f", 1000*a/n}')" \
         "$(hwm $meas)" "$api" "$etcd" \
         "$(awk -v a="$api" -v e="$etcd" -v n="$pods" 'BEGIN{printf "%.2f", 1000*(a+e)/n}')" \
         "$other" "$cores" \
         "$(awk -v c="$cores" -v s="$sc" -v a="$api" -v e="$etcd" -v n="$pods" 'BEGIN{printf "%.0f", c*n/(s+a+e)}')" \
-        "$extra"
+        "${placement:-null}" "$extra"
     kill -TERM "$sched"; sleep 1; kill -TERM "$sched" 2>/dev/null || true
     wait "$sched" 2>/dev/null || true
     "$k8s/down" "$dir/k8s" >/dev/null

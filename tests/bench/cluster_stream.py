@@ -3,7 +3,8 @@
 
 Usage: cluster_stream.py K8S_DIR PODS [--threads T] [--scheduler NAME]
                          [--prefix P] [--timeout S]
-                         [--shape plain|deployment] [--create-only]
+                         [--shape plain|deployment|spread|anti]
+                         [--create-only | --placement]
 
 K8S_DIR is a directory made by the shared k8s folder's `up` (its env file
 names the server, CA and admin token). Creates PODS pods (one container,
@@ -24,6 +25,20 @@ zone maxSkew 5, ScheduleAnyway) apply to it in kube-scheduler and ksched
 alike. --create-only creates the objects and pods, prints one JSON line
 (created, create_rate) and exits without watching: a backlog for a
 scheduler started afterwards.
+
+--shape spread gives the pods of scheduler_perf's TopologySpreading
+(label app=spread, zone maxSkew 1, DoNotSchedule over that label); --shape
+anti the pods of SchedulingPodAntiAffinity (pod i carries app=anti-(i%10)
+and required hostname anti-affinity to the pods of its own app, so each
+node takes at most one pod of each of the 10 apps).
+
+--placement creates nothing: it lists the pods named PREFIX* and the
+nodes, and prints one JSON line saying whether the placement keeps the
+shape's rules: bound pods, the most pods on one node, the bound pods per
+zone (topology.kubernetes.io/zone) and their largest difference, and the
+most pods of one app label on one node. Exits 1 when a hard rule of the
+shape is broken (spread: zone skew above 1; anti: two pods of one app on a
+node).
 """
 import http.client
 import json
@@ -94,6 +109,78 @@ def make_owners(u, ctx, hdr, count=100):
     return owners
 
 
+SHAPES = ("plain", "deployment", "spread", "anti")
+ANTI_APPS = 10
+
+
+def shape_pod(shape, i, meta, spec):
+    """Pod i's labels and constraints for the spread and anti shapes."""
+    if shape == "spread":
+        meta["labels"] = {"app": "spread"}
+        spec["topologySpreadConstraints"] = [{
+            "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "spread"}}}]
+    elif shape == "anti":
+        app = "anti-%d" % (i % ANTI_APPS)
+        meta["labels"] = {"app": app}
+        spec["affinity"] = {"podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [{
+                "labelSelector": {"matchLabels": {"app": app}},
+                "topologyKey": "kubernetes.io/hostname"}]}}
+
+
+def list_all(u, ctx, hdr, path):
+    """Every item of a list, 500 at a time."""
+    items, cont = [], ""
+    while True:
+        q = urllib.parse.urlencode({"limit": "500", "continue": cont})
+        c = http.client.HTTPSConnection(u.hostname, u.port, context=ctx,
+                                        timeout=120)
+        c.request("GET", path + "?" + q, headers=hdr)
+        r = c.getresponse()
+        doc = json.loads(r.read())
+        c.close()
+        if r.status != 200:
+            sys.exit("cluster_stream.py: GET %s: HTTP %d: %s"
+                     % (path, r.status, doc.get("message", "")))
+        items += doc.get("items", [])
+        cont = doc.get("metadata", {}).get("continue", "")
+        if not cont:
+            return items
+
+
+def check_placement(u, ctx, hdr, prefix, shape):
+    zone = {n["metadata"]["name"]:
+            n["metadata"].get("labels", {}).get("topology.kubernetes.io/zone",
+                                                "")
+            for n in list_all(u, ctx, hdr, "/api/v1/nodes")}
+    per_node, per_zone, per_app_node = {}, {}, {}
+    for p in list_all(u, ctx, hdr, "/api/v1/namespaces/default/pods"):
+        name = p["metadata"]["name"]
+        node = p.get("spec", {}).get("nodeName")
+        if not name.startswith(prefix) or not node:
+            continue
+        app = p["metadata"].get("labels", {}).get("app", "")
+        per_node[node] = per_node.get(node, 0) + 1
+        z = zone.get(node, "")
+        per_zone[z] = per_zone.get(z, 0) + 1
+        per_app_node[(app, node)] = per_app_node.get((app, node), 0) + 1
+    zones = [per_zone.get(z, 0) for z in sorted(set(zone.values()))]
+    skew = max(zones) - min(zones) if zones else 0
+    same = max(per_app_node.values()) if per_app_node else 0
+    ok = not ((shape == "spread" and skew > 1) or
+              (shape == "anti" and same > 1))
+    print(json.dumps({"what": "placement", "shape": shape,
+                      "bound": sum(per_node.values()),
+                      "max_pods_per_node": max(per_node.values())
+                      if per_node else 0,
+                      "pods_per_zone": zones, "zone_skew": skew,
+                      "max_same_app_per_node": same, "rules_kept": ok}),
+          flush=True)
+    return 0 if ok else 1
+
+
 def main():
     args = sys.argv[1:]
     threads = opt(args, "--threads", 16)
@@ -104,9 +191,12 @@ def main():
     create_only = "--create-only" in args
     if create_only:
         args.remove("--create-only")
-    if shape not in ("plain", "deployment"):
-        sys.exit("cluster_stream.py: --shape is plain or deployment, not "
-                 + repr(shape))
+    placement = "--placement" in args
+    if placement:
+        args.remove("--placement")
+    if shape not in SHAPES:
+        sys.exit("cluster_stream.py: --shape is one of %s, not %r"
+                 % (", ".join(SHAPES), shape))
     if len(args) != 2:
         sys.exit(__doc__)
     e = env_of(args[0])
@@ -115,6 +205,8 @@ def main():
     ctx = ssl.create_default_context(cafile=e["K8S_CA"])
     hdr = {"Authorization": "Bearer " + e["ADMIN_TOKEN"],
            "Content-Type": "application/json", "Accept": "application/json"}
+    if placement:
+        return check_placement(u, ctx, hdr, prefix, shape)
     owners = make_owners(u, ctx, hdr) if shape == "deployment" else None
     created = {}
     bound = {}
@@ -166,12 +258,13 @@ def main():
                 meta["ownerReferences"] = [{
                     "apiVersion": "apps/v1", "kind": "ReplicaSet",
                     "name": rs, "uid": uid, "controller": True}]
-            body = json.dumps({
-                "apiVersion": "v1", "kind": "Pod", "metadata": meta,
-                "spec": {"schedulerName": sched, "containers": [{
-                    "name": "pause", "image": "pause:3.7",
-                    "resources": {"requests": {"cpu": "100m",
-                                               "memory": "256Mi"}}}]}})
+            spec = {"schedulerName": sched, "containers": [{
+                "name": "pause", "image": "pause:3.7",
+                "resources": {"requests": {"cpu": "100m",
+                                           "memory": "256Mi"}}}]}
+            shape_pod(shape, i, meta, spec)
+            body = json.dumps({"apiVersion": "v1", "kind": "Pod",
+                               "metadata": meta, "spec": spec})
             for _ in range(50):
                 try:
                     if c is None:
