@@ -108,6 +108,68 @@ static int rebuild_lists(ks_snapshot_t *s)
     return 0;
 }
 
+/* Put e's NodeInfo into, or take it out of, a list kept in snapshot order
+ * (aff or anti, n entries, room for every node), as `member` says: a
+ * binary search by position and a move of the tail. */
+static void list_set(const ks_node_info_t **list, uint32_t *n,
+                     const snap_entry_t *e, int member)
+{
+    uint32_t lo = 0, hi = *n;
+    int present;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        /* a list entry is the NodeInfo first in its snap_entry_t */
+        if (((const snap_entry_t *)(const void *)list[mid])->index < e->index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    present = lo < *n && list[lo] == &e->ni.pub;
+    if (member && !present) {
+        memmove(list + lo + 1, list + lo, (*n - lo) * sizeof *list);
+        list[lo] = &e->ni.pub;
+        (*n)++;
+    } else if (!member && present) {
+        memmove(list + lo, list + lo + 1, (*n - lo - 1) * sizeof *list);
+        (*n)--;
+    }
+}
+
+/* Append e to the entries that joined or left a list. 0, or -1 on ENOMEM
+ * (nothing changed). */
+static int flip_add(snap_entry_t ***flip, uint32_t *n, uint32_t *cap,
+                    snap_entry_t *e)
+{
+    if (*n == *cap) {
+        uint32_t ncap = *cap ? *cap * 2 : 16;
+        snap_entry_t **nf = realloc(*flip, ncap * sizeof *nf);
+        if (nf == NULL)
+            return -1;
+        *flip = nf;
+        *cap = ncap;
+    }
+    (*flip)[(*n)++] = e;
+    return 0;
+}
+
+/* The node lists after an update: rebuilt whole when `full` (nodes came or
+ * went, or the flips are unknown), else only the n flipped entries moved.
+ * 0, or -1 on ENOMEM. */
+static int update_lists(ks_snapshot_t *s, snap_entry_t *const *flip,
+                        uint32_t n, int full)
+{
+    uint32_t i;
+    if (full)
+        return rebuild_lists(s);
+    for (i = 0; i < n; i++) {
+        list_set(s->aff, &s->n_aff, flip[i],
+                 flip[i]->ni.pub.n_pods_with_affinity > 0);
+        list_set(s->anti, &s->n_anti, flip[i],
+                 flip[i]->ni.pub.n_pods_with_required_anti_affinity > 0);
+    }
+    return 0;
+}
+
 const ks_node_info_t *const *ks_snapshot_nodes(const ks_snapshot_t *s,
                                                uint32_t *n)
 {
@@ -308,7 +370,10 @@ restart:
 int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
 {
     snap_entry_t **added = NULL;
-    uint32_t n_added = 0, cap_added = 0, i;
+    /* entries refreshed in place that joined or left the aff or anti
+     * list: moved in those lists alone when no node came or went */
+    snap_entry_t **flip = NULL;
+    uint32_t n_added = 0, cap_added = 0, n_flip = 0, cap_flip = 0, i;
     int have_dead = 0, lists_dirty = s->all == NULL;
     ks_cache_node_t *cn;
     uint64_t newest = s->generation;
@@ -365,9 +430,13 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
             int had_anti = e->ni.pub.n_pods_with_required_anti_affinity > 0;
             if (ks_ni_copy(&e->ni, &cn->ni.pub) != 0)
                 goto nomem;
-            if (had_aff != (e->ni.pub.n_pods_with_affinity > 0) ||
-                had_anti != (e->ni.pub.n_pods_with_required_anti_affinity > 0))
-                lists_dirty = 1;
+            if ((had_aff != (e->ni.pub.n_pods_with_affinity > 0) ||
+                 had_anti !=
+                     (e->ni.pub.n_pods_with_required_anti_affinity > 0)) &&
+                !lists_dirty) {
+                if (flip_add(&flip, &n_flip, &cap_flip, e) != 0)
+                    lists_dirty = 1; /* rebuilt whole instead */
+            }
         }
     }
 
@@ -393,11 +462,14 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
         goto nomem;
     free(added);
     s->changes += (uint64_t)have_dead;
-    if ((lists_dirty || n_added > 0 || have_dead) && rebuild_lists(s) != 0) {
+    if (update_lists(s, flip, n_flip,
+                     lists_dirty || n_added > 0 || have_dead) != 0) {
+        free(flip);
         free(s->all);
         s->all = NULL; /* rebuilt on the next update */
         return ks_error_set(err, KS_ENOMEM, "out of memory");
     }
+    free(flip);
     if (copy_images(c, s) != 0) {
         s->have_images = 0;
         return ks_error_set(err, KS_ENOMEM, "out of memory");
@@ -420,6 +492,13 @@ nomem:
         }
     }
     free(added);
+    free(flip);
+    if (n_flip > 0 || lists_dirty) {
+        /* entries refreshed so far may have joined or left the aff and
+         * anti lists: those are rebuilt whole on the next update */
+        free(s->all);
+        s->all = NULL;
+    }
     return ks_error_set(err, KS_ENOMEM, "out of memory");
 }
 

@@ -38,11 +38,22 @@ typedef struct ipa_plugin {
 /* --- ipa_terms.c --------------------------------------------------------- */
 
 /* The required terms of a pod's podAffinity / podAntiAffinity (n 0 when
- * absent). */
-const ks_pod_affinity_term_t *ipa_required_affinity(const ks_pod_t *pod,
-                                                    uint32_t *n);
-const ks_pod_affinity_term_t *ipa_required_anti_affinity(const ks_pod_t *pod,
-                                                         uint32_t *n);
+ * absent). Inline: PreFilter and PreScore ask them of every pod placed. */
+static inline const ks_pod_affinity_term_t *
+ipa_required_affinity(const ks_pod_t *pod, uint32_t *n)
+{
+    const ks_pod_affinity_t *a = pod->affinity.pod_affinity;
+    *n = a ? a->n_required : 0;
+    return a ? a->required : NULL;
+}
+
+static inline const ks_pod_affinity_term_t *
+ipa_required_anti_affinity(const ks_pod_t *pod, uint32_t *n)
+{
+    const ks_pod_affinity_t *a = pod->affinity.pod_anti_affinity;
+    *n = a ? a->n_required : 0;
+    return a ? a->required : NULL;
+}
 
 /*
  * Does `target` match term `t` of a pod living in namespace `owner_ns`?

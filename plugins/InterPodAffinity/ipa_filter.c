@@ -134,11 +134,25 @@ ks_code_t ipa_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
 }
 
 /* Count what one existing pod `e` on `node` contributes. */
+/* The incoming pod's required terms, read once per PreFilter instead of
+ * once per existing pod. */
+typedef struct ipa_own_terms {
+    const ks_pod_affinity_term_t *aff, *anti;
+    uint32_t n_aff, n_anti;
+} ipa_own_terms_t;
+
+static void ipa_own_terms(const ks_pod_t *pod, ipa_own_terms_t *t)
+{
+    t->aff = ipa_required_affinity(pod, &t->n_aff);
+    t->anti = ipa_required_anti_affinity(pod, &t->n_anti);
+}
+
 static int ipa_prefilter_count_pod(const ipa_plugin_t *pl,
                                    ipa_prefilter_state_t *s,
-                                   const ks_pod_t *pod, const ks_pod_t *e,
-                                   const ks_node_t *node, int64_t delta,
-                                   int with_existing)
+                                   const ks_pod_t *pod,
+                                   const ipa_own_terms_t *own,
+                                   const ks_pod_t *e, const ks_node_t *node,
+                                   int64_t delta, int with_existing)
 {
     const ks_pod_affinity_term_t *terms;
     uint32_t n, i;
@@ -154,18 +168,18 @@ static int ipa_prefilter_count_pod(const ipa_plugin_t *pl,
     }
 
     /* the incoming pod's required affinity: e must match every term */
-    terms = ipa_required_affinity(pod, &n);
-    if (ipa_matches_all_terms(pl, terms, n, pod->ns, e, NULL))
-        for (i = 0; i < n; i++)
-            if (ipa_count_update(&s->affinity, node, terms[i].topology_key,
-                                 delta) != 0)
+    if (own->n_aff > 0 &&
+        ipa_matches_all_terms(pl, own->aff, own->n_aff, pod->ns, e, NULL))
+        for (i = 0; i < own->n_aff; i++)
+            if (ipa_count_update(&s->affinity, node,
+                                 own->aff[i].topology_key, delta) != 0)
                 return -1;
 
     /* the incoming pod's required anti-affinity, term by term */
-    terms = ipa_required_anti_affinity(pod, &n);
-    for (i = 0; i < n; i++)
-        if (ipa_term_matches(pl, &terms[i], pod->ns, e, NULL) &&
-            ipa_count_update(&s->anti, node, terms[i].topology_key, delta) != 0)
+    for (i = 0; i < own->n_anti; i++)
+        if (ipa_term_matches(pl, &own->anti[i], pod->ns, e, NULL) &&
+            ipa_count_update(&s->anti, node, own->anti[i].topology_key,
+                             delta) != 0)
             return -1;
     return 0;
 }
@@ -176,8 +190,8 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     const ipa_plugin_t *pl = self;
     const ks_host_api_t *api = pl->api;
     ipa_prefilter_state_t *s;
-    const ks_pod_affinity_term_t *aff;
-    uint32_t n_aff, n_anti, n_nodes, i, j;
+    ipa_own_terms_t own;
+    uint32_t n_nodes, i, j;
     const ks_node_info_t *const *nodes;
     ipa_prefilter_ref_t *ref;
     int has_own_terms;
@@ -191,9 +205,8 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     s->pod = pod;
     s->ns_labels = api->namespace_labels(pl->h, pod->ns);
 
-    aff = ipa_required_affinity(pod, &n_aff);
-    (void)ipa_required_anti_affinity(pod, &n_anti);
-    has_own_terms = n_aff > 0 || n_anti > 0;
+    ipa_own_terms(pod, &own);
+    has_own_terms = own.n_aff > 0 || own.n_anti > 0;
 
     /* Without terms of its own, only nodes running a pod with required
      * anti-affinity can matter (upstream's HavePodsWithRequiredAntiAffinity
@@ -224,12 +237,12 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
         if (!has_own_terms)
             continue;
         for (j = 0; j < ni->n_pods; j++)
-            if (ipa_prefilter_count_pod(pl, s, pod, ni->pods[j], node, 1, 0) !=
-                0)
+            if (ipa_prefilter_count_pod(pl, s, pod, &own, ni->pods[j], node,
+                                        1, 0) != 0)
                 goto oom;
     }
-    s->self_match =
-        ipa_matches_all_terms(pl, aff, n_aff, pod->ns, pod, &s->ns_labels);
+    s->self_match = ipa_matches_all_terms(pl, own.aff, own.n_aff, pod->ns,
+                                          pod, &s->ns_labels);
 
     /* Filter gets it as its state (no cycle-state lookup per node). */
     ref = malloc(sizeof *ref);
@@ -266,6 +279,7 @@ static ks_code_t ipa_update_with_pod(void *self, ks_cycle_state_t *cs,
     ipa_prefilter_ref_t *r = pl->api->plugin_state_get(pl->h, cs,
                                                        KS_STATE_FILTER);
     ipa_prefilter_state_t *s = ipa_prefilter_state_check(pl, r, st);
+    ipa_own_terms_t own;
     if (s == NULL)
         return KS_ERROR;
     if (ni == NULL || ni->node == NULL)
@@ -281,7 +295,9 @@ static ks_code_t ipa_update_with_pod(void *self, ks_cycle_state_t *cs,
         ipa_prefilter_state_free(s);
         r->s = s = c;
     }
-    if (ipa_prefilter_count_pod(pl, s, pod, changed, ni->node, delta, 1) != 0) {
+    ipa_own_terms(pod, &own);
+    if (ipa_prefilter_count_pod(pl, s, pod, &own, changed, ni->node, delta,
+                                1) != 0) {
         pl->api->status_reason(st, "out of memory");
         return KS_ERROR;
     }

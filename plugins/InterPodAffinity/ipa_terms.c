@@ -5,22 +5,6 @@
  */
 #include "ipa.h"
 
-const ks_pod_affinity_term_t *ipa_required_affinity(const ks_pod_t *pod,
-                                                    uint32_t *n)
-{
-    const ks_pod_affinity_t *a = pod->affinity.pod_affinity;
-    *n = a ? a->n_required : 0;
-    return a ? a->required : NULL;
-}
-
-const ks_pod_affinity_term_t *ipa_required_anti_affinity(const ks_pod_t *pod,
-                                                         uint32_t *n)
-{
-    const ks_pod_affinity_t *a = pod->affinity.pod_anti_affinity;
-    *n = a ? a->n_required : 0;
-    return a ? a->required : NULL;
-}
-
 static int ipa_term_namespace_matches(const ipa_plugin_t *pl,
                                       const ks_pod_affinity_term_t *t,
                                       const char *owner_ns,

@@ -694,6 +694,103 @@ START_TEST(test_churn)
 }
 END_TEST
 
+/* The aff and anti lists of `s` are exactly its nodes with such pods, in
+ * snapshot order. */
+static void check_lists(const ks_snapshot_t *s)
+{
+    uint32_t n, n_aff, n_anti, i, a = 0, b = 0;
+    const ks_node_info_t *const *all = ks_snapshot_nodes(s, &n);
+    const ks_node_info_t *const *aff = ks_snapshot_nodes_with_affinity(s, &n_aff);
+    const ks_node_info_t *const *anti =
+        ks_snapshot_nodes_with_required_anti_affinity(s, &n_anti);
+    for (i = 0; i < n; i++) {
+        if (all[i]->n_pods_with_affinity > 0) {
+            ck_assert_uint_lt(a, n_aff);
+            ck_assert_ptr_eq(aff[a], all[i]);
+            a++;
+        }
+        if (all[i]->n_pods_with_required_anti_affinity > 0) {
+            ck_assert_uint_lt(b, n_anti);
+            ck_assert_ptr_eq(anti[b], all[i]);
+            b++;
+        }
+    }
+    ck_assert_uint_eq(a, n_aff);
+    ck_assert_uint_eq(b, n_anti);
+}
+
+/* Nodes join and leave the aff and anti lists as their pods come and go,
+ * one update at a time (moved in the lists alone) and together with
+ * nodes added and removed (the lists rebuilt). */
+START_TEST(test_snapshot_affinity_lists)
+{
+    enum { NODES = 40, STEPS = 3000 };
+    ks_error_t err = {0};
+    char name[32], node[32];
+    ks_snapshot_t *s = ks_snapshot_new();
+    int present[NODES * 8], up[NODES + 8];
+    uint32_t rnd = 12345, i;
+    memset(present, 0, sizeof present);
+    memset(up, 0, sizeof up);
+    for (i = 0; i < NODES; i += 2) { /* every other node at first */
+        snprintf(node, sizeof node, "node-%04u", i);
+        add_node(node, NULL);
+        up[i] = 1;
+    }
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    check_lists(s);
+    for (i = 0; i < STEPS; i++) {
+        uint32_t k, pod;
+        int ops = 1 + (int)(i % 3), o;
+        for (o = 0; o < ops; o++) {
+            rnd = rnd * 1103515245u + 12345u;
+            k = (rnd >> 8) % NODES;
+            pod = k * 8 + (rnd >> 20) % 8;
+            if (((rnd >> 4) & 63) == 0) { /* a node comes or goes */
+                snprintf(node, sizeof node, "node-%04u", k);
+                if (up[k]) {
+                    uint32_t j;
+                    for (j = 0; j < 8; j++)
+                        if (present[k * 8 + j]) {
+                            snprintf(name, sizeof name, "default/q%u",
+                                     k * 8 + j);
+                            ck_assert_int_eq(
+                                ks_cache_remove_pod(cache, name, &err), 0);
+                            present[k * 8 + j] = 0;
+                        }
+                    ck_assert_int_eq(ks_cache_remove_node(cache, node, &err),
+                                     0);
+                    up[k] = 0;
+                } else {
+                    add_node(node, NULL);
+                    up[k] = 1;
+                }
+                continue;
+            }
+            if (!up[k])
+                continue;
+            snprintf(name, sizeof name, "q%u", pod);
+            if (present[pod]) {
+                char uid[40];
+                snprintf(uid, sizeof uid, "default/%s", name);
+                ck_assert_int_eq(ks_cache_remove_pod(cache, uid, &err), 0);
+                present[pod] = 0;
+            } else {
+                snprintf(node, sizeof node, "node-%04u", k);
+                add_pod(mkpod(name, node, "10m", "1Mi",
+                              pod % 3 == 0   ? anti_spec
+                              : pod % 3 == 1 ? aff_spec
+                                             : NULL));
+                present[pod] = 1;
+            }
+        }
+        ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+        check_lists(s);
+    }
+    ks_snapshot_free(s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cluster-cache");
@@ -713,6 +810,7 @@ int main(void)
     tcase_add_test(tc, test_services_namespaces);
     tcase_add_test(tc, test_churn);
     tcase_add_test(ts, test_snapshot_incremental);
+    tcase_add_test(ts, test_snapshot_affinity_lists);
     tcase_add_test(ts, test_two_snapshots);
     tcase_add_test(ts, test_snapshot_changes_since_older_versions);
     suite_add_tcase(s, tc);
