@@ -33,6 +33,11 @@ typedef struct ipa_plugin {
     ks_handle_t *h;
     int32_t hard_weight;           /* hardPodAffinityWeight, 0..100 */
     int ignore_existing_preferred; /* ignorePreferredTermsOfExistingPods */
+    /* The pairs PreFilter's last three maps held (existing anti-affinity,
+     * affinity, anti-affinity): the next one's maps start that big
+     * instead of growing a power of two at a time. PreFilter runs on the
+     * loop thread only. */
+    uint32_t prefilter_pairs[3];
 } ipa_plugin_t;
 
 /* --- ipa_terms.c --------------------------------------------------------- */

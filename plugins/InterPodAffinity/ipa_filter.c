@@ -187,7 +187,7 @@ static int ipa_prefilter_count_pod(const ipa_plugin_t *pl,
 ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                          ks_prefilter_result_t *result, ks_status_t *st)
 {
-    const ipa_plugin_t *pl = self;
+    ipa_plugin_t *pl = self;
     const ks_host_api_t *api = pl->api;
     ipa_prefilter_state_t *s;
     ipa_own_terms_t own;
@@ -204,6 +204,13 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     }
     s->pod = pod;
     s->ns_labels = api->namespace_labels(pl->h, pod->ns);
+    if ((pl->prefilter_pairs[0] &&
+         ks_tpmap_reserve(&s->existing_anti, pl->prefilter_pairs[0]) != 0) ||
+        (pl->prefilter_pairs[1] &&
+         ks_tpmap_reserve(&s->affinity, pl->prefilter_pairs[1]) != 0) ||
+        (pl->prefilter_pairs[2] &&
+         ks_tpmap_reserve(&s->anti, pl->prefilter_pairs[2]) != 0))
+        goto oom;
 
     ipa_own_terms(pod, &own);
     has_own_terms = own.n_aff > 0 || own.n_anti > 0;
@@ -243,6 +250,9 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     }
     s->self_match = ipa_matches_all_terms(pl, own.aff, own.n_aff, pod->ns,
                                           pod, &s->ns_labels);
+    pl->prefilter_pairs[0] = s->existing_anti.used;
+    pl->prefilter_pairs[1] = s->affinity.used;
+    pl->prefilter_pairs[2] = s->anti.used;
 
     /* Filter gets it as its state (no cycle-state lookup per node). */
     ref = malloc(sizeof *ref);
