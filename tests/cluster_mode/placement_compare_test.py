@@ -60,35 +60,13 @@ from extender_compare_test import (kube_scheduler_bin,  # noqa: E402
 from ksched_test import (check, fatal, keep_or_remove,  # noqa: E402
                          summary, wait_for)
 import ksched_test  # noqa: E402
+# the same two configurations: one profile, default-scheduler
+from pdb_compare_test import CONFIG_KSCHED, CONFIG_KUBE  # noqa: E402
 
 CORE = "/api/v1"
 APPS = "/apis/apps/v1"
 NODES = ["n%d" % i for i in range(6)]
 ZONE_KEY = "topology.kubernetes.io/zone"
-
-CONFIG_KUBE = """apiVersion: kubescheduler.config.k8s.io/v1beta3
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %s
-  qps: 500
-  burst: 1000
-leaderElection:
-  leaderElect: false
-profiles:
-- schedulerName: default-scheduler
-"""
-
-CONFIG_KSCHED = """apiVersion: kubescheduler.config.k8s.io/v1beta3
-kind: KubeSchedulerConfiguration
-clientConnection:
-  qps: 500
-  burst: 1000
-leaderElection:
-  leaderElect: false
-profiles:
-- schedulerName: default-scheduler
-"""
-
 
 def zone_of(node):
     return "zone-%d" % (int(node[1:]) % 3)
