@@ -133,7 +133,6 @@ ks_code_t ipa_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
         ni, st);
 }
 
-/* Count what one existing pod `e` on `node` contributes. */
 /* The incoming pod's required terms, read once per PreFilter instead of
  * once per existing pod. */
 typedef struct ipa_own_terms {
@@ -147,6 +146,7 @@ static void ipa_own_terms(const ks_pod_t *pod, ipa_own_terms_t *t)
     t->anti = ipa_required_anti_affinity(pod, &t->n_anti);
 }
 
+/* Count what one existing pod `e` on `node` contributes. */
 static int ipa_prefilter_count_pod(const ipa_plugin_t *pl,
                                    ipa_prefilter_state_t *s,
                                    const ks_pod_t *pod,
