@@ -135,20 +135,18 @@ static void list_set(const ks_node_info_t **list, uint32_t *n,
     }
 }
 
-/* Append e to the entries that joined or left a list. 0, or -1 on ENOMEM
- * (nothing changed). */
-static int flip_add(snap_entry_t ***flip, uint32_t *n, uint32_t *cap,
-                    snap_entry_t *e)
+/* Room for one more entry in a growable array of n entries (the update's
+ * added and flipped entries). 0, or -1 on ENOMEM (nothing changed). */
+static int entries_room(snap_entry_t ***arr, uint32_t n, uint32_t *cap)
 {
-    if (*n == *cap) {
+    if (n == *cap) {
         uint32_t ncap = *cap ? *cap * 2 : 16;
-        snap_entry_t **nf = realloc(*flip, ncap * sizeof *nf);
-        if (nf == NULL)
+        snap_entry_t **na = realloc(*arr, ncap * sizeof *na);
+        if (na == NULL)
             return -1;
-        *flip = nf;
+        *arr = na;
         *cap = ncap;
     }
-    (*flip)[(*n)++] = e;
     return 0;
 }
 
@@ -392,15 +390,8 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
             continue; /* placeholders are not in snapshots */
         e = ks_strmap_get(&s->by_name, cn->name);
         if (e == NULL) {
-            if (n_added == cap_added) {
-                uint32_t ncap = cap_added ? cap_added * 2 : 16;
-                snap_entry_t **na = realloc(added, ncap * sizeof(*na));
-                if (na == NULL)
-                    goto nomem;
-                added = na;
-                cap_added = ncap;
-            }
-            if ((e = calloc(1, sizeof(*e))) == NULL)
+            if (entries_room(&added, n_added, &cap_added) != 0 ||
+                (e = calloc(1, sizeof(*e))) == NULL)
                 goto nomem;
             ks_ni_init(&e->ni, 0);
             e->name = cn->name;
@@ -434,8 +425,10 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
                  had_anti !=
                      (e->ni.pub.n_pods_with_required_anti_affinity > 0)) &&
                 !lists_dirty) {
-                if (flip_add(&flip, &n_flip, &cap_flip, e) != 0)
+                if (entries_room(&flip, n_flip, &cap_flip) != 0)
                     lists_dirty = 1; /* rebuilt whole instead */
+                else
+                    flip[n_flip++] = e;
             }
         }
     }

@@ -191,6 +191,7 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     const ks_host_api_t *api = pl->api;
     ipa_prefilter_state_t *s;
     ipa_own_terms_t own;
+    ks_tpmap_t *maps[3]; /* in prefilter_pairs' order */
     uint32_t n_nodes, i, j;
     const ks_node_info_t *const *nodes;
     ipa_prefilter_ref_t *ref;
@@ -204,13 +205,13 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     }
     s->pod = pod;
     s->ns_labels = api->namespace_labels(pl->h, pod->ns);
-    if ((pl->prefilter_pairs[0] &&
-         ks_tpmap_reserve(&s->existing_anti, pl->prefilter_pairs[0]) != 0) ||
-        (pl->prefilter_pairs[1] &&
-         ks_tpmap_reserve(&s->affinity, pl->prefilter_pairs[1]) != 0) ||
-        (pl->prefilter_pairs[2] &&
-         ks_tpmap_reserve(&s->anti, pl->prefilter_pairs[2]) != 0))
-        goto oom;
+    maps[0] = &s->existing_anti;
+    maps[1] = &s->affinity;
+    maps[2] = &s->anti;
+    for (i = 0; i < 3; i++)
+        if (pl->prefilter_pairs[i] > 0 &&
+            ks_tpmap_reserve(maps[i], pl->prefilter_pairs[i]) != 0)
+            goto oom;
 
     ipa_own_terms(pod, &own);
     has_own_terms = own.n_aff > 0 || own.n_anti > 0;
@@ -250,9 +251,8 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     }
     s->self_match = ipa_matches_all_terms(pl, own.aff, own.n_aff, pod->ns,
                                           pod, &s->ns_labels);
-    pl->prefilter_pairs[0] = s->existing_anti.used;
-    pl->prefilter_pairs[1] = s->affinity.used;
-    pl->prefilter_pairs[2] = s->anti.used;
+    for (i = 0; i < 3; i++)
+        pl->prefilter_pairs[i] = maps[i]->used;
 
     /* Filter gets it as its state (no cycle-state lookup per node). */
     ref = malloc(sizeof *ref);
