@@ -293,6 +293,9 @@ typedef struct ks_sched_stats {
      * items. All zero at parallelism 1. */
     uint64_t pool_shared, pool_inline, pool_shared_items, pool_inline_items;
 } ks_sched_stats_t;
+/* Defined while ks_sched_stats_t has the pool counts above: ksched-bench
+ * also builds against trees from before them (tests/bench/compare.sh). */
+#define KS_SCHED_STATS_POOL_COUNTS 1
 ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s);
 /* Pods in queue `where` (a KS_Q_* of queue.h); with -1, the pods waiting at
  * Permit plus the bindings in flight. */

@@ -1196,6 +1196,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     r->batch_mismatches = ks_scheduler_stats(s).batch_mismatches;
     r->bulk_compared = ks_scheduler_stats(s).bulk_compared;
     r->bulk_mismatches = ks_scheduler_stats(s).bulk_mismatches;
+#ifdef KS_SCHED_STATS_POOL_COUNTS
     {
         ks_sched_stats_t st = ks_scheduler_stats(s);
         r->pool_shared = st.pool_shared;
@@ -1203,6 +1204,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
         r->pool_shared_items = st.pool_shared_items;
         r->pool_inline_items = st.pool_inline_items;
     }
+#endif
     r->churn_steps = churn.steps;
     r->api_requests = b.api_requests;
     r->digest = b.digest;
