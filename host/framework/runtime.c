@@ -678,43 +678,55 @@ static int score_in_bulk(score_job_t *j, ks_plugin_inst_t *in, void *state,
     return 1;
 }
 
+/* Nodes a chunk's Score plugins take in turn before the next nodes: a
+ * block's NodeInfo and Node lines (about 8 each) stay in the first-level
+ * data cache from one plugin to the next, where a whole chunk's (hundreds
+ * of nodes) would be evicted before the next plugin read them again. */
+#define SCORE_BLOCK 64
+
 static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 {
     score_job_t *j = ud;
     size_t np = j->fw->n_points[KS_EP_SCORE], p;
     const ks_point_entry_t *pl = j->fw->points[KS_EP_SCORE];
+    void *states[KS_FW_MAX_MASKED_PLUGINS]; /* np is at most that */
     ks_status_t st;
+    uint32_t bb, be;
     int on = timing_on(j->fw);
     (void)worker;
-    for (p = 0; p < np; p++) {
-        ks_plugin_inst_t *in = pl[p].inst;
-        int64_t *row = j->scores + p * j->n;
-        void *state;
-        ks_code_t c;
-        if (j->skip & (1ull << p))
-            continue;
-        /* score_with_state (since ABI 1.1): the state the plugin set at
-         * PreScore, looked up once for the whole chunk. */
-        state = in->d->score_with_state
-                    ? ks_cycle_state_slot_get(j->cs, &in->handle,
-                                              KS_STATE_SCORE)
-                    : NULL;
-        if (score_in_bulk(j, in, state, on, b, e, row))
-            continue;
-        c = score_one_by_one(j, in, state, on, b, e, row, &st);
-        if (c != KS_SUCCESS) {
-            pthread_mutex_lock(&j->mu);
-            if (!j->failed) {
-                j->failed = 1;
-                ks_status_reset(&j->err);
-                ks_status_merge_reasons(&j->err, &st);
-                if (!valid_code((int)c))
-                    invalid_code(&j->err, "Score", in->name, (int)c);
-                else
-                    score_error(&j->err, "running Score plugins", in->name);
+    /* score_with_state (since ABI 1.1): the state the plugin set at
+     * PreScore, looked up once for the whole chunk. */
+    for (p = 0; p < np; p++)
+        states[p] = !(j->skip & (1ull << p)) && pl[p].inst->d->score_with_state
+                        ? ks_cycle_state_slot_get(j->cs, &pl[p].inst->handle,
+                                                  KS_STATE_SCORE)
+                        : NULL;
+    for (bb = b; bb < e; bb = be) {
+        be = e - bb > SCORE_BLOCK ? bb + SCORE_BLOCK : e;
+        for (p = 0; p < np; p++) {
+            ks_plugin_inst_t *in = pl[p].inst;
+            int64_t *row = j->scores + p * j->n;
+            ks_code_t c;
+            if (j->skip & (1ull << p))
+                continue;
+            if (score_in_bulk(j, in, states[p], on, bb, be, row))
+                continue;
+            c = score_one_by_one(j, in, states[p], on, bb, be, row, &st);
+            if (c != KS_SUCCESS) {
+                pthread_mutex_lock(&j->mu);
+                if (!j->failed) {
+                    j->failed = 1;
+                    ks_status_reset(&j->err);
+                    ks_status_merge_reasons(&j->err, &st);
+                    if (!valid_code((int)c))
+                        invalid_code(&j->err, "Score", in->name, (int)c);
+                    else
+                        score_error(&j->err, "running Score plugins",
+                                    in->name);
+                }
+                pthread_mutex_unlock(&j->mu);
+                return;
             }
-            pthread_mutex_unlock(&j->mu);
-            return;
         }
     }
 }

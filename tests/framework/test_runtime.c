@@ -750,6 +750,57 @@ START_TEST(test_normalize_and_weights)
 }
 END_TEST
 
+/* Score over more nodes than a block (64): every row and total is the
+ * node's, across the block edges, and the plugins take turns a block of
+ * nodes at a time (Probe2 scores the first block before Probe1 scores the
+ * 65th node), so a block's nodes are still cached for the next plugin. */
+START_TEST(test_score_blocks_many_nodes)
+{
+    enum { N = 200 };
+    static const int64_t raw[3] = {10, 20, 40};
+    const ks_node_info_t *nodes[N];
+    int64_t scores[2 * N], totals[N];
+    uint8_t skipped[2];
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    char *t, *line;
+    int k, probe1 = 0, probe2_at = -1, probe1_65th_at = -1, at = 0;
+    rt_build("    score:\n"
+             "      enabled:\n"
+             "      - name: Probe1\n"
+             "        weight: 2\n"
+             "      - name: Probe2\n" BIND_DEFAULT,
+             PROBE_CFG("Probe1", "      scoreNodes: {n1: 10, n2: 20, n3: 40}\n")
+                 PROBE_CFG("Probe2", "      score: 7\n"));
+    for (k = 0; k < N; k++)
+        nodes[k] = R.nodes[k % 3];
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, nodes, NULL, N, scores,
+                                     skipped, totals, &st),
+                     KS_SUCCESS);
+    for (k = 0; k < N; k++) {
+        ck_assert_int_eq(scores[k], 2 * raw[k % 3]);
+        ck_assert_int_eq(scores[N + k], 7);
+        ck_assert_int_eq(totals[k], 2 * raw[k % 3] + 7);
+    }
+    t = trace_text();
+    ck_assert_int_eq(tl_count_prefix(t, "Probe1 Score p1"), N);
+    ck_assert_int_eq(tl_count_prefix(t, "Probe2 Score p1"), N);
+    for (line = t; *line != '\0'; at++) {
+        char *nl = strchr(line, '\n');
+        if (strncmp(line, "Probe1 Score p1", 15) == 0 && ++probe1 == 65)
+            probe1_65th_at = at;
+        if (probe2_at < 0 && strncmp(line, "Probe2 Score p1", 15) == 0)
+            probe2_at = at;
+        if (nl == NULL)
+            break;
+        line = nl + 1;
+    }
+    ck_assert_int_ge(probe2_at, 0);
+    ck_assert_int_lt(probe2_at, probe1_65th_at);
+    free(t);
+}
+END_TEST
+
 /* --- Reserve, Permit, Bind ------------------------------------------------------------ */
 
 START_TEST(test_reserve_failure_unreserve_reverse)
@@ -1328,6 +1379,7 @@ static Suite *runtime_suite(void)
     tcase_add_test(tc, test_score_group_weight_one_out_of_range);
     tcase_add_test(tc, test_score_all_skipped_totals_zero);
     tcase_add_test(tc, test_normalize_and_weights);
+    tcase_add_test(tc, test_score_blocks_many_nodes);
     suite_add_tcase(s, tc);
     tc = tcase_create("reserve-permit-bind");
     tcase_add_checked_fixture(tc, setup, teardown);
