@@ -338,34 +338,89 @@ static int pts_agg_recount(const pts_plugin_t *pl, pts_agg_t *a,
     return 0;
 }
 
+/* The nodes per value of one constraint while pts_agg_build walks them:
+ * most constraints have a few values (zones) shared by many nodes, so
+ * the first PTS_TALLY_VALUES values are counted here, compared by
+ * address (interned), and added to the map once at the end; more values
+ * (hostname) go to the map node by node. */
+#define PTS_TALLY_VALUES 8
+
+typedef struct pts_tally {
+    const char *value[PTS_TALLY_VALUES];
+    int64_t nodes[PTS_TALLY_VALUES];
+    uint32_t n;
+} pts_tally_t;
+
+/* One node of value v for constraint key `key`. 0, or -1 on ENOMEM. */
+static inline int pts_tally_add(pts_tally_t *t, ks_tpmap_t *m,
+                                const char *key, const char *v)
+{
+    uint32_t k;
+    for (k = 0; k < t->n; k++)
+        if (t->value[k] == v) {
+            t->nodes[k]++;
+            return 0;
+        }
+    if (t->n < PTS_TALLY_VALUES) {
+        t->value[t->n] = v;
+        t->nodes[t->n++] = 1;
+        return 0;
+    }
+    return ks_tpmap_add(m, key, v, 1, NULL) < 0 ? -1 : 0;
+}
+
+/* Count every node from scratch for constraint j, a constraint at a time
+ * (its fields stay in registers over the nodes). 0, or -1 on ENOMEM. */
+static int pts_agg_build_one(const pts_plugin_t *pl, pts_agg_t *a,
+                             const pts_nodetab_t *t, uint32_t j)
+{
+    const pts_agg_cons_t *c = &a->cons[j];
+    pts_tally_t tally;
+    uint32_t i, k;
+    if (c->skip)
+        return 0; /* pts_agg_value: NULL for every node */
+    tally.n = 0;
+    for (i = 0; i < t->n; i++) {
+        const ks_node_info_t *ni;
+        const char *v;
+        int32_t now;
+        if (!pts_agg_node_counts(a, t, i) ||
+            (c->taints_honor && !t->nodes[i].untainted))
+            continue;
+        v = pts_tab_value(t, i, c->tab_key);
+        if (v == NULL)
+            v = pl->empty;
+        if (pts_tally_add(&tally, &a->nodes, c->key, v) != 0)
+            return -1;
+        ni = t->nodes[i].ni;
+        if (ni->n_pods == 0)
+            continue; /* most nodes of a new cluster: nothing to count */
+        now = (int32_t)pts_count_matching(ni, &c->sel, a->ns);
+        if (now != 0 &&
+            (sp_set(&a->held, i * a->n_cons + j + 1, now) != 0 ||
+             ks_tpmap_add(&a->counts, c->key, v, now, NULL) < 0))
+            return -1;
+    }
+    for (k = 0; k < tally.n; k++)
+        if (ks_tpmap_add(&a->nodes, c->key, tally.value[k], tally.nodes[k],
+                         NULL) < 0)
+            return -1;
+    return 0;
+}
+
 /* Count every node from scratch. 0, or -1 on ENOMEM. */
 static int pts_agg_build(const pts_plugin_t *pl, pts_agg_t *a,
                          const pts_nodetab_t *t)
 {
-    uint32_t i, j;
+    uint32_t j;
     ks_tpmap_free(&a->counts);
     ks_tpmap_free(&a->nodes);
     sp_clear(&a->held);
     if ((uint64_t)t->n * a->n_cons >= UINT32_MAX)
         return -1; /* positions do not fit the map's keys */
-    for (i = 0; i < t->n; i++) {
-        if (!pts_agg_node_counts(a, t, i))
-            continue;
-        for (j = 0; j < a->n_cons; j++) {
-            const char *v = pts_agg_value(pl, a, t, i, j);
-            int32_t now;
-            if (v == NULL)
-                continue;
-            if (ks_tpmap_add(&a->nodes, a->cons[j].key, v, 1, NULL) < 0)
-                return -1;
-            now = (int32_t)pts_count_matching(t->nodes[i].ni,
-                                              &a->cons[j].sel, a->ns);
-            if (now != 0 &&
-                (sp_set(&a->held, i * a->n_cons + j + 1, now) != 0 ||
-                 ks_tpmap_add(&a->counts, a->cons[j].key, v, now, NULL) < 0))
-                return -1;
-        }
-    }
+    for (j = 0; j < a->n_cons; j++)
+        if (pts_agg_build_one(pl, a, t, j) != 0)
+            return -1;
     return 0;
 }
 
