@@ -381,7 +381,6 @@ static int pts_agg_build_one(const pts_plugin_t *pl, pts_agg_t *a,
         return 0; /* pts_agg_value: NULL for every node */
     tally.n = 0;
     for (i = 0; i < t->n; i++) {
-        const ks_node_info_t *ni;
         const char *v;
         int32_t now;
         if (!pts_agg_node_counts(a, t, i) ||
@@ -392,10 +391,9 @@ static int pts_agg_build_one(const pts_plugin_t *pl, pts_agg_t *a,
             v = pl->empty;
         if (pts_tally_add(&tally, &a->nodes, c->key, v) != 0)
             return -1;
-        ni = t->nodes[i].ni;
-        if (ni->n_pods == 0)
+        if (!t->nodes[i].has_pods)
             continue; /* most nodes of a new cluster: nothing to count */
-        now = (int32_t)pts_count_matching(ni, &c->sel, a->ns);
+        now = (int32_t)pts_count_matching(t->nodes[i].ni, &c->sel, a->ns);
         if (now != 0 &&
             (sp_set(&a->held, i * a->n_cons + j + 1, now) != 0 ||
              ks_tpmap_add(&a->counts, c->key, v, now, NULL) < 0))

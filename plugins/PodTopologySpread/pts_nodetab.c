@@ -128,6 +128,7 @@ static void read_node(pts_nodetab_t *t, uint32_t i, const ks_node_info_t *ni,
     e->generation = ni ? ni->generation : 0;
     e->present = present;
     e->untainted = untainted;
+    e->has_pods = ni != NULL && ni->n_pods > 0;
     e->changed = stamp;
     if (differs)
         e->facts = stamp;

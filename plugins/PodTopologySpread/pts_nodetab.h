@@ -2,7 +2,9 @@
  * The node facts every PodTopologySpread aggregate needs, kept once per
  * plugin instance instead of once per aggregate: per snapshot position, the
  * NodeInfo seen there (address and generation), the value of each tracked
- * topology key, whether the node has a NoSchedule/NoExecute taint, and two
+ * topology key, whether the node has a NoSchedule/NoExecute taint and
+ * whether it has pods at all (an aggregate's build reads the table, not the
+ * NodeInfo, of the many nodes without), and two
  * stamps saying when the node last changed at all (any pod or label) and
  * when its facts last changed (labels of tracked keys, taints, another node
  * at that position).
@@ -37,6 +39,8 @@ typedef struct pts_tab_node {
     uint32_t facts;     /* stamp of the last change of its facts */
     uint8_t present;    /* a NodeInfo with a Node */
     uint8_t untainted;  /* no NoSchedule/NoExecute taint */
+    uint8_t has_pods;   /* the NodeInfo lists a pod (not a fact: any pod
+                         * moves the generation, so it is re-read) */
 } pts_tab_node_t;
 
 typedef struct pts_tab_change {
