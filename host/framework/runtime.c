@@ -701,8 +701,12 @@ static void score_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
                         ? ks_cycle_state_slot_get(j->cs, &pl[p].inst->handle,
                                                   KS_STATE_SCORE)
                         : NULL;
-    for (bb = b; bb < e; bb = be) {
-        be = e - bb > SCORE_BLOCK ? bb + SCORE_BLOCK : e;
+    /* The blocks from the last to the first: Filter (and PreScore) went
+     * through the nodes first to last, so the last nodes are the ones
+     * still in the second-level cache. Scores do not depend on the
+     * order they are computed in. */
+    for (be = e; be > b; be = bb) {
+        bb = be - b > SCORE_BLOCK ? be - SCORE_BLOCK : b;
         for (p = 0; p < np; p++) {
             ks_plugin_inst_t *in = pl[p].inst;
             int64_t *row = j->scores + p * j->n;

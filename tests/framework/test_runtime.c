@@ -752,8 +752,10 @@ END_TEST
 
 /* Score over more nodes than a block (64): every row and total is the
  * node's, across the block edges, and the plugins take turns a block of
- * nodes at a time (Probe2 scores the first block before Probe1 scores the
- * 65th node), so a block's nodes are still cached for the next plugin. */
+ * nodes at a time (Probe2 scores a block before Probe1 scores its 65th
+ * node), so a block's nodes are still cached for the next plugin; the
+ * blocks go from the last to the first (the last block's nodes are scored
+ * first), where Filter left the nodes it saw last. */
 START_TEST(test_score_blocks_many_nodes)
 {
     enum { N = 200 };
@@ -797,6 +799,11 @@ START_TEST(test_score_blocks_many_nodes)
     }
     ck_assert_int_ge(probe2_at, 0);
     ck_assert_int_lt(probe2_at, probe1_65th_at);
+    /* 200 = 3 * 64 + 8: the first Score is of node 136 (n2, as 136 % 3 is
+     * 1), not of node 0 (n1) */
+    line = strstr(t, "Probe1 Score p1 ");
+    ck_assert_ptr_nonnull(line);
+    ck_assert_msg(strncmp(line, "Probe1 Score p1 n2", 18) == 0, "%.40s", line);
     free(t);
 }
 END_TEST
