@@ -66,11 +66,35 @@ fail:
 
 /* Upstream initPreScoreState: ignored nodes, the candidate pairs and the
  * per-constraint normalising weights. */
+/* How many values constraint j's key has on the nodes of the snapshot
+ * (what a walk of any node list can find at most), from the aggregate `a`
+ * of those constraints; 0 when unknown: the aggregate leaves out the
+ * tainted nodes of a taints policy Honor, and hostname is not
+ * aggregated. */
+static uint32_t pts_prescore_values(const pts_agg_t *a, uint32_t j)
+{
+    uint32_t i, n = 0;
+    if (a == NULL || j >= a->n_cons || a->cons[j].skip ||
+        a->cons[j].taints_honor)
+        return 0;
+    for (i = 0; i < a->nodes.cap; i++)
+        if (a->nodes.slots[i].key == a->cons[j].key &&
+            a->nodes.slots[i].count > 0)
+            n++;
+    return n;
+}
+
 static int pts_prescore_init(const pts_plugin_t *pl, pts_prescore_state_t *s,
                              const ks_node_info_t *const *nodes, uint32_t n,
-                             int require_all)
+                             int require_all, const pts_agg_t *a)
 {
     uint32_t *sizes, i, j, n_ignored = 0;
+    /* Without ignored nodes (require_all 0), the walk only collects each
+     * constraint's values: it can stop once every constraint (but
+     * hostname's) has met as many values as the whole snapshot has
+     * (pts_prescore_values). `open`: the constraints still short of
+     * theirs; UINT32_MAX: no stop. */
+    uint32_t limit[PTS_SEEN_CONS], open = UINT32_MAX;
     /* Per constraint (the first PTS_SEEN_CONS), the values already added
      * to the pairs: most nodes share a few zones, and an interned value
      * compares by address, cheaper than the map. */
@@ -78,6 +102,18 @@ static int pts_prescore_init(const pts_plugin_t *pl, pts_prescore_state_t *s,
     uint32_t n_seen[PTS_SEEN_CONS];
 
     memset(n_seen, 0, sizeof n_seen);
+    memset(limit, 0, sizeof limit);
+    if (!require_all && a != NULL && s->cons.n <= PTS_SEEN_CONS) {
+        open = 0;
+        for (j = 0; j < s->cons.n && open != UINT32_MAX; j++) {
+            if (s->cons.items[j].topology_key == pl->hostname_key)
+                continue; /* no values collected */
+            limit[j] = pts_prescore_values(a, j);
+            open = limit[j] == 0 ? UINT32_MAX : open + 1;
+        }
+        if (open == 0)
+            open = UINT32_MAX; /* nothing to collect: the loop is short */
+    }
     sizes = calloc(s->cons.n, sizeof *sizes);
     s->weights = calloc(s->cons.n, sizeof *s->weights);
     if (sizes == NULL || s->weights == NULL) {
@@ -113,11 +149,17 @@ static int pts_prescore_init(const pts_plugin_t *pl, pts_prescore_state_t *s,
             r = ks_tpmap_add(&s->pairs, key, value, 0, NULL);
             if (r < 0)
                 goto oom;
-            if (r == 1)
+            if (r == 1) {
                 sizes[j]++;
+                /* open is set only when j < PTS_SEEN_CONS */
+                if (open != UINT32_MAX && sizes[j] == limit[j])
+                    open--;
+            }
             if (j < PTS_SEEN_CONS && n_seen[j] < PTS_SEEN_VALUES)
                 seen[j][n_seen[j]++] = value;
         }
+        if (open == 0)
+            break; /* every value met: the rest adds nothing */
     }
     for (j = 0; j < s->cons.n; j++) {
         uint32_t size = sizes[j];
@@ -196,11 +238,11 @@ ks_code_t pts_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
         if (pts_constraints_build(pl, pod, KS_SCHEDULE_ANYWAY, &s->cons) != 0)
             goto oom;
         if (s->cons.n > 0) {
-            if (pts_prescore_init(pl, s, nodes, n, require_all) != 0)
-                goto oom;
             const pts_agg_t *a = pts_agg_get(
                 pl, &s->cons, pod,
                 require_all ? PTS_AGG_PRESCORE_ALL : PTS_AGG_PRESCORE_ANY);
+            if (pts_prescore_init(pl, s, nodes, n, require_all, a) != 0)
+                goto oom;
             if (a != NULL)
                 pts_prescore_from_aggregate(a, s);
             else

@@ -693,6 +693,64 @@ START_TEST(test_aggregate_matches_direct_incremental)
 }
 END_TEST
 
+/* The system-default constraints' PreScore stops walking the scored nodes
+ * once it has met every zone the snapshot has (the aggregate knows how
+ * many): scores of a pod that takes that way against its twin with a
+ * nodeSelector every node satisfies (no aggregate: the whole walk), over
+ * 300 random lists of nodes in random order (a zone met last or not at
+ * all, the node without a zone anywhere) while pods land. */
+START_TEST(test_system_default_prescore_stops_early)
+{
+    topo_cluster_t c;
+    uint32_t step, i, k;
+    char names[512], want[512];
+
+    memset(&c, 0, sizeof c);
+    for (i = 0; i < 13; i++) {
+        char name[16], zone[16];
+        ks_node_info_t *ni;
+        snprintf(name, sizeof name, "e%02u", i);
+        snprintf(zone, sizeof zone, "zone-%c", 'a' + (int)(i % 4));
+        ni = topo_add_node(&c, name, i == 12 ? NULL : zone);
+        mock_node_add_label((ks_node_t *)ni->node, "pool", "main");
+    }
+    set_owner(topo_sel_in("app", "web"));
+    for (step = 0; step < 300; step++) {
+        uint32_t order[13], n = 1 + rng(13);
+        size_t off = 0;
+        ks_pod_t *plain, *direct;
+        char pname[24];
+        if (rng(3) == 0) { /* a pod of the Service lands */
+            snprintf(pname, sizeof pname, "web-%u", step);
+            topo_place(&c, topo_pod("default", pname, "web"),
+                       c.nodes[rng(c.n)]->node->name);
+        }
+        for (i = 0; i < 13; i++)
+            order[i] = i;
+        for (i = 12; i > 0; i--) { /* shuffled; the first n are scored */
+            uint32_t j = rng(i + 1), t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        names[0] = '\0';
+        for (k = 0; k < n; k++)
+            off += (size_t)snprintf(names + off, sizeof names - off, "%s%s",
+                                    k ? "," : "",
+                                    c.nodes[order[k]]->node->name);
+        snprintf(pname, sizeof pname, "new-%u", step);
+        plain = topo_pod("default", pname, "web");
+        direct = topo_pod("default", pname, "web");
+        mock_pod_add_node_selector(direct, "pool", "main");
+        snprintf(want, sizeof want, "%s",
+                 topo_score_text(mh, pl, self, direct, &c, names));
+        ck_assert_msg(
+            strcmp(want, topo_score_text(mh, pl, self, plain, &c, names)) == 0,
+            "step %u over %s: direct %s, aggregate %s", step, names, want,
+            topo_score_text(mh, pl, self, plain, &c, names));
+    }
+}
+END_TEST
+
 /* --- ScheduleAnyway scores (pts-hostname-scheduleanyway.yaml) ------------ */
 
 START_TEST(test_hostname_schedule_anyway)
@@ -1072,6 +1130,7 @@ static Suite *pts_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_aggregate_matches_direct);
     tcase_add_test(tc, test_aggregate_matches_direct_incremental);
+    tcase_add_test(tc, test_system_default_prescore_stops_early);
     tcase_add_test(tc, test_bulk_filter_matches_node_by_node);
     tcase_add_test(tc, test_round_matches_libm);
     tcase_add_test(tc, test_bulk_score_matches_node_by_node);
