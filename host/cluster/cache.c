@@ -502,12 +502,17 @@ uint32_t ks_cache_owner_selectors(const ks_cache_t *c, const ks_pod_t *pod,
     size_t i;
     if (l == NULL)
         return 0;
-    for (i = 0; i < l->n && n < cap; i++) {
+    /* Compared by address: the selectors' strings and the pod's labels
+     * come from the one intern table (the SDK hands plugins both as
+     * interned, and PodTopologySpread compares them so). */
+    for (i = 0; i < l->n; i++) {
         const ks_label_selector_t *sel = l->items[i]->selector;
-        if (sel == NULL || sel->n == 0)
+        if (sel == NULL || sel->n == 0 ||
+            !ks_selector_matches_interned(sel, &pod->labels))
             continue;
-        if (ks_selector_matches(sel, &pod->labels))
-            out[n++] = sel;
+        if (n < cap)
+            out[n] = sel;
+        n++;
     }
     return n;
 }

@@ -95,7 +95,9 @@ uint32_t ks_cache_image_num_nodes(const ks_cache_t *c, const char *image);
 int ks_cache_add_service(ks_cache_t *c, ks_service_t *svc);
 int ks_cache_add_namespace(ks_cache_t *c, ks_namespace_t *ns);
 /* Selectors of services in pod->ns whose non-empty selector matches the
- * pod's labels; writes up to cap and returns how many it wrote. A service
+ * pod's labels (compared by address: the strings of both interned in one
+ * table); writes up to cap and returns how many match (more than cap:
+ * call again with room for them all, as the host API says). A service
  * or namespace added with the name of an existing one replaces it. */
 /* Remove (freed later, as other objects): 0 or KS_ENOTFOUND. A removed
  * namespace's labels read as empty. */

@@ -616,7 +616,20 @@ START_TEST(test_services_namespaces)
     ck_assert_ptr_eq(out[0]->reqs[0].values[0], I("web"));
     ck_assert_uint_eq(ks_cache_owner_selectors(cache, other, out, 4), 1);
     ck_assert_ptr_eq(out[0]->reqs[0].values[0], I("db"));
-    ck_assert_uint_eq(ks_cache_owner_selectors(cache, pod, out, 0), 0);
+    /* how many match, also past `cap` (the host API's contract: the
+     * caller makes room and asks again) */
+    ck_assert_uint_eq(ks_cache_owner_selectors(cache, pod, out, 0), 1);
+    ck_assert_int_eq(parse_one("metadata: {name: s5}\n"
+                               "spec: {selector: {app: web}}\n",
+                               in, 's', &v, &err),
+                     0);
+    ck_assert_int_eq(ks_cache_add_service(cache, v), 0);
+    out[1] = NULL;
+    ck_assert_uint_eq(ks_cache_owner_selectors(cache, pod, out, 1), 2);
+    ck_assert_ptr_null(out[1]);
+    ck_assert_uint_eq(ks_cache_owner_selectors(cache, pod, out, 4), 2);
+    ck_assert_ptr_eq(out[1]->reqs[0].values[0], I("web"));
+    ck_assert_int_eq(ks_cache_remove_service(cache, "default", "s5"), 0);
 
     /* replacing s1 by a service selecting nothing of ours */
     ck_assert_int_eq(parse_one("metadata: {name: s1}\n"
