@@ -101,9 +101,24 @@ int pts_node_included(pts_inclusion_t *memo, const pts_constraint_t *c,
                       const ks_pod_t *pod, const ks_node_t *node);
 
 /* Upstream countPodsMatchSelector: pods on the node in namespace `ns`, not
- * terminating, whose labels match `sel`. Allocation-free, thread-safe. */
-int64_t pts_count_matching(const ks_node_info_t *ni,
-                           const ks_label_selector_t *sel, const char *ns);
+ * terminating, whose labels match `sel`. Allocation-free, thread-safe.
+ * Inline: Score and the aggregates call it once per node. */
+static inline int64_t pts_count_matching(const ks_node_info_t *ni,
+                                         const ks_label_selector_t *sel,
+                                         const char *ns)
+{
+    int64_t n = 0;
+    uint32_t i;
+    for (i = 0; i < ni->n_pods; i++) {
+        const ks_pod_t *p = ni->pods[i];
+        /* cheapest test first; the result does not depend on the order */
+        if (p->ns != ns || !ks_selector_matches_interned(sel, &p->labels))
+            continue;
+        if (!p->deleting) /* terminating pods do not count */
+            n++;
+    }
+    return n;
+}
 
 /* --- pts_filter.c -------------------------------------------------------- */
 

@@ -213,19 +213,3 @@ int pts_node_included(pts_inclusion_t *memo, const pts_constraint_t *c,
     }
     return 1;
 }
-
-int64_t pts_count_matching(const ks_node_info_t *ni,
-                           const ks_label_selector_t *sel, const char *ns)
-{
-    int64_t n = 0;
-    uint32_t i;
-    for (i = 0; i < ni->n_pods; i++) {
-        const ks_pod_t *p = ni->pods[i];
-        /* cheapest test first; the result does not depend on the order */
-        if (p->ns != ns || !ks_selector_matches_interned(sel, &p->labels))
-            continue;
-        if (!p->deleting) /* terminating pods do not count */
-            n++;
-    }
-    return n;
-}
