@@ -560,6 +560,22 @@ static uint32_t rng(uint32_t n)
     return (rng_state >> 16) % n;
 }
 
+/* n nodes <prefix>00.. labelled pool=main, in zones zone-a..zone-d in
+ * turn, the last one without a zone. */
+static void pool_cluster(topo_cluster_t *c, uint32_t n, const char *prefix)
+{
+    uint32_t i;
+    memset(c, 0, sizeof *c);
+    for (i = 0; i < n; i++) {
+        char name[16], zone[16];
+        ks_node_info_t *ni;
+        snprintf(name, sizeof name, "%s%02u", prefix, i);
+        snprintf(zone, sizeof zone, "zone-%c", 'a' + (int)(i % 4));
+        ni = topo_add_node(c, name, i + 1 == n ? NULL : zone);
+        mock_node_add_label((ks_node_t *)ni->node, "pool", "main");
+    }
+}
+
 /* Two pods with the same constraints; `direct` also has a nodeSelector
  * every node satisfies, so its counts are always computed from scratch
  * while `cached`'s come from the instance's incremental aggregate. */
@@ -601,15 +617,7 @@ static void aggregate_vs_direct(int stable)
     uint32_t n_placed = 0, step, i;
     char names[1024], want[1024];
 
-    memset(&all, 0, sizeof all);
-    for (i = 0; i < 24; i++) {
-        char name[16], zone[16];
-        ks_node_info_t *ni;
-        snprintf(name, sizeof name, "n%02u", i);
-        snprintf(zone, sizeof zone, "zone-%c", 'a' + (int)(i % 4));
-        ni = topo_add_node(&all, name, i == 23 ? NULL : zone);
-        mock_node_add_label((ks_node_t *)ni->node, "pool", "main");
-    }
+    pool_cluster(&all, 24, "n");
     for (step = 0; step < 200; step++) {
         uint32_t op = rng(10);
         ks_pod_t *cached, *direct;
@@ -705,15 +713,7 @@ START_TEST(test_system_default_prescore_stops_early)
     uint32_t step, i, k;
     char names[512], want[512];
 
-    memset(&c, 0, sizeof c);
-    for (i = 0; i < 13; i++) {
-        char name[16], zone[16];
-        ks_node_info_t *ni;
-        snprintf(name, sizeof name, "e%02u", i);
-        snprintf(zone, sizeof zone, "zone-%c", 'a' + (int)(i % 4));
-        ni = topo_add_node(&c, name, i == 12 ? NULL : zone);
-        mock_node_add_label((ks_node_t *)ni->node, "pool", "main");
-    }
+    pool_cluster(&c, 13, "e");
     set_owner(topo_sel_in("app", "web"));
     for (step = 0; step < 300; step++) {
         uint32_t order[13], n = 1 + rng(13);
