@@ -64,8 +64,6 @@ fail:
 #define PTS_SEEN_CONS 4
 #define PTS_SEEN_VALUES 8 /* a power of two (pts_score_nodes' memo) */
 
-/* Upstream initPreScoreState: ignored nodes, the candidate pairs and the
- * per-constraint normalising weights. */
 /* How many values constraint j's key has on the nodes of the snapshot
  * (what a walk of any node list can find at most), from the aggregate `a`
  * of those constraints; 0 when unknown: the aggregate leaves out the
@@ -84,6 +82,9 @@ static uint32_t pts_prescore_values(const pts_agg_t *a, uint32_t j)
     return n;
 }
 
+/* Upstream initPreScoreState: ignored nodes, the candidate pairs and the
+ * per-constraint normalising weights. `a`: the constraints' aggregate, or
+ * NULL. */
 static int pts_prescore_init(const pts_plugin_t *pl, pts_prescore_state_t *s,
                              const ks_node_info_t *const *nodes, uint32_t n,
                              int require_all, const pts_agg_t *a)
