@@ -106,6 +106,11 @@ pts_agg_t *pts_agg_get(struct pts_plugin *pl, const struct pts_constraints *c,
                        const ks_pod_t *pod, pts_agg_mode_t mode);
 /* A pair exists when some eligible node contributes to it. */
 int pts_agg_has_pair(const pts_agg_t *a, const char *key, const char *value);
+/* How many values constraint j's key has on the nodes of the snapshot
+ * (what a walk of any list of them can meet at most); 0 when the aggregate
+ * does not know: hostname in a PreScore mode is not aggregated, and a
+ * taints policy Honor leaves the tainted nodes out. */
+uint32_t pts_agg_value_count(const pts_agg_t *a, uint32_t j);
 /* Release every aggregate. */
 void pts_aggs_free(pts_aggs_t *aggs);
 

@@ -64,24 +64,6 @@ fail:
 #define PTS_SEEN_CONS 4
 #define PTS_SEEN_VALUES 8 /* a power of two (pts_score_nodes' memo) */
 
-/* How many values constraint j's key has on the nodes of the snapshot
- * (what a walk of any node list can find at most), from the aggregate `a`
- * of those constraints; 0 when unknown: the aggregate leaves out the
- * tainted nodes of a taints policy Honor, and hostname is not
- * aggregated. */
-static uint32_t pts_prescore_values(const pts_agg_t *a, uint32_t j)
-{
-    uint32_t i, n = 0;
-    if (a == NULL || j >= a->n_cons || a->cons[j].skip ||
-        a->cons[j].taints_honor)
-        return 0;
-    for (i = 0; i < a->nodes.cap; i++)
-        if (a->nodes.slots[i].key == a->cons[j].key &&
-            a->nodes.slots[i].count > 0)
-            n++;
-    return n;
-}
-
 /* Upstream initPreScoreState: ignored nodes, the candidate pairs and the
  * per-constraint normalising weights. `a`: the constraints' aggregate, or
  * NULL. */
@@ -91,11 +73,12 @@ static int pts_prescore_init(const pts_plugin_t *pl, pts_prescore_state_t *s,
 {
     uint32_t *sizes, i, j, n_ignored = 0;
     /* Without ignored nodes (require_all 0), the walk only collects each
-     * constraint's values: it can stop once every constraint (but
-     * hostname's) has met as many values as the whole snapshot has
-     * (pts_prescore_values). `open`: the constraints still short of
-     * theirs; UINT32_MAX: no stop. */
-    uint32_t limit[PTS_SEEN_CONS], open = UINT32_MAX;
+     * constraint's values: it may stop once every constraint but
+     * hostname's has met as many values as the whole snapshot has
+     * (pts_agg_value_count). `open`: the constraints still short of
+     * theirs. */
+    uint32_t limit[PTS_SEEN_CONS], open = 0;
+    int may_stop = !require_all && a != NULL && s->cons.n <= PTS_SEEN_CONS;
     /* Per constraint (the first PTS_SEEN_CONS), the values already added
      * to the pairs: most nodes share a few zones, and an interned value
      * compares by address, cheaper than the map. */
@@ -104,17 +87,16 @@ static int pts_prescore_init(const pts_plugin_t *pl, pts_prescore_state_t *s,
 
     memset(n_seen, 0, sizeof n_seen);
     memset(limit, 0, sizeof limit);
-    if (!require_all && a != NULL && s->cons.n <= PTS_SEEN_CONS) {
-        open = 0;
-        for (j = 0; j < s->cons.n && open != UINT32_MAX; j++) {
-            if (s->cons.items[j].topology_key == pl->hostname_key)
-                continue; /* no values collected */
-            limit[j] = pts_prescore_values(a, j);
-            open = limit[j] == 0 ? UINT32_MAX : open + 1;
-        }
-        if (open == 0)
-            open = UINT32_MAX; /* nothing to collect: the loop is short */
+    for (j = 0; may_stop && j < s->cons.n; j++) {
+        if (s->cons.items[j].topology_key == pl->hostname_key)
+            continue; /* no values collected */
+        limit[j] = pts_agg_value_count(a, j);
+        if (limit[j] == 0)
+            may_stop = 0; /* not known */
+        open++;
     }
+    if (open == 0)
+        may_stop = 0; /* nothing to collect: the loop is short */
     sizes = calloc(s->cons.n, sizeof *sizes);
     s->weights = calloc(s->cons.n, sizeof *s->weights);
     if (sizes == NULL || s->weights == NULL) {
@@ -152,14 +134,14 @@ static int pts_prescore_init(const pts_plugin_t *pl, pts_prescore_state_t *s,
                 goto oom;
             if (r == 1) {
                 sizes[j]++;
-                /* open is set only when j < PTS_SEEN_CONS */
-                if (open != UINT32_MAX && sizes[j] == limit[j])
+                /* may_stop only when j < PTS_SEEN_CONS */
+                if (may_stop && sizes[j] == limit[j])
                     open--;
             }
             if (j < PTS_SEEN_CONS && n_seen[j] < PTS_SEEN_VALUES)
                 seen[j][n_seen[j]++] = value;
         }
-        if (open == 0)
+        if (may_stop && open == 0)
             break; /* every value met: the rest adds nothing */
     }
     for (j = 0; j < s->cons.n; j++) {
