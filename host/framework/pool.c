@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #include "base/mono_clock.h"
+#include "pool_gate.h"
 
 /* The longest an idle worker spins for the next job before it sleeps. */
 #define SPIN_NS 50000
@@ -141,12 +142,19 @@ struct ks_pool {
     unsigned inline_len;  /* the stretch the next stall starts */
     unsigned calm;        /* shared jobs since the last stall */
     site_t sites[SITES];  /* caller only */
+    /* The cycle gate (pool_gate.h) and the cycle it times (caller). */
+    ks_pool_gate_t gate;
+    uint64_t cycle_t0;
+    uint8_t cycle_open; /* between ks_pool_cycle_begin and _end */
+    uint8_t cycle_job;  /* the cycle gave a job the pool could share */
+    uint8_t cycle_skip; /* a stall's inline stretch ran part of it */
     ks_pool_counts_t counts; /* caller only */
     uint64_t last_end;    /* when the last shared job ended (caller) */
     uint64_t short_gap;   /* decaying longest gap < SPIN_NS (caller) */
     _Alignas(64) atomic_uint spin_ns; /* written by the caller */
     pthread_mutex_t mu;
     pthread_cond_t work_cv;
+    unsigned nudges; /* under mu: wake-ups without a job */
 };
 
 static inline void cpu_relax(void)
@@ -189,41 +197,49 @@ static void do_chunks(ks_pool_t *p, uint32_t epoch, unsigned id)
 }
 
 /* A job newer than `seen` to take part in, or stop: its epoch, or 0 when
- * the pool stops (epochs start at 1). */
+ * the pool stops (epochs start at 1). Spins, then sleeps; a nudge
+ * (ks_pool_cycle_begin) sends a sleeping worker back to spinning. */
 static uint32_t wait_for_job(ks_pool_t *p, uint32_t seen)
 {
-    uint64_t t0 = 0;
-    unsigned spins = 0;
-    uint64_t spin = atomic_load_explicit(&p->spin_ns, memory_order_relaxed);
     for (;;) {
-        uint32_t e = WORD_EPOCH(atomic_load_explicit(&p->word,
-                                                     memory_order_acquire));
-        if (atomic_load_explicit(&p->stop, memory_order_relaxed))
-            return 0;
-        if (e != seen)
-            return e;
-        if ((++spins & 63) == 0) {
-            uint64_t t = ks_mono_ns();
-            if (t0 == 0)
-                t0 = t;
-            else if (t - t0 > spin)
-                break;
+        uint64_t t0 = 0;
+        unsigned spins = 0, nudges;
+        uint64_t spin = atomic_load_explicit(&p->spin_ns,
+                                             memory_order_relaxed);
+        for (;;) {
+            uint32_t e = WORD_EPOCH(atomic_load_explicit(
+                &p->word, memory_order_acquire));
+            if (atomic_load_explicit(&p->stop, memory_order_relaxed))
+                return 0;
+            if (e != seen)
+                return e;
+            if ((++spins & 63) == 0) {
+                uint64_t t = ks_mono_ns();
+                if (t0 == 0)
+                    t0 = t;
+                else if (t - t0 > spin)
+                    break;
+            }
+            cpu_relax();
         }
-        cpu_relax();
-    }
-    pthread_mutex_lock(&p->mu);
-    atomic_fetch_add(&p->sleepers, 1);
-    for (;;) {
-        uint32_t e = WORD_EPOCH(atomic_load(&p->word));
-        if (atomic_load(&p->stop)) {
-            e = 0;
-        } else if (e == seen) {
-            pthread_cond_wait(&p->work_cv, &p->mu);
-            continue;
+        pthread_mutex_lock(&p->mu);
+        atomic_fetch_add(&p->sleepers, 1);
+        nudges = p->nudges;
+        for (;;) {
+            uint32_t e = WORD_EPOCH(atomic_load(&p->word));
+            int stop = atomic_load(&p->stop);
+            if (!stop && e == seen && p->nudges == nudges) {
+                pthread_cond_wait(&p->work_cv, &p->mu);
+                continue;
+            }
+            atomic_fetch_sub(&p->sleepers, 1);
+            pthread_mutex_unlock(&p->mu);
+            if (stop)
+                return 0;
+            if (e != seen)
+                return e;
+            break; /* nudged: spin again */
         }
-        atomic_fetch_sub(&p->sleepers, 1);
-        pthread_mutex_unlock(&p->mu);
-        return e;
     }
 }
 
@@ -258,6 +274,7 @@ ks_pool_t *ks_pool_new(int threads)
             threads = (int)ncpu;
     }
     atomic_init(&p->spin_ns, SPIN_NS);
+    ks_pool_gate_init(&p->gate);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work_cv, NULL);
     p->threads = calloc((size_t)threads, sizeof *p->threads);
@@ -284,8 +301,15 @@ ks_pool_t *ks_pool_new(int threads)
 
 ks_pool_counts_t ks_pool_counts(const ks_pool_t *p)
 {
-    ks_pool_counts_t zero = {0, 0, 0, 0};
-    return p ? p->counts : zero;
+    ks_pool_counts_t c = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (p == NULL)
+        return c;
+    c = p->counts;
+    c.gate_cycles = p->gate.noted;
+    c.gate_inline_cycles = p->gate.noted_inline;
+    c.gate_share_ns = p->gate.mean_ns[KS_POOL_WAY_SHARE];
+    c.gate_inline_ns = p->gate.mean_ns[KS_POOL_WAY_INLINE];
+    return c;
 }
 
 unsigned ks_pool_size(const ks_pool_t *p)
@@ -516,8 +540,16 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
     }
     if (p->inline_left > 0) {
         p->inline_left--; /* after a stall */
+        p->cycle_skip = 1;
         run_inline(p, n, fn, ud, 1);
         return;
+    }
+    if (p->cycle_open) {
+        p->cycle_job = 1;
+        if (ks_pool_gate_way(&p->gate) == KS_POOL_WAY_INLINE) {
+            run_inline(p, n, fn, ud, 1); /* the gate's choice */
+            return;
+        }
     }
     site = site_of(p, fn);
     awake = atomic_load_explicit(&p->sleepers, memory_order_relaxed) <
@@ -536,4 +568,62 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
     p->last_end = t2;
     site_note(site, awake, n, t2 - t0);
     note_stall(p, t0, t1, t2);
+}
+
+void ks_pool_cycle_begin(ks_pool_t *p)
+{
+    if (p == NULL || p->n_threads == 0)
+        return;
+    p->cycle_open = 1;
+    p->cycle_job = 0;
+    p->cycle_skip = 0;
+    p->cycle_t0 = ks_mono_ns();
+    if (ks_pool_gate_way(&p->gate) == KS_POOL_WAY_SHARE &&
+        atomic_load(&p->sleepers) > 0) {
+        /* Wake the workers now, while the cycle does its serial first
+         * part, with a spin that lasts until its first job: asleep, the
+         * site's first job would find sharing too dear (a wake-up) and
+         * run inline, and so would every job after it, a window that
+         * shares nothing. */
+        atomic_store_explicit(&p->spin_ns, SPIN_NS, memory_order_relaxed);
+        pthread_mutex_lock(&p->mu);
+        p->nudges++;
+        pthread_cond_broadcast(&p->work_cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+void ks_pool_cycle_end(ks_pool_t *p, int counts)
+{
+    if (p == NULL || !p->cycle_open)
+        return;
+    p->cycle_open = 0;
+    if (counts && p->cycle_job && !p->cycle_skip)
+        ks_pool_gate_note(&p->gate, ks_mono_ns() - p->cycle_t0);
+}
+
+void ks_pool_cut(ks_pool_t *p)
+{
+    uint64_t w;
+    if (p == NULL)
+        return;
+    w = atomic_load_explicit(&p->word, memory_order_acquire);
+    for (;;) {
+        uint32_t epoch = WORD_EPOCH(w), next = WORD_NEXT(w), n;
+        n = atomic_load_explicit(&p->slots[epoch & 1].n,
+                                 memory_order_relaxed);
+        /* every chunk claimed already (or a job run inline: the word is
+         * a finished job's) */
+        if (next >= n)
+            return;
+        if (atomic_compare_exchange_weak_explicit(&p->word, &w,
+                                                  WORD(epoch, n),
+                                                  memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            /* the items no one will claim count as done */
+            atomic_fetch_add_explicit(&p->done, n - next,
+                                      memory_order_release);
+            return;
+        }
+    }
 }

@@ -12,7 +12,10 @@
  * (the job's function): it times the site's jobs both ways and shares
  * them only when that saves a fifth of the time per item (pool.c), so a
  * job whose items are too cheap to hand over runs inline and wakes no
- * worker. Either way fn sees
+ * worker. Within a scheduling cycle (ks_pool_cycle_begin), a gate above
+ * that choice times whole cycles with and without sharing and runs every
+ * job inline when sharing does not make the cycle faster. Either way fn
+ * sees
  * [0, n) once: one call over all of it, or chunks of `chunk` items.
  *
  * While a thread runs a job's chunks (a worker, the calling thread's own
@@ -44,14 +47,34 @@ unsigned ks_pool_sleeping(ks_pool_t *p);
 unsigned ks_pool_spin_ns(ks_pool_t *p);
 /* The jobs of more than one chunk the pool was given since it started:
  * those it shared with the workers, those it ran inline (the call site's
- * choice, or a stretch after a stall), and the items of each kind. Jobs
- * of one chunk always run inline and are not counted. Zeros for NULL.
- * The loop thread (the caller of ks_pool_run) only. */
+ * choice, the cycle gate's, or a stretch after a stall), and the items of
+ * each kind. Jobs of one chunk always run inline and are not counted.
+ * Then the cycles the gate timed (pool_gate.h), those of them it ran
+ * inline, and its mean cycle time each way (0 while unknown). Zeros for
+ * NULL. The loop thread (the caller of ks_pool_run) only. */
 typedef struct ks_pool_counts {
     uint64_t shared, inline_jobs;
     uint64_t shared_items, inline_items;
+    uint64_t gate_cycles, gate_inline_cycles;
+    double gate_share_ns, gate_inline_ns;
 } ks_pool_counts_t;
 ks_pool_counts_t ks_pool_counts(const ks_pool_t *p);
+/* A scheduling cycle starts, and ends: between the two, whether the
+ * pool's jobs may be shared at all is the cycle gate's choice
+ * (pool_gate.h), which times whole cycles each way; `counts` 0 ends a
+ * cycle that is not to be timed (it was suspended, say). Outside a cycle
+ * every job is the pool's per-job choice. p may be NULL. The loop thread
+ * only, one cycle at a time. */
+void ks_pool_cycle_begin(ks_pool_t *p);
+void ks_pool_cycle_end(ks_pool_t *p, int counts);
+/* From inside a job's fn (any thread): no chunk of the running job is
+ * claimed after this; chunks already claimed run to their end, the rest
+ * are never called, and ks_pool_run returns once the claimed ones are
+ * done (upstream cancels parallelize.Until's context so). For a job whose
+ * remaining chunks would find nothing to do (Filter has found the nodes
+ * it wants): claiming them costs a cross-core round trip each. No effect
+ * on a job run inline (its fn decides alone) or with p NULL. */
+void ks_pool_cut(ks_pool_t *p);
 /* p may be NULL: runs inline. */
 void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
                  void *ud);

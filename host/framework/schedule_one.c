@@ -23,6 +23,7 @@
 #include <ksched/helpers.h>
 
 #include "base/log.h"
+#include "pool.h"
 #include "scheduler_impl.h"
 
 /* --- FitError ------------------------------------------------------------------- */
@@ -448,7 +449,10 @@ void ks_sched_schedule_one(ks_scheduler_t *s)
         ks_generation_unref(gen);
         return;
     }
+    /* the workers' cycle gate times the attempt (pool.h) */
+    ks_pool_cycle_begin(fw->pool);
     if (run_cycle(s, fw, cs, qp->pod, o)) {
+        ks_pool_cycle_end(fw->pool, 0); /* waits on extenders: untimed */
         /* Suspended for extenders: keep the cycle (scheduler_impl.h). */
         ks_sched_suspended_t *p = s->susp;
         p->qp = qp;
@@ -464,6 +468,7 @@ void ks_sched_schedule_one(ks_scheduler_t *s)
         qp->assumed = 1; /* removal goes through binding_cycle.c's drop */
         return;
     }
+    ks_pool_cycle_end(fw->pool, 1); /* before gen (and fw) may go */
     finish_cycle(s, qp, gen, fw, cs, wp, o, now, start);
 }
 

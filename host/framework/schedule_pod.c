@@ -542,6 +542,9 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
              * them: the `want` feasible nodes, or an Error, come first) */
             if (!j->direct)
                 memset(s->feasible_flag + pos, 0, e - pos);
+            /* and the chunks not yet claimed are left unclaimed: their
+             * flags were cleared before the job (filter_nodes) */
+            ks_pool_cut(j->fw->pool);
             break;
         }
         if (fast) {

@@ -292,10 +292,17 @@ typedef struct ks_sched_stats {
      * with the workers or kept inline on the loop thread, and their
      * items. All zero at parallelism 1. */
     uint64_t pool_shared, pool_inline, pool_shared_items, pool_inline_items;
+    /* The cycles the workers' gate timed, those it ran every job of
+     * inline (pool_gate.h), and its mean cycle time each way, of the
+     * first profile that has workers. */
+    uint64_t pool_gate_cycles, pool_gate_inline;
+    double pool_gate_share_ns, pool_gate_inline_ns;
 } ks_sched_stats_t;
 /* Defined while ks_sched_stats_t has the pool counts above: ksched-bench
- * also builds against trees from before them (tests/bench/compare.sh). */
+ * also builds against trees from before them (tests/bench/compare.sh);
+ * KS_SCHED_STATS_POOL_GATE likewise for the gate's. */
 #define KS_SCHED_STATS_POOL_COUNTS 1
+#define KS_SCHED_STATS_POOL_GATE 1
 ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s);
 /* Pods in queue `where` (a KS_Q_* of queue.h); with -1, the pods waiting at
  * Permit plus the bindings in flight. */

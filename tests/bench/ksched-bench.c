@@ -758,6 +758,9 @@ typedef struct bench_result {
     /* the Filter/Score workers: jobs of more than one chunk shared or
      * kept inline, and their items (ks_sched_stats_t) */
     uint64_t pool_shared, pool_inline, pool_shared_items, pool_inline_items;
+    /* cycles the workers' gate timed, and ran inline (pool_gate.h) */
+    uint64_t pool_gate_cycles, pool_gate_inline;
+    double pool_gate_share_ns, pool_gate_inline_ns;
     uint64_t churn_steps;  /* SchedulingWithMixedChurn's creates and
                             * deletes */
     uint64_t api_requests; /* plugins' API requests answered (Volumes:
@@ -1203,6 +1206,12 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
         r->pool_inline = st.pool_inline;
         r->pool_shared_items = st.pool_shared_items;
         r->pool_inline_items = st.pool_inline_items;
+#ifdef KS_SCHED_STATS_POOL_GATE
+        r->pool_gate_cycles = st.pool_gate_cycles;
+        r->pool_gate_inline = st.pool_gate_inline;
+        r->pool_gate_share_ns = st.pool_gate_share_ns;
+        r->pool_gate_inline_ns = st.pool_gate_inline_ns;
+#endif
     }
 #endif
     r->churn_steps = churn.steps;
@@ -1637,6 +1646,16 @@ int main(int argc, char **argv)
                             (unsigned long long)r0->pool_shared_items,
                             (unsigned long long)(r0->pool_shared_items +
                                                  r0->pool_inline_items));
+                if (pars[b2] > 1 && r0->pool_gate_cycles > 0)
+                    fprintf(stderr, "ksched-bench: %s pct %d par %d: "
+                                    "the workers' gate ran %llu of %llu "
+                                    "timed cycles inline (a cycle %.1f us "
+                                    "sharing, %.1f us inline)\n",
+                            sel[i]->name, pcts[a], pars[b2],
+                            (unsigned long long)r0->pool_gate_inline,
+                            (unsigned long long)r0->pool_gate_cycles,
+                            r0->pool_gate_share_ns / 1000,
+                            r0->pool_gate_inline_ns / 1000);
                 if (bench_seeded)
                     fprintf(stderr, "ksched-bench: %s pct %d par %d: "
                                     "bindings digest %016llx\n",

@@ -6,9 +6,12 @@
  * the caller; idle workers end up asleep, not spinning; after a worker
  * stalled the caller, the next jobs run inline; a call site whose items
  * are too cheap to hand over runs inline and one whose items are costly
- * is shared; jobs far apart leave the workers no spin.
+ * is shared; jobs far apart leave the workers no spin; the cycle gate
+ * runs inline the cycles that sharing makes slower as a whole, and keeps
+ * sharing where it pays.
  */
 #include <check.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -423,6 +426,102 @@ START_TEST(far_apart_jobs_no_spin)
 }
 END_TEST
 
+/* Cycles of one job of two 2 ms items each, shared in 2 ms or inline in
+ * 4: the job's own time says share. But after a shared job the cycle's
+ * serial part takes 6 ms more (what the worker wrote, read back from the
+ * other core's cache, made slow): 8 ms a cycle shared against 4 inline.
+ * The cycle gate sees whole cycles and runs them inline: of 20 windows
+ * of 16 cycles, at most its two learning windows of sharing and two
+ * probes share. */
+START_TEST(gate_sees_read_back)
+{
+    ks_pool_t *p = pool_of_two();
+    struct timespec read_back = {0, 6000000};
+    unsigned i, in, on_worker, shared = 0;
+    ks_pool_counts_t c;
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
+    for (i = 0; i < 20 * 16; i++) {
+        ks_pool_cycle_begin(p);
+        run_who(p, 1, 2, 2000000, &in, &on_worker);
+        if (on_worker)
+            nanosleep(&read_back, NULL);
+        shared += on_worker;
+        ks_pool_cycle_end(p, 1);
+    }
+    c = ks_pool_counts(p);
+    ck_assert_uint_eq(c.gate_cycles, 20 * 16);
+    ck_assert_msg(c.gate_inline_cycles >= 16 * 16 && shared <= 4 * 16,
+                  "read-back: %llu of %llu cycles inline, %u with a "
+                  "worker's chunk",
+                  (unsigned long long)c.gate_inline_cycles,
+                  (unsigned long long)c.gate_cycles, shared);
+    /* a cycle not to be timed is not */
+    ks_pool_cycle_begin(p);
+    run_who(p, 1, 2, 2000000, &in, &on_worker);
+    ks_pool_cycle_end(p, 0);
+    ck_assert_uint_eq(ks_pool_counts(p).gate_cycles, 20 * 16);
+    ks_pool_free(p);
+}
+END_TEST
+
+/* The same cycles without the read-back: sharing makes the whole cycle
+ * faster (2 ms against 4), so the gate lets the jobs be shared: of 20
+ * windows only its two learning windows of inline and probes run inline,
+ * and the worker runs a chunk of most jobs. */
+START_TEST(gate_keeps_sharing_that_pays)
+{
+    ks_pool_t *p = pool_of_two();
+    unsigned i, in, on_worker, shared = 0;
+    ks_pool_counts_t c;
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
+    for (i = 0; i < 20 * 16; i++) {
+        ks_pool_cycle_begin(p);
+        run_who(p, 1, 2, 2000000, &in, &on_worker);
+        shared += on_worker;
+        ks_pool_cycle_end(p, 1);
+    }
+    c = ks_pool_counts(p);
+    ck_assert_msg(c.gate_inline_cycles <= 5 * 16 && shared >= 14 * 16,
+                  "paying: %llu of %llu cycles inline, %u with a worker's "
+                  "chunk",
+                  (unsigned long long)c.gate_inline_cycles,
+                  (unsigned long long)c.gate_cycles, shared);
+    ks_pool_free(p);
+}
+END_TEST
+
+/* A cycle that starts while the workers sleep, in a window that shares,
+ * wakes them (so that its jobs find them awake) without a job for them;
+ * they go back to sleep after their spin. */
+START_TEST(cycle_wakes_sleeping_workers)
+{
+    ks_pool_t *p = pool_of_two();
+    struct timespec nap = {0, 1000000};
+    unsigned i;
+    int woke = 0;
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
+    for (i = 0; i < 2000 && ks_pool_sleeping(p) == 0; i++)
+        nanosleep(&nap, NULL);
+    ck_assert_uint_eq(ks_pool_sleeping(p), 1);
+    ks_pool_cycle_begin(p); /* a fresh gate's first window shares */
+    /* awake for its spin (50 us) at least: watch for it */
+    for (i = 0; i < 100000000 && !woke; i++) {
+        woke = ks_pool_sleeping(p) == 0;
+        if ((i & 1023) == 1023)
+            sched_yield();
+    }
+    ks_pool_cycle_end(p, 0);
+    ck_assert_msg(woke, "the cycle left the worker asleep");
+    for (i = 0; i < 2000 && ks_pool_sleeping(p) == 0; i++)
+        nanosleep(&nap, NULL);
+    ck_assert_uint_eq(ks_pool_sleeping(p), 1);
+    ks_pool_free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pool");
@@ -440,6 +539,9 @@ int main(void)
     tcase_add_test(tc, marginal_gain_runs_inline);
     tcase_add_test(tc, losing_probes_back_off);
     tcase_add_test(tc, far_apart_jobs_no_spin);
+    tcase_add_test(tc, gate_sees_read_back);
+    tcase_add_test(tc, gate_keeps_sharing_that_pays);
+    tcase_add_test(tc, cycle_wakes_sleeping_workers);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
