@@ -70,6 +70,11 @@ static void refresh(ks_server_t *srv)
                          &srv->worker_shared_seen, "shared");
         counter_catch_up(srv->m_worker_jobs, st.pool_inline,
                          &srv->worker_inline_seen, "inline");
+        counter_catch_up(srv->m_worker_cycles,
+                         st.pool_gate_cycles - st.pool_gate_inline,
+                         &srv->worker_cycles_share_seen, "share");
+        counter_catch_up(srv->m_worker_cycles, st.pool_gate_inline,
+                         &srv->worker_cycles_inline_seen, "inline");
     }
 }
 

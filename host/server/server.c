@@ -263,6 +263,7 @@ static const char *const l_ext_verb[] = {"extender", "verb", NULL};
 static const char *const l_hint[] = {"plugin", "event", "hint", NULL};
 static const char *const l_event[] = {"event", NULL};
 static const char *const l_mode[] = {"mode", NULL};
+static const char *const l_way[] = {"way", NULL};
 
 #define M_AT(field) offsetof(ks_server_t, field)
 
@@ -374,6 +375,12 @@ static const struct server_metric {
      "sharing them did not pay (the pool measures both, per call site). "
      "None at parallelism 1.",
      l_mode, 0, 0, 0, 0},
+    {M_AT(m_worker_cycles), KS_METRIC_COUNTER, "ksched_worker_cycles_total",
+     "Scheduling cycles the workers' gate timed, by the way it ran them: "
+     "share (jobs shared where the pool's per-job choice says so) or "
+     "inline (every job on the scheduling thread, the workers asleep, "
+     "because whole cycles ran faster so). None at parallelism 1.",
+     l_way, 0, 0, 0, 0},
 };
 
 static int metrics_init(ks_server_t *srv, const ks_generation_t *g)

@@ -735,12 +735,24 @@ def verify_checks(ksched, plugin_build_dir):
         # chunk, shared or inline; at 1 there is no pool
         jobs = [metric_value(srv, "ksched_worker_jobs_total", mode=m) or 0
                 for m in ("shared", "inline")]
+        # and their gate timed those cycles, each one way (a stall's
+        # inline stretch aside, every cycle with such a job)
+        cycles = [metric_value(srv, "ksched_worker_cycles_total", way=w) or 0
+                  for w in ("share", "inline")]
+        attempts = metric_value(srv, "scheduler_schedule_attempts_total",
+                                result="scheduled",
+                                profile="default-scheduler") or 0
         if (os.cpu_count() or 1) >= 2:
             check(sum(jobs) >= 60,
                   "ksched_worker_jobs_total shared + inline %r >= 60" % jobs)
+            check(0 < sum(cycles) <= attempts,
+                  "ksched_worker_cycles_total share + inline %r in (0, %r]"
+                  % (cycles, attempts))
         else:
             check(sum(jobs) == 0,
                   "one CPU: no ksched_worker_jobs_total, got %r" % jobs)
+            check(sum(cycles) == 0,
+                  "one CPU: no ksched_worker_cycles_total, got %r" % cycles)
         check(not any("verify: pod" in l for l in srv.lines),
               "no verify difference logged")
     finally:
