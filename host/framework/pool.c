@@ -301,14 +301,13 @@ ks_pool_t *ks_pool_new(int threads)
 
 ks_pool_counts_t ks_pool_counts(const ks_pool_t *p)
 {
-    ks_pool_counts_t c = {0, 0, 0, 0, 0, 0, 0, 0};
+    ks_pool_counts_t c = {0, 0, 0, 0, 0, 0, 0};
     if (p == NULL)
         return c;
     c = p->counts;
     c.gate_cycles = p->gate.noted;
     c.gate_inline_cycles = p->gate.noted_inline;
-    c.gate_share_ns = p->gate.mean_ns[KS_POOL_WAY_SHARE];
-    c.gate_inline_ns = p->gate.mean_ns[KS_POOL_WAY_INLINE];
+    c.gate_ratio = p->gate.ratio;
     return c;
 }
 

@@ -1,6 +1,6 @@
 /*
  * The pool's cycle gate (pool_gate.h): sharing or inline, by the time of
- * whole cycles.
+ * whole cycles, a probe against the base windows around it.
  */
 #include "pool_gate.h"
 
@@ -8,71 +8,88 @@
 
 /* Sharing must save this fraction of the inline cycle to be chosen. */
 #define SHARE_SAVES (1.0 / 32)
-/* A window's mean moves its way's mean by this much; a probe's, which
- * comes rarely, by more. */
-#define WEIGHT 0.25
-#define PROBE_WEIGHT 0.75
-/* A cycle counts as at most this many times its way's mean. */
+/* A new sample weighs this much in the running mean of the ratio. */
+#define WEIGHT 0.5
+/* A cycle counts as at most this many times its way's last window. */
 #define CLAMP 4
+
+enum { PHASE_BASE, PHASE_PROBE, PHASE_AFTER };
 
 void ks_pool_gate_init(ks_pool_gate_t *g)
 {
     memset(g, 0, sizeof *g);
-    g->probe_every = KS_POOL_GATE_PROBE_MIN;
-    g->way = KS_POOL_WAY_SHARE;
-    g->best = KS_POOL_WAY_SHARE;
+    g->probe_every = 1; /* learning: a probe after every base window */
+    g->way = KS_POOL_WAY_SHARE; /* the warm-up window */
+    g->best = KS_POOL_WAY_INLINE;
+    g->phase = PHASE_BASE;
 }
 
-static uint8_t best_way(const ks_pool_gate_t *g)
+/* A probe's window (probe_ns) between base windows of before_ns and
+ * after_ns: one sample of share / inline, then the base way. */
+static void take_sample(ks_pool_gate_t *g, double after_ns)
 {
-    return g->mean_ns[KS_POOL_WAY_SHARE] * (1 + SHARE_SAVES) <
-                   g->mean_ns[KS_POOL_WAY_INLINE]
-               ? KS_POOL_WAY_SHARE
-               : KS_POOL_WAY_INLINE;
-}
-
-/* The window just ended with mean v: into its way's mean, then the way
- * of the next window. */
-static void end_window(ks_pool_gate_t *g, double v)
-{
-    double *m = &g->mean_ns[g->way];
+    double base = (g->before_ns + after_ns) / 2, r;
     uint8_t best;
-    /* a way's first window holds the cycles that warmed the caches up:
-     * its second replaces it */
-    if (g->way_windows[g->way] < KS_POOL_GATE_LEARN)
-        *m = v;
-    else
-        *m += (v - *m) * (g->probe ? PROBE_WEIGHT : WEIGHT);
-    g->way_windows[g->way]++;
-    g->windows++;
-    if (g->way_windows[KS_POOL_WAY_INLINE] < KS_POOL_GATE_LEARN) {
-        /* still learning: the ways take turns, sharing first */
-        g->way = g->way_windows[KS_POOL_WAY_SHARE] >
-                         g->way_windows[KS_POOL_WAY_INLINE]
-                     ? KS_POOL_WAY_INLINE
-                     : KS_POOL_WAY_SHARE;
-        g->probe = 0;
+    if (base <= 0 || g->probe_ns <= 0)
         return;
-    }
-    best = best_way(g);
-    if (best != g->best) {
-        /* the other way wins now (a probe won, or the winner's windows
-         * got slower): the loser is checked again soon, its mean may be
-         * an outlier's */
+    r = g->probe_ns / base; /* probe / base */
+    if (g->best == KS_POOL_WAY_SHARE)
+        r = 1 / r; /* the probe ran inline */
+    g->ratio = g->samples == 0 ? r : g->ratio + (r - g->ratio) * WEIGHT;
+    g->samples++;
+    if (g->samples < KS_POOL_GATE_LEARN)
+        return;
+    best = g->ratio < 1 - SHARE_SAVES ? KS_POOL_WAY_SHARE
+                                      : KS_POOL_WAY_INLINE;
+    if (g->samples == KS_POOL_GATE_LEARN || best != g->best) {
+        /* learnt, or the other way wins now: its rival is checked again
+         * soon (a sample may be an outlier's) */
         g->probe_every = KS_POOL_GATE_PROBE_MIN;
-    } else if (g->probe && g->probe_every < KS_POOL_GATE_PROBE_MAX) {
+    } else if (g->probe_every < KS_POOL_GATE_PROBE_MAX) {
         g->probe_every *= 2; /* a probe that lost again */
     }
+    if (best != g->best)
+        g->since_probe = 0; /* a base window of the new way first */
     g->best = best;
-    g->probe = ++g->since_probe >= g->probe_every;
-    if (g->probe)
-        g->since_probe = 0;
-    g->way = g->probe ? (uint8_t)!best : best;
+}
+
+/* The window just ended with mean v: the next window's way. */
+static void end_window(ks_pool_gate_t *g, double v)
+{
+    g->windows++;
+    if (g->windows == 1) {
+        /* the warm-up window: forgotten */
+        g->way = g->best;
+        return;
+    }
+    g->last_ns[g->way] = v;
+    switch (g->phase) {
+    case PHASE_PROBE:
+        g->probe_ns = v;
+        g->phase = PHASE_AFTER;
+        g->way = g->best;
+        return;
+    case PHASE_AFTER:
+        g->since_probe = 1;
+        take_sample(g, v);
+        break;
+    default:
+        g->since_probe++;
+        break;
+    }
+    if (g->since_probe >= g->probe_every) {
+        g->phase = PHASE_PROBE;
+        g->before_ns = v;
+        g->way = (uint8_t)!g->best;
+    } else {
+        g->phase = PHASE_BASE;
+        g->way = g->best;
+    }
 }
 
 void ks_pool_gate_note(ks_pool_gate_t *g, uint64_t ns)
 {
-    double m = g->mean_ns[g->way];
+    double m = g->last_ns[g->way];
     if (m > 0 && (double)ns > CLAMP * m)
         ns = (uint64_t)(CLAMP * m);
     g->noted++;

@@ -11,22 +11,27 @@
  * cycle slower. The gate measures what counts: the time of whole cycles
  * run each way.
  *
- * Cycles come in windows of KS_POOL_GATE_WINDOW. A window runs one way:
- * jobs may be shared (the pool's per-job choice), or every job runs
- * inline and the workers sleep. Each way keeps the mean cycle time of its
- * recent windows. First the ways take turns for KS_POOL_GATE_LEARN
- * windows each (sharing first; a way's first window, which warmed the
- * caches up, is then forgotten); then the faster way runs, inline unless sharing saves at least 1/32 of the
- * cycle (a worker that saves nothing costs CPU). Every probe_every-th
- * window runs the other way, so the losing way's mean follows the
- * machine and the workload; a probe that loses again doubles the
- * interval (up to KS_POOL_GATE_PROBE_MAX windows), one that wins resets
- * it. A cycle longer than four times its way's mean counts as four times
- * the mean (a thread off its CPU, a preemption): one such cycle cannot
- * flip the choice.
+ * Cycles come in windows of KS_POOL_GATE_WINDOW, each run one way: jobs
+ * may be shared (the pool's per-job choice), or every job runs inline and
+ * the workers sleep. Windows run the way that wins now (the base way);
+ * every probe_every-th one runs the other way (a probe). A probe is
+ * compared with the base windows just before and just after it: the
+ * ratio of its mean cycle time to theirs is one sample of how the two
+ * ways compare, free of the workload's drift (cycles that get dearer as
+ * the cluster fills would favour whichever way was measured earlier if
+ * each way kept its own mean). The samples' running mean (the newest
+ * weighs half) decides: sharing wins when it takes at most 31/32 of the
+ * inline time (a worker that saves nothing costs CPU). A probe that
+ * loses again doubles the interval (up to KS_POOL_GATE_PROBE_MAX
+ * windows); one that changes the winner resets it.
  *
- * Only cycles that gave the pool a job it could share are noted (a
- * cycle of small jobs runs the same either way). Pure arithmetic on the
+ * At the start: a window that warms the caches up and is forgotten, then
+ * KS_POOL_GATE_LEARN probes of sharing between inline windows, one
+ * window apart. A cycle longer than four times its way's last window mean
+ * counts as four times that (a thread off its CPU, a preemption).
+ *
+ * Only cycles that gave the pool a job it could share are noted (a cycle
+ * of small jobs runs the same either way). Pure arithmetic on the
  * caller's numbers, no clock and no threads: pool.c feeds it, the tests
  * feed it made-up times. The caller of ks_pool_run only.
  */
@@ -36,11 +41,9 @@
 #include <stdint.h>
 
 #define KS_POOL_GATE_WINDOW 16
-/* Windows each way runs first, in turns, sharing first; the last of them
- * sets the way's mean (the first ones warm the caches up). */
 #define KS_POOL_GATE_LEARN 2
 #define KS_POOL_GATE_PROBE_MIN 4
-#define KS_POOL_GATE_PROBE_MAX 64
+#define KS_POOL_GATE_PROBE_MAX 32
 
 typedef enum ks_pool_way {
     KS_POOL_WAY_SHARE = 0,  /* jobs may be shared (the per-job choice) */
@@ -48,16 +51,21 @@ typedef enum ks_pool_way {
 } ks_pool_way_t;
 
 typedef struct ks_pool_gate {
-    double mean_ns[2]; /* per way: mean cycle time of its windows */
-    uint32_t way_windows[2]; /* per way: windows it ran */
-    uint64_t sum_ns;   /* the current window so far */
-    uint32_t cycles;   /* noted in the current window */
-    uint32_t windows;  /* ended since the start */
+    /* share / inline mean cycle time, from the probes' samples; 0 while
+     * there is none */
+    double ratio;
+    uint32_t samples;
+    double last_ns[2];  /* per way: its last window's mean, 0 if none */
+    double before_ns;   /* a probe's: the base window before it */
+    double probe_ns;    /* the probe's own mean, until the window after */
+    uint64_t sum_ns;    /* the current window so far */
+    uint32_t cycles;    /* noted in the current window */
+    uint32_t windows;   /* ended since the start */
     uint32_t probe_every;
-    uint32_t since_probe; /* windows since the last probe */
-    uint8_t way;       /* the current window's way */
-    uint8_t best;      /* the way that wins now */
-    uint8_t probe;     /* the current window is a probe */
+    uint32_t since_probe; /* base windows since the last probe's after */
+    uint8_t way;        /* the current window's way */
+    uint8_t best;       /* the base way */
+    uint8_t phase;      /* 0 base, 1 probe, 2 the base window after one */
     /* counts, for diagnostics: cycles noted, and those run inline */
     uint64_t noted, noted_inline;
 } ks_pool_gate_t;
@@ -70,7 +78,7 @@ static inline ks_pool_way_t ks_pool_gate_way(const ks_pool_gate_t *g)
     return (ks_pool_way_t)g->way;
 }
 /* A cycle of the current window's way took ns: into its window; at the
- * window's end, into the way's mean, and the next window's way chosen. */
+ * window's end, the next window's way chosen. */
 void ks_pool_gate_note(ks_pool_gate_t *g, uint64_t ns);
 
 #endif

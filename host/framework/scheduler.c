@@ -241,10 +241,8 @@ ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s)
         st.pool_inline_items += c.inline_items;
         st.pool_gate_cycles += c.gate_cycles;
         st.pool_gate_inline += c.gate_inline_cycles;
-        if (st.pool_gate_share_ns == 0 && st.pool_gate_inline_ns == 0) {
-            st.pool_gate_share_ns = c.gate_share_ns;
-            st.pool_gate_inline_ns = c.gate_inline_ns;
-        }
+        if (st.pool_gate_ratio == 0)
+            st.pool_gate_ratio = c.gate_ratio;
     }
     return st;
 }

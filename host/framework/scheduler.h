@@ -293,10 +293,10 @@ typedef struct ks_sched_stats {
      * items. All zero at parallelism 1. */
     uint64_t pool_shared, pool_inline, pool_shared_items, pool_inline_items;
     /* The cycles the workers' gate timed, those it ran every job of
-     * inline (pool_gate.h), and its mean cycle time each way, of the
-     * first profile that has workers. */
+     * inline (pool_gate.h), and what a cycle shared takes of one inline
+     * as the first profile with workers measured it. */
     uint64_t pool_gate_cycles, pool_gate_inline;
-    double pool_gate_share_ns, pool_gate_inline_ns;
+    double pool_gate_ratio;
 } ks_sched_stats_t;
 /* Defined while ks_sched_stats_t has the pool counts above: ksched-bench
  * also builds against trees from before them (tests/bench/compare.sh);

@@ -760,7 +760,7 @@ typedef struct bench_result {
     uint64_t pool_shared, pool_inline, pool_shared_items, pool_inline_items;
     /* cycles the workers' gate timed, and ran inline (pool_gate.h) */
     uint64_t pool_gate_cycles, pool_gate_inline;
-    double pool_gate_share_ns, pool_gate_inline_ns;
+    double pool_gate_ratio;
     uint64_t churn_steps;  /* SchedulingWithMixedChurn's creates and
                             * deletes */
     uint64_t api_requests; /* plugins' API requests answered (Volumes:
@@ -1209,8 +1209,7 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
 #ifdef KS_SCHED_STATS_POOL_GATE
         r->pool_gate_cycles = st.pool_gate_cycles;
         r->pool_gate_inline = st.pool_gate_inline;
-        r->pool_gate_share_ns = st.pool_gate_share_ns;
-        r->pool_gate_inline_ns = st.pool_gate_inline_ns;
+        r->pool_gate_ratio = st.pool_gate_ratio;
 #endif
     }
 #endif
@@ -1649,13 +1648,12 @@ int main(int argc, char **argv)
                 if (pars[b2] > 1 && r0->pool_gate_cycles > 0)
                     fprintf(stderr, "ksched-bench: %s pct %d par %d: "
                                     "the workers' gate ran %llu of %llu "
-                                    "timed cycles inline (a cycle %.1f us "
-                                    "sharing, %.1f us inline)\n",
+                                    "timed cycles inline (a cycle shared "
+                                    "took %.2fx one inline)\n",
                             sel[i]->name, pcts[a], pars[b2],
                             (unsigned long long)r0->pool_gate_inline,
                             (unsigned long long)r0->pool_gate_cycles,
-                            r0->pool_gate_share_ns / 1000,
-                            r0->pool_gate_inline_ns / 1000);
+                            r0->pool_gate_ratio);
                 if (bench_seeded)
                     fprintf(stderr, "ksched-bench: %s pct %d par %d: "
                                     "bindings digest %016llx\n",
