@@ -10,8 +10,6 @@
 #define SHARE_SAVES (1.0 / 32)
 /* A new sample weighs this much in the running mean of the ratio. */
 #define WEIGHT 0.5
-/* A cycle counts as at most this many times its way's last window. */
-#define CLAMP 4
 
 enum { PHASE_BASE, PHASE_PROBE, PHASE_AFTER };
 
@@ -62,7 +60,6 @@ static void end_window(ks_pool_gate_t *g, double v)
         g->way = g->best;
         return;
     }
-    g->last_ns[g->way] = v;
     switch (g->phase) {
     case PHASE_PROBE:
         g->probe_ns = v;
@@ -89,16 +86,26 @@ static void end_window(ks_pool_gate_t *g, double v)
 
 void ks_pool_gate_note(ks_pool_gate_t *g, uint64_t ns)
 {
-    double m = g->last_ns[g->way];
-    if (m > 0 && (double)ns > CLAMP * m)
-        ns = (uint64_t)(CLAMP * m);
     g->noted++;
     if (g->way == KS_POOL_WAY_INLINE)
         g->noted_inline++;
     g->sum_ns += ns;
-    if (++g->cycles < KS_POOL_GATE_WINDOW)
+    if (ns > g->top_ns[1]) {
+        if (ns > g->top_ns[0]) {
+            g->top_ns[1] = g->top_ns[0];
+            g->top_ns[0] = ns;
+        } else {
+            g->top_ns[1] = ns;
+        }
+    }
+    if (++g->cycles < KS_POOL_GATE_WINDOW ||
+        (g->sum_ns < KS_POOL_GATE_WINDOW_NS &&
+         g->cycles < KS_POOL_GATE_WINDOW_MAX))
         return;
-    end_window(g, (double)g->sum_ns / g->cycles);
+    /* the mean without the two longest cycles */
+    end_window(g, (double)(g->sum_ns - g->top_ns[0] - g->top_ns[1]) /
+                      (g->cycles - 2));
     g->sum_ns = 0;
+    g->top_ns[0] = g->top_ns[1] = 0;
     g->cycles = 0;
 }

@@ -11,9 +11,14 @@
  * cycle slower. The gate measures what counts: the time of whole cycles
  * run each way.
  *
- * Cycles come in windows of KS_POOL_GATE_WINDOW, each run one way: jobs
+ * Cycles come in windows of KS_POOL_GATE_WINDOW cycles and at least
+ * KS_POOL_GATE_WINDOW_NS (short cycles: more of them, up to
+ * KS_POOL_GATE_WINDOW_MAX), each run one way: jobs
  * may be shared (the pool's per-job choice), or every job runs inline and
- * the workers sleep. Windows run the way that wins now (the base way);
+ * the workers sleep. A window's figure is the mean of its cycles without
+ * its two longest (a thread off its CPU, an interrupt, a preemption's
+ * cycle would otherwise move a window of short cycles by a fifth).
+ * Windows run the way that wins now (the base way);
  * every probe_every-th one runs the other way (a probe). A probe is
  * compared with the base windows just before and just after it: the
  * ratio of its mean cycle time to theirs is one sample of how the two
@@ -27,8 +32,7 @@
  *
  * At the start: a window that warms the caches up and is forgotten, then
  * KS_POOL_GATE_LEARN probes of sharing between inline windows, one
- * window apart. A cycle longer than four times its way's last window mean
- * counts as four times that (a thread off its CPU, a preemption).
+ * window apart.
  *
  * Only cycles that gave the pool a job it could share are noted (a cycle
  * of small jobs runs the same either way). Pure arithmetic on the
@@ -41,6 +45,8 @@
 #include <stdint.h>
 
 #define KS_POOL_GATE_WINDOW 16
+#define KS_POOL_GATE_WINDOW_NS 1000000
+#define KS_POOL_GATE_WINDOW_MAX 1024
 #define KS_POOL_GATE_LEARN 2
 #define KS_POOL_GATE_PROBE_MIN 4
 #define KS_POOL_GATE_PROBE_MAX 32
@@ -55,10 +61,10 @@ typedef struct ks_pool_gate {
      * there is none */
     double ratio;
     uint32_t samples;
-    double last_ns[2];  /* per way: its last window's mean, 0 if none */
     double before_ns;   /* a probe's: the base window before it */
     double probe_ns;    /* the probe's own mean, until the window after */
     uint64_t sum_ns;    /* the current window so far */
+    uint64_t top_ns[2]; /* its two longest cycles, the longest first */
     uint32_t cycles;    /* noted in the current window */
     uint32_t windows;   /* ended since the start */
     uint32_t probe_every;

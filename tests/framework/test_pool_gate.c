@@ -17,6 +17,11 @@ typedef struct load {
     unsigned at; /* windows run */
 } load_t;
 
+/* The tests' times are in units of 100 ns: 16 cycles of 1,000 units
+ * make 1.6 ms, a window (KS_POOL_GATE_WINDOW cycles, at least
+ * KS_POOL_GATE_WINDOW_NS). */
+#define UNIT 100
+
 /* Windows of cycles whose time depends on the way (and the drift): how
  * many of `windows` windows ran inline. */
 static unsigned run_load(ks_pool_gate_t *g, load_t *l, unsigned windows)
@@ -24,14 +29,16 @@ static unsigned run_load(ks_pool_gate_t *g, load_t *l, unsigned windows)
     unsigned w, c, n_inline = 0;
     for (w = 0; w < windows; w++, l->at++) {
         ks_pool_way_t way = ks_pool_gate_way(g);
+        uint32_t w0 = g->windows;
         double t = (way == KS_POOL_WAY_SHARE ? l->share_ns : l->inline_ns) *
-                   (1 + l->drift * l->at);
+                   (1 + l->drift * l->at) * UNIT;
         n_inline += way == KS_POOL_WAY_INLINE;
         for (c = 0; c < KS_POOL_GATE_WINDOW; c++) {
             /* the way holds for the whole window */
             ck_assert_int_eq(ks_pool_gate_way(g), way);
             ks_pool_gate_note(g, (uint64_t)t);
         }
+        ck_assert_uint_eq(g->windows, w0 + 1); /* one window ended */
     }
     return n_inline;
 }
@@ -57,7 +64,7 @@ START_TEST(learning_first)
     for (i = 0; i < sizeof order / sizeof order[0]; i++) {
         ck_assert_msg(ks_pool_gate_way(&g) == order[i], "window %u: way %d",
                       i + 1, ks_pool_gate_way(&g));
-        run_windows(&g, 1, i == 0 ? 50000 : 100, 100);
+        run_windows(&g, 1, i == 0 ? 50000 : 1000, 1000);
     }
     ck_assert_uint_eq(g.samples, KS_POOL_GATE_LEARN);
     ck_assert(g.ratio == 1.0); /* the warm-up left no trace */
@@ -153,23 +160,47 @@ START_TEST(drift_does_not_fool)
 END_TEST
 
 /* One cycle of a hundred times the others (a thread off its CPU) in a
- * probe's window counts as four times the way's last window: the sample
- * moves less than the choice's margin... and the choice holds. */
+ * probe's window is left out of the window's figure: the sample is the
+ * same as without it, and the choice holds. */
 START_TEST(outlier_does_not_flip)
 {
     ks_pool_gate_t g;
     unsigned c;
+    double ratio;
     ks_pool_gate_init(&g);
     run_windows(&g, 40, 700, 1000);
     ck_assert_int_eq(g.best, KS_POOL_WAY_SHARE);
     while (g.phase != 1) /* up to the next probe (inline) */
         run_windows(&g, 1, 700, 1000);
     ck_assert_int_eq(ks_pool_gate_way(&g), KS_POOL_WAY_INLINE);
-    ks_pool_gate_note(&g, 100000);
+    ratio = g.ratio;
+    ks_pool_gate_note(&g, 100000 * UNIT);
     for (c = 1; c < KS_POOL_GATE_WINDOW; c++)
-        ks_pool_gate_note(&g, 1000);
+        ks_pool_gate_note(&g, 1000 * UNIT);
     run_windows(&g, 1, 700, 1000); /* the window after */
     ck_assert_int_eq(g.best, KS_POOL_WAY_SHARE);
+    ck_assert_msg(g.ratio == ratio, "ratio %f, was %f", g.ratio, ratio);
+}
+END_TEST
+
+/* Cycles of 10 us: a window holds 1 ms of them (100), not 16, so that a
+ * window of short cycles is not a matter of a few interrupts; cycles of
+ * 10 ns end one at KS_POOL_GATE_WINDOW_MAX. */
+START_TEST(short_cycles_longer_windows)
+{
+    ks_pool_gate_t g;
+    unsigned c;
+    ks_pool_gate_init(&g);
+    for (c = 0; c < 99; c++)
+        ks_pool_gate_note(&g, 10000);
+    ck_assert_uint_eq(g.windows, 0);
+    ks_pool_gate_note(&g, 10000);
+    ck_assert_uint_eq(g.windows, 1);
+    for (c = 0; c < KS_POOL_GATE_WINDOW_MAX - 1; c++)
+        ks_pool_gate_note(&g, 10);
+    ck_assert_uint_eq(g.windows, 1);
+    ks_pool_gate_note(&g, 10);
+    ck_assert_uint_eq(g.windows, 2);
 }
 END_TEST
 
@@ -186,6 +217,7 @@ int main(void)
     tcase_add_test(tc, follows_a_change);
     tcase_add_test(tc, drift_does_not_fool);
     tcase_add_test(tc, outlier_does_not_flip);
+    tcase_add_test(tc, short_cycles_longer_windows);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
