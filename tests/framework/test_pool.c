@@ -426,6 +426,25 @@ START_TEST(far_apart_jobs_no_spin)
 }
 END_TEST
 
+/* `cycles` cycles of one job of two 2 ms items, each followed by
+ * read_back_ns of serial work when a worker ran a chunk of it: how many
+ * cycles had a worker's chunk. */
+static unsigned run_gated_cycles(ks_pool_t *p, unsigned cycles,
+                                 long read_back_ns)
+{
+    struct timespec read_back = {0, read_back_ns};
+    unsigned i, in, on_worker, shared = 0;
+    for (i = 0; i < cycles; i++) {
+        ks_pool_cycle_begin(p);
+        run_who(p, 1, 2, 2000000, &in, &on_worker);
+        if (on_worker && read_back_ns > 0)
+            nanosleep(&read_back, NULL);
+        shared += on_worker;
+        ks_pool_cycle_end(p, 1);
+    }
+    return shared;
+}
+
 /* Cycles of one job of two 2 ms items each, shared in 2 ms or inline in
  * 4: the job's own time says share. But after a shared job the cycle's
  * serial part takes 6 ms more (what the worker wrote, read back from the
@@ -436,19 +455,11 @@ END_TEST
 START_TEST(gate_sees_read_back)
 {
     ks_pool_t *p = pool_of_two();
-    struct timespec read_back = {0, 6000000};
-    unsigned i, in, on_worker, shared = 0;
+    unsigned in, on_worker, shared;
     ks_pool_counts_t c;
     if (p == NULL)
         return; /* one CPU: no worker to share with */
-    for (i = 0; i < 20 * 16; i++) {
-        ks_pool_cycle_begin(p);
-        run_who(p, 1, 2, 2000000, &in, &on_worker);
-        if (on_worker)
-            nanosleep(&read_back, NULL);
-        shared += on_worker;
-        ks_pool_cycle_end(p, 1);
-    }
+    shared = run_gated_cycles(p, 20 * 16, 6000000);
     c = ks_pool_counts(p);
     ck_assert_uint_eq(c.gate_cycles, 20 * 16);
     ck_assert_msg(c.gate_inline_cycles >= 15 * 16 && shared <= 5 * 16,
@@ -468,21 +479,15 @@ END_TEST
 /* The same cycles without the read-back: sharing makes the whole cycle
  * faster (2 ms against 4), so the gate lets the jobs be shared: of 20
  * windows only its three learning windows of inline and two probes run
- * inline,
- * and the worker runs a chunk of most jobs. */
+ * inline, and the worker runs a chunk of most jobs. */
 START_TEST(gate_keeps_sharing_that_pays)
 {
     ks_pool_t *p = pool_of_two();
-    unsigned i, in, on_worker, shared = 0;
+    unsigned shared;
     ks_pool_counts_t c;
     if (p == NULL)
         return; /* one CPU: no worker to share with */
-    for (i = 0; i < 20 * 16; i++) {
-        ks_pool_cycle_begin(p);
-        run_who(p, 1, 2, 2000000, &in, &on_worker);
-        shared += on_worker;
-        ks_pool_cycle_end(p, 1);
-    }
+    shared = run_gated_cycles(p, 20 * 16, 0);
     c = ks_pool_counts(p);
     ck_assert_msg(c.gate_inline_cycles <= 5 * 16 && shared >= 14 * 16,
                   "paying: %llu of %llu cycles inline, %u with a worker's "
