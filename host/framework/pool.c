@@ -155,6 +155,7 @@ struct ks_pool {
     pthread_mutex_t mu;
     pthread_cond_t work_cv;
     unsigned nudges; /* under mu: wake-ups without a job */
+    atomic_uint_fast64_t wakeups; /* a worker left its sleep */
 };
 
 static inline void cpu_relax(void)
@@ -233,6 +234,7 @@ static uint32_t wait_for_job(ks_pool_t *p, uint32_t seen)
                 continue;
             }
             atomic_fetch_sub(&p->sleepers, 1);
+            atomic_fetch_add_explicit(&p->wakeups, 1, memory_order_relaxed);
             pthread_mutex_unlock(&p->mu);
             if (stop)
                 return 0;
@@ -301,10 +303,11 @@ ks_pool_t *ks_pool_new(int threads)
 
 ks_pool_counts_t ks_pool_counts(const ks_pool_t *p)
 {
-    ks_pool_counts_t c = {0, 0, 0, 0, 0, 0, 0};
+    ks_pool_counts_t c = {0, 0, 0, 0, 0, 0, 0, 0};
     if (p == NULL)
         return c;
     c = p->counts;
+    c.wakeups = atomic_load_explicit(&p->wakeups, memory_order_relaxed);
     c.gate_cycles = p->gate.noted;
     c.gate_inline_cycles = p->gate.noted_inline;
     c.gate_ratio = p->gate.ratio;
