@@ -426,22 +426,22 @@ START_TEST(far_apart_jobs_no_spin)
 }
 END_TEST
 
-/* Cycles of one job of two 2 ms items, each followed by read_back_ns of
+/* Cycles of one job of two items of item_ns, each followed by read_back_ns of
  * serial work when a worker ran a chunk of it, until the gate timed
- * `cycles` of them (on a loaded machine a stall's inline stretch runs
- * cycles the gate does not time; at most 8 times as many in all): how
- * many cycles had a worker's chunk. */
+ * `cycles` of them (on a loaded machine or under valgrind a stall's
+ * inline stretch runs cycles the gate does not time; at most 16 times as
+ * many in all): how many cycles had a worker's chunk. */
 static unsigned run_gated_cycles(ks_pool_t *p, unsigned cycles,
-                                 long read_back_ns)
+                                 long item_ns, long read_back_ns)
 {
     struct timespec read_back = {0, read_back_ns};
     unsigned i, in, on_worker, shared = 0;
     uint64_t timed0 = ks_pool_counts(p).gate_cycles;
-    for (i = 0; i < 8 * cycles &&
+    for (i = 0; i < 16 * cycles &&
                 ks_pool_counts(p).gate_cycles - timed0 < cycles;
          i++) {
         ks_pool_cycle_begin(p);
-        run_who(p, 1, 2, 2000000, &in, &on_worker);
+        run_who(p, 1, 2, item_ns, &in, &on_worker);
         if (on_worker && read_back_ns > 0)
             nanosleep(&read_back, NULL);
         shared += on_worker;
@@ -464,10 +464,12 @@ START_TEST(gate_sees_read_back)
     ks_pool_counts_t c;
     if (p == NULL)
         return; /* one CPU: no worker to share with */
-    shared = run_gated_cycles(p, 20 * 16, 6000000);
+    shared = run_gated_cycles(p, 20 * 16, 2000000, 6000000);
     c = ks_pool_counts(p);
-    ck_assert_uint_eq(c.gate_cycles, 20 * 16);
-    ck_assert_msg(c.gate_inline_cycles >= 15 * 16 && shared <= 5 * 16,
+    /* (stalls' stretches may leave fewer timed: 12 windows at least) */
+    ck_assert_uint_ge(c.gate_cycles, 12 * 16);
+    ck_assert_msg(c.gate_inline_cycles + 5 * 16 >= c.gate_cycles &&
+                      shared <= 5 * 16,
                   "read-back: %llu of %llu cycles inline, %u with a "
                   "worker's chunk",
                   (unsigned long long)c.gate_inline_cycles,
@@ -476,13 +478,15 @@ START_TEST(gate_sees_read_back)
     ks_pool_cycle_begin(p);
     run_who(p, 1, 2, 2000000, &in, &on_worker);
     ks_pool_cycle_end(p, 0);
-    ck_assert_uint_eq(ks_pool_counts(p).gate_cycles, 20 * 16);
+    ck_assert_uint_eq(ks_pool_counts(p).gate_cycles, c.gate_cycles);
     ks_pool_free(p);
 }
 END_TEST
 
-/* The same cycles without the read-back: sharing makes the whole cycle
- * faster (2 ms against 4), so the gate lets the jobs be shared: of 20
+/* Cycles without the read-back, of two 10 ms items: sharing makes the
+ * whole cycle faster (10 ms against 20), so the gate lets the jobs be
+ * shared (items long enough that a worker slow to get a CPU, under
+ * valgrind say, is not a stall that turns sharing off): of 20
  * windows only its three learning windows of inline and two probes run
  * inline, and the worker runs a chunk of most jobs. */
 START_TEST(gate_keeps_sharing_that_pays)
@@ -492,12 +496,13 @@ START_TEST(gate_keeps_sharing_that_pays)
     ks_pool_counts_t c;
     if (p == NULL)
         return; /* one CPU: no worker to share with */
-    shared = run_gated_cycles(p, 20 * 16, 0);
+    shared = run_gated_cycles(p, 20 * 16, 10000000, 0);
     c = ks_pool_counts(p);
-    ck_assert_uint_eq(c.gate_cycles, 20 * 16);
+    ck_assert_uint_ge(c.gate_cycles, 12 * 16);
     /* the share windows' jobs mostly had a worker's chunk (the per-job
      * choice may keep one inline while the worker is off its CPU) */
-    ck_assert_msg(c.gate_inline_cycles <= 5 * 16 && shared >= 10 * 16,
+    ck_assert_msg(c.gate_inline_cycles <= 5 * 16 &&
+                      2 * shared >= c.gate_cycles - c.gate_inline_cycles,
                   "paying: %llu of %llu cycles inline, %u with a worker's "
                   "chunk",
                   (unsigned long long)c.gate_inline_cycles,
