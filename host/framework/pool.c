@@ -57,6 +57,17 @@
  *   jobs of the last one (the machine is still loaded) doubles that
  *   stretch, up to INLINE_MAX jobs; a calm stretch of sharing resets it.
  *   Inline or shared, a job's chunks and results are the same.
+ * - Above the per-job choice, within a scheduling cycle
+ *   (ks_pool_cycle_begin/_end), the cycle gate (pool_gate.h) times whole
+ *   cycles with sharing allowed and with every job inline, and runs the
+ *   cycle's jobs inline when that is faster: what a worker wrote is read
+ *   back by the cycle's serial code, a cost no job's own time shows.
+ *   Cycles run partly in a stall's inline stretch are not timed.
+ * - A cycle in a sharing window nudges sleeping workers as it starts
+ *   (they spin again until its first job): a job that found them asleep
+ *   would run inline, and so would every one after it.
+ * - ks_pool_cut lets a job's fn leave the chunks nobody claimed yet
+ *   unclaimed; they count as done.
  */
 #include "pool.h"
 

@@ -11,15 +11,13 @@
 /* A new sample weighs this much in the running mean of the ratio. */
 #define WEIGHT 0.5
 
-enum { PHASE_BASE, PHASE_PROBE, PHASE_AFTER };
-
 void ks_pool_gate_init(ks_pool_gate_t *g)
 {
     memset(g, 0, sizeof *g);
     g->probe_every = 1; /* learning: a probe after every base window */
     g->way = KS_POOL_WAY_SHARE; /* the warm-up window */
     g->best = KS_POOL_WAY_INLINE;
-    g->phase = PHASE_BASE;
+    g->phase = KS_POOL_GATE_BASE;
 }
 
 /* A probe's window (probe_ns) between base windows of before_ns and
@@ -61,12 +59,12 @@ static void end_window(ks_pool_gate_t *g, double v)
         return;
     }
     switch (g->phase) {
-    case PHASE_PROBE:
+    case KS_POOL_GATE_PROBE:
         g->probe_ns = v;
-        g->phase = PHASE_AFTER;
+        g->phase = KS_POOL_GATE_AFTER;
         g->way = g->best;
         return;
-    case PHASE_AFTER:
+    case KS_POOL_GATE_AFTER:
         g->since_probe = 1;
         take_sample(g, v);
         break;
@@ -75,11 +73,11 @@ static void end_window(ks_pool_gate_t *g, double v)
         break;
     }
     if (g->since_probe >= g->probe_every) {
-        g->phase = PHASE_PROBE;
+        g->phase = KS_POOL_GATE_PROBE;
         g->before_ns = v;
         g->way = (uint8_t)!g->best;
     } else {
-        g->phase = PHASE_BASE;
+        g->phase = KS_POOL_GATE_BASE;
         g->way = g->best;
     }
 }

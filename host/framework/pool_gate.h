@@ -56,6 +56,13 @@ typedef enum ks_pool_way {
     KS_POOL_WAY_INLINE = 1, /* every job inline, workers asleep */
 } ks_pool_way_t;
 
+/* Where the gate is between windows (ks_pool_gate_t.phase). */
+typedef enum ks_pool_gate_phase {
+    KS_POOL_GATE_BASE,  /* a window of the base way */
+    KS_POOL_GATE_PROBE, /* a probe: the other way */
+    KS_POOL_GATE_AFTER, /* the base window after a probe */
+} ks_pool_gate_phase_t;
+
 typedef struct ks_pool_gate {
     /* share / inline mean cycle time, from the probes' samples; 0 while
      * there is none */
@@ -71,7 +78,7 @@ typedef struct ks_pool_gate {
     uint32_t since_probe; /* base windows since the last probe's after */
     uint8_t way;        /* the current window's way */
     uint8_t best;       /* the base way */
-    uint8_t phase;      /* 0 base, 1 probe, 2 the base window after one */
+    uint8_t phase;      /* a ks_pool_gate_phase_t */
     /* counts, for diagnostics: cycles noted, and those run inline */
     uint64_t noted, noted_inline;
 } ks_pool_gate_t;

@@ -170,7 +170,7 @@ START_TEST(outlier_does_not_flip)
     ks_pool_gate_init(&g);
     run_windows(&g, 40, 700, 1000);
     ck_assert_int_eq(g.best, KS_POOL_WAY_SHARE);
-    while (g.phase != 1) /* up to the next probe (inline) */
+    while (g.phase != KS_POOL_GATE_PROBE) /* up to the next probe */
         run_windows(&g, 1, 700, 1000);
     ck_assert_int_eq(ks_pool_gate_way(&g), KS_POOL_WAY_INLINE);
     ratio = g.ratio;
