@@ -317,6 +317,98 @@ ks_code_t pts_score_with_state(void *self, ks_cycle_state_t *cs, void *state,
     return KS_SUCCESS;
 }
 
+/* The count of `value` under non-hostname constraint c, through the
+ * run's memo of PTS_SEEN_VALUES slots indexed by the value's address
+ * (interned): a zone's count is asked of the pair map once per run, not
+ * once per node. */
+static inline int64_t pts_memo_count(const pts_prescore_state_t *s,
+                                     const char *key, const char *value,
+                                     const char **memo_value,
+                                     int64_t *memo_count)
+{
+    uint64_t h = (uint64_t)(uintptr_t)value * UINT64_C(0x9E3779B97F4A7C15);
+    uint32_t slot = (uint32_t)(h >> 61) & (PTS_SEEN_VALUES - 1);
+    if (memo_value[slot] != value) {
+        memo_value[slot] = value;
+        memo_count[slot] = ks_tpmap_get(&s->pairs, key, value);
+    }
+    return memo_count[slot];
+}
+
+/* pts_score_nodes for the shape of the system defaults and of most
+ * pods' own constraints: one or two constraints, at most one of them on
+ * hostname, no ignored node. Both keys are found in one walk of the
+ * node's labels, and the constraints' fields stay in registers; the
+ * terms are added in the constraints' order, as pts_score_with_state
+ * adds them (the same double sum). h: the hostname constraint's index or
+ * -1; z: the other one's or -1. -1 when a node has no Node (the host then
+ * scores the run node by node, for the per-node error), else 0. */
+static int pts_score_two(const pts_plugin_t *pl,
+                          const pts_prescore_state_t *s, const ks_pod_t *pod,
+                          const ks_node_info_t *const *nodes, uint32_t n,
+                          int64_t *scores, int h, int z)
+{
+    const char *hkey = h >= 0 ? pl->hostname_key : NULL;
+    const char *zkey = z >= 0 ? s->cons.items[z].topology_key : NULL;
+    const ks_label_selector_t *hsel = h >= 0 ? s->cons.items[h].selector
+                                             : NULL;
+    const double hw = h >= 0 ? s->weights[h] : 0,
+                 zw = z >= 0 ? s->weights[z] : 0;
+    const double hb = h >= 0 ? (double)(s->cons.items[h].max_skew - 1) : 0,
+                 zb = z >= 0 ? (double)(s->cons.items[z].max_skew - 1) : 0;
+    const int zone_first = z >= 0 && (h < 0 || z < h);
+    const char *memo_value[PTS_SEEN_VALUES];
+    int64_t memo_count[PTS_SEEN_VALUES];
+    uint32_t i, l;
+
+    for (l = 0; l < PTS_SEEN_VALUES; l++)
+        memo_value[l] = NULL;
+    for (i = 0; i < n; i++) {
+        const ks_node_info_t *ni = nodes[i];
+        const ks_labels_t *ls;
+        const char *hv = NULL, *zv = NULL;
+        double sum = 0, th = 0, tz = 0;
+        int have_h, have_z;
+        if (ni == NULL || ni->node == NULL)
+            return -1;
+        ls = &ni->node->labels;
+        for (l = 0; l < ls->n; l++) {
+            const char *k = ls->items[l].key;
+            if (k == hkey)
+                hv = ls->items[l].value;
+            else if (k == zkey)
+                zv = ls->items[l].value;
+        }
+        have_h = hv != NULL;
+        have_z = zv != NULL;
+        if (have_h)
+            th = (double)(ni->n_pods > 0
+                              ? pts_count_matching(ni, hsel, pod->ns)
+                              : 0) *
+                     hw +
+                 hb;
+        if (have_z)
+            tz = (double)pts_memo_count(s, zkey, zv, memo_value,
+                                        memo_count) *
+                     zw +
+                 zb;
+        /* the order of the double additions matters: the constraints' */
+        if (zone_first) {
+            if (have_z)
+                sum += tz;
+            if (have_h)
+                sum += th;
+        } else {
+            if (have_h)
+                sum += th;
+            if (have_z)
+                sum += tz;
+        }
+        scores[i] = pts_round_i64(sum);
+    }
+    return 0;
+}
+
 /* Bulk Score (ABI 1.2 score_nodes): pts_score_with_state over the run,
  * the state checked and each constraint's key, weight and pair map read
  * once, the ignored set consulted only when it holds a node. A node
@@ -343,6 +435,20 @@ ks_code_t pts_score_nodes(void *self, ks_cycle_state_t *cs, void *state,
     if (s == NULL || s->cons.n > PTS_BULK_CONS)
         return KS_ERROR; /* node by node: the state's reason */
     n_cons = s->cons.n;
+    if (n_cons >= 1 && n_cons <= 2 && s->ignored.used == 0) {
+        /* the common shapes (see pts_score_two) */
+        int h = -1, z = -1;
+        for (c = 0; c < n_cons; c++) {
+            if (s->cons.items[c].topology_key == pl->hostname_key)
+                h = h < 0 ? (int)c : INT32_MAX;
+            else
+                z = z < 0 ? (int)c : INT32_MAX;
+        }
+        if (h != INT32_MAX && z != INT32_MAX)
+            return pts_score_two(pl, s, pod, nodes, n, scores, h, z) == 0
+                       ? KS_SUCCESS
+                       : KS_ERROR;
+    }
     for (c = 0; c < n_cons; c++) {
         keys[c] = s->cons.items[c].topology_key;
         base[c] = (double)(s->cons.items[c].max_skew - 1);
@@ -402,6 +508,24 @@ ks_code_t pts_normalize_score(void *self, ks_cycle_state_t *cs,
     s = pts_prescore_state_get(pl, cs, st);
     if (s == NULL)
         return KS_ERROR;
+    if (s->ignored.used == 0) {
+        /* no ignored node (the common case): the same two passes with
+         * nothing to look up per node */
+        for (i = 0; i < n; i++) {
+            int64_t v = scores[i].score;
+            min = v < min ? v : min;
+            max = v > max ? v : max;
+        }
+        if (max == 0) {
+            for (i = 0; i < n; i++)
+                scores[i].score = KS_MAX_NODE_SCORE;
+            return KS_SUCCESS;
+        }
+        for (i = 0; i < n; i++)
+            scores[i].score =
+                KS_MAX_NODE_SCORE * (max + min - scores[i].score) / max;
+        return KS_SUCCESS;
+    }
     for (i = 0; i < n; i++) {
         if (s->ignored.used > 0 &&
             ks_tpmap_find(&s->ignored, scores[i].node_name, NULL) != NULL)
