@@ -338,9 +338,9 @@ static inline int64_t pts_memo_count(const pts_prescore_state_t *s,
 /* pts_score_nodes for the shape of the system defaults and of most
  * pods' own constraints: one or two constraints, at most one of them on
  * hostname, no ignored node. Both keys are found in one walk of the
- * node's labels, and the constraints' fields stay in registers; the
- * terms are added in the constraints' order, as pts_score_with_state
- * adds them (the same double sum). h: the hostname constraint's index or
+ * node's labels, and the constraints' fields stay in registers; with
+ * two terms, the double sum is pts_score_with_state's whatever their
+ * order (addition is commutative). h: the hostname constraint's index or
  * -1; z: the other one's or -1. -1 when a node has no Node (the host then
  * scores the run node by node, for the per-node error), else 0. */
 static int pts_score_two(const pts_plugin_t *pl,
@@ -356,7 +356,6 @@ static int pts_score_two(const pts_plugin_t *pl,
                  zw = z >= 0 ? s->weights[z] : 0;
     const double hb = h >= 0 ? (double)(s->cons.items[h].max_skew - 1) : 0,
                  zb = z >= 0 ? (double)(s->cons.items[z].max_skew - 1) : 0;
-    const int zone_first = z >= 0 && (h < 0 || z < h);
     const char *memo_value[PTS_SEEN_VALUES];
     int64_t memo_count[PTS_SEEN_VALUES];
     uint32_t i, l;
@@ -367,8 +366,7 @@ static int pts_score_two(const pts_plugin_t *pl,
         const ks_node_info_t *ni = nodes[i];
         const ks_labels_t *ls;
         const char *hv = NULL, *zv = NULL;
-        double sum = 0, th = 0, tz = 0;
-        int have_h, have_z;
+        double sum, th = 0, tz = 0;
         if (ni == NULL || ni->node == NULL)
             return -1;
         ls = &ni->node->labels;
@@ -379,31 +377,20 @@ static int pts_score_two(const pts_plugin_t *pl,
             else if (k == zkey)
                 zv = ls->items[l].value;
         }
-        have_h = hv != NULL;
-        have_z = zv != NULL;
-        if (have_h)
+        if (hv != NULL)
             th = (double)(ni->n_pods > 0
                               ? pts_count_matching(ni, hsel, pod->ns)
                               : 0) *
                      hw +
                  hb;
-        if (have_z)
+        if (zv != NULL)
             tz = (double)pts_memo_count(s, zkey, zv, memo_value,
                                         memo_count) *
                      zw +
                  zb;
-        /* the order of the double additions matters: the constraints' */
-        if (zone_first) {
-            if (have_z)
-                sum += tz;
-            if (have_h)
-                sum += th;
-        } else {
-            if (have_h)
-                sum += th;
-            if (have_z)
-                sum += tz;
-        }
+        /* two terms (an absent one 0): a double sum of two is the same
+         * in either order */
+        sum = th + tz;
         scores[i] = pts_round_i64(sum);
     }
     return 0;
