@@ -317,8 +317,8 @@ ks_code_t pts_score_with_state(void *self, ks_cycle_state_t *cs, void *state,
     return KS_SUCCESS;
 }
 
-/* The count of `value` under non-hostname constraint c, through the
- * run's memo of PTS_SEEN_VALUES slots indexed by the value's address
+/* The count of pair (key, value), key not hostname, through a run's
+ * memo of PTS_SEEN_VALUES slots indexed by the value's address
  * (interned): a zone's count is asked of the pair map once per run, not
  * once per node. */
 static inline int64_t pts_memo_count(const pts_prescore_state_t *s,
@@ -463,15 +463,8 @@ ks_code_t pts_score_nodes(void *self, ks_cycle_state_t *cs, void *state,
                 cnt = pts_count_matching(ni, s->cons.items[c].selector,
                                          pod->ns);
             } else if (c < PTS_SEEN_CONS) {
-                uint64_t h = (uint64_t)(uintptr_t)value *
-                             UINT64_C(0x9E3779B97F4A7C15);
-                uint32_t slot = (uint32_t)(h >> 61) & (PTS_SEEN_VALUES - 1);
-                if (memo_value[c][slot] != value) {
-                    memo_value[c][slot] = value;
-                    memo_count[c][slot] =
-                        ks_tpmap_get(&s->pairs, keys[c], value);
-                }
-                cnt = memo_count[c][slot];
+                cnt = pts_memo_count(s, keys[c], value, memo_value[c],
+                                     memo_count[c]);
             } else {
                 cnt = ks_tpmap_get(&s->pairs, keys[c], value);
             }
