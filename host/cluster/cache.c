@@ -19,10 +19,41 @@ typedef struct ks_pod_rec {
     int assumed;
 } ks_pod_rec_t;
 
+/* What ks_cache_owner_selectors tests first of a service, kept beside
+ * the list in its order so that the walk reads one array instead of
+ * following every service to its selector's requirements: the key and
+ * value of the selector's first requirement that asks for one value
+ * (key=value, In with one value), which a pod must carry to match;
+ * key NULL when the selector has none (the whole selector is tested),
+ * `never` when the selector selects nothing here (none, or empty). */
+typedef struct ks_svc_anchor {
+    const char *key, *value;
+    int never;
+} ks_svc_anchor_t;
+
 typedef struct ks_svc_list {
     ks_service_t **items;
+    ks_svc_anchor_t *anchors; /* [i]: items[i]'s */
     size_t n, cap;
 } ks_svc_list_t;
+
+static ks_svc_anchor_t svc_anchor(const ks_service_t *svc)
+{
+    const ks_label_selector_t *sel = svc->selector;
+    ks_svc_anchor_t a = {NULL, NULL, 0};
+    uint32_t i;
+    if (sel == NULL || sel->n == 0) {
+        a.never = 1;
+        return a;
+    }
+    for (i = 0; i < sel->n; i++)
+        if (sel->reqs[i].op == KS_OP_IN && sel->reqs[i].n_values == 1) {
+            a.key = sel->reqs[i].key;
+            a.value = sel->reqs[i].values[0];
+            break;
+        }
+    return a;
+}
 
 ks_cache_t *ks_cache_new(ks_intern_t *in)
 {
@@ -92,6 +123,7 @@ void ks_cache_free(ks_cache_t *c)
         for (j = 0; j < l->n; j++)
             ks_service_free(l->items[j]);
         free(l->items);
+        free(l->anchors);
         free(l);
     }
     for (i = 0; i < c->namespaces.cap; i++)
@@ -444,17 +476,26 @@ int ks_cache_add_service(ks_cache_t *c, ks_service_t *svc)
             if (l->items[i] != svc)
                 bury_later(c, l->items[i], free_service_cb);
             l->items[i] = svc;
+            l->anchors[i] = svc_anchor(svc);
             return 0;
         }
     }
     if (l->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 4;
         ks_service_t **ni = realloc(l->items, ncap * sizeof(*ni));
+        ks_svc_anchor_t *na;
         if (ni == NULL)
             return KS_ENOMEM;
         l->items = ni;
+        /* the items' room grows first: on ENOMEM here both arrays still
+         * hold the l->n entries, items merely with more room */
+        na = realloc(l->anchors, ncap * sizeof(*na));
+        if (na == NULL)
+            return KS_ENOMEM;
+        l->anchors = na;
         l->cap = ncap;
     }
+    l->anchors[l->n] = svc_anchor(svc);
     l->items[l->n++] = svc;
     return 0;
 }
@@ -479,6 +520,7 @@ int ks_cache_remove_service(ks_cache_t *c, const char *ns, const char *name)
         if (strcmp(l->items[i]->name, name) == 0) {
             bury_later(c, l->items[i], free_service_cb);
             l->items[i] = l->items[--l->n];
+            l->anchors[i] = l->anchors[l->n];
             return 0;
         }
     return KS_ENOTFOUND;
@@ -506,9 +548,15 @@ uint32_t ks_cache_owner_selectors(const ks_cache_t *c, const ks_pod_t *pod,
      * come from the one intern table (the SDK hands plugins both as
      * interned, and PodTopologySpread compares them so). */
     for (i = 0; i < l->n; i++) {
-        const ks_label_selector_t *sel = l->items[i]->selector;
-        if (sel == NULL || sel->n == 0 ||
-            !ks_selector_matches_interned(sel, &pod->labels))
+        const ks_svc_anchor_t *a = &l->anchors[i];
+        const ks_label_selector_t *sel;
+        /* the anchor first: a pod without its key=value cannot match */
+        if (a->never || (a->key != NULL &&
+                         ks_labels_get_interned(&pod->labels, a->key) !=
+                             a->value))
+            continue;
+        sel = l->items[i]->selector;
+        if (!ks_selector_matches_interned(sel, &pod->labels))
             continue;
         if (n < cap)
             out[n] = sel;

@@ -649,6 +649,88 @@ START_TEST(test_services_namespaces)
 }
 END_TEST
 
+/* Owner selectors are tested by their first one-value requirement
+ * before the whole selector (the cache keeps it beside the list): every
+ * kind of selector still answers as a full match would, in the list's
+ * order, after a replacement that moves a selector's value and a removal
+ * that moves the last owner into the removed one's place (each fails
+ * with the kept requirement left stale). */
+START_TEST(test_owner_selectors_anchor)
+{
+    ks_error_t err = {0};
+    void *v;
+    const ks_label_selector_t *out[8], *sel[5];
+    ks_pod_t *web = mkpod("web", "n1", NULL, NULL, NULL); /* app=web */
+    ks_pod_t *db = mkpod("db", "n1", NULL, NULL, NULL);   /* app=db */
+    ks_manifest_t m = {0};
+    const char *yaml =
+        /* 0: anchor app=db */
+        "kind: Service\nmetadata: {name: a}\nspec: {selector: {app: db}}\n"
+        "---\n" /* 1: no anchor (Exists) */
+        "kind: ReplicaSet\nmetadata: {name: b}\nspec:\n  selector:\n"
+        "    matchExpressions: [{key: app, operator: Exists}]\n"
+        "---\n" /* 2: no anchor (In with two values) */
+        "kind: ReplicaSet\nmetadata: {name: c}\nspec:\n  selector:\n"
+        "    matchExpressions: [{key: app, operator: In, values: [web, db]}]\n"
+        "---\n" /* 3: anchor app=web after a DoesNotExist */
+        "kind: ReplicaSet\nmetadata: {name: d}\nspec:\n  selector:\n"
+        "    matchExpressions: [{key: tier, operator: DoesNotExist},\n"
+        "                       {key: app, operator: In, values: [web]}]\n"
+        "---\n" /* 4: anchor app=web, then a requirement web lacks */
+        "kind: ReplicaSet\nmetadata: {name: e}\nspec:\n  selector:\n"
+        "    matchLabels: {app: web, tier: front}\n";
+    size_t i;
+    ck_assert_int_eq(ks_manifest_load_string(&m, "o.yaml", yaml, strlen(yaml),
+                                             in, NULL, &err),
+                     0);
+    ck_assert_uint_eq(m.n_services, 5);
+    for (i = 0; i < m.n_services; i++) {
+        sel[i] = m.services[i]->selector;
+        ck_assert_int_eq(ks_cache_add_service(cache, m.services[i]), 0);
+        m.services[i] = NULL;
+    }
+    ks_manifest_free(&m);
+
+    ck_assert_uint_eq(ks_cache_owner_selectors(cache, web, out, 8), 3);
+    ck_assert_ptr_eq(out[0], sel[1]);
+    ck_assert_ptr_eq(out[1], sel[2]);
+    ck_assert_ptr_eq(out[2], sel[3]);
+    ck_assert_uint_eq(ks_cache_owner_selectors(cache, db, out, 8), 3);
+    ck_assert_ptr_eq(out[0], sel[0]);
+    ck_assert_ptr_eq(out[1], sel[1]);
+    ck_assert_ptr_eq(out[2], sel[2]);
+
+    /* a replaced in place by app=web: its new value counts, not db */
+    ck_assert_int_eq(parse_one("metadata: {name: a}\n"
+                               "spec: {selector: {app: web}}\n",
+                               in, 's', &v, &err),
+                     0);
+    sel[0] = ((ks_service_t *)v)->selector;
+    ck_assert_int_eq(ks_cache_add_service(cache, v), 0);
+    ck_assert_uint_eq(ks_cache_owner_selectors(cache, web, out, 8), 4);
+    ck_assert_ptr_eq(out[0], sel[0]);
+    ck_assert_uint_eq(ks_cache_owner_selectors(cache, db, out, 8), 2);
+
+    /* f (app=db) added last; removing a (app=web) moves f to the front,
+     * with its own anchor */
+    ck_assert_int_eq(parse_one("metadata: {name: f}\n"
+                               "spec: {selector: {app: db}}\n",
+                               in, 's', &v, &err),
+                     0);
+    sel[4] = ((ks_service_t *)v)->selector; /* e's no longer needed */
+    ck_assert_int_eq(ks_cache_add_service(cache, v), 0);
+    ck_assert_int_eq(ks_cache_remove_service(cache, "default", "a"), 0);
+    ck_assert_uint_eq(ks_cache_owner_selectors(cache, db, out, 8), 3);
+    ck_assert_ptr_eq(out[0], sel[4]);
+    ck_assert_ptr_eq(out[1], sel[1]);
+    ck_assert_ptr_eq(out[2], sel[2]);
+    ck_assert_uint_eq(ks_cache_owner_selectors(cache, web, out, 8), 3);
+    ck_assert_ptr_eq(out[0], sel[1]);
+    ks_pod_free(web);
+    ks_pod_free(db);
+}
+END_TEST
+
 /* Many pods on many nodes, removed in a scattered order: the O(1) slot
  * bookkeeping must leave every list consistent. */
 START_TEST(test_churn)
@@ -821,6 +903,7 @@ int main(void)
     tcase_add_test(tc, test_image_counts);
     tcase_add_test(tc, test_clone);
     tcase_add_test(tc, test_services_namespaces);
+    tcase_add_test(tc, test_owner_selectors_anchor);
     tcase_add_test(tc, test_churn);
     tcase_add_test(ts, test_snapshot_incremental);
     tcase_add_test(ts, test_snapshot_affinity_lists);
