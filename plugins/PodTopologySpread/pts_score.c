@@ -483,50 +483,32 @@ ks_code_t pts_normalize_score(void *self, ks_cycle_state_t *cs,
     const pts_prescore_state_t *s;
     int64_t min = INT64_MAX, max = 0;
     uint32_t i;
+    int any_ignored;
 
     (void)pod;
     s = pts_prescore_state_get(pl, cs, st);
     if (s == NULL)
         return KS_ERROR;
-    if (s->ignored.used == 0) {
-        /* no ignored node (the common case): the same two passes with
-         * nothing to look up per node */
-        for (i = 0; i < n; i++) {
-            int64_t v = scores[i].score;
-            min = v < min ? v : min;
-            max = v > max ? v : max;
-        }
-        if (max == 0) {
-            for (i = 0; i < n; i++)
-                scores[i].score = KS_MAX_NODE_SCORE;
-            return KS_SUCCESS;
-        }
-        for (i = 0; i < n; i++)
-            scores[i].score =
-                KS_MAX_NODE_SCORE * (max + min - scores[i].score) / max;
-        return KS_SUCCESS;
-    }
+    /* read once: the per-node test is then a register's, and the
+     * compiler splits each loop on it (no ignored node: the common case) */
+    any_ignored = s->ignored.used > 0;
     for (i = 0; i < n; i++) {
-        if (s->ignored.used > 0 &&
+        int64_t v = scores[i].score;
+        if (any_ignored &&
             ks_tpmap_find(&s->ignored, scores[i].node_name, NULL) != NULL)
             continue;
-        if (scores[i].score < min)
-            min = scores[i].score;
-        if (scores[i].score > max)
-            max = scores[i].score;
+        min = v < min ? v : min;
+        max = v > max ? v : max;
     }
     for (i = 0; i < n; i++) {
-        if (s->ignored.used > 0 &&
-            ks_tpmap_find(&s->ignored, scores[i].node_name, NULL) != NULL) {
+        if (any_ignored &&
+            ks_tpmap_find(&s->ignored, scores[i].node_name, NULL) != NULL)
             scores[i].score = 0;
-            continue;
-        }
-        if (max == 0) {
+        else if (max == 0)
             scores[i].score = KS_MAX_NODE_SCORE;
-            continue;
-        }
-        scores[i].score =
-            KS_MAX_NODE_SCORE * (max + min - scores[i].score) / max;
+        else
+            scores[i].score =
+                KS_MAX_NODE_SCORE * (max + min - scores[i].score) / max;
     }
     return KS_SUCCESS;
 }
