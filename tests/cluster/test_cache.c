@@ -580,6 +580,20 @@ START_TEST(test_clone)
 }
 END_TEST
 
+/* Hand every service the manifest read to the cache (the manifest lets
+ * go of them); sel, when not NULL, gets each one's selector in order. */
+static void cache_take_services(ks_manifest_t *m,
+                                const ks_label_selector_t **sel)
+{
+    size_t i;
+    for (i = 0; i < m->n_services; i++) {
+        if (sel != NULL)
+            sel[i] = m->services[i]->selector;
+        ck_assert_int_eq(ks_cache_add_service(cache, m->services[i]), 0);
+        m->services[i] = NULL;
+    }
+}
+
 START_TEST(test_services_namespaces)
 {
     ks_error_t err = {0};
@@ -600,14 +614,10 @@ START_TEST(test_services_namespaces)
         "spec: {selector: {app: web}}\n"
         "---\n"
         "kind: Namespace\nmetadata: {name: default, labels: {env: prod}}\n";
-    size_t i;
     ck_assert_int_eq(ks_manifest_load_string(&m, "s.yaml", yaml, strlen(yaml),
                                              in, NULL, &err),
                      0);
-    for (i = 0; i < m.n_services; i++) {
-        ck_assert_int_eq(ks_cache_add_service(cache, m.services[i]), 0);
-        m.services[i] = NULL;
-    }
+    cache_take_services(&m, NULL);
     ck_assert_int_eq(ks_cache_add_namespace(cache, m.namespaces[0]), 0);
     m.namespaces[0] = NULL;
     ks_manifest_free(&m);
@@ -679,16 +689,11 @@ START_TEST(test_owner_selectors_anchor)
         "---\n" /* 4: anchor app=web, then a requirement web lacks */
         "kind: ReplicaSet\nmetadata: {name: e}\nspec:\n  selector:\n"
         "    matchLabels: {app: web, tier: front}\n";
-    size_t i;
     ck_assert_int_eq(ks_manifest_load_string(&m, "o.yaml", yaml, strlen(yaml),
                                              in, NULL, &err),
                      0);
     ck_assert_uint_eq(m.n_services, 5);
-    for (i = 0; i < m.n_services; i++) {
-        sel[i] = m.services[i]->selector;
-        ck_assert_int_eq(ks_cache_add_service(cache, m.services[i]), 0);
-        m.services[i] = NULL;
-    }
+    cache_take_services(&m, sel);
     ks_manifest_free(&m);
 
     ck_assert_uint_eq(ks_cache_owner_selectors(cache, web, out, 8), 3);
