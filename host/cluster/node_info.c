@@ -271,6 +271,8 @@ int ks_ni_copy(ks_ni_t *dst, const ks_node_info_t *src)
         memcpy((void *)dst->ports, src->used_ports,
                src->n_used_ports * sizeof(*dst->ports));
     dst->pub = *src;
+    dst->pub.snapshot_pos = 0; /* a copy is no snapshot entry (the
+                                * snapshot sets its own entries') */
     dst->indexed = 0;
     sync_pub(dst);
     return 0;

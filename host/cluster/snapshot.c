@@ -240,8 +240,10 @@ static int cmp_entry(const void *a, const void *b)
 static void renumber(ks_snapshot_t *s)
 {
     uint32_t i;
-    for (i = 0; i < s->n_order; i++)
+    for (i = 0; i < s->n_order; i++) {
         s->order[i]->index = i;
+        s->order[i]->ni.pub.snapshot_pos = i + 1;
+    }
 }
 
 /* Drop dead entries and merge the sorted `added` into the order. */
@@ -421,6 +423,7 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
             int had_anti = e->ni.pub.n_pods_with_required_anti_affinity > 0;
             if (ks_ni_copy(&e->ni, &cn->ni.pub) != 0)
                 goto nomem;
+            e->ni.pub.snapshot_pos = e->index + 1; /* renumbered when new */
             if ((had_aff != (e->ni.pub.n_pods_with_affinity > 0) ||
                  had_anti !=
                      (e->ni.pub.n_pods_with_required_anti_affinity > 0)) &&

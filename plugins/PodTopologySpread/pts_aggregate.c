@@ -327,7 +327,7 @@ static int pts_agg_recount(const pts_plugin_t *pl, pts_agg_t *a,
         if (v == NULL)
             continue;
         old = sp_get(&a->held, key);
-        now = (int32_t)pts_count_matching(t->nodes[i].ni, &a->cons[j].sel,
+        now = (int32_t)pts_count_matching(t->ni[i], &a->cons[j].sel,
                                           a->ns);
         if (now == old)
             continue;
@@ -396,7 +396,7 @@ static int pts_agg_build_one(const pts_plugin_t *pl, pts_agg_t *a,
             return -1;
         if (!t->nodes[i].has_pods)
             continue; /* most nodes of a new cluster: nothing to count */
-        now = (int32_t)pts_count_matching(t->nodes[i].ni, &c->sel, a->ns);
+        now = (int32_t)pts_count_matching(t->ni[i], &c->sel, a->ns);
         if (now != 0 &&
             (sp_set(&a->held, i * a->n_cons + j + 1, now) != 0 ||
              ks_tpmap_add(&a->counts, c->key, v, now, NULL) < 0))

@@ -68,6 +68,13 @@ typedef struct pts_prefilter_state {
      * returns; dropped when AddPod/RemovePod change the counts, never
      * cloned. */
     pts_vtab_t *vt;
+    /* The plugin's node table when this PreFilter refreshed it for the
+     * cycle's snapshot (an aggregate counted, at most PTS_BULK_CONS
+     * constraints), and each constraint's column there: the bulk Filter
+     * reads a node's values from it (pts_tab_value_of) instead of the
+     * node's labels. NULL otherwise, and in clones. */
+    const pts_nodetab_t *tab;
+    int tab_col[PTS_BULK_CONS];
     /* Owners of this state. A state without constraints (PreFilter said
      * Skip) is never written again, so its clones share it: preemption
      * clones the cycle state for every node it tries. Atomic: Filter
@@ -326,6 +333,20 @@ static void pts_vtab_build(pts_prefilter_state_t *s)
     s->vt = vt;
 }
 
+/* Point s at the plugin's node table, just refreshed by pts_agg_get,
+ * when every constraint's key has a column there. */
+static void pts_prefilter_tab(pts_plugin_t *pl, pts_prefilter_state_t *s)
+{
+    uint32_t j;
+    if (s->cons.n > PTS_BULK_CONS)
+        return;
+    for (j = 0; j < s->cons.n; j++)
+        if ((s->tab_col[j] = pts_tab_key(&pl->aggs.tab,
+                                         s->cons.items[j].topology_key)) < 0)
+            return;
+    s->tab = &pl->aggs.tab;
+}
+
 ks_code_t pts_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                          ks_prefilter_result_t *result, ks_status_t *st)
 {
@@ -347,6 +368,8 @@ ks_code_t pts_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                        : pts_prefilter_count(pl, s, pod)) != 0 ||
             pts_prefilter_paths(pl, s) != 0)
             goto oom;
+        if (a != NULL)
+            pts_prefilter_tab(pl, s);
         pts_vtab_build(s); /* without it (ENOMEM too): per-run verdicts */
     }
     /* Filter gets it as its state (no cycle-state lookup per node). */
@@ -523,6 +546,7 @@ typedef struct pts_bulk_con {
     uint32_t hint; /* where the previous node had the key */
     const char *memo_value[PTS_BULK_MEMO]; /* NULL: empty */
     uint8_t memo_ok[PTS_BULK_MEMO];
+    int col; /* the key's column in s->tab */
 } pts_bulk_con_t;
 
 /* The node's value for `key` (NULL: no such label), looked for at *hint
@@ -539,6 +563,21 @@ static inline const char *pts_value_at_hint(const ks_labels_t *ls,
             return ls->items[l].value;
         }
     return NULL;
+}
+
+/* The value of a constraint's key on `ni` (whose node is `node`, not
+ * NULL): from the node table (column `col`) when it knows the NodeInfo,
+ * else from the node's labels. */
+static inline const char *pts_bulk_value(const pts_nodetab_t *tab,
+                                         const ks_node_info_t *ni,
+                                         const ks_node_t *node,
+                                         const char *key, int col,
+                                         uint32_t *hint)
+{
+    uint32_t p = tab != NULL ? pts_tab_pos(tab, ni) : UINT32_MAX;
+    if (p != UINT32_MAX)
+        return pts_tab_value(tab, p, col);
+    return pts_value_at_hint(&node->labels, key, hint);
 }
 
 /* Does a node whose value is `value` (not NULL) keep b's skew? */
@@ -573,8 +612,9 @@ static void pts_bulk_run(const pts_prefilter_state_t *s, pts_bulk_con_t *c,
             continue;
         }
         for (j = 0; j < n_cons; j++) {
-            const char *value = pts_value_at_hint(
-                &node->labels, c[j].con->topology_key, &c[j].hint);
+            const char *value =
+                pts_bulk_value(s->tab, nodes[i], node, c[j].con->topology_key,
+                               c[j].col, &c[j].hint);
             if (value == NULL ||
                 (c[j].compare && !pts_bulk_fits(s, &c[j], value))) {
                 pass[i] = 0;
@@ -602,6 +642,8 @@ pts_bulk_run_one_(const pts_prefilter_state_t *s, pts_bulk_con_t *b,
                   uint32_t n, uint8_t *pass)
 {
     const char *key = b->con->topology_key;
+    const pts_nodetab_t *tab = s->tab;
+    const int col = b->col;
     const pts_vtab_t *vt = b->vt;
     const char *e0 = how == PTS_BY_FEW ? vt->exc[0] : NULL;
     const char *e1 = how == PTS_BY_FEW ? vt->exc[1] : NULL;
@@ -619,7 +661,7 @@ pts_bulk_run_one_(const pts_prefilter_state_t *s, pts_bulk_con_t *b,
             pass[i] = 2; /* an Error: the host asks pts_filter_with_state */
             continue;
         }
-        value = pts_value_at_hint(&node->labels, key, &hint);
+        value = pts_bulk_value(tab, nodes[i], node, key, col, &hint);
         if (value == NULL) {
             pass[i] = 0;
             continue;
@@ -671,6 +713,7 @@ ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
         const pts_key_state_t *k;
         c[j].con = con;
         c[j].hint = 0;
+        c[j].col = s->tab != NULL ? s->tab_col[j] : 0;
         if (s->vt != NULL) { /* PreFilter's verdicts: no memo to clear */
             c[j].vt = &s->vt[j];
             c[j].compare = s->vt[j].compare;

@@ -14,38 +14,52 @@
 
 void pts_tab_free(pts_nodetab_t *t)
 {
+    uint32_t k;
     free(t->nodes);
-    free(t->values);
+    free(t->ni);
+    for (k = 0; k < PTS_TAB_MAX_KEYS; k++)
+        free(t->values[k]);
     free(t->log);
     memset(t, 0, sizeof *t);
 }
 
 size_t pts_tab_bytes(const pts_nodetab_t *t)
 {
-    return (size_t)t->cap * (sizeof *t->nodes +
-                             PTS_TAB_MAX_KEYS * sizeof *t->values) +
+    return (size_t)t->cap * (sizeof *t->nodes + sizeof *t->ni +
+                             t->n_keys * sizeof **t->values) +
            (size_t)t->cap_log * sizeof *t->log;
 }
 
+/* Array `a` of `old` elements of `size` bytes grown to `cap` (> 0), the
+ * new ones zero; NULL on ENOMEM (`a` unchanged then). */
+static void *grow_zeroed(void *a, size_t size, uint32_t old, uint32_t cap)
+{
+    char *p = realloc(a, (size_t)cap * size);
+    if (p != NULL)
+        memset(p + (size_t)old * size, 0, (size_t)(cap - old) * size);
+    return p;
+}
+
+/* Room for n positions in every array. 0, or -1 on ENOMEM. */
 static int tab_grow(pts_nodetab_t *t, uint32_t n)
 {
-    pts_tab_node_t *nn;
-    const char **vv;
-    uint32_t cap;
+    uint32_t cap, k;
+    void *p;
     if (n <= t->cap)
         return 0;
     cap = n + n / 8 + 16;
-    nn = realloc(t->nodes, cap * sizeof *nn);
-    if (nn == NULL)
+    if ((p = grow_zeroed(t->nodes, sizeof *t->nodes, t->cap, cap)) == NULL)
         return -1;
-    t->nodes = nn;
-    vv = realloc(t->values, (size_t)cap * PTS_TAB_MAX_KEYS * sizeof *vv);
-    if (vv == NULL)
+    t->nodes = p;
+    if ((p = grow_zeroed(t->ni, sizeof *t->ni, t->cap, cap)) == NULL)
         return -1;
-    t->values = vv;
-    memset(nn + t->cap, 0, (cap - t->cap) * sizeof *nn);
-    memset(vv + (size_t)t->cap * PTS_TAB_MAX_KEYS, 0,
-           (size_t)(cap - t->cap) * PTS_TAB_MAX_KEYS * sizeof *vv);
+    t->ni = p;
+    for (k = 0; k < t->n_keys; k++) {
+        p = grow_zeroed(t->values[k], sizeof **t->values, t->cap, cap);
+        if (p == NULL)
+            return -1;
+        t->values[k] = p;
+    }
     t->cap = cap;
     return 0;
 }
@@ -108,9 +122,8 @@ static void read_node(pts_nodetab_t *t, uint32_t i, const ks_node_info_t *ni,
                       uint32_t stamp)
 {
     pts_tab_node_t *e = &t->nodes[i];
-    const char **v = &t->values[(size_t)i * PTS_TAB_MAX_KEYS];
     const ks_node_t *node = ni ? ni->node : NULL;
-    int differs = e->ni != ni; /* another node here, or none */
+    int differs = t->ni[i] != ni; /* another node here, or none */
     uint8_t present = node != NULL;
     uint8_t untainted = node != NULL && node_untainted(node);
     uint32_t k;
@@ -119,12 +132,12 @@ static void read_node(pts_nodetab_t *t, uint32_t i, const ks_node_info_t *ni,
     for (k = 0; k < t->n_keys; k++) {
         const char *val =
             node ? ks_labels_get_interned(&node->labels, t->keys[k]) : NULL;
-        if (val != v[k]) {
-            v[k] = val;
+        if (val != t->values[k][i]) {
+            t->values[k][i] = val;
             differs = 1;
         }
     }
-    e->ni = ni;
+    t->ni[i] = ni;
     e->generation = ni ? ni->generation : 0;
     e->present = present;
     e->untainted = untainted;
@@ -136,10 +149,11 @@ static void read_node(pts_nodetab_t *t, uint32_t i, const ks_node_info_t *ni,
         log_add(t, stamp, i);
 }
 
-static int unchanged(const pts_tab_node_t *e, const ks_node_info_t *ni)
+static int unchanged(const pts_nodetab_t *t, uint32_t i,
+                     const ks_node_info_t *ni)
 {
-    return e->ni == ni && ni != NULL && ni->generation != 0 &&
-           e->generation == ni->generation;
+    return t->ni[i] == ni && ni != NULL && ni->generation != 0 &&
+           t->nodes[i].generation == ni->generation;
 }
 
 int pts_tab_refresh(const pts_plugin_t *pl, pts_nodetab_t *t)
@@ -155,7 +169,7 @@ int pts_tab_refresh(const pts_plugin_t *pl, pts_nodetab_t *t)
         version = api->snapshot_changes(pl->h, t->host_version, &chg, &n_chg);
     if (have && t->have_host_version && chg != NULL && n == t->n) {
         for (i = 0; i < n_chg; i++)
-            if (chg[i] < n && !unchanged(&t->nodes[chg[i]], nodes[chg[i]])) {
+            if (chg[i] < n && !unchanged(t, chg[i], nodes[chg[i]])) {
                 read_node(t, chg[i], nodes[chg[i]], stamp);
                 any = 1;
             }
@@ -171,7 +185,7 @@ int pts_tab_refresh(const pts_plugin_t *pl, pts_nodetab_t *t)
         }
         for (i = 0; i < n; i++)
             if (t->stamp == 0 || i >= old_n ||
-                !unchanged(&t->nodes[i], nodes[i])) {
+                !unchanged(t, i, nodes[i])) {
                 read_node(t, i, nodes[i], stamp);
                 any = 1;
             }
@@ -201,11 +215,16 @@ int pts_tab_key(pts_nodetab_t *t, const char *key)
         return -1;
     /* A new column: the aggregates that will read it are new too (they
      * build from scratch), so filling it moves no stamp. */
-    k = t->n_keys++;
+    k = t->n_keys;
+    if (t->cap > 0 &&
+        (t->values[k] = grow_zeroed(NULL, sizeof **t->values, 0, t->cap)) ==
+            NULL)
+        return -1;
+    t->n_keys++;
     t->keys[k] = key;
     for (i = 0; i < t->n; i++) {
-        const ks_node_info_t *ni = t->nodes[i].ni;
-        t->values[(size_t)i * PTS_TAB_MAX_KEYS + k] =
+        const ks_node_info_t *ni = t->ni[i];
+        t->values[k][i] =
             ni && ni->node ? ks_labels_get_interned(&ni->node->labels, key)
                            : NULL;
     }

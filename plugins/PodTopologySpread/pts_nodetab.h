@@ -33,7 +33,6 @@
 #define PTS_TAB_MAX_KEYS 8
 
 typedef struct pts_tab_node {
-    const ks_node_info_t *ni; /* NULL: nothing at this position */
     uint64_t generation;
     uint32_t changed;   /* stamp of the last change of any kind */
     uint32_t facts;     /* stamp of the last change of its facts */
@@ -49,7 +48,13 @@ typedef struct pts_tab_change {
 
 typedef struct pts_nodetab {
     pts_tab_node_t *nodes;
-    const char **values; /* [position * PTS_TAB_MAX_KEYS + key]; NULL: no label */
+    /* [position]: the NodeInfo seen there (NULL: nothing), in an array of
+     * its own so that Filter and Score check a NodeInfo's snapshot_pos
+     * against it in few cache lines (pts_tab_value_of) */
+    const ks_node_info_t **ni;
+    /* [key][position]: the value (NULL: no label), a column per tracked
+     * key (NULL until tracked) */
+    const char **values[PTS_TAB_MAX_KEYS];
     uint32_t n, cap;
     const char *keys[PTS_TAB_MAX_KEYS];
     uint32_t n_keys;
@@ -76,7 +81,20 @@ int pts_tab_refresh(const struct pts_plugin *pl, pts_nodetab_t *t);
 static inline const char *pts_tab_value(const pts_nodetab_t *t, uint32_t i,
                                         int k)
 {
-    return t->values[(size_t)i * PTS_TAB_MAX_KEYS + (uint32_t)k];
+    return t->values[k][i];
+}
+/* The position of `ni` in the table when the table knows it (an entry
+ * of the snapshot it was refreshed against, found at its snapshot_pos):
+ * read its values there with pts_tab_value. UINT32_MAX for any other
+ * NodeInfo (a clone, a NodeInfo of a host older than ABI 1.6, whose
+ * snapshot_pos is padding): the caller reads the node's labels.
+ * Thread-safe while nothing refreshes the table (the host runs Filter and
+ * Score between PreFilter and the next cycle, on the cycle's snapshot). */
+static inline uint32_t pts_tab_pos(const pts_nodetab_t *t,
+                                   const ks_node_info_t *ni)
+{
+    uint32_t p = ni->snapshot_pos - 1;
+    return p < t->n && t->ni[p] == ni ? p : UINT32_MAX;
 }
 /* The logged changes after `since`: *out and *n, or -1 when the log no
  * longer reaches back that far (the caller walks everything). */

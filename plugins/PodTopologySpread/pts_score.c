@@ -18,12 +18,22 @@
 #include <string.h>
 
 #define PTS_PRESCORE_KEY "PreScore" PTS_NAME
+#define PTS_BULK_CONS 16
+#define PTS_SEEN_CONS 4
+#define PTS_SEEN_VALUES 8 /* a power of two (pts_score_nodes' memo) */
 
 typedef struct pts_prescore_state {
     pts_constraints_t cons;
     ks_tpmap_t ignored;  /* node names (value NULL) not scored */
     ks_tpmap_t pairs;    /* (key, value) -> matching pods, non-hostname keys */
     double *weights;     /* per constraint: log(domains + 2) */
+    /* The plugin's node table when this PreScore refreshed it for the
+     * cycle's snapshot (an aggregate counted, at most PTS_SEEN_CONS
+     * constraints), and each constraint's column there: the bulk Score
+     * reads a node's values from it (pts_tab_pos) instead of the node's
+     * labels. NULL otherwise, and in clones. */
+    const pts_nodetab_t *tab;
+    int tab_col[PTS_SEEN_CONS];
 } pts_prescore_state_t;
 
 static void pts_prescore_state_free(void *data)
@@ -60,9 +70,6 @@ fail:
     return NULL;
 }
 
-#define PTS_BULK_CONS 16
-#define PTS_SEEN_CONS 4
-#define PTS_SEEN_VALUES 8 /* a power of two (pts_score_nodes' memo) */
 
 /* Upstream initPreScoreState: ignored nodes, the candidate pairs and the
  * per-constraint normalising weights. `a`: the constraints' aggregate, or
@@ -200,6 +207,20 @@ static void pts_prescore_from_aggregate(const pts_agg_t *a,
     }
 }
 
+/* Point s at the plugin's node table, just refreshed by pts_agg_get,
+ * when every constraint's key has a column there (hostname's is added). */
+static void pts_prescore_tab(pts_plugin_t *pl, pts_prescore_state_t *s)
+{
+    uint32_t j;
+    if (s->cons.n > PTS_SEEN_CONS)
+        return;
+    for (j = 0; j < s->cons.n; j++)
+        if ((s->tab_col[j] = pts_tab_key(&pl->aggs.tab,
+                                         s->cons.items[j].topology_key)) < 0)
+            return;
+    s->tab = &pl->aggs.tab;
+}
+
 ks_code_t pts_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                         const ks_node_info_t *const *nodes, uint32_t n,
                         ks_status_t *st)
@@ -226,9 +247,10 @@ ks_code_t pts_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                 require_all ? PTS_AGG_PRESCORE_ALL : PTS_AGG_PRESCORE_ANY);
             if (pts_prescore_init(pl, s, nodes, n, require_all, a) != 0)
                 goto oom;
-            if (a != NULL)
+            if (a != NULL) {
                 pts_prescore_from_aggregate(a, s);
-            else
+                pts_prescore_tab(pl, s);
+            } else
                 pts_prescore_count(pl, s, pod, require_all);
         }
     }
@@ -356,26 +378,34 @@ static int pts_score_two(const pts_plugin_t *pl,
                  zw = z >= 0 ? s->weights[z] : 0;
     const double hb = h >= 0 ? (double)(s->cons.items[h].max_skew - 1) : 0,
                  zb = z >= 0 ? (double)(s->cons.items[z].max_skew - 1) : 0;
+    const pts_nodetab_t *tab = s->tab;
+    const int hcol = h >= 0 && tab != NULL ? s->tab_col[h] : -1,
+              zcol = z >= 0 && tab != NULL ? s->tab_col[z] : -1;
     const char *memo_value[PTS_SEEN_VALUES];
     int64_t memo_count[PTS_SEEN_VALUES];
-    uint32_t i, l;
+    uint32_t i, l, p;
 
     for (l = 0; l < PTS_SEEN_VALUES; l++)
         memo_value[l] = NULL;
     for (i = 0; i < n; i++) {
         const ks_node_info_t *ni = nodes[i];
-        const ks_labels_t *ls;
         const char *hv = NULL, *zv = NULL;
         double sum, th = 0, tz = 0;
         if (ni == NULL || ni->node == NULL)
             return -1;
-        ls = &ni->node->labels;
-        for (l = 0; l < ls->n; l++) {
-            const char *k = ls->items[l].key;
-            if (k == hkey)
-                hv = ls->items[l].value;
-            else if (k == zkey)
-                zv = ls->items[l].value;
+        p = tab != NULL ? pts_tab_pos(tab, ni) : UINT32_MAX;
+        if (p != UINT32_MAX) { /* the table's values: no label walk */
+            hv = hcol >= 0 ? pts_tab_value(tab, p, hcol) : NULL;
+            zv = zcol >= 0 ? pts_tab_value(tab, p, zcol) : NULL;
+        } else {
+            const ks_labels_t *ls = &ni->node->labels;
+            for (l = 0; l < ls->n; l++) {
+                const char *k = ls->items[l].key;
+                if (k == hkey)
+                    hv = ls->items[l].value;
+                else if (k == zkey)
+                    zv = ls->items[l].value;
+            }
         }
         if (hv != NULL)
             th = (double)(ni->n_pods > 0

@@ -434,6 +434,58 @@ START_TEST(test_snapshot_incremental)
 }
 END_TEST
 
+/* Every entry's snapshot_pos is 1 + its position (ABI 1.6). */
+static void check_positions(const ks_snapshot_t *s)
+{
+    uint32_t i, n = ks_snapshot_num_nodes(s);
+    const ks_node_info_t *const *all = ks_snapshot_nodes(s, &i);
+    ck_assert_uint_eq(i, n);
+    for (i = 0; i < n; i++) {
+        ck_assert_ptr_eq(all[i], ks_snapshot_node_at(s, i));
+        ck_assert_msg(all[i]->snapshot_pos == i + 1,
+                      "%s at %u has snapshot_pos %u", all[i]->node->name, i,
+                      all[i]->snapshot_pos);
+    }
+}
+
+/* snapshot_pos follows the entries through refreshes in place, joins and
+ * leaves; the cache's own NodeInfos and clones say 0. */
+START_TEST(test_snapshot_positions)
+{
+    ks_error_t err = {0};
+    ks_snapshot_t *s = ks_snapshot_new();
+    ks_node_info_t *cl;
+    add_node("c", NULL);
+    add_node("a", NULL);
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    check_positions(s);
+    ck_assert_uint_eq(ks_cache_node_info(cache, "a")->snapshot_pos, 0);
+    /* refreshed in place (a pod lands on c) */
+    add_pod(mkpod("p", "c", "1", "1Gi", NULL));
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    check_positions(s);
+    ck_assert_uint_eq(ks_snapshot_get(s, "c")->snapshot_pos, 2);
+    /* two nodes join and one leaves: 0, b, c (c moves from 2 to 3) */
+    add_node("0", NULL);
+    add_node("b", NULL);
+    ck_assert_int_eq(ks_cache_remove_node(cache, "a", &err), 0);
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    ck_assert_uint_eq(ks_snapshot_num_nodes(s), 3);
+    check_positions(s);
+    ck_assert_uint_eq(ks_snapshot_get(s, "c")->snapshot_pos, 3);
+    /* an entry refreshed in place after the renumbering */
+    add_pod(mkpod("q", "b", "1", "1Gi", NULL));
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    check_positions(s);
+    /* a clone of an entry is no entry */
+    cl = ks_node_info_clone(ks_snapshot_get(s, "b"));
+    ck_assert_ptr_nonnull(cl);
+    ck_assert_uint_eq(cl->snapshot_pos, 0);
+    ks_node_info_free(cl);
+    ks_snapshot_free(s);
+}
+END_TEST
+
 /* Does idx[0..n) contain position pos? */
 static int has_pos(const uint32_t *idx, uint32_t n, uint32_t pos)
 {
@@ -913,6 +965,7 @@ int main(void)
     tcase_add_test(tc, test_owner_selectors_anchor);
     tcase_add_test(tc, test_churn);
     tcase_add_test(ts, test_snapshot_incremental);
+    tcase_add_test(ts, test_snapshot_positions);
     tcase_add_test(ts, test_snapshot_affinity_lists);
     tcase_add_test(ts, test_two_snapshots);
     tcase_add_test(ts, test_snapshot_changes_since_older_versions);

@@ -1641,6 +1641,54 @@ ks_code_t mock_prefilter_filter(mock_host_t *mh, const ks_plugin_t *p,
     return st->code = c;
 }
 
+int mock_snapshot_entries(mock_host_t *mh, const ks_node_info_t *const *nodes,
+                          uint32_t n, const ks_node_info_t **out)
+{
+    uint32_t n_snap, i, j;
+    const ks_node_info_t *const *snap =
+        mh->api.snapshot_nodes(mh->handle, &n_snap);
+    for (i = 0; i < n; i++) {
+        if (nodes[i]->node == NULL)
+            return 0;
+        for (j = 0; j < n_snap; j++)
+            if (snap[j]->node != NULL &&
+                strcmp(snap[j]->node->name, nodes[i]->node->name) == 0)
+                break;
+        if (j == n_snap)
+            return 0;
+        if (snap[j]->snapshot_pos != j + 1)
+            mock_fail("snapshot entry %u (%s) has snapshot_pos %u", j,
+                      snap[j]->node->name, snap[j]->snapshot_pos);
+        out[i] = snap[j];
+    }
+    return 1;
+}
+
+/* score_nodes over `nodes` must give want[i] (the per-node Score's). */
+static void check_score_nodes(const ks_plugin_t *p, void *self,
+                              ks_cycle_state_t *cs, const ks_pod_t *pod,
+                              const ks_node_info_t *const *nodes, uint32_t n,
+                              const ks_node_score_t *want, const char *what)
+{
+    int64_t *bulk = calloc(n, sizeof *bulk);
+    ks_status_t *scratch = mock_status_new();
+    void *state = mock_plugin_state(cs, self, KS_STATE_SCORE);
+    uint32_t i;
+    if (bulk == NULL)
+        oom();
+    if (p->score_nodes(self, cs, state, pod, nodes, n, bulk, scratch) !=
+        KS_SUCCESS)
+        mock_fail("%s: score_nodes failed on %s where score did not",
+                  p->name, what);
+    for (i = 0; i < n; i++)
+        if (bulk[i] != want[i].score)
+            mock_fail("%s: score_nodes gives %lld on %s (%s), score %lld",
+                      p->name, (long long)bulk[i], nodes[i]->node->name, what,
+                      (long long)want[i].score);
+    mock_status_free(scratch);
+    free(bulk);
+}
+
 ks_code_t mock_score_nodes(mock_host_t *mh, const ks_plugin_t *p, void *self,
                            const ks_pod_t *pod, ks_node_info_t *const *nodes,
                            uint32_t n, int64_t *out, ks_status_t *st)
@@ -1668,24 +1716,22 @@ ks_code_t mock_score_nodes(mock_host_t *mh, const ks_plugin_t *p, void *self,
         sc[i].node_name = nodes[i]->node->name;
         c = p->score(self, cs, pod, nodes[i], &sc[i].score, st);
     }
-    /* The bulk Score (ABI 1.2) must give the same raw scores. */
+    /* The bulk Score (ABI 1.2) must give the same raw scores, on the
+     * test's NodeInfos and on the snapshot's entries of the same nodes
+     * (what the host hands it, with their snapshot_pos). */
     if (c == KS_SUCCESS && p->score_nodes != NULL && n > 0) {
-        int64_t *bulk = calloc(n, sizeof *bulk);
-        ks_status_t *scratch = mock_status_new();
-        void *state = mock_plugin_state(cs, self, KS_STATE_SCORE);
-        if (bulk == NULL)
+        const ks_node_info_t **entries = calloc(n, sizeof *entries);
+        if (entries == NULL)
             oom();
-        if (p->score_nodes(self, cs, state, pod,
-                           (const ks_node_info_t *const *)nodes, n, bulk,
-                           scratch) != KS_SUCCESS)
-            mock_fail("%s: score_nodes failed where score did not", p->name);
-        for (i = 0; i < n; i++)
-            if (bulk[i] != sc[i].score)
-                mock_fail("%s: score_nodes gives %lld on %s, score %lld",
-                          p->name, (long long)bulk[i], nodes[i]->node->name,
-                          (long long)sc[i].score);
-        mock_status_free(scratch);
-        free(bulk);
+        check_score_nodes(p, self, cs, pod,
+                          (const ks_node_info_t *const *)nodes, n, sc,
+                          "the test's NodeInfo");
+        if (mh != NULL &&
+            mock_snapshot_entries(mh, (const ks_node_info_t *const *)nodes,
+                                  n, entries))
+            check_score_nodes(p, self, cs, pod, entries, n, sc,
+                              "the snapshot's entry");
+        free(entries);
     }
     if (c == KS_SUCCESS && p->normalize_score)
         c = p->normalize_score(self, cs, pod, sc, n, st);

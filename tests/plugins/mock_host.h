@@ -368,6 +368,12 @@ ks_code_t mock_score_nodes(mock_host_t *mh, const ks_plugin_t *p, void *self,
                            const ks_pod_t *pod,
                            ks_node_info_t *const *nodes, uint32_t n,
                            int64_t *out, ks_status_t *st);
+/* The snapshot's entry of each of nodes[0..n) by node name, in their
+ * order, into out[]: the NodeInfos the host hands Filter and Score (their
+ * snapshot_pos set; the test's own have 0). 1 when every node has one,
+ * 0 when some node has no Node or is not in the snapshot. */
+int mock_snapshot_entries(mock_host_t *mh, const ks_node_info_t *const *nodes,
+                          uint32_t n, const ks_node_info_t **out);
 
 /* --- pods ---------------------------------------------------------------- */
 

@@ -300,19 +300,17 @@ END_TEST
  * those with skip[i]; each offered node's verdict must be the per-node
  * Filter's (codes in v), a node not offered must stay rejected. Returns how
  * many passed. */
-static uint32_t check_bulk(const ks_pod_t *pod, const topo_cluster_t *c,
-                           const topo_verdicts_t *v, ks_cycle_state_t *cs,
-                           uint32_t run, const uint8_t *skip)
+static uint32_t check_bulk_on(const ks_pod_t *pod, const topo_cluster_t *c,
+                              const ks_node_info_t *const *nodes,
+                              const topo_verdicts_t *v, ks_cycle_state_t *cs,
+                              uint32_t run, const uint8_t *skip)
 {
-    const ks_node_info_t *nodes[TOPO_MAX_NODES];
     uint8_t pass[TOPO_MAX_NODES];
     ks_status_t *scratch = mock_status_new();
     void *state = mock_plugin_state(cs, self, KS_STATE_FILTER);
     uint32_t i, at, passed = 0;
-    for (i = 0; i < c->n; i++) {
-        nodes[i] = c->nodes[i];
+    for (i = 0; i < c->n; i++)
         pass[i] = skip[i] ? 0 : 1;
-    }
     for (at = 0; at < c->n; at += run) {
         uint32_t len = c->n - at < run ? c->n - at : run;
         ck_assert_int_eq(pl->filter_nodes(self, cs, state, pod, nodes + at,
@@ -327,6 +325,56 @@ static uint32_t check_bulk(const ks_pod_t *pod, const topo_cluster_t *c,
         passed += pass[i];
     }
     mock_status_free(scratch);
+    return passed;
+}
+
+/* The snapshot's entry for each of c's nodes, in c's order: the NodeInfos
+ * the host hands Filter, whose snapshot_pos lets the plugin read its node
+ * table. `forged`: clones of them (snapshot_pos 0) with snapshot_pos set
+ * to the next entry's, which the plugin must not trust. */
+static void snapshot_entries(const topo_cluster_t *c,
+                             const ks_node_info_t **entries,
+                             const ks_node_info_t **forged)
+{
+    uint32_t n, i, j;
+    const ks_node_info_t *const *snap =
+        mh->api.snapshot_nodes(mh->handle, &n);
+    ck_assert_uint_eq(n, c->n);
+    for (i = 0; i < c->n; i++) {
+        for (j = 0; j < n; j++)
+            if (strcmp(snap[j]->node->name, c->nodes[i]->node->name) == 0)
+                break;
+        ck_assert_uint_lt(j, n);
+        ck_assert_uint_eq(snap[j]->snapshot_pos, j + 1);
+        entries[i] = snap[j];
+    }
+    for (i = 0; i < c->n; i++) {
+        ks_node_info_t *f = mock_nodeinfo_clone(entries[i]);
+        ck_assert_uint_eq(f->snapshot_pos, 0); /* a copy is no entry */
+        f->snapshot_pos = entries[(i + 1) % c->n]->snapshot_pos;
+        forged[i] = f;
+    }
+}
+
+/* check_bulk_on over c's own NodeInfos (no snapshot_pos: the labels are
+ * read), over the snapshot's entries (the node table is read) and over
+ * clones with a forged snapshot_pos (the labels again); the same count
+ * passes each time. */
+static uint32_t check_bulk(const ks_pod_t *pod, const topo_cluster_t *c,
+                           const topo_verdicts_t *v, ks_cycle_state_t *cs,
+                           uint32_t run, const uint8_t *skip)
+{
+    const ks_node_info_t *own[TOPO_MAX_NODES], *entries[TOPO_MAX_NODES],
+        *forged[TOPO_MAX_NODES];
+    uint32_t i, passed;
+    for (i = 0; i < c->n; i++)
+        own[i] = c->nodes[i];
+    snapshot_entries(c, entries, forged);
+    passed = check_bulk_on(pod, c, own, v, cs, run, skip);
+    ck_assert_uint_eq(check_bulk_on(pod, c, entries, v, cs, run, skip),
+                      passed);
+    ck_assert_uint_eq(check_bulk_on(pod, c, forged, v, cs, run, skip),
+                      passed);
     return passed;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Plugins built against the ABI 1.0, 1.1 and 1.2 headers (abi_1_0/,
-abi_1_1/, abi_1_2/) load in the current host and decide exactly as the same source built against the
-current headers: same bindings, same FitError messages, hand-checked.
+"""Plugins built against the ABI 1.0 to 1.5 headers (abi_1_0/ to abi_1_5/)
+load in the current host and decide exactly as the same source built
+against the current headers: same bindings, same FitError messages,
+hand-checked.
 
 Usage: abi_1_0_plugin.py KSCHED PLUGIN_DIR PROBE_DIR
 """
@@ -87,7 +88,7 @@ def main():
         print("FAIL 1.0 plugin bindings: %r, want %r" % (got, WANT_BINDINGS))
         ok = False
     for name in ("AbiProbe11", "AbiProbe12", "AbiProbe13", "AbiProbe14",
-                 "AbiProbe15", "AbiProbe15Min0"):
+                 "AbiProbe15", "AbiProbe16", "AbiProbe16Min0"):
         new = run(name)
         if old != new:
             print("FAIL the 1.0 build and %s differ:\n%r\n%r"
@@ -110,7 +111,8 @@ def main():
     if r.returncode != 0 or any(n not in r.stdout for n in
                                 ("AbiProbe10", "AbiProbe11", "AbiProbe12",
                                  "AbiProbe13", "AbiProbe14",
-                                 "AbiProbe15", "AbiProbe15Min0")):
+                                 "AbiProbe15", "AbiProbe16",
+                                 "AbiProbe16Min0")):
         print("FAIL ksched plugins: %d %s %s" % (r.returncode, r.stdout,
                                                  r.stderr))
         ok = False

@@ -1,5 +1,5 @@
 /*
- * ksched plugin SDK, ABI v1.5 (backward compatible with v1.0 to v1.4: a
+ * ksched plugin SDK, ABI v1.6 (backward compatible with v1.0 to v1.5: a
  * plugin built against older headers loads and behaves the same).
  * Members added after 1.0 say "(since ABI 1.x)"; check them
  * with KS_API_HAS / KS_PLUGIN_HAS (below) before use, never with a
@@ -52,7 +52,7 @@ extern "C" {
 /* The plugin ABI version: defined here only (sdk/meson.build reads these
  * two lines for ksched-plugin.pc's abi_major and abi_minor). */
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 5
+#define KS_ABI_MINOR 6
 #define KS_PLUGIN_MAGIC 0x4b53504cu /* "KSPL" */
 
 /* The one symbol a plugin exports. */
