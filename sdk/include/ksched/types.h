@@ -441,14 +441,16 @@ typedef struct ks_node_info {
     const ks_node_t *node;
     const ks_pod_t *const *pods;
     uint32_t n_pods;
-    /* (since ABI 1.6, in what was padding before; read it only when the
-     * host's api->abi_minor is 6 or more) 1 + this NodeInfo's position in
-     * snapshot_nodes when it is an entry of the snapshot of the current
-     * cycle; 0 for any other NodeInfo (a clone, one a test built). A hint
-     * for plugins that keep facts per snapshot position (see
-     * snapshot_changes): it lets Filter and Score read those facts without
-     * following `node`. Check that the entry at that position is this
-     * NodeInfo before trusting it. */
+    /* (since ABI 1.6, in what was padding before) 1 + this NodeInfo's
+     * position in snapshot_nodes when it is an entry of the snapshot of
+     * the current cycle; 0 for any other NodeInfo (a clone, one a test
+     * built). A hint for plugins that keep facts per snapshot position
+     * (see snapshot_changes): it lets Filter and Score read those facts
+     * without following `node`. Check that the table's entry at that
+     * position is this very NodeInfo before trusting it; with that check
+     * no version test is needed (an older host leaves padding here, which
+     * can only name a position whose entry is some other NodeInfo, or
+     * this one's true position). */
     uint32_t snapshot_pos;
     const ks_pod_t *const *pods_with_affinity; /* any pod (anti-)affinity */
     uint32_t n_pods_with_affinity;
