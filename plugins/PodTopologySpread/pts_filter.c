@@ -546,7 +546,7 @@ typedef struct pts_bulk_con {
     uint32_t hint; /* where the previous node had the key */
     const char *memo_value[PTS_BULK_MEMO]; /* NULL: empty */
     uint8_t memo_ok[PTS_BULK_MEMO];
-    int col; /* the key's column in s->tab */
+    pts_tab_col_t tc; /* the key's column in s->tab (n 0: none) */
 } pts_bulk_con_t;
 
 /* The node's value for `key` (NULL: no such label), looked for at *hint
@@ -566,17 +566,16 @@ static inline const char *pts_value_at_hint(const ks_labels_t *ls,
 }
 
 /* The value of a constraint's key on `ni` (whose node is `node`, not
- * NULL): from the node table (column `col`) when it knows the NodeInfo,
- * else from the node's labels. */
-static inline const char *pts_bulk_value(const pts_nodetab_t *tab,
+ * NULL): from the node table's column when it knows the NodeInfo, else
+ * from the node's labels. */
+static inline const char *pts_bulk_value(const pts_tab_col_t *tc,
                                          const ks_node_info_t *ni,
                                          const ks_node_t *node,
-                                         const char *key, int col,
-                                         uint32_t *hint)
+                                         const char *key, uint32_t *hint)
 {
-    uint32_t p = tab != NULL ? pts_tab_pos(tab, ni) : UINT32_MAX;
+    uint32_t p = pts_tab_col_pos(tc, ni);
     if (p != UINT32_MAX)
-        return pts_tab_value(tab, p, col);
+        return tc->values[p];
     return pts_value_at_hint(&node->labels, key, hint);
 }
 
@@ -613,8 +612,8 @@ static void pts_bulk_run(const pts_prefilter_state_t *s, pts_bulk_con_t *c,
         }
         for (j = 0; j < n_cons; j++) {
             const char *value =
-                pts_bulk_value(s->tab, nodes[i], node, c[j].con->topology_key,
-                               c[j].col, &c[j].hint);
+                pts_bulk_value(&c[j].tc, nodes[i], node,
+                               c[j].con->topology_key, &c[j].hint);
             if (value == NULL ||
                 (c[j].compare && !pts_bulk_fits(s, &c[j], value))) {
                 pass[i] = 0;
@@ -642,8 +641,7 @@ pts_bulk_run_one_(const pts_prefilter_state_t *s, pts_bulk_con_t *b,
                   uint32_t n, uint8_t *pass)
 {
     const char *key = b->con->topology_key;
-    const pts_nodetab_t *tab = s->tab;
-    const int col = b->col;
+    const pts_tab_col_t tc = b->tc;
     const pts_vtab_t *vt = b->vt;
     const char *e0 = how == PTS_BY_FEW ? vt->exc[0] : NULL;
     const char *e1 = how == PTS_BY_FEW ? vt->exc[1] : NULL;
@@ -661,7 +659,7 @@ pts_bulk_run_one_(const pts_prefilter_state_t *s, pts_bulk_con_t *b,
             pass[i] = 2; /* an Error: the host asks pts_filter_with_state */
             continue;
         }
-        value = pts_bulk_value(tab, nodes[i], node, key, col, &hint);
+        value = pts_bulk_value(&tc, nodes[i], node, key, &hint);
         if (value == NULL) {
             pass[i] = 0;
             continue;
@@ -713,7 +711,7 @@ ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
         const pts_key_state_t *k;
         c[j].con = con;
         c[j].hint = 0;
-        c[j].col = s->tab != NULL ? s->tab_col[j] : 0;
+        c[j].tc = pts_tab_col(s->tab, s->tab != NULL ? s->tab_col[j] : -1);
         if (s->vt != NULL) { /* PreFilter's verdicts: no memo to clear */
             c[j].vt = &s->vt[j];
             c[j].compare = s->vt[j].compare;

@@ -96,6 +96,35 @@ static inline uint32_t pts_tab_pos(const pts_nodetab_t *t,
     uint32_t p = ni->snapshot_pos - 1;
     return p < t->n && t->ni[p] == ni ? p : UINT32_MAX;
 }
+/* One column of the table held in locals by a loop over nodes: the loops
+ * store verdict bytes or scores, which the compiler must assume may alias
+ * the table's fields, so a loop reading those through the table would
+ * re-read them for every node. n is 0 (nothing known) for a NULL table. */
+typedef struct pts_tab_col {
+    uint32_t n;
+    const ks_node_info_t *const *ni;
+    const char *const *values;
+} pts_tab_col_t;
+
+static inline pts_tab_col_t pts_tab_col(const pts_nodetab_t *t, int k)
+{
+    pts_tab_col_t c = {0, NULL, NULL};
+    if (t != NULL && k >= 0 && (uint32_t)k < t->n_keys) {
+        c.n = t->n;
+        c.ni = t->ni;
+        c.values = t->values[k];
+    }
+    return c;
+}
+
+/* pts_tab_pos through a column: ni's position, or UINT32_MAX. */
+static inline uint32_t pts_tab_col_pos(const pts_tab_col_t *c,
+                                       const ks_node_info_t *ni)
+{
+    uint32_t p = ni->snapshot_pos - 1;
+    return p < c->n && c->ni[p] == ni ? p : UINT32_MAX;
+}
+
 /* The logged changes after `since`: *out and *n, or -1 when the log no
  * longer reaches back that far (the caller walks everything). */
 int pts_tab_changes_since(const pts_nodetab_t *t, uint32_t since,

@@ -378,9 +378,14 @@ static int pts_score_two(const pts_plugin_t *pl,
                  zw = z >= 0 ? s->weights[z] : 0;
     const double hb = h >= 0 ? (double)(s->cons.items[h].max_skew - 1) : 0,
                  zb = z >= 0 ? (double)(s->cons.items[z].max_skew - 1) : 0;
-    const pts_nodetab_t *tab = s->tab;
-    const int hcol = h >= 0 && tab != NULL ? s->tab_col[h] : -1,
-              zcol = z >= 0 && tab != NULL ? s->tab_col[z] : -1;
+    /* the node table's columns (n 0: none; both have the table's n) */
+    const pts_tab_col_t htc = pts_tab_col(s->tab, h >= 0 && s->tab != NULL
+                                                      ? s->tab_col[h]
+                                                      : -1),
+                        ztc = pts_tab_col(s->tab, z >= 0 && s->tab != NULL
+                                                      ? s->tab_col[z]
+                                                      : -1);
+    const pts_tab_col_t *any = htc.n > 0 ? &htc : &ztc;
     const char *memo_value[PTS_SEEN_VALUES];
     int64_t memo_count[PTS_SEEN_VALUES];
     uint32_t i, l, p;
@@ -393,10 +398,10 @@ static int pts_score_two(const pts_plugin_t *pl,
         double sum, th = 0, tz = 0;
         if (ni == NULL || ni->node == NULL)
             return -1;
-        p = tab != NULL ? pts_tab_pos(tab, ni) : UINT32_MAX;
+        p = pts_tab_col_pos(any, ni);
         if (p != UINT32_MAX) { /* the table's values: no label walk */
-            hv = hcol >= 0 ? pts_tab_value(tab, p, hcol) : NULL;
-            zv = zcol >= 0 ? pts_tab_value(tab, p, zcol) : NULL;
+            hv = htc.n > 0 ? htc.values[p] : NULL;
+            zv = ztc.n > 0 ? ztc.values[p] : NULL;
         } else {
             const ks_labels_t *ls = &ni->node->labels;
             for (l = 0; l < ls->n; l++) {
