@@ -489,6 +489,20 @@ pts_agg_t *pts_agg_get(pts_plugin_t *pl, const pts_constraints_t *c,
     return a;
 }
 
+const pts_nodetab_t *pts_agg_table(pts_plugin_t *pl,
+                                   const pts_constraints_t *c, int *cols,
+                                   uint32_t max)
+{
+    uint32_t j;
+    if (c->n > max)
+        return NULL;
+    for (j = 0; j < c->n; j++)
+        if ((cols[j] = pts_tab_key(&pl->aggs.tab,
+                                   c->items[j].topology_key)) < 0)
+            return NULL;
+    return &pl->aggs.tab;
+}
+
 uint32_t pts_agg_value_count(const pts_agg_t *a, uint32_t j)
 {
     uint32_t i, n = 0;

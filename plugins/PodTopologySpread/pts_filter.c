@@ -333,20 +333,6 @@ static void pts_vtab_build(pts_prefilter_state_t *s)
     s->vt = vt;
 }
 
-/* Point s at the plugin's node table, just refreshed by pts_agg_get,
- * when every constraint's key has a column there. */
-static void pts_prefilter_tab(pts_plugin_t *pl, pts_prefilter_state_t *s)
-{
-    uint32_t j;
-    if (s->cons.n > PTS_BULK_CONS)
-        return;
-    for (j = 0; j < s->cons.n; j++)
-        if ((s->tab_col[j] = pts_tab_key(&pl->aggs.tab,
-                                         s->cons.items[j].topology_key)) < 0)
-            return;
-    s->tab = &pl->aggs.tab;
-}
-
 ks_code_t pts_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                          ks_prefilter_result_t *result, ks_status_t *st)
 {
@@ -369,7 +355,7 @@ ks_code_t pts_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
             pts_prefilter_paths(pl, s) != 0)
             goto oom;
         if (a != NULL)
-            pts_prefilter_tab(pl, s);
+            s->tab = pts_agg_table(pl, &s->cons, s->tab_col, PTS_BULK_CONS);
         pts_vtab_build(s); /* without it (ENOMEM too): per-run verdicts */
     }
     /* Filter gets it as its state (no cycle-state lookup per node). */

@@ -207,20 +207,6 @@ static void pts_prescore_from_aggregate(const pts_agg_t *a,
     }
 }
 
-/* Point s at the plugin's node table, just refreshed by pts_agg_get,
- * when every constraint's key has a column there (hostname's is added). */
-static void pts_prescore_tab(pts_plugin_t *pl, pts_prescore_state_t *s)
-{
-    uint32_t j;
-    if (s->cons.n > PTS_SEEN_CONS)
-        return;
-    for (j = 0; j < s->cons.n; j++)
-        if ((s->tab_col[j] = pts_tab_key(&pl->aggs.tab,
-                                         s->cons.items[j].topology_key)) < 0)
-            return;
-    s->tab = &pl->aggs.tab;
-}
-
 ks_code_t pts_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                         const ks_node_info_t *const *nodes, uint32_t n,
                         ks_status_t *st)
@@ -249,7 +235,8 @@ ks_code_t pts_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                 goto oom;
             if (a != NULL) {
                 pts_prescore_from_aggregate(a, s);
-                pts_prescore_tab(pl, s);
+                s->tab = pts_agg_table(pl, &s->cons, s->tab_col,
+                                       PTS_SEEN_CONS);
             } else
                 pts_prescore_count(pl, s, pod, require_all);
         }
