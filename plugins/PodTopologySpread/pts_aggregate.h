@@ -105,7 +105,7 @@ struct pts_constraints;
 pts_agg_t *pts_agg_get(struct pts_plugin *pl, const struct pts_constraints *c,
                        const ks_pod_t *pod, pts_agg_mode_t mode);
 /* The plugin's node table for Filter or Score to read a node's values
- * from (pts_tab_pos), after a pts_agg_get of this cycle returned an
+ * from (pts_tab_col_pos), after a pts_agg_get of this cycle returned an
  * aggregate (the table was refreshed against the cycle's snapshot): each
  * constraint's column goes to cols[] (a column is added for a key the
  * aggregates do not track, hostname in a PreScore mode). NULL when the

@@ -71,7 +71,7 @@ typedef struct pts_prefilter_state {
     /* The plugin's node table when this PreFilter refreshed it for the
      * cycle's snapshot (an aggregate counted, at most PTS_BULK_CONS
      * constraints), and each constraint's column there: the bulk Filter
-     * reads a node's values from it (pts_tab_value_of) instead of the
+     * reads a node's values from it (pts_tab_col_pos) instead of the
      * node's labels. NULL otherwise, and in clones. */
     const pts_nodetab_t *tab;
     int tab_col[PTS_BULK_CONS];
@@ -697,7 +697,7 @@ ks_code_t pts_filter_nodes(void *self, ks_cycle_state_t *cs, void *state,
         const pts_key_state_t *k;
         c[j].con = con;
         c[j].hint = 0;
-        c[j].tc = pts_tab_col(s->tab, s->tab != NULL ? s->tab_col[j] : -1);
+        c[j].tc = pts_tab_col(s->tab, s->tab_col[j]); /* NULL tab: none */
         if (s->vt != NULL) { /* PreFilter's verdicts: no memo to clear */
             c[j].vt = &s->vt[j];
             c[j].compare = s->vt[j].compare;

@@ -50,7 +50,7 @@ typedef struct pts_nodetab {
     pts_tab_node_t *nodes;
     /* [position]: the NodeInfo seen there (NULL: nothing), in an array of
      * its own so that Filter and Score check a NodeInfo's snapshot_pos
-     * against it in few cache lines (pts_tab_value_of) */
+     * against it in few cache lines (pts_tab_col_pos) */
     const ks_node_info_t **ni;
     /* [key][position]: the value (NULL: no label), a column per tracked
      * key (NULL until tracked) */
@@ -83,19 +83,6 @@ static inline const char *pts_tab_value(const pts_nodetab_t *t, uint32_t i,
 {
     return t->values[k][i];
 }
-/* The position of `ni` in the table when the table knows it (an entry
- * of the snapshot it was refreshed against, found at its snapshot_pos):
- * read its values there with pts_tab_value. UINT32_MAX for any other
- * NodeInfo (a clone, a NodeInfo of a host older than ABI 1.6, whose
- * snapshot_pos is padding): the caller reads the node's labels.
- * Thread-safe while nothing refreshes the table (the host runs Filter and
- * Score between PreFilter and the next cycle, on the cycle's snapshot). */
-static inline uint32_t pts_tab_pos(const pts_nodetab_t *t,
-                                   const ks_node_info_t *ni)
-{
-    uint32_t p = ni->snapshot_pos - 1;
-    return p < t->n && t->ni[p] == ni ? p : UINT32_MAX;
-}
 /* One column of the table held in locals by a loop over nodes: the loops
  * store verdict bytes or scores, which the compiler must assume may alias
  * the table's fields, so a loop reading those through the table would
@@ -117,7 +104,14 @@ static inline pts_tab_col_t pts_tab_col(const pts_nodetab_t *t, int k)
     return c;
 }
 
-/* pts_tab_pos through a column: ni's position, or UINT32_MAX. */
+/* The position of `ni` in the column's table when the table knows it (an
+ * entry of the snapshot it was refreshed against, found at its
+ * snapshot_pos): its value is c->values there. UINT32_MAX for any other
+ * NodeInfo (a clone, a NodeInfo of a host older than ABI 1.6, whose
+ * snapshot_pos is padding), and for every NodeInfo when n is 0: the
+ * caller reads the node's labels. Thread-safe while nothing refreshes the
+ * table (the host runs Filter and Score between PreFilter and the next
+ * cycle, on the cycle's snapshot). */
 static inline uint32_t pts_tab_col_pos(const pts_tab_col_t *c,
                                        const ks_node_info_t *ni)
 {

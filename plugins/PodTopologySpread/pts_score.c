@@ -30,7 +30,7 @@ typedef struct pts_prescore_state {
     /* The plugin's node table when this PreScore refreshed it for the
      * cycle's snapshot (an aggregate counted, at most PTS_SEEN_CONS
      * constraints), and each constraint's column there: the bulk Score
-     * reads a node's values from it (pts_tab_pos) instead of the node's
+     * reads a node's values from it (pts_tab_col_pos) instead of the node's
      * labels. NULL otherwise, and in clones. */
     const pts_nodetab_t *tab;
     int tab_col[PTS_SEEN_CONS];
@@ -69,7 +69,6 @@ fail:
     pts_prescore_state_free(c);
     return NULL;
 }
-
 
 /* Upstream initPreScoreState: ignored nodes, the candidate pairs and the
  * per-constraint normalising weights. `a`: the constraints' aggregate, or
@@ -366,12 +365,8 @@ static int pts_score_two(const pts_plugin_t *pl,
     const double hb = h >= 0 ? (double)(s->cons.items[h].max_skew - 1) : 0,
                  zb = z >= 0 ? (double)(s->cons.items[z].max_skew - 1) : 0;
     /* the node table's columns (n 0: none; both have the table's n) */
-    const pts_tab_col_t htc = pts_tab_col(s->tab, h >= 0 && s->tab != NULL
-                                                      ? s->tab_col[h]
-                                                      : -1),
-                        ztc = pts_tab_col(s->tab, z >= 0 && s->tab != NULL
-                                                      ? s->tab_col[z]
-                                                      : -1);
+    const pts_tab_col_t htc = pts_tab_col(s->tab, h >= 0 ? s->tab_col[h] : -1),
+                        ztc = pts_tab_col(s->tab, z >= 0 ? s->tab_col[z] : -1);
     const pts_tab_col_t *any = htc.n > 0 ? &htc : &ztc;
     const char *memo_value[PTS_SEEN_VALUES];
     int64_t memo_count[PTS_SEEN_VALUES];
