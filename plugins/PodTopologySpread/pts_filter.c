@@ -632,6 +632,9 @@ pts_bulk_run_one_(const pts_prefilter_state_t *s, pts_bulk_con_t *b,
     const char *e0 = how == PTS_BY_FEW ? vt->exc[0] : NULL;
     const char *e1 = how == PTS_BY_FEW ? vt->exc[1] : NULL;
     const int absent_ok = how == PTS_BY_FEW ? vt->absent_ok : 1;
+    /* a stretch of the snapshot: the values by position, no NodeInfo
+     * read (the nodes the lead plugin rejects are touched by no other) */
+    const uint32_t p0 = pts_tab_col_run(&tc, nodes, n);
     uint32_t i, hint = 0;
     _Static_assert(PTS_VT_EXC == 2, "the two compares below");
     for (i = 0; i < n; i++) {
@@ -640,15 +643,20 @@ pts_bulk_run_one_(const pts_prefilter_state_t *s, pts_bulk_con_t *b,
         int ok;
         if (!pass[i])
             continue;
-        node = nodes[i]->node;
-        if (node == NULL) {
-            pass[i] = 2; /* an Error: the host asks pts_filter_with_state */
-            continue;
-        }
-        value = pts_bulk_value(&tc, nodes[i], node, key, &hint);
-        if (value == NULL) {
-            pass[i] = 0;
-            continue;
+        /* a value in the table is a node's label: the node is there */
+        if (p0 == UINT32_MAX || tc.ni[p0 + i] != nodes[i] ||
+            (value = tc.values[p0 + i]) == NULL) {
+            node = nodes[i]->node;
+            if (node == NULL) {
+                pass[i] = 2; /* an Error: the host asks
+                              * pts_filter_with_state */
+                continue;
+            }
+            value = pts_bulk_value(&tc, nodes[i], node, key, &hint);
+            if (value == NULL) {
+                pass[i] = 0;
+                continue;
+            }
         }
         ok = how == PTS_BY_FEW     ? absent_ok ^ ((value == e0) | (value == e1))
              : how == PTS_BY_TABLE ? pts_vt_ok(vt, value)

@@ -196,6 +196,7 @@ int pts_tab_refresh(const pts_plugin_t *pl, pts_nodetab_t *t)
         }
         t->n = n;
     }
+    t->base = nodes;
     if (t->stamp == 0)
         t->log_floor = stamp;
     if (any || t->stamp == 0)

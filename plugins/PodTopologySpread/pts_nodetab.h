@@ -52,6 +52,10 @@ typedef struct pts_nodetab {
      * its own so that Filter and Score check a NodeInfo's snapshot_pos
      * against it in few cache lines (pts_tab_col_pos) */
     const ks_node_info_t **ni;
+    /* the host's snapshot_nodes array at the last refresh (borrowed, valid
+     * for that cycle): a run of Filter's nodes that lies inside it gives
+     * the positions of its nodes without reading them (pts_tab_col_run) */
+    const ks_node_info_t *const *base;
     /* [key][position]: the value (NULL: no label), a column per tracked
      * key (NULL until tracked) */
     const char **values[PTS_TAB_MAX_KEYS];
@@ -91,17 +95,38 @@ typedef struct pts_tab_col {
     uint32_t n;
     const ks_node_info_t *const *ni;
     const char *const *values;
+    const ks_node_info_t *const *base;
 } pts_tab_col_t;
 
 static inline pts_tab_col_t pts_tab_col(const pts_nodetab_t *t, int k)
 {
-    pts_tab_col_t c = {0, NULL, NULL};
+    pts_tab_col_t c = {0, NULL, NULL, NULL};
     if (t != NULL && k >= 0 && (uint32_t)k < t->n_keys) {
         c.n = t->n;
         c.ni = t->ni;
         c.values = t->values[k];
+        c.base = t->base;
     }
     return c;
+}
+
+/* When nodes[0..n) is a stretch of the snapshot_nodes array the table was
+ * last refreshed from (the host hands Filter such stretches), the
+ * position of nodes[0]; UINT32_MAX otherwise. The d-th node's position is
+ * then that + d, which the caller still checks (c->ni there is this very
+ * NodeInfo) before trusting c->values: unlike pts_tab_col_pos it reads no
+ * NodeInfo, only the two arrays of pointers, in order. Compared as
+ * integers: the arrays may be different objects. */
+static inline uint32_t pts_tab_col_run(const pts_tab_col_t *c,
+                                       const ks_node_info_t *const *nodes,
+                                       uint32_t n)
+{
+    uintptr_t b = (uintptr_t)c->base, p = (uintptr_t)nodes;
+    uintptr_t d = p - b;
+    if (c->base == NULL || p < b || d % sizeof *nodes != 0 ||
+        d / sizeof *nodes > c->n || c->n - d / sizeof *nodes < n)
+        return UINT32_MAX;
+    return (uint32_t)(d / sizeof *nodes);
 }
 
 /* The position of `ni` in the column's table when the table knows it (an

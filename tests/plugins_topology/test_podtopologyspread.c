@@ -351,22 +351,43 @@ static void snapshot_entries(const topo_cluster_t *c,
 }
 
 /* check_bulk_on over c's own NodeInfos (no snapshot_pos: the labels are
- * read), over the snapshot's entries (the node table is read) and over
- * clones with a forged snapshot_pos (the labels again); the same count
- * passes each time. */
+ * read), over the snapshot's entries in an array of the test's (the node
+ * table is read at each snapshot_pos), over stretches of the snapshot's
+ * own array (what the host hands Filter: the positions follow from where
+ * the stretch starts, no NodeInfo is read) and over clones with a forged
+ * snapshot_pos (the labels again); the same count passes each time. */
 static uint32_t check_bulk(const ks_pod_t *pod, const topo_cluster_t *c,
                            const topo_verdicts_t *v, ks_cycle_state_t *cs,
                            uint32_t run, const uint8_t *skip)
 {
     const ks_node_info_t *own[TOPO_MAX_NODES], *entries[TOPO_MAX_NODES],
         *forged[TOPO_MAX_NODES];
-    uint32_t i, passed;
+    const ks_node_info_t *const *snap;
+    /* c, its verdicts and skips in the snapshot's order */
+    topo_cluster_t in_snap = {.n = c->n};
+    topo_verdicts_t *v_snap = malloc(sizeof *v_snap);
+    uint8_t skip_snap[TOPO_MAX_NODES];
+    uint32_t i, k, n_snap, passed;
+    ck_assert_ptr_nonnull(v_snap);
     for (i = 0; i < c->n; i++)
         own[i] = c->nodes[i];
     snapshot_entries(c, entries, forged);
+    snap = mh->api.snapshot_nodes(mh->handle, &n_snap);
+    for (k = 0; k < n_snap; k++) {
+        for (i = 0; i < c->n && entries[i] != snap[k]; i++)
+            ;
+        ck_assert_uint_lt(i, c->n);
+        in_snap.nodes[k] = c->nodes[i];
+        v_snap->code[k] = v->code[i];
+        skip_snap[k] = skip[i];
+    }
     passed = check_bulk_on(pod, c, own, v, cs, run, skip);
     ck_assert_uint_eq(check_bulk_on(pod, c, entries, v, cs, run, skip),
                       passed);
+    ck_assert_uint_eq(
+        check_bulk_on(pod, &in_snap, snap, v_snap, cs, run, skip_snap),
+        passed);
+    free(v_snap);
     ck_assert_uint_eq(check_bulk_on(pod, c, forged, v, cs, run, skip),
                       passed);
     return passed;
