@@ -664,6 +664,142 @@ START_TEST(test_score_group_weight_one_out_of_range)
 }
 END_TEST
 
+/* The errors of Score come in the order of the plugins, each normalized
+ * and weighed in turn: a normalized row out of range (Probe1: 150
+ * reversed is -50) is reported before a later plugin's raw score out of
+ * range, and before a later NormalizeScore that fails; a NormalizeScore
+ * that fails before them, or a raw score out of range, is reported
+ * instead. */
+static const struct {
+    const char *plugins, *config, *plugin, *message;
+} score_order_cases[] = {
+    {"      - name: Probe1\n"
+     "      - name: BadScore\n",
+     PROBE_CFG("Probe1", "      score: 150\n"
+                         "      normalize: reverse\n"),
+     "Probe1", "plugin \"Probe1\" returns an invalid score -50 for node "
+               "\"n1\""},
+    {"      - name: Probe1\n"
+     "      - name: Probe2\n",
+     PROBE_CFG("Probe1", "      score: 150\n"
+                         "      normalize: reverse\n")
+         PROBE_CFG("Probe2", "      normalize: reverse\n"
+                             "      normalizeScore: Error\n"),
+     "Probe1", "plugin \"Probe1\" returns an invalid score -50 for node "
+               "\"n1\""},
+    {"      - name: Probe2\n"
+     "      - name: Probe1\n",
+     PROBE_CFG("Probe1", "      score: 150\n"
+                         "      normalize: reverse\n")
+         PROBE_CFG("Probe2", "      normalize: reverse\n"
+                             "      normalizeScore: Error\n"),
+     "Probe2", "running Normalize on Score plugins: plugin \"Probe2\""},
+    {"      - name: BadScore\n"
+     "      - name: Probe1\n",
+     PROBE_CFG("Probe1", "      score: 150\n"
+                         "      normalize: reverse\n"),
+     "BadScore", "plugin \"BadScore\" returns an invalid score 150 for "
+                 "node \"n1\""},
+};
+
+START_TEST(test_score_errors_in_plugin_order)
+{
+    int64_t scores[6], totals[3];
+    uint8_t skipped[2];
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    char *plugins = malloc(strlen(score_order_cases[_i].plugins) +
+                           strlen(BIND_DEFAULT) + 64);
+    ck_assert_ptr_nonnull(plugins);
+    sprintf(plugins, "    score:\n      enabled:\n%s%s",
+            score_order_cases[_i].plugins, BIND_DEFAULT);
+    rt_build(plugins, score_order_cases[_i].config);
+    free(plugins);
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
+                                     skipped, totals, &st),
+                     KS_ERROR);
+    ck_assert_msg(strstr(msg_of(&st), score_order_cases[_i].message) != NULL,
+                  "%s", msg_of(&st));
+    ck_assert_str_eq(st.plugin, score_order_cases[_i].plugin);
+}
+END_TEST
+
+/* On four workers over 200 nodes (blocks of 64, chunks of them): rows
+ * weighed, normalized lists (with the names given) weighed after
+ * NormalizeScore, every total the node's. */
+START_TEST(test_score_weighed_on_workers)
+{
+    enum { N = 200 };
+    const ks_node_info_t *nodes[N];
+    const char *names[N];
+    int64_t scores[2 * N], totals[N];
+    uint8_t skipped[2];
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    static const int64_t norm[3] = {25, 50, 100}; /* 10, 20, 40 by max100 */
+    int k;
+    rt_build_par("    score:\n"
+                 "      enabled:\n"
+                 "      - name: Probe1\n"
+                 "        weight: 2\n"
+                 "      - name: Probe2\n"
+                 "        weight: 3\n" BIND_DEFAULT,
+                 PROBE_CFG("Probe1", "      scoreNodes: {n1: 1, n2: 2, n3: 4}\n")
+                     PROBE_CFG("Probe2",
+                               "      scoreNodes: {n1: 10, n2: 20, n3: 40}\n"
+                               "      normalize: max100\n"),
+                 4);
+    for (k = 0; k < N; k++) {
+        nodes[k] = R.nodes[k % 3];
+        names[k] = nodes[k]->node->name;
+    }
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, nodes, names, N, scores,
+                                     skipped, totals, &st),
+                     KS_SUCCESS);
+    for (k = 0; k < N; k++) {
+        int64_t raw1 = k % 3 == 2 ? 4 : k % 3 + 1;
+        ck_assert_int_eq(scores[k], 2 * raw1);
+        ck_assert_int_eq(scores[N + k], 3 * norm[k % 3]);
+        ck_assert_int_eq(totals[k], 2 * raw1 + 3 * norm[k % 3]);
+    }
+}
+END_TEST
+
+/* The same, a weighed row whose first score out of range is in a later
+ * block than others: PlainScore4 gives 95 on n1 (190 weighed, which
+ * would look out of range) and 101 on a node "n7" from node 150 on. The
+ * Error names that node and the plugin's own score there, however the
+ * rows were split among the workers. */
+START_TEST(test_score_out_of_range_on_workers)
+{
+    enum { N = 200 };
+    const ks_node_info_t *nodes[N];
+    ks_node_t n7 = {.name = "n7"};
+    ks_node_info_t ni7 = {.node = &n7};
+    int64_t scores[2 * N], totals[N];
+    uint8_t skipped[2];
+    ks_status_t st;
+    const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
+    int k;
+    rt_build_par("    score:\n"
+                 "      enabled:\n"
+                 "      - name: Probe2\n"
+                 "      - name: PlainScore4\n"
+                 "        weight: 2\n" BIND_DEFAULT,
+                 PROBE_CFG("Probe2", "      score: 7\n"), 4);
+    for (k = 0; k < N; k++)
+        nodes[k] = k < 150 ? R.nodes[0] : &ni7;
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, nodes, NULL, N, scores,
+                                     skipped, totals, &st),
+                     KS_ERROR);
+    ck_assert_msg(strstr(msg_of(&st), "plugin \"PlainScore4\" returns an "
+                                      "invalid score 101 for node \"n7\"") !=
+                      NULL,
+                  "%s", msg_of(&st));
+    ck_assert_str_eq(st.plugin, "PlainScore4");
+}
+END_TEST
+
 /* Every Score plugin skipped at PreScore: the totals are zero, whatever
  * the array held. */
 START_TEST(test_score_all_skipped_totals_zero)
@@ -1384,6 +1520,11 @@ static Suite *runtime_suite(void)
     tcase_add_test(tc, test_score_out_of_range_weighted);
     tcase_add_loop_test(tc, test_score_group_weight_one, 0, 2);
     tcase_add_test(tc, test_score_group_weight_one_out_of_range);
+    tcase_add_loop_test(tc, test_score_errors_in_plugin_order, 0,
+                        (int)(sizeof score_order_cases /
+                              sizeof score_order_cases[0]));
+    tcase_add_test(tc, test_score_weighed_on_workers);
+    tcase_add_test(tc, test_score_out_of_range_on_workers);
     tcase_add_test(tc, test_score_all_skipped_totals_zero);
     tcase_add_test(tc, test_normalize_and_weights);
     tcase_add_test(tc, test_score_blocks_many_nodes);
