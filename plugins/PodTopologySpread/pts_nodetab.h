@@ -121,12 +121,11 @@ static inline uint32_t pts_tab_col_run(const pts_tab_col_t *c,
                                        const ks_node_info_t *const *nodes,
                                        uint32_t n)
 {
-    uintptr_t b = (uintptr_t)c->base, p = (uintptr_t)nodes;
-    uintptr_t d = p - b;
-    if (c->base == NULL || p < b || d % sizeof *nodes != 0 ||
-        d / sizeof *nodes > c->n || c->n - d / sizeof *nodes < n)
+    uintptr_t b = (uintptr_t)c->base, p = (uintptr_t)nodes, pos;
+    if (c->base == NULL || p < b || (p - b) % sizeof *nodes != 0)
         return UINT32_MAX;
-    return (uint32_t)(d / sizeof *nodes);
+    pos = (p - b) / sizeof *nodes;
+    return pos <= c->n && c->n - pos >= n ? (uint32_t)pos : UINT32_MAX;
 }
 
 /* The position of `ni` in the column's table when the table knows it (an

@@ -125,6 +125,17 @@ static void rt_build(const char *plugins, const char *config)
     rt_build_par(plugins, config, 1);
 }
 
+/* rt_build with the Score plugins `enabled` (the list's YAML entries). */
+static void rt_build_score(const char *enabled, const char *config)
+{
+    char *plugins = malloc(strlen(enabled) + strlen(BIND_DEFAULT) + 64);
+    ck_assert_ptr_nonnull(plugins);
+    sprintf(plugins, "    score:\n      enabled:\n%s%s", enabled,
+            BIND_DEFAULT);
+    rt_build(plugins, config);
+    free(plugins);
+}
+
 static char *trace_text(void)
 {
     return tl_read_file(R.trace);
@@ -622,12 +633,8 @@ START_TEST(test_score_group_weight_one)
     uint8_t skipped[4];
     ks_status_t st;
     const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
-    char *plugins = malloc(strlen(group_cases[_i]) + strlen(BIND_DEFAULT) + 64);
     int k, three = _i == 0 ? 2 : 3; /* PlainScore3's row */
-    sprintf(plugins, "    score:\n      enabled:\n%s%s", group_cases[_i],
-            BIND_DEFAULT);
-    rt_build(plugins, PROBE_CFG("Probe1", "      score: 5\n"));
-    free(plugins);
+    rt_build_score(group_cases[_i], PROBE_CFG("Probe1", "      score: 5\n"));
     ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
                                      skipped, totals, &st),
                      KS_SUCCESS);
@@ -708,13 +715,7 @@ START_TEST(test_score_errors_in_plugin_order)
     uint8_t skipped[2];
     ks_status_t st;
     const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
-    char *plugins = malloc(strlen(score_order_cases[_i].plugins) +
-                           strlen(BIND_DEFAULT) + 64);
-    ck_assert_ptr_nonnull(plugins);
-    sprintf(plugins, "    score:\n      enabled:\n%s%s",
-            score_order_cases[_i].plugins, BIND_DEFAULT);
-    rt_build(plugins, score_order_cases[_i].config);
-    free(plugins);
+    rt_build_score(score_order_cases[_i].plugins, score_order_cases[_i].config);
     ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
                                      skipped, totals, &st),
                      KS_ERROR);
