@@ -314,7 +314,7 @@ ks_pool_t *ks_pool_new(int threads)
 
 ks_pool_counts_t ks_pool_counts(const ks_pool_t *p)
 {
-    ks_pool_counts_t c = {0, 0, 0, 0, 0, 0, 0, 0};
+    ks_pool_counts_t c = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (p == NULL)
         return c;
     c = p->counts;
@@ -611,7 +611,11 @@ void ks_pool_cycle_end(ks_pool_t *p, int counts)
     if (p == NULL || !p->cycle_open)
         return;
     p->cycle_open = 0;
-    if (counts && p->cycle_job && !p->cycle_skip)
+    if (!counts)
+        return;
+    if (p->cycle_skip)
+        p->counts.stall_cycles++; /* a stall's stretch: not timed */
+    else if (p->cycle_job)
         ks_pool_gate_note(&p->gate, ks_mono_ns() - p->cycle_t0);
 }
 

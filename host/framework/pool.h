@@ -51,14 +51,16 @@ unsigned ks_pool_spin_ns(ks_pool_t *p);
  * each kind. Jobs of one chunk always run inline and are not counted.
  * Then the cycles the gate timed (pool_gate.h), those of them it ran
  * inline, and what a cycle shared takes of one inline, as it measured
- * (0 while unknown). Then how many times a worker left its sleep (for a
- * job, or woken by a cycle's start). Zeros for NULL. The loop thread
+ * (0 while unknown), and the cycles the gate did not time because they
+ * ran partly in a stall's inline stretch. Then how many times a worker
+ * left its sleep (for a job, or woken by a cycle's start). Zeros for NULL. The loop thread
  * (the caller of ks_pool_run) only. */
 typedef struct ks_pool_counts {
     uint64_t shared, inline_jobs;
     uint64_t shared_items, inline_items;
     uint64_t gate_cycles, gate_inline_cycles;
     double gate_ratio;
+    uint64_t stall_cycles;
     uint64_t wakeups;
 } ks_pool_counts_t;
 ks_pool_counts_t ks_pool_counts(const ks_pool_t *p);

@@ -241,6 +241,7 @@ ks_sched_stats_t ks_scheduler_stats(const ks_scheduler_t *s)
         st.pool_inline_items += c.inline_items;
         st.pool_gate_cycles += c.gate_cycles;
         st.pool_gate_inline += c.gate_inline_cycles;
+        st.pool_stall_cycles += c.stall_cycles;
         if (st.pool_gate_ratio == 0)
             st.pool_gate_ratio = c.gate_ratio;
     }

@@ -295,7 +295,7 @@ typedef struct ks_sched_stats {
     /* The cycles the workers' gate timed, those it ran every job of
      * inline (pool_gate.h), and what a cycle shared takes of one inline
      * as the first profile with workers measured it. */
-    uint64_t pool_gate_cycles, pool_gate_inline;
+    uint64_t pool_gate_cycles, pool_gate_inline, pool_stall_cycles;
     double pool_gate_ratio;
 } ks_sched_stats_t;
 /* Defined while ks_sched_stats_t has the pool counts above: ksched-bench

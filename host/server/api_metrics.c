@@ -75,6 +75,8 @@ static void refresh(ks_server_t *srv)
                          &srv->worker_cycles_share_seen, "share");
         counter_catch_up(srv->m_worker_cycles, st.pool_gate_inline,
                          &srv->worker_cycles_inline_seen, "inline");
+        counter_catch_up(srv->m_worker_cycles, st.pool_stall_cycles,
+                         &srv->worker_cycles_stall_seen, "stall");
     }
 }
 

@@ -376,10 +376,12 @@ static const struct server_metric {
      "None at parallelism 1.",
      l_mode, 0, 0, 0, 0},
     {M_AT(m_worker_cycles), KS_METRIC_COUNTER, "ksched_worker_cycles_total",
-     "Scheduling cycles the workers' gate timed, by the way it ran them: "
+     "Scheduling cycles that gave the workers a job, by the way they ran: "
      "share (jobs shared where the pool's per-job choice says so) or "
      "inline (every job on the scheduling thread, the workers asleep, "
-     "because whole cycles ran faster so). None at parallelism 1.",
+     "because whole cycles ran faster so), both timed by the workers' "
+     "gate; or stall (partly in the inline stretch that follows a wait "
+     "for a worker off its CPU, not timed). None at parallelism 1.",
      l_way, 0, 0, 0, 0},
 };
 

@@ -127,6 +127,7 @@ typedef struct ks_server {
     /* the cycles their gate timed (pool_gate.h), by way */
     ks_metric_t *m_worker_cycles;
     uint64_t worker_cycles_share_seen, worker_cycles_inline_seen;
+    uint64_t worker_cycles_stall_seen;
     ks_plugin_samples_t *plugin_samples; /* into m_plugin_dur, any thread */
     /* kube-scheduler's other scheduler_* series (metrics_sched.h) */
     ks_sched_metrics_t *sched_metrics;

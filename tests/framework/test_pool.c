@@ -195,6 +195,24 @@ START_TEST(stalled_worker_then_inline)
     ks_pool_run(p, j.n, 1, stall_chunk, &j);
     ck_assert_uint_eq(atomic_load(&j.calls), 1);
     ck_assert_uint_eq(atomic_load(&j.whole_on_caller), 1);
+    /* a cycle in that stretch is counted as a stall's, not timed by the
+     * gate; one ended uncounted is neither */
+    {
+        ks_pool_counts_t c0 = ks_pool_counts(p), c1;
+        int k;
+        for (k = 0; k < 2; k++) {
+            memset(&j, 0, sizeof j);
+            j.n = 64;
+            atomic_store(&j.worker_started, 1);
+            ks_pool_cycle_begin(p);
+            ks_pool_run(p, j.n, 1, stall_chunk, &j);
+            ks_pool_cycle_end(p, k == 0);
+            ck_assert_uint_eq(atomic_load(&j.whole_on_caller), 1);
+        }
+        c1 = ks_pool_counts(p);
+        ck_assert_uint_eq(c1.stall_cycles, c0.stall_cycles + 1);
+        ck_assert_uint_eq(c1.gate_cycles, c0.gate_cycles);
+    }
     /* and every job still runs every index once meanwhile */
     check_job(p, 1000, 10, 3);
     ks_pool_free(p);
