@@ -173,6 +173,8 @@ static ks_code_t balanced_score_nodes(void *self, ks_cycle_state_t *cs,
         const ks_node_info_t *ni = nodes[i];
         const ks_resources_t *al, *used;
         double fc, fm;
+        if (i + 8 < n)
+            __builtin_prefetch(&nodes[i + 8]->requested.memory);
         if (ni->node == NULL ||
             ni->node->allocatable.milli_cpu == 0 ||
             ni->node->allocatable.memory == 0) {

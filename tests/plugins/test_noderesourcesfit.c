@@ -439,11 +439,88 @@ START_TEST(bulk_matches_per_node)
 }
 END_TEST
 
+/* r with 100 r = 1 (mod c), 0 when there is none (c even or a multiple
+ * of 5): a node with r of c requested leaves (c - r) * 100 / c a
+ * remainder of c - 1, the quotient nearest the next whole number.
+ * Extended Euclid, keeping t * 100 = r (mod c). */
+static int64_t inverse_of_100(int64_t c)
+{
+    int64_t r0 = c, r1 = 100 % c, t0 = 0, t1 = 1;
+    while (r1 != 0) {
+        int64_t q = r0 / r1, r = r0 - q * r1, t = t0 - q * t1;
+        r0 = r1;
+        r1 = r;
+        t0 = t1;
+        t1 = t;
+    }
+    if (r0 != 1)
+        return 0;
+    return t0 < 0 ? t0 + c : t0;
+}
+
+/* The LeastAllocated loop divides in double precision where that is exact
+ * (capacities below 2^46) and as integers elsewhere: the same scores as
+ * the per-node integer formula (mock_score_nodes compares them) for
+ * capacities up to 2^52 and requests that leave the largest remainder,
+ * none, or more than the capacity. */
+START_TEST(bulk_least_allocated_exact_division)
+{
+    static const int64_t caps[] = {
+        3, 7, 101, 997, 4001, 65537, 1000003, 2147483647,
+        (INT64_C(1) << 40) + 13, (INT64_C(1) << 46) - 3,
+        (INT64_C(1) << 46) - 1, INT64_C(1) << 46, (INT64_C(1) << 46) + 1,
+        (INT64_C(1) << 52) + 3};
+    enum { NC = sizeof caps / sizeof caps[0], PER = 6 };
+    mock_host_t *mh = mock_host_new();
+    const ks_plugin_t *p = pt_load("NodeResourcesFit");
+    void *self = pt_create(mh, p, NULL);
+    ks_node_info_t *nis[NC * PER];
+    ks_pod_t *pod = mock_pod_new("default", "pod", 1, 1);
+    ks_status_t *st = mock_status_new();
+    int64_t out[NC * PER], inv;
+    uint32_t i, k, n = 0;
+    for (i = 0; i < NC; i++) {
+        const int64_t c = caps[i];
+        /* what the running pod requests; the pod itself adds 1 */
+        int64_t used[PER];
+        inv = inverse_of_100(c);
+        used[0] = inv > 1 ? inv - 1 : 1;
+        used[1] = c / 3;
+        used[2] = c / 2;
+        used[3] = c - 2; /* with the pod: all of it */
+        used[4] = c;     /* over */
+        used[5] = c > 7 ? c - c / 7 : 1;
+        for (k = 0; k < PER; k++) {
+            /* cpu and memory alike: the mean of two equal scores is
+             * either, where one of them off by one could hide */
+            int64_t one[2][2] = {{used[k], used[k]}, {0, 0}};
+            char name[32];
+            snprintf(name, sizeof name, "n%u-%u", i, k);
+            nis[n++] = node_with(name, c, c, 110,
+                                 (const int64_t(*)[2])one);
+        }
+    }
+    ck_assert_int_eq(mock_score_nodes(mh, p, self, pod, nis, n, out, st),
+                     KS_SUCCESS);
+    /* by hand, for the largest remainder below 2^46: cpu and memory both
+     * at r = inverse_of_100(c) score (c - r) * 100 / c, 26 */
+    inv = inverse_of_100(caps[10]);
+    ck_assert_int_eq(inv * 100 % caps[10], 1);
+    ck_assert_int_eq(out[10 * PER + 0], (caps[10] - inv) * 100 / caps[10]);
+    ck_assert_int_eq(out[10 * PER + 0], 26);
+    p->destroy(self);
+    mock_status_free(st);
+    mock_host_free(mh);
+    mock_free_all();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("NodeResourcesFit");
     TCase *tc = tcase_create("fit");
     tcase_add_test(tc, fit_basic_filter_and_least_allocated);
+    tcase_add_test(tc, bulk_least_allocated_exact_division);
     tcase_add_test(tc, fit_most_allocated);
     tcase_add_test(tc, fit_requested_to_capacity_ratio);
     tcase_add_test(tc, rtcr_broken_line_and_zero_scores);
