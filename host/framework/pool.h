@@ -53,8 +53,8 @@ unsigned ks_pool_spin_ns(ks_pool_t *p);
  * inline, and what a cycle shared takes of one inline, as it measured
  * (0 while unknown), and the cycles the gate did not time because they
  * ran partly in a stall's inline stretch. Then how many times a worker
- * left its sleep (for a job, or woken by a cycle's start). Zeros for NULL. The loop thread
- * (the caller of ks_pool_run) only. */
+ * left its sleep (for a job, or woken by a cycle's start). Zeros for
+ * NULL. The loop thread (the caller of ks_pool_run) only. */
 typedef struct ks_pool_counts {
     uint64_t shared, inline_jobs;
     uint64_t shared_items, inline_items;

@@ -11,6 +11,7 @@
  *    weight 1). The first two truncate the weighted mean; the third rounds
  *    it. cpu and memory use the non-zero request defaults.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -686,9 +687,15 @@ static ks_code_t fit_filter_nodes(void *self, ks_cycle_state_t *cs,
  * place, at most 2^-47 below 128) is smaller than the distance from a
  * quotient that is not a whole number to the next one (at least
  * 1/capacity > 2^-46): truncating gives the integer quotient. A double
- * division is one cheap instruction where a 64-bit integer one is
- * microcoded; any other input takes the integer way. */
+ * division is one short instruction where a 64-bit integer one is many
+ * micro-operations; any other input takes the integer way, and so does
+ * every input where doubles are evaluated in a wider format (x87: a
+ * double rounding would void the argument). */
+#if FLT_EVAL_METHOD == 0
 #define LEAST_EXACT_CAP (INT64_C(1) << 46)
+#else
+#define LEAST_EXACT_CAP 0
+#endif
 static inline int64_t least_requested_fast(int64_t requested,
                                            int64_t capacity)
 {
