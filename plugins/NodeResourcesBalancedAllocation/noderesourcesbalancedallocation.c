@@ -173,7 +173,7 @@ static ks_code_t balanced_score_nodes(void *self, ks_cycle_state_t *cs,
         const ks_node_info_t *ni = nodes[i];
         const ks_resources_t *al, *used;
         double fc, fm;
-        if (i + 8 < n)
+        if (i + 8 < n) /* the line read 8 nodes on */
             __builtin_prefetch(&nodes[i + 8]->requested.memory);
         if (ni->node == NULL ||
             ni->node->allocatable.milli_cpu == 0 ||

@@ -665,6 +665,8 @@ static ks_code_t fit_filter_nodes(void *self, ks_cycle_state_t *cs,
     for (i = 0; i < n; i++) {
         const ks_node_info_t *ni = nodes[i];
         const ks_resources_t *al, *used = &ni->requested;
+        /* the lines read 8 nodes on (their NodeInfo's first line, with
+         * `node`, an earlier plugin of the run has loaded) */
         if (i + 8 < n && nodes[i + 8]->node != NULL) {
             __builtin_prefetch(&nodes[i + 8]->requested.memory);
             __builtin_prefetch(&nodes[i + 8]->node->allocatable.allowed_pods);
@@ -729,7 +731,7 @@ static ks_code_t fit_score_least(const fit_t *f, ks_cycle_state_t *cs,
         const ks_node_info_t *ni = nodes[i];
         const ks_node_t *node = ni->node;
         int64_t ac, am, rc, rm, sc, sm;
-        if (i + 8 < n)
+        if (i + 8 < n) /* the line read 8 nodes on */
             __builtin_prefetch(&nodes[i + 8]->non_zero_requested);
         if (node == NULL || node->allocatable.milli_cpu <= 0 ||
             node->allocatable.memory <= 0) {

@@ -487,7 +487,7 @@ START_TEST(bulk_least_allocated_exact_division)
         used[0] = inv > 1 ? inv - 1 : 1;
         used[1] = c / 3;
         used[2] = c / 2;
-        used[3] = c - 2; /* with the pod: all of it */
+        used[3] = c - 1; /* with the pod: all of it */
         used[4] = c;     /* over */
         used[5] = c > 7 ? c - c / 7 : 1;
         for (k = 0; k < PER; k++) {
