@@ -142,6 +142,13 @@ const ks_node_info_t *const *ks_snapshot_nodes(const ks_snapshot_t *s,
  * NULL when that list is not built (its last update ran out of memory).
  * Valid until the next update. */
 const char *const *ks_snapshot_node_names(const ks_snapshot_t *s);
+/* The snapshot's figures by position (types.h ks_node_columns_t, entry i
+ * for ks_snapshot_nodes()[i]), or NULL when the lists are not built (as
+ * ks_snapshot_node_names). ks_snapshot_positions: 0, 1, ..., n - 1, so
+ * that a run of the node array from `at` has its positions at
+ * positions + at. Both valid until the next update. */
+const ks_node_columns_t *ks_snapshot_columns(const ks_snapshot_t *s);
+const uint32_t *ks_snapshot_positions(const ks_snapshot_t *s);
 const ks_node_info_t *const *ks_snapshot_nodes_with_affinity(
     const ks_snapshot_t *s, uint32_t *n);
 const ks_node_info_t *const *ks_snapshot_nodes_with_required_anti_affinity(

@@ -34,6 +34,11 @@ struct ks_snapshot {
     const ks_node_info_t **all, **aff, **anti;
     const char **names; /* every node's name, in the order of `all` */
     uint32_t n_aff, n_anti, cap_lists;
+    /* the figures of `all` by position (cols_set), its arrays in one
+     * block of cap_lists entries each; iota: 0, 1, ... */
+    ks_node_columns_t cols;
+    void *cols_block;
+    uint32_t *iota;
     /* ks_snapshot_changed_since: the version (a stamp unique across every
      * snapshot of the process, so an aggregate kept by a plugin that
      * meets another snapshot walks it whole), the one before the last
@@ -70,6 +75,66 @@ static void version_bump(ks_snapshot_t *s)
     s->version = atomic_fetch_add(&version_clock, 1) + 1;
 }
 
+/* Position i's columns from its NodeInfo. */
+static void cols_set(ks_snapshot_t *s, uint32_t i, const ks_node_info_t *ni)
+{
+    ks_node_columns_t *c = &s->cols;
+    const ks_node_t *node = ni->node;
+    static const ks_resources_t none;
+    const ks_resources_t *al = node ? &node->allocatable : &none;
+    uint8_t f = 0;
+    if (node == NULL)
+        f = KS_COL_NO_NODE;
+    else {
+        if (node->unschedulable)
+            f |= KS_COL_UNSCHEDULABLE;
+        if (node->n_taints > 0)
+            f |= KS_COL_TAINTED;
+    }
+    /* the block is the snapshot's own: the columns are const for
+     * plugins only */
+    ((uint8_t *)c->flags)[i] = f;
+    ((uint32_t *)c->n_pods)[i] = ni->n_pods;
+    ((int64_t *)c->alloc_milli_cpu)[i] = al->milli_cpu;
+    ((int64_t *)c->alloc_memory)[i] = al->memory;
+    ((int64_t *)c->alloc_ephemeral)[i] = al->ephemeral_storage;
+    ((int64_t *)c->alloc_pods)[i] = al->allowed_pods;
+    ((int64_t *)c->req_milli_cpu)[i] = ni->requested.milli_cpu;
+    ((int64_t *)c->req_memory)[i] = ni->requested.memory;
+    ((int64_t *)c->req_ephemeral)[i] = ni->requested.ephemeral_storage;
+    ((int64_t *)c->nz_milli_cpu)[i] = ni->non_zero_requested.milli_cpu;
+    ((int64_t *)c->nz_memory)[i] = ni->non_zero_requested.memory;
+}
+
+/* Room for cap entries in every column (their old contents are not kept:
+ * rebuild_lists fills them). 0, or -1 on ENOMEM (the old block kept). */
+static int cols_alloc(ks_snapshot_t *s, uint32_t cap)
+{
+    enum { N64 = 9 };
+    size_t c8 = (size_t)cap * sizeof(int64_t);
+    size_t c4 = ((size_t)cap * sizeof(uint32_t) + 7) & ~(size_t)7;
+    char *b = malloc(N64 * c8 + 2 * c4 + cap);
+    ks_node_columns_t *c = &s->cols;
+    if (b == NULL)
+        return -1;
+    free(s->cols_block);
+    s->cols_block = b;
+    c->alloc_milli_cpu = (const int64_t *)(void *)b;
+    c->alloc_memory = c->alloc_milli_cpu + cap;
+    c->alloc_ephemeral = c->alloc_memory + cap;
+    c->alloc_pods = c->alloc_ephemeral + cap;
+    c->req_milli_cpu = c->alloc_pods + cap;
+    c->req_memory = c->req_milli_cpu + cap;
+    c->req_ephemeral = c->req_memory + cap;
+    c->nz_milli_cpu = c->req_ephemeral + cap;
+    c->nz_memory = c->nz_milli_cpu + cap;
+    b += N64 * c8;
+    c->n_pods = (const uint32_t *)(void *)b;
+    s->iota = (uint32_t *)(void *)(b + c4);
+    c->flags = (const uint8_t *)(b + 2 * c4);
+    return 0;
+}
+
 static int rebuild_lists(ks_snapshot_t *s)
 {
     uint32_t i;
@@ -93,13 +158,19 @@ static int rebuild_lists(ks_snapshot_t *s)
         if (d == NULL)
             return -1;
         s->names = d;
+        if (cols_alloc(s, cap) != 0)
+            return -1;
+        for (i = 0; i < cap; i++)
+            s->iota[i] = i;
         s->cap_lists = cap;
     }
+    s->cols.n = s->n_order;
     s->n_aff = s->n_anti = 0;
     for (i = 0; i < s->n_order; i++) {
         const ks_node_info_t *ni = &s->order[i]->ni.pub;
         s->all[i] = ni;
         s->names[i] = ni->node ? ni->node->name : s->order[i]->name;
+        cols_set(s, i, ni);
         if (ni->n_pods_with_affinity > 0)
             s->aff[s->n_aff++] = ni;
         if (ni->n_pods_with_required_anti_affinity > 0)
@@ -180,6 +251,16 @@ const char *const *ks_snapshot_node_names(const ks_snapshot_t *s)
     return s->all ? s->names : NULL;
 }
 
+const ks_node_columns_t *ks_snapshot_columns(const ks_snapshot_t *s)
+{
+    return s->all ? &s->cols : NULL;
+}
+
+const uint32_t *ks_snapshot_positions(const ks_snapshot_t *s)
+{
+    return s->all ? s->iota : NULL;
+}
+
 const ks_node_info_t *const *ks_snapshot_nodes_with_affinity(
     const ks_snapshot_t *s, uint32_t *n)
 {
@@ -222,6 +303,7 @@ void ks_snapshot_free(ks_snapshot_t *s)
     free(s->log);
     free(s->marks);
     free(s->names);
+    free(s->cols_block);
     free(s->all);
     free(s->aff);
     free(s->anti);
@@ -424,6 +506,11 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
             if (ks_ni_copy(&e->ni, &cn->ni.pub) != 0)
                 goto nomem;
             e->ni.pub.snapshot_pos = e->index + 1; /* renumbered when new */
+            /* an entry in place: its columns now (a new entry has none
+             * yet; the lists, columns included, are rebuilt then) */
+            if (s->all != NULL && e->index < s->n_order &&
+                s->order[e->index] == e)
+                cols_set(s, e->index, &e->ni.pub);
             if ((had_aff != (e->ni.pub.n_pods_with_affinity > 0) ||
                  had_anti !=
                      (e->ni.pub.n_pods_with_required_anti_affinity > 0)) &&

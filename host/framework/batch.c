@@ -38,7 +38,6 @@ void ks_sched_batch_free(ks_batch_t *b)
     free(b->s_raw);
     free(b->s_wt);
     free(b->s_tot);
-    free(b->fidx);
     free(b->norm);
     memset(b, 0, sizeof *b);
 }
@@ -123,7 +122,6 @@ static int ensure(ks_batch_t *b, uint32_t n, size_t np)
         GROW(s_gen, cap);
         GROW(s_ep, cap);
         GROW(s_tot, cap);
-        GROW(fidx, cap);
         /* the new entries hold nothing: epoch 0 is never current */
         memset(b->f_ep + b->cap, 0, (cap - b->cap) * sizeof *b->f_ep);
         memset(b->s_ep + b->cap, 0, (cap - b->cap) * sizeof *b->s_ep);

@@ -79,7 +79,9 @@ typedef struct ks_batch {
      * weighed and summed (a reuse's total before the normalized rows) */
     int64_t *s_tot;
     size_t cap_raw;
-    uint32_t *fidx;            /* this cycle's feasible nodes' indices */
+    /* this cycle's feasible nodes' indices: the scheduler's
+     * feasible_idx, borrowed (not freed here) */
+    const uint32_t *fidx;
     /* NormalizeScore's lists, one of the feasible nodes per plugin that
      * has it, filled by the Score workers (ks_sched_batch_score) */
     ks_node_score_t *norm;

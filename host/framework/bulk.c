@@ -184,8 +184,9 @@ static inline uint32_t settle(const uint8_t *before, uint8_t *pass,
  * every node it was asked about is rejected, unsure). */
 static uint32_t run_step(ks_framework_t *fw, const ks_fw_bulk_step_t *st,
                          ks_cycle_state_t *cs, const ks_pod_t *pod,
-                         const ks_node_info_t *const *nodes, uint32_t n,
-                         uint8_t *pass, uint8_t *rejector, uint8_t rej)
+                         const ks_node_info_t *const *nodes,
+                         const uint32_t *pos, uint32_t n, uint8_t *pass,
+                         uint8_t *rejector, uint8_t rej)
 {
     ks_plugin_inst_t *in = st->in;
     ks_status_t scratch;
@@ -197,9 +198,11 @@ static uint32_t run_step(ks_framework_t *fw, const ks_fw_bulk_step_t *st,
         memcpy(before, pass, KS_FW_BULK_MAX);
         /* Each plugin skips the nodes an earlier one rejected
          * (plugin.h). */
+        ks_fw_bulk_ctx_enter(fw->env, nodes, pos);
         TIMED_HOT(0, fw, in, pod, KS_EP_FILTER, c,
                   in->d->filter_nodes(in->self, cs, st->state, pod, nodes, n,
                                       pass, &scratch));
+        ks_fw_bulk_ctx_leave();
         if (c != KS_SUCCESS) {
             /* the node-by-node Filter decides, from this plugin on */
             for (k = 0; k < n; k++)
@@ -233,17 +236,34 @@ static uint32_t run_step(ks_framework_t *fw, const ks_fw_bulk_step_t *st,
     return newly;
 }
 
+_Thread_local ks_fw_bulk_ctx_t ks_fw_bulk_ctx;
+
+void ks_fw_bulk_ctx_enter(const ks_fw_env_t *env,
+                          const ks_node_info_t *const *nodes,
+                          const uint32_t *pos)
+{
+    const ks_node_columns_t *cols;
+    if (pos == NULL || env == NULL || env->snapshot == NULL ||
+        (cols = ks_snapshot_columns(env->snapshot)) == NULL)
+        return;
+    ks_fw_bulk_ctx.nodes = nodes;
+    ks_fw_bulk_ctx.pos = pos;
+    ks_fw_bulk_ctx.cols = cols;
+}
+
 void ks_fw_run_filter_bulk(ks_framework_t *fw, const ks_fw_bulk_plan_t *plan,
                            ks_cycle_state_t *cs, const ks_pod_t *pod,
-                           const ks_node_info_t *const *nodes, uint32_t n,
-                           uint8_t *pass, uint8_t *rejector,
-                           ks_fw_bulk_counts_t *counts)
+                           const ks_node_info_t *const *nodes,
+                           const uint32_t *pos, uint32_t n, uint8_t *pass,
+                           uint8_t *rejector, ks_fw_bulk_counts_t *counts)
 {
     /* Once a step has rejected a quarter of the run, the nodes left are
      * packed (in order) so that the later plugins' loops skip nothing. */
     const ks_node_info_t *packed[KS_FW_BULK_MAX];
     uint8_t ppass[KS_FW_BULK_MAX], prej[KS_FW_BULK_MAX];
     const ks_node_info_t *const *cur = nodes;
+    uint32_t ppos_buf[KS_FW_BULK_MAX];
+    const uint32_t *cpos = pos;
     uint8_t *cp = pass, *cr = rejector;
     uint32_t s, cn = n, alive = n;
     uint64_t m, packed_from = 0; /* the positions packed, by bit */
@@ -256,7 +276,8 @@ void ks_fw_run_filter_bulk(ks_framework_t *fw, const ks_fw_bulk_plan_t *plan,
         const ks_fw_bulk_step_t *st = &plan->step[s];
         /* a node the lead rejects: its status from the first plugin on */
         uint8_t rej = s == 0 && plan->lead ? plan->first_at : st->at;
-        uint32_t newly = run_step(fw, st, cs, pod, cur, cn, cp, cr, rej);
+        uint32_t newly = run_step(fw, st, cs, pod, cur, cpos, cn, cp, cr,
+                                  rej);
         if (newly == UINT32_MAX)
             break; /* every node left is rejected */
         if (counts != NULL) {
@@ -268,8 +289,13 @@ void ks_fw_run_filter_bulk(ks_framework_t *fw, const ks_fw_bulk_plan_t *plan,
             4 * alive <= 3 * n) {
             uint32_t d = 0;
             packed_from = ks_pass_mask(pass, n);
-            for (m = packed_from; m != 0; m &= m - 1)
-                packed[d++] = nodes[__builtin_ctzll(m)];
+            for (m = packed_from; m != 0; m &= m - 1) {
+                uint32_t k = (uint32_t)__builtin_ctzll(m);
+                if (pos != NULL)
+                    ppos_buf[d] = pos[k];
+                packed[d++] = nodes[k];
+            }
+            cpos = pos != NULL ? ppos_buf : NULL;
             memset(ppass, 1, KS_FW_BULK_MAX);
             memset(prej, 0, KS_FW_BULK_MAX);
             cur = packed;

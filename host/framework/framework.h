@@ -365,9 +365,32 @@ void ks_fw_bulk_learn(ks_framework_t *fw, const ks_fw_bulk_counts_t *c);
  * samples. Worker threads. */
 void ks_fw_run_filter_bulk(ks_framework_t *fw, const ks_fw_bulk_plan_t *plan,
                            ks_cycle_state_t *cs, const ks_pod_t *pod,
-                           const ks_node_info_t *const *nodes, uint32_t n,
-                           uint8_t *pass, uint8_t *rejector,
-                           ks_fw_bulk_counts_t *counts);
+                           const ks_node_info_t *const *nodes,
+                           const uint32_t *pos, uint32_t n, uint8_t *pass,
+                           uint8_t *rejector, ks_fw_bulk_counts_t *counts);
+
+/* The bulk call (filter_nodes, score_nodes) running on this thread, for
+ * the host API's bulk_columns (plugin.h, since ABI 1.7): the node array
+ * passed to the plugin, the snapshot positions of its nodes and the
+ * snapshot's columns; all NULL outside such a call, or when the caller
+ * has no positions. Set by ks_fw_bulk_ctx_enter just before the call and
+ * cleared by ks_fw_bulk_ctx_leave after it, on the calling thread. */
+typedef struct ks_fw_bulk_ctx {
+    const ks_node_info_t *const *nodes;
+    const uint32_t *pos;
+    const ks_node_columns_t *cols;
+} ks_fw_bulk_ctx_t;
+extern _Thread_local ks_fw_bulk_ctx_t ks_fw_bulk_ctx;
+/* pos NULL (no positions), or no columns in env's snapshot: nothing set. */
+void ks_fw_bulk_ctx_enter(const ks_fw_env_t *env,
+                          const ks_node_info_t *const *nodes,
+                          const uint32_t *pos);
+static inline void ks_fw_bulk_ctx_leave(void)
+{
+    ks_fw_bulk_ctx.nodes = NULL;
+    ks_fw_bulk_ctx.pos = NULL;
+    ks_fw_bulk_ctx.cols = NULL;
+}
 /* ks_fw_run_filter from the Filter plugin at position `first` on (the
  * ones before it passed the node): for a node the bulk Filter rejected,
  * with first = its rejector[] entry, the same status as ks_fw_run_filter
@@ -423,10 +446,12 @@ ks_code_t ks_fw_run_pre_score(ks_framework_t *fw, ks_cycle_state_t *cs,
  * list, weighted); rows of skipped plugins are not written (read
  * skipped[i] before a row). totals[n] receives the sums. names[n], when
  * not NULL, are the nodes' names (NormalizeScore's node_name) from an
- * array the caller has at hand, sparing a read of each node. */
+ * array the caller has at hand, sparing a read of each node; pos[n], when
+ * not NULL, their snapshot positions (for the plugins' bulk_columns). */
 ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                           const ks_pod_t *pod,
                           const ks_node_info_t *const *nodes,
+                          const uint32_t *pos,
                           const char *const *names, uint32_t n,
                           int64_t *scores, uint8_t *skipped, int64_t *totals,
                           ks_status_t *st);

@@ -693,6 +693,20 @@ static int api_pre_bind_resume(ks_handle_t *h, const char *pod_uid,
     return e->ops->pre_bind_resume(e, H(h)->inst, pod_uid, code, reason);
 }
 
+/* The columns for the bulk call running on this thread (framework.h
+ * ks_fw_bulk_ctx), when `nodes` is its array. */
+static const ks_node_columns_t *api_bulk_columns(
+    ks_handle_t *h, const ks_node_info_t *const *nodes, const uint32_t **pos)
+{
+    (void)h;
+    if (ks_fw_bulk_ctx.cols == NULL || nodes != ks_fw_bulk_ctx.nodes) {
+        *pos = NULL;
+        return NULL;
+    }
+    *pos = ks_fw_bulk_ctx.pos;
+    return ks_fw_bulk_ctx.cols;
+}
+
 static const ks_host_api_t api = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -771,6 +785,7 @@ static const ks_host_api_t api = {
     .timer_stop = api_timer_stop,
     .pre_bind_resume = api_pre_bind_resume,
     .store_version = api_store_version,
+    .bulk_columns = api_bulk_columns,
 };
 
 const ks_host_api_t *ks_host_api(void)

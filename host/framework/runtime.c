@@ -605,6 +605,7 @@ typedef struct score_job {
     ks_cycle_state_t *cs;
     const ks_pod_t *pod;
     const ks_node_info_t *const *nodes;
+    const uint32_t *pos; /* their snapshot positions, or NULL */
     uint32_t n;
     int64_t *scores;
     uint64_t skip;
@@ -652,9 +653,11 @@ static int score_in_bulk(score_job_t *j, ks_plugin_inst_t *in, void *state,
         env->bulk == KS_BULK_OFF)
         return 0;
     ks_fw_scratch_init(&scratch);
+    ks_fw_bulk_ctx_enter(env, j->nodes + b, j->pos ? j->pos + b : NULL);
     TIMED_HOT(0, j->fw, in, j->pod, KS_EP_SCORE, c,
               in->d->score_nodes(in->self, j->cs, state, j->pod,
                                  j->nodes + b, e - b, row + b, &scratch));
+    ks_fw_bulk_ctx_leave();
     if (c != KS_SUCCESS)
         return 0;
     if (env->bulk == KS_BULK_VERIFY) {
@@ -832,6 +835,7 @@ static int weigh_group_w1(const int64_t *const *r, unsigned g,
 ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
                           const ks_pod_t *pod,
                           const ks_node_info_t *const *nodes,
+                          const uint32_t *pos,
                           const char *const *names, uint32_t n,
                           int64_t *scores, uint8_t *skipped, int64_t *totals,
                           ks_status_t *st)
@@ -853,6 +857,7 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
     j.cs = cs;
     j.pod = pod;
     j.nodes = nodes;
+    j.pos = pos;
     j.n = n;
     j.scores = scores;
     j.skip = *ks_cycle_state_skip_score(cs);

@@ -265,6 +265,7 @@ int ks_sched_ext_filter_apply(ks_scheduler_t *s,
         }
         keep[n_keep++] = s->feasible[i];
         s->names_ok = 0; /* s->feasible is rewritten from keep below */
+        s->idx_ok = 0;
         ks_ext_trace_filter_passed(&s->ext_trace, c->ext, r.nodes[j]);
     }
     for (j = 0; j < r.n_unresolvable; j++) {

@@ -53,6 +53,8 @@ static int ensure_scratch(ks_scheduler_t *s, uint32_t n, size_t n_score)
         GROW(lazy_rej, cap);
         GROW(feasible, cap * sizeof *s->feasible);
         GROW(feasible_names, cap * sizeof *s->feasible_names);
+        GROW(feasible_idx, cap * sizeof *s->feasible_idx);
+        s->bt.fidx = s->feasible_idx;
         GROW(totals, cap * sizeof *s->totals);
         GROW(tie_at, cap * sizeof *s->tie_at);
         s->cap_nodes = cap;
@@ -80,6 +82,7 @@ void ks_sched_scratch_free(ks_scheduler_t *s)
     free(s->lazy_rej);
     free(s->feasible);
     free(s->feasible_names);
+    free(s->feasible_idx);
     free(s->scores);
     free(s->totals);
     free(s->tie_at);
@@ -207,7 +210,9 @@ static int try_nominated_node(ks_scheduler_t *s, ks_framework_t *fw,
                                         s->opts.run_all_filters,
                                         &st) == KS_SUCCESS) {
         s->feasible[0] = ni;
+        s->feasible_idx[0] = idx;
         s->names_ok = 0;
+        s->idx_ok = 1;
         return 1;
     }
     if (st.code == KS_ERROR)
@@ -254,6 +259,7 @@ typedef struct filter_job {
     ks_fw_bulk_counts_t counts; /* with bulk: worker 0's, for the lead */
     int identity; /* cand[i] == i: every node a candidate */
     const ks_node_info_t *const *all; /* the snapshot's nodes by index */
+    const uint32_t *iota; /* 0, 1, ...: positions of runs of `all` */
     atomic_uint found;
     atomic_int error;
     /* Direct collection: a filter_chunk call with every position (the
@@ -352,9 +358,9 @@ static void direct_pass(filter_job_t *j, uint32_t pos,
         if (j->names != NULL)
             memcpy(s->feasible_names + nf, j->names + at,
                    n * sizeof *j->names);
-        if (s->bt.active) {
-            uint32_t *fidx = s->bt.fidx + nf; /* a local: stores cannot
-                                                 change it */
+        {
+            uint32_t *fidx = s->feasible_idx + nf; /* a local: stores
+                                                      cannot change it */
             for (r = 0; r < n; r++)
                 fidx[r] = at + r;
         }
@@ -362,8 +368,7 @@ static void direct_pass(filter_job_t *j, uint32_t pos,
         if (j->names != NULL)
             for (r = 0; r < n; r++)
                 s->feasible_names[nf + r] = j->names[idx[r]];
-        if (s->bt.active)
-            memcpy(s->bt.fidx + nf, idx, n * sizeof *idx);
+        memcpy(s->feasible_idx + nf, idx, n * sizeof *idx);
     }
     j->nf = nf + n;
     if (j->nf == j->want)
@@ -380,8 +385,7 @@ static inline void direct_one(filter_job_t *j, uint32_t pos, uint32_t idx,
         return;
     if (j->names != NULL)
         s->feasible_names[nf] = j->names[idx];
-    if (s->bt.active)
-        s->bt.fidx[nf] = idx;
+    s->feasible_idx[nf] = idx;
     s->feasible[nf++] = ni;
     j->nf = nf;
     if (nf == j->want)
@@ -430,11 +434,15 @@ static int direct_mixed_run(filter_job_t *j, uint32_t pos,
         const char *const *names = j->names;
         const char **fnames = s->feasible_names;
         const ks_node_info_t **feasible = s->feasible;
+        uint32_t *fidx = s->feasible_idx;
         uint32_t want = j->want;
         for (m = ok; m != 0 && nf < want; m &= m - 1) {
+            uint32_t x;
             r = (uint32_t)__builtin_ctzll(m);
+            x = idx ? idx[r] : at + r;
             if (names != NULL)
-                fnames[nf] = names[idx ? idx[r] : at + r];
+                fnames[nf] = names[x];
+            fidx[nf] = x;
             feasible[nf++] = run[r];
         }
     }
@@ -512,6 +520,45 @@ static int kept_run_passed(filter_job_t *j, uint32_t pos, uint32_t n_run)
     return 1;
 }
 
+/* The nodes of the bulk run of n_run candidates from `at` (< n_cand):
+ * the snapshot's own array from `at` when every node is a candidate and
+ * the run does not wrap (idx[r] = at + r is then set by the caller only
+ * when a node was rejected), else gathered into ni[] with their indices
+ * in idx[]. */
+static inline const ks_node_info_t *const *
+gather_run(const filter_job_t *j, uint32_t at, uint32_t n_run,
+           const ks_node_info_t **ni, uint32_t *idx)
+{
+    const uint32_t *cand = j->s->cand;
+    uint32_t r;
+    if (j->identity && at + n_run <= j->n_cand)
+        return j->all + at;
+    if (at + n_run <= j->n_cand) { /* no wrap in the run */
+        const uint32_t *c = cand + at;
+        for (r = 0; r < n_run; r++) {
+            idx[r] = c[r];
+            ni[r] = j->all[c[r]];
+        }
+        return ni;
+    }
+    for (r = 0; r < n_run; r++) {
+        idx[r] = cand[at];
+        ni[r] = j->all[idx[r]];
+        if (++at == j->n_cand)
+            at = 0;
+    }
+    return ni;
+}
+
+/* The snapshot positions of a bulk run (for the plugins' bulk_columns):
+ * idx when the run was gathered, else those of the snapshot's own array
+ * from `at` on. */
+static inline const uint32_t *run_pos(const filter_job_t *j,
+                                      const uint32_t *idx, uint32_t at)
+{
+    return idx != NULL ? idx : j->iota != NULL ? j->iota + at : NULL;
+}
+
 static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 {
     filter_job_t *j = ud;
@@ -520,7 +567,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     uint64_t reused = 0; /* batching's kept verdicts, added once */
     uint32_t lazy = 0;   /* flag 3 positions, added once */
     const ks_node_info_t *ni[FILTER_RUN_MAX], *eval[FILTER_RUN];
-    uint32_t idx[FILTER_RUN_MAX];
+    uint32_t idx[FILTER_RUN_MAX], eval_idx[FILTER_RUN];
     uint8_t pass[KS_FW_BULK_MAX], kept[FILTER_RUN], rej[KS_FW_BULK_MAX];
     ks_fw_bulk_counts_t *counts = worker == 0 ? &j->counts : NULL;
     ks_code_t kept_c[FILTER_RUN];
@@ -552,29 +599,13 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
              * rejected node by node for their statuses. */
             uint32_t at = j->start + pos; /* < 2 n_cand */
             uint64_t ok;
-            const ks_node_info_t *const *run = ni;
+            const ks_node_info_t *const *run;
             if (at >= j->n_cand)
                 at -= j->n_cand;
-            if (j->identity && at + n_run <= j->n_cand) {
-                /* the snapshot's own array: idx[r] = at + r, set below
-                 * only when a node was rejected */
-                run = j->all + at;
-            } else if (at + n_run <= j->n_cand) { /* no wrap in the run */
-                const uint32_t *c = s->cand + at;
-                for (r = 0; r < n_run; r++) {
-                    idx[r] = c[r];
-                    ni[r] = j->all[c[r]];
-                }
-            } else {
-                for (r = 0; r < n_run; r++) {
-                    idx[r] = s->cand[at];
-                    ni[r] = j->all[idx[r]];
-                    if (++at == j->n_cand)
-                        at = 0;
-                }
-            }
-            ks_fw_run_filter_bulk(j->fw, &j->plan, j->cs, j->pod, run, n_run,
-                                  pass, rej, counts);
+            run = gather_run(j, at, n_run, ni, idx);
+            ks_fw_run_filter_bulk(j->fw, &j->plan, j->cs, j->pod, run,
+                                  run_pos(j, run == ni ? idx : NULL, at),
+                                  n_run, pass, rej, counts);
             /* pass is 0 or 1 here: a run that passed whole is marked at
              * once */
             ok = ks_pass_mask(pass, n_run);
@@ -631,12 +662,14 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             kept[r] = s->bt.active &&
                       ks_sched_batch_filter_get(s, idx[r], &kept_c[r],
                                                 &kept_st[r]);
-            if (!kept[r])
+            if (!kept[r]) {
+                eval_idx[n_eval] = idx[r];
                 eval[n_eval++] = ni[r];
+            }
         }
         if (j->bulk && n_eval > 0)
             ks_fw_run_filter_bulk(j->fw, &j->plan, j->cs, j->pod, eval,
-                                  n_eval, pass, rej, counts);
+                                  eval_idx, n_eval, pass, rej, counts);
         n_eval = 0;
         for (r = 0; r < n_run; r++) {
             ks_status_t st; /* copied to the map only on failure */
@@ -793,8 +826,7 @@ static void collect_write(void *ud, uint32_t b, uint32_t e, unsigned worker)
             if (s->feasible_flag[i] != 1)
                 continue;
             idx = s->cand[at];
-            if (s->bt.active)
-                s->bt.fidx[k] = idx;
+            s->feasible_idx[k] = idx;
             if (j->names != NULL)
                 s->feasible_names[k] = j->names[idx];
             s->feasible[k++] = j->all[idx];
@@ -896,8 +928,10 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
     job.all = ks_snapshot_nodes(s->snap, &n_all);
     if (job.all == NULL || n_all != ks_snapshot_num_nodes(s->snap))
         return cycle_error(o, NULL); /* its lists failed to build */
+    job.iota = ks_snapshot_positions(s->snap);
     names = ks_snapshot_node_names(s->snap);
     s->names_ok = names != NULL;
+    s->idx_ok = 1; /* every way below fills feasible_idx */
     s->next_start = job.start;
     job.names = names;
     job.o = o;
@@ -966,7 +1000,7 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
         uint8_t *flag = s->feasible_flag;
         const ks_node_info_t **feasible = s->feasible;
         const char **fnames = s->feasible_names;
-        uint32_t *fidx = s->bt.active ? s->bt.fidx : NULL;
+        uint32_t *fidx = s->feasible_idx;
         uint32_t nf = *n_feasible, end;
         /* positions [i, end) map to candidates [at, n_cand), then from
          * candidate 0 on: no wrap test per node */
@@ -977,13 +1011,14 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
             while (i < end) {
                 uint32_t idx;
                 uint8_t f;
-                if (fidx == NULL && names != NULL)
-                    /* the common case's feasible nodes, without the two
-                     * tests; any other node the general way below */
+                if (names != NULL)
+                    /* the common case's feasible nodes, without the
+                     * test; any other node the general way below */
                     for (; i < end && nf != want && flag[i] == 1;
                          i++, at++) {
                         idx = cand[at];
                         fnames[nf] = names[idx];
+                        fidx[nf] = idx;
                         feasible[nf++] = job.all[idx];
                     }
                 if (i == end || nf == want)
@@ -991,8 +1026,7 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
                 f = flag[i];
                 if (f == 1) {
                     idx = cand[at];
-                    if (fidx != NULL)
-                        fidx[nf] = idx;
+                    fidx[nf] = idx;
                     if (names != NULL)
                         fnames[nf] = names[idx];
                     feasible[nf++] = job.all[idx];
@@ -1102,6 +1136,7 @@ static int prioritize_nodes(ks_scheduler_t *s, ks_framework_t *fw,
         if (!s->bt.active || s->env.sample_plugins ||
             ks_sched_batch_score(s, fw, cs, pod, n_feasible) != KS_SUCCESS)
             c = ks_fw_run_score(fw, cs, pod, s->feasible,
+                                s->idx_ok ? s->feasible_idx : NULL,
                                 s->names_ok ? s->feasible_names : NULL,
                                 n_feasible, s->scores, s->skipped, s->totals,
                                 &st);
@@ -1228,6 +1263,7 @@ int ks_sched_schedule_pod(ks_scheduler_t *s, ks_framework_t *fw,
         return 0;
     }
     s->names_ok = 0; /* set by filter_nodes when it fills the names */
+    s->idx_ok = 0;   /* and the indices */
     ks_sched_status_clear(s);
     s->smap.absent = s->opts.absent_success ? KS_SUCCESS
                                             : KS_UNSCHEDULABLE_AND_UNRESOLVABLE;

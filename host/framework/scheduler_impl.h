@@ -242,6 +242,10 @@ struct ks_scheduler {
     const ks_node_info_t **feasible;
     const char **feasible_names; /* their names, when names_ok */
     int names_ok;
+    /* their snapshot indices, when idx_ok (the Score plugins' positions
+     * for bulk_columns; batching's bt.fidx is this array) */
+    uint32_t *feasible_idx;
+    int idx_ok;
     int64_t *scores, *totals;
     uint32_t *tie_at; /* select_host.c: where the highest totals are */
     uint8_t *skipped;

@@ -219,6 +219,22 @@ static ks_code_t image_locality_score_nodes(void *self, ks_cycle_state_t *cs,
                                                       nodes, n, scores,
                                                       scratch);
     none = calculate_priority(0, pod->n_containers);
+    {
+        /* the host's flags column (since ABI 1.7): no NodeInfo read */
+        const image_locality_t *il = self;
+        const uint32_t *pos;
+        const ks_node_columns_t *col =
+            ks_bulk_columns(il->api, il->h, nodes, &pos);
+        uint8_t any = 0;
+        if (col != NULL) {
+            for (i = 0; i < n; i++) {
+                any |= col->flags[pos[i]];
+                scores[i] = none;
+            }
+            if (!(any & KS_COL_NO_NODE))
+                return KS_SUCCESS;
+        }
+    }
 #pragma GCC unroll 4
     for (i = 0; i < n; i++) {
         if (nodes[i]->node == NULL)

@@ -164,11 +164,42 @@ static ks_code_t balanced_score_nodes(void *self, ks_cycle_state_t *cs,
 {
     const balanced_t *b = self;
     const balanced_prescore_t *s = state;
+    const ks_node_columns_t *col;
+    const uint32_t *pos;
     uint32_t i;
     if (s == NULL || b->spec.n != 2 || b->spec.res[0].kind != RA_CPU ||
         b->spec.res[1].kind != RA_MEMORY)
         return balanced_score_nodes_general(self, cs, state, pod, nodes, n,
                                             scores, scratch);
+    col = ks_bulk_columns(b->api, b->h, nodes, &pos);
+    if (col != NULL) {
+        /* the host's columns (since ABI 1.7): no NodeInfo or Node read */
+        const int64_t *acol = col->alloc_milli_cpu, *amol = col->alloc_memory,
+                      *rcol = col->req_milli_cpu, *rmol = col->req_memory;
+        const uint8_t *fl = col->flags;
+        for (i = 0; i < n; i++) {
+            uint32_t p = pos[i];
+            int64_t ac = acol[p], am = amol[p];
+            double fc, fm;
+            if ((fl[p] & KS_COL_NO_NODE) || ac == 0 || am == 0) {
+                /* as below: the general way */
+                ks_code_t c = balanced_score_with_state(
+                    self, cs, state, pod, nodes[i], &scores[i], scratch);
+                if (c != KS_SUCCESS)
+                    return c;
+                continue;
+            }
+            fc = (double)(rcol[p] + s->pod_req[0]) / (double)ac;
+            fm = (double)(rmol[p] + s->pod_req[1]) / (double)am;
+            if (fc > 1)
+                fc = 1;
+            if (fm > 1)
+                fm = 1;
+            scores[i] = (int64_t)((1 - fabs((fc - fm) / 2)) *
+                                  (double)KS_MAX_NODE_SCORE);
+        }
+        return KS_SUCCESS;
+    }
     for (i = 0; i < n; i++) {
         const ks_node_info_t *ni = nodes[i];
         const ks_resources_t *al, *used;

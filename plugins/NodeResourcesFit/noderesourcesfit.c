@@ -640,7 +640,10 @@ static ks_code_t fit_filter_nodes(void *self, ks_cycle_state_t *cs,
                                   uint32_t n, uint8_t *pass,
                                   ks_status_t *scratch)
 {
+    const fit_t *f = self;
     const fit_prefilter_t *s = state;
+    const ks_node_columns_t *col;
+    const uint32_t *pos;
     int64_t cpu, mem, eph;
     uint32_t i;
     int none;
@@ -649,6 +652,37 @@ static ks_code_t fit_filter_nodes(void *self, ks_cycle_state_t *cs,
                                         scratch);
     none = s->milli_cpu == 0 && s->memory == 0 && s->ephemeral == 0 &&
            s->n_all_scalar == 0;
+    col = ks_bulk_columns(f->api, f->h, nodes, &pos);
+    if (col != NULL) {
+        /* the host's columns (since ABI 1.7): the same comparisons, no
+         * NodeInfo or Node read; a missing node has allocatable 0 there,
+         * as in the per-node Filter (fit_prefilter_t's "node not found"
+         * comes first: that node is left to it) */
+        const uint8_t *fl = col->flags;
+        const uint32_t *np = col->n_pods;
+        const int64_t *ap = col->alloc_pods, *ac = col->alloc_milli_cpu,
+                      *am = col->alloc_memory, *ae = col->alloc_ephemeral,
+                      *rc = col->req_milli_cpu, *rm = col->req_memory,
+                      *re = col->req_ephemeral;
+        cpu = s->milli_cpu;
+        mem = s->memory;
+        eph = s->ephemeral;
+        for (i = 0; i < n; i++) {
+            uint32_t p = pos[i];
+            if (!pass[i])
+                continue;
+            if (fl[p] & KS_COL_NO_NODE) {
+                pass[i] = ks_bulk_verdict(fit_filter_with_state(
+                    self, cs, state, pod, nodes[i], scratch));
+                continue;
+            }
+            if ((int64_t)np[p] + 1 > ap[p] ||
+                (!none && (ac[p] < cpu + rc[p] || am[p] < mem + rm[p] ||
+                           ae[p] < eph + re[p])))
+                pass[i] = 0;
+        }
+        return KS_SUCCESS;
+    }
     /* Two loops: the pod requests nothing, or the usual case. */
     if (none) {
 #pragma GCC unroll 4
@@ -726,7 +760,32 @@ static ks_code_t fit_score_least(const fit_t *f, ks_cycle_state_t *cs,
     const int64_t wsum = wc + wm, req_c = s->pod_req[0],
                   req_m = s->pod_req[1];
     const int equal = wc == wm;
+    const uint32_t *pos;
+    const ks_node_columns_t *col = ks_bulk_columns(f->api, f->h, nodes, &pos);
     uint32_t i;
+    if (col != NULL) {
+        /* the host's columns (since ABI 1.7): no NodeInfo or Node read */
+        const int64_t *acol = col->alloc_milli_cpu, *amol = col->alloc_memory,
+                      *ncol = col->nz_milli_cpu, *nmol = col->nz_memory;
+        for (i = 0; i < n; i++) {
+            uint32_t p = pos[i];
+            int64_t ac = acol[p], am = amol[p], sc, sm;
+            if (ac <= 0 || am <= 0) {
+                /* no node (allocatable 0), or nothing of one: as below */
+                ks_code_t c = fit_score_with_state((void *)f, cs, (void *)s,
+                                                   pod, nodes[i], &scores[i],
+                                                   scratch);
+                if (c != KS_SUCCESS)
+                    return c;
+                continue;
+            }
+            sc = least_requested_fast(ncol[p] + req_c, ac);
+            sm = least_requested_fast(nmol[p] + req_m, am);
+            scores[i] = equal ? (int64_t)((uint64_t)(sc + sm) >> 1)
+                              : (sc * wc + sm * wm) / wsum;
+        }
+        return KS_SUCCESS;
+    }
     for (i = 0; i < n; i++) {
         const ks_node_info_t *ni = nodes[i];
         const ks_node_t *node = ni->node;

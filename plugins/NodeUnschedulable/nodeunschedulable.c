@@ -13,6 +13,7 @@
 
 typedef struct unsched {
     const ks_host_api_t *api;
+    ks_handle_t *h;
     ks_taint_t taint; /* the taint a pod must tolerate, interned */
 } unsched_t;
 
@@ -30,6 +31,7 @@ static int unsched_create(const ks_host_api_t *api, ks_handle_t *h,
         return -1;
     }
     u->api = api;
+    u->h = h;
     u->taint.key = api->intern(h, "node.kubernetes.io/unschedulable");
     u->taint.value = api->intern(h, "");
     u->taint.effect = KS_EFFECT_NO_SCHEDULE;
@@ -126,7 +128,7 @@ static ks_code_t nu_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 
 /* Bulk Filter (since ABI 1.2). Whether the pod tolerates the
  * unschedulable taint is asked once; then the loop reads one flag per
- * node (every nodes[i] is a NodeInfo, so it is read whatever pass[i]
+ * node (from the host's flags column when it has one, since ABI 1.7) (every nodes[i] is a NodeInfo, so it is read whatever pass[i]
  * says) and clears pass[i] where the node is rejected: clearing a node
  * an earlier plugin rejected leaves it as it was. */
 static ks_code_t unsched_filter_nodes(void *self, ks_cycle_state_t *cs,
@@ -136,10 +138,25 @@ static ks_code_t unsched_filter_nodes(void *self, ks_cycle_state_t *cs,
                                       ks_status_t *scratch)
 {
     const unsched_t *u = self;
+    const uint32_t *pos;
+    const ks_node_columns_t *col = ks_bulk_columns(u->api, u->h, nodes, &pos);
     uint32_t i;
     (void)cs;
     (void)state;
     (void)scratch;
+    if (col != NULL) {
+        /* the flags column (types.h): no NodeInfo read */
+        const uint8_t *fl = col->flags;
+        uint8_t out = KS_COL_NO_NODE;
+        if (!ks_tolerations_tolerate(pod->tolerations, pod->n_tolerations,
+                                     &u->taint))
+            out |= KS_COL_UNSCHEDULABLE;
+#pragma GCC unroll 4
+        for (i = 0; i < n; i++)
+            if (fl[pos[i]] & out)
+                pass[i] = 0;
+        return KS_SUCCESS;
+    }
     if (ks_tolerations_tolerate(pod->tolerations, pod->n_tolerations,
                                 &u->taint)) {
         /* only a missing node is rejected ("unknown conditions") */

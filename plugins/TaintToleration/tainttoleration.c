@@ -269,8 +269,22 @@ static ks_code_t taint_tol_filter_nodes(void *self, ks_cycle_state_t *cs,
                                         uint32_t n, uint8_t *pass,
                                         ks_status_t *scratch)
 {
+    const taint_tol_t *t = self;
+    const uint32_t *pos;
+    const ks_node_columns_t *col = ks_bulk_columns(t->api, t->h, nodes, &pos);
     uint32_t i;
     (void)state;
+    if (col != NULL) {
+        /* the flags column: only a tainted (or missing) node is read */
+        const uint8_t *fl = col->flags;
+#pragma GCC unroll 4
+        for (i = 0; i < n; i++)
+            if ((fl[pos[i]] & (KS_COL_TAINTED | KS_COL_NO_NODE)) &&
+                pass[i])
+                pass[i] = ks_bulk_verdict(
+                    taint_tol_filter(self, cs, pod, nodes[i], scratch));
+        return KS_SUCCESS;
+    }
 #pragma GCC unroll 4
     for (i = 0; i < n; i++) {
         const ks_node_t *node = nodes[i]->node;
@@ -292,20 +306,40 @@ static ks_code_t taint_tol_score_nodes(void *self, ks_cycle_state_t *cs,
                                        uint32_t n, int64_t *scores,
                                        ks_status_t *scratch)
 {
+    const taint_tol_t *t = self;
+    const uint32_t *pos;
+    const ks_node_columns_t *col;
     uint32_t i, any = 0;
     if (state == NULL) /* its error, from the per-node function */
         return taint_tol_score_nodes_general(self, cs, state, pod, nodes, n,
                                              scores, scratch);
+    col = ks_bulk_columns(t->api, t->h, nodes, &pos);
+    if (col != NULL) {
+        /* the flags column: only a tainted node is scored by the call
+         * (every snapshot entry has a node: see the general way) */
+        const uint8_t *fl = col->flags;
 #pragma GCC unroll 4
-    for (i = 0; i < n; i++) {
-        any |= nodes[i]->node->n_taints;
-        scores[i] = 0;
+        for (i = 0; i < n; i++) {
+            any |= fl[pos[i]];
+            scores[i] = 0;
+        }
+        if (any & KS_COL_NO_NODE)
+            return taint_tol_score_nodes_general(self, cs, state, pod, nodes,
+                                                 n, scores, scratch);
+        any &= KS_COL_TAINTED;
+    } else {
+#pragma GCC unroll 4
+        for (i = 0; i < n; i++) {
+            any |= nodes[i]->node->n_taints;
+            scores[i] = 0;
+        }
     }
     if (any == 0)
         return KS_SUCCESS;
     for (i = 0; i < n; i++) {
         ks_code_t c;
-        if (nodes[i]->node->n_taints == 0)
+        if (col != NULL ? !(col->flags[pos[i]] & KS_COL_TAINTED)
+                        : nodes[i]->node->n_taints == 0)
             continue;
         c = taint_tol_score_with_state(self, cs, state, pod, nodes[i],
                                        &scores[i], scratch);

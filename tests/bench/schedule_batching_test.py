@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """`ksched schedule --batching off|on|verify` decide alike (or, with the
-last argument `bulk`, `--bulk off|on|verify`, with TopologySpreading too).
+last argument `bulk`, `--bulk off|on|verify`, with TopologySpreading too,
+and each input again with `--batching off`, where bulk on takes the host's
+fast way).
 
 Two inputs: a small hand-made cluster (identical pods in a row, which
 reuse; a different pod bound elsewhere between them, after which the next
@@ -39,6 +41,36 @@ HAND = (node("n1", "4") + node("n2", "8") + node("n3", "6") + node("n4", "2")
         + pod("b", "1", "nodeSelector: {kubernetes.io/hostname: n4}, ")
         + pod("a3", "500m") + pod("a4", "500m") + pod("a5", "500m"))
 
+
+
+def mixed():
+    """200 nodes that differ where the bulk loops look (cpu, memory, pod
+    slots, cordoned, tainted NoSchedule or PreferNoSchedule) and 400 pods
+    of several sizes, some tolerating the taint: the Filter rejects
+    different nodes in every run of 64, and nodes fill up unevenly."""
+    out = []
+    for i in range(200):
+        spec = []
+        if i % 7 == 3:
+            spec.append("unschedulable: true")
+        if i % 5 == 1:
+            spec.append("taints: [{key: dedicated, value: x, effect: "
+                        "NoSchedule}]")
+        elif i % 5 == 2:
+            spec.append("taints: [{key: spot, effect: PreferNoSchedule}]")
+        out.append("---\napiVersion: v1\nkind: Node\nmetadata: {name: "
+                   "n%03d, labels: {kubernetes.io/hostname: n%03d}}\n"
+                   "spec: {%s}\nstatus: {allocatable: {cpu: '%d', memory: "
+                   "%dGi, pods: '%d'}}\n"
+                   % (i, i, ", ".join(spec), 1 + i % 8, 2 + (i * 3) % 13,
+                      3 + i % 4))
+    for k in range(400):
+        tol = ("tolerations: [{key: dedicated, operator: Exists}], "
+               if k % 3 == 0 else "")
+        out.append(pod("m%03d" % k, "%dm" % (100 + (k * 37) % 900), tol))
+    return "".join(out)
+
+
 FLAG = "batching"
 
 
@@ -52,6 +84,17 @@ def schedule(ksched, plugins, args, mode):
                            "--no-default-plugin-path", "--deterministic",
                            "--" + FLAG, mode] + args,
                           capture_output=True, text=True, timeout=600)
+
+
+def check_all(label, ksched, plugins, args, failures):
+    """check(); for --bulk also with batching off, where bulk on takes the
+    host's fast way (whole runs, the plugins reading its columns), which
+    batching and verify do not."""
+    out = check(label, ksched, plugins, args, failures)
+    if FLAG == "bulk":
+        check(label + " --batching off", ksched, plugins,
+              args + ["--batching", "off"], failures)
+    return out
 
 
 def check(label, ksched, plugins, args, failures):
@@ -95,13 +138,22 @@ def main():
         hand = os.path.join(tmp, "hand.yaml")
         with open(hand, "w") as f:
             f.write(HAND)
-        out = check("hand", ksched, plugins, ["--cluster", hand], failures)
+        out = check_all("hand", ksched, plugins, ["--cluster", hand],
+                        failures)
         # b went to n4 (its selector), the others elsewhere: all bound
         for p in ("a1", "a2", "a3", "a4", "a5"):
             if not re.search(r"default/%s\s+n[123]\b" % p, out):
                 failures.append("hand: %s not bound to n1-n3:\n%s" % (p, out))
         if not re.search(r"default/b\s+n4\b", out):
             failures.append("hand: b not bound to n4:\n%s" % out)
+        if FLAG == "bulk":
+            mix = os.path.join(tmp, "mixed.yaml")
+            with open(mix, "w") as f:
+                f.write(mixed())
+            out = check_all("mixed", ksched, plugins, ["--cluster", mix],
+                            failures)
+            if "default/m" not in out:
+                failures.append("mixed: no pod bound:\n%s" % out[:2000])
         man = os.path.join(tmp, "m")
         subprocess.run([bench, "--write-manifests", man, "--no-run",
                         "--nodes", "300", "--pods", "600", "--percentage",
@@ -115,8 +167,8 @@ def main():
         for y in sorted(os.listdir(man)):
             if y.startswith("config"):
                 continue
-            check(y, ksched, plugins, ["--cluster", os.path.join(man, y),
-                                       "--config", cfg], failures)
+            check_all(y, ksched, plugins, ["--cluster", os.path.join(man, y),
+                                           "--config", cfg], failures)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

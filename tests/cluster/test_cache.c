@@ -486,6 +486,112 @@ START_TEST(test_snapshot_positions)
 }
 END_TEST
 
+/* Every column entry (ABI 1.7) holds what the NodeInfo at that position
+ * holds, and the positions array is 0, 1, ... */
+static void check_columns(const ks_snapshot_t *s)
+{
+    uint32_t i, n;
+    const ks_node_info_t *const *all = ks_snapshot_nodes(s, &n);
+    const ks_node_columns_t *c = ks_snapshot_columns(s);
+    const uint32_t *iota = ks_snapshot_positions(s);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(iota);
+    ck_assert_uint_eq(c->n, n);
+    for (i = 0; i < n; i++) {
+        const ks_node_info_t *ni = all[i];
+        const ks_node_t *nd = ni->node;
+        uint8_t f = (uint8_t)((nd->unschedulable ? KS_COL_UNSCHEDULABLE : 0) |
+                              (nd->n_taints ? KS_COL_TAINTED : 0));
+        ck_assert_uint_eq(iota[i], i);
+        ck_assert_msg(c->flags[i] == f, "%s: flags %u, want %u", nd->name,
+                      c->flags[i], f);
+        ck_assert_uint_eq(c->n_pods[i], ni->n_pods);
+        ck_assert_int_eq(c->alloc_milli_cpu[i], nd->allocatable.milli_cpu);
+        ck_assert_int_eq(c->alloc_memory[i], nd->allocatable.memory);
+        ck_assert_int_eq(c->alloc_ephemeral[i],
+                         nd->allocatable.ephemeral_storage);
+        ck_assert_int_eq(c->alloc_pods[i], nd->allocatable.allowed_pods);
+        ck_assert_int_eq(c->req_milli_cpu[i], ni->requested.milli_cpu);
+        ck_assert_int_eq(c->req_memory[i], ni->requested.memory);
+        ck_assert_int_eq(c->req_ephemeral[i],
+                         ni->requested.ephemeral_storage);
+        ck_assert_int_eq(c->nz_milli_cpu[i], ni->non_zero_requested.milli_cpu);
+        ck_assert_int_eq(c->nz_memory[i], ni->non_zero_requested.memory);
+    }
+}
+
+/* The columns follow the NodeInfos through refreshes in place (a pod
+ * lands, a node turns unschedulable and tainted), joins and leaves, and
+ * growth past the lists' room. */
+START_TEST(test_snapshot_columns)
+{
+    ks_error_t err = {0};
+    ks_snapshot_t *s = ks_snapshot_new();
+    const ks_node_columns_t *c;
+    char name[16];
+    uint32_t i, at;
+    add_node("c", NULL);
+    add_node("a", NULL);
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    check_columns(s);
+    c = ks_snapshot_columns(s);
+    ck_assert_int_eq(c->alloc_milli_cpu[0], 4000);
+    ck_assert_int_eq(c->req_milli_cpu[1], 0);
+    /* a pod lands on c: its entry (position 1) refreshed in place */
+    add_pod(mkpod("p", "c", "1500m", "1Gi", NULL));
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    check_columns(s);
+    c = ks_snapshot_columns(s);
+    ck_assert_int_eq(c->req_milli_cpu[1], 1500);
+    ck_assert_int_eq(c->req_memory[1], INT64_C(1) << 30);
+    ck_assert_uint_eq(c->n_pods[1], 1);
+    ck_assert_int_eq(c->req_milli_cpu[0], 0);
+    /* a turns unschedulable and tainted, in place */
+    ck_assert_int_eq(
+        ks_cache_update_node(
+            cache,
+            node_ok("metadata: {name: a}\n"
+                    "spec:\n"
+                    "  unschedulable: true\n"
+                    "  taints: [{key: k, effect: NoSchedule}]\n"
+                    "status:\n"
+                    "  allocatable: {cpu: \"2\", memory: 1Gi, "
+                    "ephemeral-storage: 10Gi, pods: \"7\"}\n",
+                    in),
+            &err),
+        0);
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    check_columns(s);
+    c = ks_snapshot_columns(s);
+    ck_assert_uint_eq(c->flags[0], KS_COL_UNSCHEDULABLE | KS_COL_TAINTED);
+    ck_assert_int_eq(c->alloc_pods[0], 7);
+    ck_assert_int_eq(c->alloc_ephemeral[0], INT64_C(10) << 30);
+    /* nodes join before, between and after, and a leaves: c moves */
+    add_node("0", NULL);
+    add_node("b", NULL);
+    add_node("d", NULL);
+    ck_assert_int_eq(ks_cache_remove_node(cache, "a", &err), 0);
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    check_columns(s);
+    at = ks_snapshot_get(s, "c")->snapshot_pos - 1;
+    ck_assert_uint_eq(at, 2);
+    ck_assert_int_eq(ks_snapshot_columns(s)->req_milli_cpu[at], 1500);
+    /* far more nodes than the lists had room for, then a refresh */
+    for (i = 0; i < 300; i++) {
+        snprintf(name, sizeof name, "n%03u", i);
+        add_node(name, NULL);
+    }
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    check_columns(s);
+    add_pod(mkpod("q", "n150", "250m", "100Mi", NULL));
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    check_columns(s);
+    at = ks_snapshot_get(s, "n150")->snapshot_pos - 1;
+    ck_assert_int_eq(ks_snapshot_columns(s)->nz_milli_cpu[at], 250);
+    ks_snapshot_free(s);
+}
+END_TEST
+
 /* Does idx[0..n) contain position pos? */
 static int has_pos(const uint32_t *idx, uint32_t n, uint32_t pos)
 {
@@ -966,6 +1072,7 @@ int main(void)
     tcase_add_test(tc, test_churn);
     tcase_add_test(ts, test_snapshot_incremental);
     tcase_add_test(ts, test_snapshot_positions);
+    tcase_add_test(ts, test_snapshot_columns);
     tcase_add_test(ts, test_snapshot_affinity_lists);
     tcase_add_test(ts, test_two_snapshots);
     tcase_add_test(ts, test_snapshot_changes_since_older_versions);

@@ -571,7 +571,7 @@ START_TEST(test_score_out_of_range)
              "      enabled:\n"
              "      - name: BadScore\n" BIND_DEFAULT,
              PROBE_CFG("Probe1", ""));
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, NULL, 3, scores,
                                      skipped, totals, &st),
                      KS_ERROR);
     ck_assert_msg(strstr(msg_of(&st),
@@ -598,7 +598,7 @@ START_TEST(test_score_out_of_range_weighted)
              "        weight: 3\n" BIND_DEFAULT,
              PROBE_CFG("Probe1", "      scoreNodes: {n1: 10, n2: -1, n3: 101}\n")
                  PROBE_CFG("Probe2", "      score: 7\n"));
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, NULL, 3, scores,
                                      skipped, totals, &st),
                      KS_ERROR);
     ck_assert_msg(strstr(msg_of(&st), "plugin \"Probe1\" returns an invalid "
@@ -635,7 +635,7 @@ START_TEST(test_score_group_weight_one)
     const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
     int k, three = _i == 0 ? 2 : 3; /* PlainScore3's row */
     rt_build_score(group_cases[_i], PROBE_CFG("Probe1", "      score: 5\n"));
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, NULL, 3, scores,
                                      skipped, totals, &st),
                      KS_SUCCESS);
     for (k = 0; k < 3; k++) {
@@ -661,7 +661,7 @@ START_TEST(test_score_group_weight_one_out_of_range)
              "      - name: PlainScore2\n"
              "      - name: BadScore\n" BIND_DEFAULT,
              PROBE_CFG("Probe1", ""));
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, NULL, 3, scores,
                                      skipped, totals, &st),
                      KS_ERROR);
     ck_assert_msg(strstr(msg_of(&st), "plugin \"BadScore\" returns an invalid "
@@ -716,7 +716,7 @@ START_TEST(test_score_errors_in_plugin_order)
     ks_status_t st;
     const ks_pod_t *pod = tl_world_pod(&R.w, "p1");
     rt_build_score(score_order_cases[_i].plugins, score_order_cases[_i].config);
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, NULL, 3, scores,
                                      skipped, totals, &st),
                      KS_ERROR);
     ck_assert_msg(strstr(msg_of(&st), score_order_cases[_i].message) != NULL,
@@ -754,7 +754,7 @@ START_TEST(test_score_weighed_on_workers)
         nodes[k] = R.nodes[k % 3];
         names[k] = nodes[k]->node->name;
     }
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, nodes, names, N, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, nodes, NULL, names, N, scores,
                                      skipped, totals, &st),
                      KS_SUCCESS);
     for (k = 0; k < N; k++) {
@@ -790,7 +790,7 @@ START_TEST(test_score_out_of_range_on_workers)
                  PROBE_CFG("Probe2", "      score: 7\n"), 4);
     for (k = 0; k < N; k++)
         nodes[k] = k < 150 ? R.nodes[0] : &ni7;
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, nodes, NULL, N, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, nodes, NULL, NULL, N, scores,
                                      skipped, totals, &st),
                      KS_ERROR);
     ck_assert_msg(strstr(msg_of(&st), "plugin \"PlainScore4\" returns an "
@@ -820,7 +820,7 @@ START_TEST(test_score_all_skipped_totals_zero)
                                  "      score: 50\n"));
     ck_assert_int_eq(ks_fw_run_pre_score(R.fw, R.cs, pod, R.nodes, 3, &st),
                      KS_SUCCESS);
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, NULL, 3, scores,
                                      skipped, totals, &st),
                      KS_SUCCESS);
     ck_assert_int_eq(skipped[0], 1);
@@ -857,7 +857,7 @@ START_TEST(test_normalize_and_weights)
                      KS_SUCCESS);
     for (i = 0; i < 9; i++)
         scores[i] = -7; /* a row left unwritten keeps it */
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, NULL, 3, scores,
                                      skipped, totals, &st),
                      KS_SUCCESS);
     /* Probe1: 10,20,40 -> max100 25,50,100 -> weight 2 -> 50,100,200. */
@@ -913,7 +913,7 @@ START_TEST(test_score_blocks_many_nodes)
                  PROBE_CFG("Probe2", "      score: 7\n"));
     for (k = 0; k < N; k++)
         nodes[k] = R.nodes[k % 3];
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, nodes, NULL, N, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, nodes, NULL, NULL, N, scores,
                                      skipped, totals, &st),
                      KS_SUCCESS);
     for (k = 0; k < N; k++) {
@@ -1342,7 +1342,7 @@ static void timing_run(int par, int sample)
         ck_assert_int_eq(ks_fw_run_filter(R.fw, R.cs, pod, R.nodes[i], 1,
                                           &st),
                          KS_SUCCESS);
-    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, 3, scores,
+    ck_assert_int_eq(ks_fw_run_score(R.fw, R.cs, pod, R.nodes, NULL, NULL, 3, scores,
                                      skipped, totals, &st),
                      KS_SUCCESS);
     ck_assert_int_eq(totals[2], 100); /* 40 normalized to 100 */

@@ -316,7 +316,7 @@ START_TEST(test_plugin_state_slots)
     ck_assert_int_eq(ks_fw_run_filter(&fw, cs, pod, nodes[0], 0, &st),
                      KS_SUCCESS);
     ck_assert_ptr_eq(self.seen_filter, fs);
-    ck_assert_int_eq(ks_fw_run_score(&fw, cs, pod, nodes, NULL, 1, scores, skipped,
+    ck_assert_int_eq(ks_fw_run_score(&fw, cs, pod, nodes, NULL, NULL, 1, scores, skipped,
                                      totals, &st),
                      KS_SUCCESS);
     ck_assert_ptr_eq(self.seen_score, ss);

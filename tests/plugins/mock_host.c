@@ -1664,6 +1664,30 @@ int mock_snapshot_entries(mock_host_t *mh, const ks_node_info_t *const *nodes,
     return 1;
 }
 
+static _Thread_local uint32_t bulk_pos[64];
+
+void mock_bulk_columns_enter(mock_host_t *mh,
+                             const ks_node_info_t *const *nodes, uint32_t n)
+{
+    uint32_t i;
+    if (n > 64)
+        mock_fail("mock_bulk_columns_enter: %u nodes, at most 64", n);
+    for (i = 0; i < n; i++) {
+        if (nodes[i]->snapshot_pos == 0)
+            mock_fail("mock_bulk_columns_enter: node %u is no snapshot entry",
+                      i);
+        bulk_pos[i] = nodes[i]->snapshot_pos - 1;
+    }
+    ks_fw_bulk_ctx_enter(&mh->env, nodes, bulk_pos);
+    if (ks_fw_bulk_ctx.cols == NULL)
+        mock_fail("mock_bulk_columns_enter: the snapshot has no columns");
+}
+
+void mock_bulk_columns_leave(void)
+{
+    ks_fw_bulk_ctx_leave();
+}
+
 /* score_nodes over `nodes` must give want[i] (the per-node Score's). */
 static void check_score_nodes(const ks_plugin_t *p, void *self,
                               ks_cycle_state_t *cs, const ks_pod_t *pod,
@@ -1729,8 +1753,18 @@ ks_code_t mock_score_nodes(mock_host_t *mh, const ks_plugin_t *p, void *self,
         if (mh != NULL &&
             mock_snapshot_entries(mh, (const ks_node_info_t *const *)nodes,
                                   n, entries))
+        {
             check_score_nodes(p, self, cs, pod, entries, n, sc,
                               "the snapshot's entry");
+            /* and with the host's columns (ABI 1.7), 64 nodes a call */
+            for (i = 0; i < n; i += 64) {
+                uint32_t k = n - i < 64 ? n - i : 64;
+                mock_bulk_columns_enter(mh, entries + i, k);
+                check_score_nodes(p, self, cs, pod, entries + i, k, sc + i,
+                                  "the snapshot's columns");
+                mock_bulk_columns_leave();
+            }
+        }
         free(entries);
     }
     if (c == KS_SUCCESS && p->normalize_score)

@@ -76,7 +76,9 @@ static inline void pt_expect_scores(mock_host_t *mh, const ks_plugin_t *p,
 /* The bulk Filter (filter_nodes) of `pod` over all of `nis` at once (at
  * most 64 nodes, some may have no Node), after one PreFilter, against the
  * per-node Filter of each with the same state: with every pass[i] 1, and
- * with every other node already rejected (pass 0, which must stay 0).
+ * with every other node already rejected (pass 0, which must stay 0); then
+ * the same on the snapshot's entries of those nodes with the host's
+ * columns, when every node is in the snapshot.
  * Fails the test on any difference; returns how many nodes the per-node
  * Filter rejected, so that a test can check it saw both verdicts. */
 static inline uint32_t pt_check_filter_nodes(mock_host_t *mh,
@@ -88,6 +90,8 @@ static inline uint32_t pt_check_filter_nodes(mock_host_t *mh,
     ks_cycle_state_t *cs = mock_cycle_state_new();
     ks_status_t *st = mock_status_new(), *scratch = mock_status_new();
     uint8_t want[64], pass[64];
+    const ks_node_info_t *entries[64];
+    int have_entries;
     uint32_t i, rejected = 0;
     ks_code_t c = KS_SUCCESS;
     void *state;
@@ -112,15 +116,25 @@ static inline uint32_t pt_check_filter_nodes(mock_host_t *mh,
         want[i] = ks_bulk_verdict(v);
         rejected += want[i] == 0;
     }
-    for (round = 0; round < 2; round++) {
+    /* rounds 2 and 3: the snapshot's entries of the same nodes, with the
+     * host's columns (ABI 1.7), when every node has one */
+    have_entries = mh != NULL &&
+                   mock_snapshot_entries(
+                       mh, (const ks_node_info_t *const *)nis, n, entries);
+    for (round = 0; round < (have_entries ? 4 : 2); round++) {
+        const ks_node_info_t *const *arg =
+            round < 2 ? (const ks_node_info_t *const *)nis : entries;
+        ks_code_t rc;
         for (i = 0; i < n; i++)
-            pass[i] = round == 0 || i % 2 == 0;
-        ck_assert_int_eq(p->filter_nodes(self, cs, state, pod,
-                                         (const ks_node_info_t *const *)nis,
-                                         n, pass, scratch),
-                         KS_SUCCESS);
+            pass[i] = round % 2 == 0 || i % 2 == 0;
+        if (round >= 2)
+            mock_bulk_columns_enter(mh, arg, n);
+        rc = p->filter_nodes(self, cs, state, pod, arg, n, pass, scratch);
+        if (round >= 2)
+            mock_bulk_columns_leave();
+        ck_assert_int_eq(rc, KS_SUCCESS);
         for (i = 0; i < n; i++) {
-            uint8_t w = round == 0 || i % 2 == 0 ? want[i] : 0;
+            uint8_t w = round % 2 == 0 || i % 2 == 0 ? want[i] : 0;
             ck_assert_msg(pass[i] == w,
                           "%s filter_nodes: node %u (%s) pass %d, want %d "
                           "(round %d)",

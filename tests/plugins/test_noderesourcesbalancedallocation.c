@@ -56,6 +56,9 @@ START_TEST(balanced_allocation_scenario)
     nis[1] = node_with("empty", 8000, 32 * GI, 0, 0);
     nis[2] = node_with("even", 8000, 32 * GI, 4000, 16 * GI);
     nis[3] = node_with("mem-heavy", 8000, 32 * GI, 1000, 24 * GI);
+    /* in the snapshot: the bulk Score is checked on its entries with the
+     * host's columns too (ABI 1.7) */
+    mock_host_set_nodes(mh, nis, 4);
     pt_expect_scores(mh, p, self, mem, nis, 3, want_mem);
     /* memhungry went to "empty". */
     mock_pod_set_node(mem, "empty");

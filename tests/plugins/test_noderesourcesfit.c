@@ -395,12 +395,12 @@ START_TEST(bulk_matches_per_node)
         "  resources:\n"
         "  - {name: cpu, weight: 3}\n"
         "  - {name: memory, weight: 1}\n");
-    ks_node_info_t *nis[11];
+    ks_node_info_t *nis[14];
     ks_pod_t *none = mock_pod_new("default", "none", 0, 0);
     ks_pod_t *pod = mock_pod_new("default", "pod", 1500, 3 * GI);
     ks_pod_t *eph = mock_pod_new("default", "eph", 100, GI);
     ks_status_t *st = mock_status_new();
-    int64_t out[11];
+    int64_t out[14];
     uint32_t i;
     nis[0] = node_with("a", 4000, 8 * GI, 110, NULL);
     nis[1] = node_with("full", 4000, 8 * GI, 1, run);
@@ -413,16 +413,31 @@ START_TEST(bulk_matches_per_node)
     nis[8] = node_with("b", 32000, 64 * GI, 110, run);
     nis[9] = node_with("c", 6000, 12 * GI, 110, run);
     nis[10] = node_with("d", 4100, 9 * GI, 110, run);
+    /* at the edges: the pod's cpu and memory exactly what is free, the
+     * last pod slot, ephemeral storage partly used */
+    nis[11] = node_with("exact", 4500, 9 * GI, 110, run);
+    nis[12] = node_with("lastslot", 4000, 8 * GI, 2, run);
+    nis[13] = node_with("ephused", 8000, 16 * GI, 110, NULL);
     ((ks_node_t *)nis[9]->node)->allocatable.ephemeral_storage = GI;
+    ((ks_node_t *)nis[13]->node)->allocatable.ephemeral_storage = 3 * GI;
+    {
+        ks_pod_t *e = mock_pod_new("default", "ephused-run", 100, GI);
+        ((ks_resources_t *)&e->requests)->ephemeral_storage = 3 * GI / 2;
+        mock_pod_set_node(e, "ephused");
+        mock_nodeinfo_add_pod(nis[13], e);
+    }
     ((ks_resources_t *)&eph->requests)->ephemeral_storage = 2 * GI;
-    ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, none, nis, 11), 1);
-    ck_assert_uint_gt(pt_check_filter_nodes(mh, p, self, pod, nis, 11), 4);
-    ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, eph, nis, 11), 11);
+    /* in the snapshot: the bulk calls are checked on its entries with the
+     * host's columns too (ABI 1.7) */
+    mock_host_set_nodes(mh, nis, 14);
+    ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, none, nis, 14), 1);
+    ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, pod, nis, 14), 9);
+    ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, eph, nis, 14), 14);
     for (i = 0; i < 3; i++) {
         const ks_pod_t *q = i == 0 ? none : i == 1 ? pod : eph;
-        ck_assert_int_eq(mock_score_nodes(mh, p, self, q, nis, 11, out, st),
+        ck_assert_int_eq(mock_score_nodes(mh, p, self, q, nis, 14, out, st),
                          KS_SUCCESS);
-        ck_assert_int_eq(mock_score_nodes(mh, p, weighted, q, nis, 11, out,
+        ck_assert_int_eq(mock_score_nodes(mh, p, weighted, q, nis, 14, out,
                                           st),
                          KS_SUCCESS);
     }
@@ -500,6 +515,7 @@ START_TEST(bulk_least_allocated_exact_division)
                                  (const int64_t(*)[2])one);
         }
     }
+    mock_host_set_nodes(mh, nis, n); /* the columns' way too */
     ck_assert_int_eq(mock_score_nodes(mh, p, self, pod, nis, n, out, st),
                      KS_SUCCESS);
     /* by hand, for the largest remainder below 2^46: cpu and memory both

@@ -73,6 +73,12 @@ START_TEST(bulk_filter_matches_per_node)
     /* cordoned: 1 and 4 (7 has no Node), and the missing Node */
     ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, pod, nis, 10), 3);
     ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, tol, nis, 10), 1);
+    /* the nodes with a Node in the snapshot: checked on its entries with
+     * the host's columns too (ABI 1.7) */
+    nis[7] = nis[9];
+    mock_host_set_nodes(mh, nis, 9);
+    ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, pod, nis, 9), 2);
+    ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, tol, nis, 9), 0);
     p->destroy(self);
     mock_host_free(mh);
     mock_free_all();

@@ -212,6 +212,19 @@ START_TEST(bulk_matches_per_node)
     }
     ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, pod, nis, 9), 3);
     ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, tol, nis, 9), 1);
+    /* the nodes with a Node in the snapshot: the bulk calls are checked
+     * on its entries with the host's columns too (ABI 1.7) */
+    {
+        ks_node_info_t *real[8];
+        for (i = n = 0; i < 9; i++)
+            if (i != 4)
+                real[n++] = nis[i];
+        mock_host_set_nodes(mh, real, n);
+        ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, pod, real, n),
+                          3);
+        ck_assert_uint_eq(pt_check_filter_nodes(mh, p, self, tol, real, n),
+                          1);
+    }
     /* Score (bulk compared with per-node by mock_score_nodes), over the
      * nodes with a Node: untainted only, then with the PreferNoSchedule
      * one. */

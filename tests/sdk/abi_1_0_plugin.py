@@ -88,7 +88,8 @@ def main():
         print("FAIL 1.0 plugin bindings: %r, want %r" % (got, WANT_BINDINGS))
         ok = False
     for name in ("AbiProbe11", "AbiProbe12", "AbiProbe13", "AbiProbe14",
-                 "AbiProbe15", "AbiProbe16", "AbiProbe16Min0"):
+                 "AbiProbe15", "AbiProbe16", "AbiProbe17",
+                 "AbiProbe17Min0"):
         new = run(name)
         if old != new:
             print("FAIL the 1.0 build and %s differ:\n%r\n%r"
@@ -112,7 +113,7 @@ def main():
                                 ("AbiProbe10", "AbiProbe11", "AbiProbe12",
                                  "AbiProbe13", "AbiProbe14",
                                  "AbiProbe15", "AbiProbe16",
-                                 "AbiProbe16Min0")):
+                                 "AbiProbe17", "AbiProbe17Min0")):
         print("FAIL ksched plugins: %d %s %s" % (r.returncode, r.stdout,
                                                  r.stderr))
         ok = False

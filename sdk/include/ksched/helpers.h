@@ -656,6 +656,22 @@ ks_pod_resource_claims(const ks_host_api_t *api, const ks_pod_t *pod,
     return pod->resource_claims;
 }
 
+/* Inside filter_nodes or score_nodes: the snapshot's columns and the
+ * positions of nodes[0..n) (host API bulk_columns, since ABI 1.7), or
+ * NULL with *pos NULL on an older host or when the host has none for
+ * this call: read the NodeInfos then. `nodes` is the array the host
+ * passed; `api` and `h` those handed to create. */
+static inline const ks_node_columns_t *
+ks_bulk_columns(const ks_host_api_t *api, ks_handle_t *h,
+                const ks_node_info_t *const *nodes, const uint32_t **pos)
+{
+    if (!KS_API_HAS(api, bulk_columns)) {
+        *pos = NULL;
+        return NULL;
+    }
+    return api->bulk_columns(h, nodes, pos);
+}
+
 /* Opportunistic batching's volumes signer (upstream's): the pod's
  * namespace (claims are looked up there) and each volume's source, claim
  * and, on a host with ABI 1.4, its inline in-tree disk (kind, read-only,

@@ -1,5 +1,5 @@
 /*
- * ksched plugin SDK, ABI v1.6 (backward compatible with v1.0 to v1.5: a
+ * ksched plugin SDK, ABI v1.7 (backward compatible with v1.0 to v1.6: a
  * plugin built against older headers loads and behaves the same).
  * Members added after 1.0 say "(since ABI 1.x)"; check them
  * with KS_API_HAS / KS_PLUGIN_HAS (below) before use, never with a
@@ -52,7 +52,7 @@ extern "C" {
 /* The plugin ABI version: defined here only (sdk/meson.build reads these
  * two lines for ksched-plugin.pc's abi_major and abi_minor). */
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 6
+#define KS_ABI_MINOR 7
 #define KS_PLUGIN_MAGIC 0x4b53504cu /* "KSPL" */
 
 /* The one symbol a plugin exports. */
@@ -793,6 +793,19 @@ typedef struct ks_host_api {
      * that derives state from a whole store can tell in one call that
      * nothing changed since it last looked. Thread-safe. */
     uint64_t (*store_version)(const ks_store_t *s);
+
+    /* (since ABI 1.7) Inside filter_nodes or score_nodes: the columns of
+     * the cycle's snapshot (ks_node_columns_t in types.h), with *pos set
+     * to the snapshot position of each of nodes[0..n), so that nodes[i]'s
+     * figures are column[pos[i]]. `nodes` must be the very array the host
+     * passed to the call running on this thread; for any other array, or
+     * outside such a call, or when the host has no columns this cycle
+     * (out of memory), it returns NULL with *pos NULL: read the NodeInfos
+     * then. Both are valid until the call returns. Thread-safe (each
+     * worker asks about its own call). */
+    const ks_node_columns_t *(*bulk_columns)(
+        ks_handle_t *h, const ks_node_info_t *const *nodes,
+        const uint32_t **pos);
 } ks_host_api_t;
 
 /* --- pod signatures (since ABI 1.1) -------------------------------------- */

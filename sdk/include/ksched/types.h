@@ -463,6 +463,41 @@ typedef struct ks_node_info {
     uint64_t generation;
 } ks_node_info_t;
 
+/*
+ * (since ABI 1.7) The figures of the current cycle's snapshot as columns,
+ * one entry per snapshot position (the order of snapshot_nodes), for bulk
+ * Filter and Score loops that compare a few numbers per node: reading them
+ * here touches a few bytes per node in arrays read in order, where the
+ * NodeInfo and Node of each node are lines of their own. Entry i holds
+ * what snapshot_nodes()[i] holds:
+ *   flags            KS_COL_* below
+ *   n_pods           n_pods
+ *   alloc_*          node->allocatable (0 when node is NULL)
+ *   req_*            requested
+ *   nz_*             non_zero_requested
+ * Extended (scalar) resources are not in columns: read the NodeInfo for
+ * those. Get them with ks_host_api_t.bulk_columns inside filter_nodes or
+ * score_nodes; they do not change during the cycle.
+ */
+#define KS_COL_NO_NODE 0x01u       /* node is NULL */
+#define KS_COL_UNSCHEDULABLE 0x02u /* node->unschedulable */
+#define KS_COL_TAINTED 0x04u       /* node->n_taints > 0 */
+
+typedef struct ks_node_columns {
+    uint32_t n; /* entries in each column: the snapshot's node count */
+    const uint8_t *flags;
+    const uint32_t *n_pods;
+    const int64_t *alloc_milli_cpu;
+    const int64_t *alloc_memory;
+    const int64_t *alloc_ephemeral;
+    const int64_t *alloc_pods;
+    const int64_t *req_milli_cpu;
+    const int64_t *req_memory;
+    const int64_t *req_ephemeral;
+    const int64_t *nz_milli_cpu;
+    const int64_t *nz_memory;
+} ks_node_columns_t;
+
 #ifdef __cplusplus
 }
 #endif
