@@ -154,8 +154,22 @@ static ks_code_t ba_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
  * loop the compiler can fold them into. */
 KS_SCORE_NODES_FROM(balanced_score_nodes_general, balanced_score_with_state)
 
-/* The common case, cpu and memory only: the two fractions' half
- * difference, as balanced_node_score computes it for two resources. */
+/* The score of two fractions, cpu (rc of ac) and memory (rm of am), each
+ * capped at 1: their half difference, as balanced_node_score computes it
+ * for two resources (ac and am not 0). */
+static inline int64_t two_fractions(int64_t rc, int64_t ac, int64_t rm,
+                                    int64_t am)
+{
+    double fc = (double)rc / (double)ac, fm = (double)rm / (double)am;
+    if (fc > 1)
+        fc = 1;
+    if (fm > 1)
+        fm = 1;
+    return (int64_t)((1 - fabs((fc - fm) / 2)) * (double)KS_MAX_NODE_SCORE);
+}
+
+/* The common case, cpu and memory only: two_fractions, from the host's
+ * columns (since ABI 1.7) or the NodeInfos. */
 static ks_code_t balanced_score_nodes(void *self, ks_cycle_state_t *cs,
                                       void *state, const ks_pod_t *pod,
                                       const ks_node_info_t *const *nodes,
@@ -180,7 +194,6 @@ static ks_code_t balanced_score_nodes(void *self, ks_cycle_state_t *cs,
         for (i = 0; i < n; i++) {
             uint32_t p = pos[i];
             int64_t ac = acol[p], am = amol[p];
-            double fc, fm;
             if ((fl[p] & KS_COL_NO_NODE) || ac == 0 || am == 0) {
                 /* as below: the general way */
                 ks_code_t c = balanced_score_with_state(
@@ -189,21 +202,14 @@ static ks_code_t balanced_score_nodes(void *self, ks_cycle_state_t *cs,
                     return c;
                 continue;
             }
-            fc = (double)(rcol[p] + s->pod_req[0]) / (double)ac;
-            fm = (double)(rmol[p] + s->pod_req[1]) / (double)am;
-            if (fc > 1)
-                fc = 1;
-            if (fm > 1)
-                fm = 1;
-            scores[i] = (int64_t)((1 - fabs((fc - fm) / 2)) *
-                                  (double)KS_MAX_NODE_SCORE);
+            scores[i] = two_fractions(rcol[p] + s->pod_req[0], ac,
+                                      rmol[p] + s->pod_req[1], am);
         }
         return KS_SUCCESS;
     }
     for (i = 0; i < n; i++) {
         const ks_node_info_t *ni = nodes[i];
         const ks_resources_t *al, *used;
-        double fc, fm;
         if (i + 8 < n) /* the line read 8 nodes on */
             __builtin_prefetch(&nodes[i + 8]->requested.memory);
         if (ni->node == NULL ||
@@ -218,15 +224,9 @@ static ks_code_t balanced_score_nodes(void *self, ks_cycle_state_t *cs,
         }
         al = &ni->node->allocatable;
         used = &ni->requested;
-        fc = (double)(used->milli_cpu + s->pod_req[0]) /
-             (double)al->milli_cpu;
-        fm = (double)(used->memory + s->pod_req[1]) / (double)al->memory;
-        if (fc > 1)
-            fc = 1;
-        if (fm > 1)
-            fm = 1;
-        scores[i] = (int64_t)((1 - fabs((fc - fm) / 2)) *
-                              (double)KS_MAX_NODE_SCORE);
+        scores[i] = two_fractions(used->milli_cpu + s->pod_req[0],
+                                  al->milli_cpu, used->memory + s->pod_req[1],
+                                  al->memory);
     }
     return KS_SUCCESS;
 }

@@ -316,7 +316,7 @@ static ks_code_t taint_tol_score_nodes(void *self, ks_cycle_state_t *cs,
     col = ks_bulk_columns(t->api, t->h, nodes, &pos);
     if (col != NULL) {
         /* the flags column: only a tainted node is scored by the call
-         * (every snapshot entry has a node: see the general way) */
+         * (a missing node goes the general way, as before columns) */
         const uint8_t *fl = col->flags;
 #pragma GCC unroll 4
         for (i = 0; i < n; i++) {
