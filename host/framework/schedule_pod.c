@@ -552,11 +552,11 @@ gather_run(const filter_job_t *j, uint32_t at, uint32_t n_run,
 
 /* The snapshot positions of a bulk run (for the plugins' bulk_columns):
  * idx when the run was gathered, else those of the snapshot's own array
- * from `at` on. */
+ * from `at` on (iota is there whenever `all` is). */
 static inline const uint32_t *run_pos(const filter_job_t *j,
                                       const uint32_t *idx, uint32_t at)
 {
-    return idx != NULL ? idx : j->iota != NULL ? j->iota + at : NULL;
+    return idx != NULL ? idx : j->iota + at;
 }
 
 static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)

@@ -652,21 +652,20 @@ static ks_code_t fit_filter_nodes(void *self, ks_cycle_state_t *cs,
                                         scratch);
     none = s->milli_cpu == 0 && s->memory == 0 && s->ephemeral == 0 &&
            s->n_all_scalar == 0;
+    cpu = s->milli_cpu;
+    mem = s->memory;
+    eph = s->ephemeral;
     col = ks_bulk_columns(f->api, f->h, nodes, &pos);
     if (col != NULL) {
         /* the host's columns (since ABI 1.7): the same comparisons, no
-         * NodeInfo or Node read; a missing node has allocatable 0 there,
-         * as in the per-node Filter (fit_prefilter_t's "node not found"
-         * comes first: that node is left to it) */
+         * NodeInfo or Node read; a missing node goes to the per-node
+         * Filter, which gives its verdict */
         const uint8_t *fl = col->flags;
         const uint32_t *np = col->n_pods;
         const int64_t *ap = col->alloc_pods, *ac = col->alloc_milli_cpu,
                       *am = col->alloc_memory, *ae = col->alloc_ephemeral,
                       *rc = col->req_milli_cpu, *rm = col->req_memory,
                       *re = col->req_ephemeral;
-        cpu = s->milli_cpu;
-        mem = s->memory;
-        eph = s->ephemeral;
         for (i = 0; i < n; i++) {
             uint32_t p = pos[i];
             if (!pass[i])
@@ -692,9 +691,6 @@ static ks_code_t fit_filter_nodes(void *self, ks_cycle_state_t *cs,
                 pass[i] = 0;
         return KS_SUCCESS;
     }
-    cpu = s->milli_cpu;
-    mem = s->memory;
-    eph = s->ephemeral;
 #pragma GCC unroll 2
     for (i = 0; i < n; i++) {
         const ks_node_info_t *ni = nodes[i];

@@ -128,9 +128,10 @@ static ks_code_t nu_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 
 /* Bulk Filter (since ABI 1.2). Whether the pod tolerates the
  * unschedulable taint is asked once; then the loop reads one flag per
- * node (from the host's flags column when it has one, since ABI 1.7) (every nodes[i] is a NodeInfo, so it is read whatever pass[i]
- * says) and clears pass[i] where the node is rejected: clearing a node
- * an earlier plugin rejected leaves it as it was. */
+ * node, from the host's flags column when it has one (since ABI 1.7),
+ * else from the Node (every nodes[i] is a NodeInfo, so it is read
+ * whatever pass[i] says), and clears pass[i] where the node is rejected:
+ * clearing a node an earlier plugin rejected leaves it as it was. */
 static ks_code_t unsched_filter_nodes(void *self, ks_cycle_state_t *cs,
                                       void *state, const ks_pod_t *pod,
                                       const ks_node_info_t *const *nodes,
@@ -140,6 +141,8 @@ static ks_code_t unsched_filter_nodes(void *self, ks_cycle_state_t *cs,
     const unsched_t *u = self;
     const uint32_t *pos;
     const ks_node_columns_t *col = ks_bulk_columns(u->api, u->h, nodes, &pos);
+    const int tolerated = ks_tolerations_tolerate(
+        pod->tolerations, pod->n_tolerations, &u->taint);
     uint32_t i;
     (void)cs;
     (void)state;
@@ -147,18 +150,16 @@ static ks_code_t unsched_filter_nodes(void *self, ks_cycle_state_t *cs,
     if (col != NULL) {
         /* the flags column (types.h): no NodeInfo read */
         const uint8_t *fl = col->flags;
-        uint8_t out = KS_COL_NO_NODE;
-        if (!ks_tolerations_tolerate(pod->tolerations, pod->n_tolerations,
-                                     &u->taint))
-            out |= KS_COL_UNSCHEDULABLE;
+        const uint8_t out =
+            tolerated ? KS_COL_NO_NODE
+                      : KS_COL_NO_NODE | KS_COL_UNSCHEDULABLE;
 #pragma GCC unroll 4
         for (i = 0; i < n; i++)
             if (fl[pos[i]] & out)
                 pass[i] = 0;
         return KS_SUCCESS;
     }
-    if (ks_tolerations_tolerate(pod->tolerations, pod->n_tolerations,
-                                &u->taint)) {
+    if (tolerated) {
         /* only a missing node is rejected ("unknown conditions") */
 #pragma GCC unroll 4
         for (i = 0; i < n; i++)

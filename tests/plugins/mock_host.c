@@ -1664,14 +1664,15 @@ int mock_snapshot_entries(mock_host_t *mh, const ks_node_info_t *const *nodes,
     return 1;
 }
 
-static _Thread_local uint32_t bulk_pos[64];
+static _Thread_local uint32_t bulk_pos[KS_FW_BULK_MAX];
 
 void mock_bulk_columns_enter(mock_host_t *mh,
                              const ks_node_info_t *const *nodes, uint32_t n)
 {
     uint32_t i;
-    if (n > 64)
-        mock_fail("mock_bulk_columns_enter: %u nodes, at most 64", n);
+    if (n > KS_FW_BULK_MAX)
+        mock_fail("mock_bulk_columns_enter: %u nodes, at most %u", n,
+                  (unsigned)KS_FW_BULK_MAX);
     for (i = 0; i < n; i++) {
         if (nodes[i]->snapshot_pos == 0)
             mock_fail("mock_bulk_columns_enter: node %u is no snapshot entry",
@@ -1756,9 +1757,10 @@ ks_code_t mock_score_nodes(mock_host_t *mh, const ks_plugin_t *p, void *self,
         {
             check_score_nodes(p, self, cs, pod, entries, n, sc,
                               "the snapshot's entry");
-            /* and with the host's columns (ABI 1.7), 64 nodes a call */
-            for (i = 0; i < n; i += 64) {
-                uint32_t k = n - i < 64 ? n - i : 64;
+            /* and with the host's columns (ABI 1.7), in the host's
+             * largest runs */
+            for (i = 0; i < n; i += KS_FW_BULK_MAX) {
+                uint32_t k = n - i < KS_FW_BULK_MAX ? n - i : KS_FW_BULK_MAX;
                 mock_bulk_columns_enter(mh, entries + i, k);
                 check_score_nodes(p, self, cs, pod, entries + i, k, sc + i,
                                   "the snapshot's columns");

@@ -375,9 +375,10 @@ ks_code_t mock_score_nodes(mock_host_t *mh, const ks_plugin_t *p, void *self,
 int mock_snapshot_entries(mock_host_t *mh, const ks_node_info_t *const *nodes,
                           uint32_t n, const ks_node_info_t **out);
 /* As the host around a bulk call on snapshot entries (nodes from
- * mock_snapshot_entries, at most 64): the plugin's bulk_columns (ABI 1.7)
- * answers with the snapshot's columns and the entries' positions until
- * mock_bulk_columns_leave. On the calling thread. */
+ * mock_snapshot_entries, at most KS_FW_BULK_MAX): the plugin's
+ * bulk_columns (ABI 1.7) answers with the snapshot's columns and the
+ * entries' positions until mock_bulk_columns_leave. On the calling
+ * thread. */
 void mock_bulk_columns_enter(mock_host_t *mh,
                              const ks_node_info_t *const *nodes, uint32_t n);
 void mock_bulk_columns_leave(void);
