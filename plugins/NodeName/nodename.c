@@ -13,6 +13,7 @@
 
 typedef struct node_name {
     const ks_host_api_t *api;
+    ks_handle_t *h;
 } node_name_t;
 
 static int node_name_create(const ks_host_api_t *api, ks_handle_t *h,
@@ -21,7 +22,6 @@ static int node_name_create(const ks_host_api_t *api, ks_handle_t *h,
 {
     static const char *const keys[] = {NULL};
     node_name_t *nn;
-    (void)h;
     if (ks_args_check_keys(args, keys, err, errlen) != 0)
         return -1;
     nn = calloc(1, sizeof *nn);
@@ -30,6 +30,7 @@ static int node_name_create(const ks_host_api_t *api, ks_handle_t *h,
         return -1;
     }
     nn->api = api;
+    nn->h = h;
     *self = nn;
     return 0;
 }
@@ -114,18 +115,31 @@ static ks_code_t nn_sign(void *self, const ks_pod_t *pod, ks_signer_t *sg)
 KS_FILTER_NODES_FROM_FILTER(node_name_filter_nodes_general, node_name_filter)
 
 /* A pod without spec.nodeName fits every node: only the missing-node
- * error is left to look for (every nodes[i] is a NodeInfo, so its Node
- * is read before pass[i], which only that rare case needs). */
+ * error is left to look for. With the snapshot's columns (ABI 1.7) that
+ * is the flags column's KS_COL_NO_NODE; else every nodes[i] is a NodeInfo,
+ * so its Node is read before pass[i], which only that rare case needs. */
 static ks_code_t node_name_filter_nodes(void *self, ks_cycle_state_t *cs,
                                         void *state, const ks_pod_t *pod,
                                         const ks_node_info_t *const *nodes,
                                         uint32_t n, uint8_t *pass,
                                         ks_status_t *scratch)
 {
+    const node_name_t *nn = self;
+    const ks_node_columns_t *col;
+    const uint32_t *pos;
     uint32_t i;
     if (pod->node_name[0] != '\0')
         return node_name_filter_nodes_general(self, cs, state, pod, nodes, n,
                                               pass, scratch);
+    col = ks_bulk_columns(nn->api, nn->h, nodes, &pos);
+    if (col != NULL) {
+        const uint8_t *fl = col->flags;
+#pragma GCC unroll 4
+        for (i = 0; i < n; i++)
+            if ((fl[pos[i]] & KS_COL_NO_NODE) && pass[i])
+                pass[i] = 2; /* an Error: the host asks node_name_filter */
+        return KS_SUCCESS;
+    }
 #pragma GCC unroll 4
     for (i = 0; i < n; i++)
         if (nodes[i]->node == NULL && pass[i])

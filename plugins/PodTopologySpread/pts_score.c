@@ -370,7 +370,14 @@ static int pts_score_two(const pts_plugin_t *pl,
     const pts_tab_col_t *any = htc.n > 0 ? &htc : &ztc;
     const char *memo_value[PTS_SEEN_VALUES];
     int64_t memo_count[PTS_SEEN_VALUES];
-    uint32_t i, l, p;
+    /* The snapshot's columns and this run's positions (ABI 1.7), when the
+     * table is there to read the values from: a node whose table entry
+     * is this very NodeInfo is then scored without reading its NodeInfo
+     * unless it holds pods (the hostname count). */
+    const uint32_t *pos = NULL;
+    const ks_node_columns_t *col =
+        any->n > 0 ? ks_bulk_columns(pl->api, pl->h, nodes, &pos) : NULL;
+    uint32_t i, l, p, np;
 
     for (l = 0; l < PTS_SEEN_VALUES; l++)
         memo_value[l] = NULL;
@@ -378,14 +385,22 @@ static int pts_score_two(const pts_plugin_t *pl,
         const ks_node_info_t *ni = nodes[i];
         const char *hv = NULL, *zv = NULL;
         double sum, th = 0, tz = 0;
-        if (ni == NULL || ni->node == NULL)
-            return -1;
-        p = pts_tab_col_pos(any, ni);
-        if (p != UINT32_MAX) { /* the table's values: no label walk */
+        if (col != NULL && (p = pos[i]) < any->n && any->ni[p] == ni) {
+            if (col->flags[p] & KS_COL_NO_NODE)
+                return -1;
             hv = htc.n > 0 ? htc.values[p] : NULL;
             zv = ztc.n > 0 ? ztc.values[p] : NULL;
+            np = col->n_pods[p];
+        } else if (ni == NULL || ni->node == NULL) {
+            return -1;
+        } else if ((p = pts_tab_col_pos(any, ni)) != UINT32_MAX) {
+            /* the table's values: no label walk */
+            hv = htc.n > 0 ? htc.values[p] : NULL;
+            zv = ztc.n > 0 ? ztc.values[p] : NULL;
+            np = ni->n_pods;
         } else {
             const ks_labels_t *ls = &ni->node->labels;
+            np = ni->n_pods;
             for (l = 0; l < ls->n; l++) {
                 const char *k = ls->items[l].key;
                 if (k == hkey)
@@ -395,9 +410,8 @@ static int pts_score_two(const pts_plugin_t *pl,
             }
         }
         if (hv != NULL)
-            th = (double)(ni->n_pods > 0
-                              ? pts_count_matching(ni, hsel, pod->ns)
-                              : 0) *
+            th = (double)(np > 0 ? pts_count_matching(ni, hsel, pod->ns)
+                                 : 0) *
                      hw +
                  hb;
         if (zv != NULL)
