@@ -312,19 +312,37 @@ static const char *pts_agg_value(const pts_plugin_t *pl, const pts_agg_t *a,
     return v ? v : pl->empty;
 }
 
+/* A skipped (hostname, PreScore) constraint's count at position i for
+ * Score: the matching pods of whatever NodeInfo is there, whatever the
+ * node's labels, taints or inclusion (Score counts a node's own pods so).
+ * Kept in `held` only, never in the pair maps. */
+static int32_t pts_agg_own_count(const pts_agg_t *a, const pts_nodetab_t *t,
+                                 uint32_t i, uint32_t j)
+{
+    if (t->ni[i] == NULL || !t->nodes[i].has_pods)
+        return 0;
+    return (int32_t)pts_count_matching(t->ni[i], &a->cons[j].sel, a->ns);
+}
+
 /* Re-count position i (its facts unchanged since the aggregate's stamp):
  * the counts move by the difference. 0, or -1 on ENOMEM. */
 static int pts_agg_recount(const pts_plugin_t *pl, pts_agg_t *a,
                            const pts_nodetab_t *t, uint32_t i)
 {
     uint32_t j;
-    if (!pts_agg_node_counts(a, t, i))
-        return 0;
+    int counts = pts_agg_node_counts(a, t, i);
     for (j = 0; j < a->n_cons; j++) {
-        const char *v = pts_agg_value(pl, a, t, i, j);
+        const char *v;
         uint32_t key = i * a->n_cons + j + 1;
         int32_t old, now;
-        if (v == NULL)
+        if (a->cons[j].skip) {
+            now = pts_agg_own_count(a, t, i, j);
+            if (now != sp_get(&a->held, key) &&
+                sp_set(&a->held, key, now) != 0)
+                return -1;
+            continue;
+        }
+        if (!counts || (v = pts_agg_value(pl, a, t, i, j)) == NULL)
             continue;
         old = sp_get(&a->held, key);
         now = (int32_t)pts_count_matching(t->ni[i], &a->cons[j].sel,
@@ -377,8 +395,16 @@ static int pts_agg_build_one(const pts_plugin_t *pl, pts_agg_t *a,
     const pts_agg_cons_t *c = &a->cons[j];
     pts_tally_t tally;
     uint32_t i, k;
-    if (c->skip)
-        return 0; /* pts_agg_value: NULL for every node */
+    if (c->skip) {
+        /* no pairs (pts_agg_value: NULL for every node); each node's own
+         * count for Score */
+        for (i = 0; i < t->n; i++) {
+            int32_t now = pts_agg_own_count(a, t, i, j);
+            if (now != 0 && sp_set(&a->held, i * a->n_cons + j + 1, now) != 0)
+                return -1;
+        }
+        return 0;
+    }
     tally.n = 0;
     for (i = 0; i < t->n; i++) {
         const char *v;
@@ -501,6 +527,11 @@ const pts_nodetab_t *pts_agg_table(pts_plugin_t *pl,
                                    c->items[j].topology_key)) < 0)
             return NULL;
     return &pl->aggs.tab;
+}
+
+int32_t pts_agg_own(const pts_agg_t *a, uint32_t pos, uint32_t j)
+{
+    return sp_get(&a->held, pos * a->n_cons + j + 1);
 }
 
 uint32_t pts_agg_value_count(const pts_agg_t *a, uint32_t j)

@@ -55,7 +55,8 @@ typedef struct pts_agg_cons {
     const char *key;
     int affinity_honor; /* node affinity policy Honor (pod has none) */
     int taints_honor;   /* taints policy Honor (pod tolerates none) */
-    int skip;           /* hostname in PreScore modes: not aggregated */
+    int skip;           /* hostname in PreScore modes: no pairs, only
+                         * each node's own count (pts_agg_own) */
     ks_label_selector_t sel; /* reqs point into the aggregate's copies */
     int tab_key;        /* the key's column in the node table */
 } pts_agg_cons_t;
@@ -113,6 +114,12 @@ pts_agg_t *pts_agg_get(struct pts_plugin *pl, const struct pts_constraints *c,
 const pts_nodetab_t *pts_agg_table(struct pts_plugin *pl,
                                    const struct pts_constraints *c, int *cols,
                                    uint32_t max);
+/* For constraint j that a PreScore mode skips (hostname): the matching
+ * pods on the node at table position pos, counted as Score counts them
+ * (the node's own pods, whatever its labels, taints or inclusion), kept
+ * current with the aggregate. Valid until the next pts_agg_get; any
+ * thread while nothing calls that (Score). */
+int32_t pts_agg_own(const pts_agg_t *a, uint32_t pos, uint32_t j);
 /* A pair exists when some eligible node contributes to it. */
 int pts_agg_has_pair(const pts_agg_t *a, const char *key, const char *value);
 /* How many values constraint j's key has on the nodes of the snapshot

@@ -34,6 +34,12 @@ typedef struct pts_prescore_state {
      * labels. NULL otherwise, and in clones. */
     const pts_nodetab_t *tab;
     int tab_col[PTS_SEEN_CONS];
+    /* The aggregate PreScore refreshed, and its last_use then: while it
+     * is unchanged (no pts_agg_get since), a hostname constraint's count
+     * on a node is pts_agg_own at the node's table position. NULL
+     * otherwise, and in clones. */
+    const pts_agg_t *agg;
+    uint64_t agg_use;
 } pts_prescore_state_t;
 
 static void pts_prescore_state_free(void *data)
@@ -236,6 +242,8 @@ ks_code_t pts_pre_score(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                 pts_prescore_from_aggregate(a, s);
                 s->tab = pts_agg_table(pl, &s->cons, s->tab_col,
                                        PTS_SEEN_CONS);
+                s->agg = a;
+                s->agg_use = a->last_use;
             } else
                 pts_prescore_count(pl, s, pod, require_all);
         }
@@ -377,6 +385,12 @@ static int pts_score_two(const pts_plugin_t *pl,
     const uint32_t *pos = NULL;
     const ks_node_columns_t *col =
         any->n > 0 ? ks_bulk_columns(pl->api, pl->h, nodes, &pos) : NULL;
+    /* and then the hostname counts by position, from the aggregate */
+    const pts_agg_t *own =
+        col != NULL && h >= 0 && s->agg != NULL &&
+                s->agg->last_use == s->agg_use
+            ? s->agg
+            : NULL;
     uint32_t i, l, p, np;
 
     for (l = 0; l < PTS_SEEN_VALUES; l++)
@@ -385,12 +399,17 @@ static int pts_score_two(const pts_plugin_t *pl,
         const ks_node_info_t *ni = nodes[i];
         const char *hv = NULL, *zv = NULL;
         double sum, th = 0, tz = 0;
+        int64_t hc = -1; /* the hostname count, when known without ni */
         if (col != NULL && (p = pos[i]) < any->n && any->ni[p] == ni) {
             if (col->flags[p] & KS_COL_NO_NODE)
                 return -1;
             hv = htc.n > 0 ? htc.values[p] : NULL;
             zv = ztc.n > 0 ? ztc.values[p] : NULL;
             np = col->n_pods[p];
+            if (np == 0)
+                hc = 0;
+            else if (own != NULL)
+                hc = pts_agg_own(own, p, (uint32_t)h);
         } else if (ni == NULL || ni->node == NULL) {
             return -1;
         } else if ((p = pts_tab_col_pos(any, ni)) != UINT32_MAX) {
@@ -410,8 +429,9 @@ static int pts_score_two(const pts_plugin_t *pl,
             }
         }
         if (hv != NULL)
-            th = (double)(np > 0 ? pts_count_matching(ni, hsel, pod->ns)
-                                 : 0) *
+            th = (double)(hc >= 0   ? hc
+                          : np > 0 ? pts_count_matching(ni, hsel, pod->ns)
+                                   : 0) *
                      hw +
                  hb;
         if (zv != NULL)
