@@ -559,7 +559,8 @@ ks_code_t pts_normalize_score(void *self, ks_cycle_state_t *cs,
             scores[i].score = KS_MAX_NODE_SCORE;
         else
             scores[i].score =
-                KS_MAX_NODE_SCORE * (max + min - scores[i].score) / max;
+                ks_div_score(KS_MAX_NODE_SCORE * (max + min - scores[i].score),
+                             max);
     }
     return KS_SUCCESS;
 }

@@ -19,6 +19,7 @@
 #define KSCHED_HELPERS_H
 
 #include <errno.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,26 @@ static inline const char *ks_taint_effect_name(ks_taint_effect_t e)
 
 /* --- scores -------------------------------------------------------------- */
 
+/* n / d, C's integer division, for the quotients a score's scaling
+ * makes (at most 128). When 0 <= n <= 128 * d and 0 < d < 2^46 it is one
+ * double division, which is exact there: n is below 2^53, so exact in a
+ * double; the quotient's rounding error is at most half a unit in the
+ * last place below 128 (2^-47), less than the distance from a quotient
+ * that is not a whole number to the next one (at least 1/d > 2^-46), so
+ * truncating gives the integer quotient. A 64-bit integer division is
+ * many micro-operations and tens of cycles; a double one is a few. Any
+ * other input, and every input where doubles are evaluated in a wider
+ * format (x87: a double rounding would void the argument), takes the
+ * integer way. d must not be 0. */
+static inline int64_t ks_div_score(int64_t n, int64_t d)
+{
+#if FLT_EVAL_METHOD == 0
+    if (n >= 0 && d > 0 && d < (INT64_C(1) << 46) && n <= 128 * d)
+        return (int64_t)((double)n / (double)d);
+#endif
+    return n / d;
+}
+
 /* Upstream helper.DefaultNormalizeScore: scale scores so the highest
  * becomes `max` (integer division); with `reverse`, subtract from `max`.
  * When every score is 0 they stay 0, or all become `max` with reverse. */
@@ -355,7 +376,7 @@ static inline void ks_default_normalize_score(int64_t max, int reverse,
         return;
     }
     for (i = 0; i < n; i++) {
-        int64_t s = max * scores[i].score / highest;
+        int64_t s = ks_div_score(max * scores[i].score, highest);
         scores[i].score = reverse ? max - s : s;
     }
 }
