@@ -435,6 +435,73 @@ static void wait_teardown(void)
     free(W.trace);
 }
 
+/* ks_div_score, the scaling division of NormalizeScore helpers, is C's
+ * integer division for every input: where it takes a double division
+ * (0 <= n <= 128 d, d < 2^46) at each quotient's edges (r = 0, 1, d - 1)
+ * and at random, and on the other side of each of its bounds (larger
+ * quotients, larger divisors, negative dividends). */
+START_TEST(test_div_score_is_integer_division)
+{
+    static const int64_t ds[] = {1,
+                                 2,
+                                 3,
+                                 7,
+                                 100,
+                                 101,
+                                 997,
+                                 (INT64_C(1) << 20) + 1,
+                                 (INT64_C(1) << 40) - 1,
+                                 (INT64_C(1) << 46) - 1,
+                                 INT64_C(1) << 46,
+                                 (INT64_C(1) << 46) + 1,
+                                 INT64_C(1) << 50};
+    uint64_t x = 88172645463325252ull;
+    size_t i;
+    int64_t q, k;
+    for (i = 0; i < sizeof ds / sizeof *ds; i++) {
+        int64_t d = ds[i];
+        for (q = 0; q <= 4000; q = q < 140 ? q + 1 : q * 2 + 1) {
+            int64_t rs[3] = {0, 1, d - 1};
+            for (k = 0; k < 3; k++) {
+                int64_t n = q * d + rs[k];
+                if (rs[k] >= d)
+                    continue;
+                ck_assert_msg(ks_div_score(n, d) == n / d,
+                              "%lld / %lld: %lld, want %lld", (long long)n,
+                              (long long)d, (long long)ks_div_score(n, d),
+                              (long long)(n / d));
+                ck_assert_int_eq(ks_div_score(-n, d), -n / d);
+            }
+        }
+    }
+    for (i = 0; i < 1000000; i++) {
+        int64_t d, n;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        d = (int64_t)(x % ((UINT64_C(1) << 46) - 1)) + 1;
+        /* quotients up to 2048: past 128 the integer way */
+        n = (int64_t)((x >> 17) % 2049) * d + (int64_t)((x >> 3) % (uint64_t)d);
+        ck_assert_msg(ks_div_score(n, d) == n / d, "%lld / %lld", (long long)n,
+                      (long long)d);
+        /* a negative dividend, however large: the integer way */
+        n = -(int64_t)(x >> 2);
+        ck_assert_msg(ks_div_score(n, d) == n / d, "%lld / %lld", (long long)n,
+                      (long long)d);
+    }
+    /* past the upper bound of n: the integer way */
+    ck_assert_int_eq(ks_div_score(128 * 1000 + 999, 1000), 128);
+    ck_assert_int_eq(ks_div_score(INT64_MAX, 3), INT64_MAX / 3);
+    /* where a double division would be wrong: a quotient of 131 with a
+     * divisor just below 2^46, and a dividend a double cannot hold */
+    ck_assert_int_eq(ks_div_score(132 * ((INT64_C(1) << 46) - 1) - 1,
+                                  (INT64_C(1) << 46) - 1),
+                     131);
+    ck_assert_int_eq(ks_div_score(-((INT64_C(1) << 62) - 1), 3),
+                     -((INT64_C(1) << 62) - 1) / 3);
+}
+END_TEST
+
 START_TEST(test_waiting_pod_names_refused)
 {
     const ks_host_api_t *api = ks_host_api();
@@ -506,6 +573,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_cycle_state_keys_by_text);
     tcase_add_test(tc, test_status_message_joins_reasons);
     tcase_add_test(tc, test_plugin_state_slots);
+    tcase_add_test(tc, test_div_score_is_integer_division);
     tcase_add_test(tc, test_waiting_pod_names_refused);
     tcase_add_test(tc, test_waiting_pod_as_handle);
     tcase_add_test(tc, test_waiting_pod_reject_as_any_plugin);
