@@ -337,13 +337,18 @@ ks_code_t pts_score_with_state(void *self, ks_cycle_state_t *cs, void *state,
  * memo of PTS_SEEN_VALUES slots indexed by the value's address
  * (interned): a zone's count is asked of the pair map once per run, not
  * once per node. */
+static inline uint32_t pts_memo_slot(const char *value)
+{
+    uint64_t h = (uint64_t)(uintptr_t)value * UINT64_C(0x9E3779B97F4A7C15);
+    return (uint32_t)(h >> 61) & (PTS_SEEN_VALUES - 1);
+}
+
 static inline int64_t pts_memo_count(const pts_prescore_state_t *s,
                                      const char *key, const char *value,
                                      const char **memo_value,
                                      int64_t *memo_count)
 {
-    uint64_t h = (uint64_t)(uintptr_t)value * UINT64_C(0x9E3779B97F4A7C15);
-    uint32_t slot = (uint32_t)(h >> 61) & (PTS_SEEN_VALUES - 1);
+    uint32_t slot = pts_memo_slot(value);
     if (memo_value[slot] != value) {
         memo_value[slot] = value;
         memo_count[slot] = ks_tpmap_get(&s->pairs, key, value);
@@ -378,6 +383,13 @@ static int pts_score_two(const pts_plugin_t *pl,
     const pts_tab_col_t *any = htc.n > 0 ? &htc : &ztc;
     const char *memo_value[PTS_SEEN_VALUES];
     int64_t memo_count[PTS_SEEN_VALUES];
+    /* A node that holds no matching pod (hostname count 0, most nodes)
+     * scores what every such node of its zone scores: the rounded score
+     * per zone value, in a memo of its own. th0 is such a node's
+     * hostname term, as the loop computes it. */
+    const char *empty_value[PTS_SEEN_VALUES];
+    int64_t empty_score[PTS_SEEN_VALUES];
+    const double th0 = h >= 0 ? (double)0 * hw + hb : 0;
     /* The snapshot's columns and this run's positions (ABI 1.7), when the
      * table is there to read the values from: a node whose table entry
      * is this very NodeInfo is then scored without reading its NodeInfo
@@ -394,7 +406,7 @@ static int pts_score_two(const pts_plugin_t *pl,
     uint32_t i, l, p, np;
 
     for (l = 0; l < PTS_SEEN_VALUES; l++)
-        memo_value[l] = NULL;
+        memo_value[l] = empty_value[l] = NULL;
     for (i = 0; i < n; i++) {
         const ks_node_info_t *ni = nodes[i];
         const char *hv = NULL, *zv = NULL;
@@ -410,6 +422,21 @@ static int pts_score_two(const pts_plugin_t *pl,
                 hc = 0;
             else if (own != NULL)
                 hc = pts_agg_own(own, p, (uint32_t)h);
+            if (hc == 0 && zv != NULL && (hv != NULL || h < 0)) {
+                /* th is th0: the score is the zone's (see above) */
+                l = pts_memo_slot(zv);
+                if (empty_value[l] != zv) {
+                    empty_value[l] = zv;
+                    tz = (double)pts_memo_count(s, zkey, zv, memo_value,
+                                                memo_count) *
+                             zw +
+                         zb;
+                    sum = th0 + tz;
+                    empty_score[l] = pts_round_i64(sum);
+                }
+                scores[i] = empty_score[l];
+                continue;
+            }
         } else if (ni == NULL || ni->node == NULL) {
             return -1;
         } else if ((p = pts_tab_col_pos(any, ni)) != UINT32_MAX) {

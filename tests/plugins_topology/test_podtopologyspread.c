@@ -1010,6 +1010,31 @@ START_TEST(test_system_default_node_without_zone)
 }
 END_TEST
 
+/* A node without a hostname label, its zone's pods elsewhere: only its
+ * zone term counts (the bulk Score's per-zone memo of empty nodes must
+ * not give it the hostname term of the others). Weights ln 5 (3 nodes)
+ * and ln 4 (2 zones): d0 and d2 1.609+2 + 1.386+4 = 8.99 -> 9, d1
+ * 1.386+4 = 5.39 -> 5; max 9, min 5. */
+START_TEST(test_system_default_node_without_hostname)
+{
+    topo_cluster_t c;
+    ks_node_t *node = mock_node_new("d1", 4000, 8ll << 30, 110);
+    ks_pod_t *pod;
+
+    memset(&c, 0, sizeof c);
+    topo_add_node(&c, "d0", "zone-a");
+    mock_node_add_label(node, "topology.kubernetes.io/zone", "zone-a");
+    c.nodes[c.n++] = mock_nodeinfo_new(node);
+    topo_add_node(&c, "d2", "zone-b");
+    topo_place(&c, topo_pod("default", "w0", "web"), "d0");
+    topo_place(&c, topo_pod("default", "w1", "web"), "d2");
+    set_owner(topo_sel_in("app", "web"));
+    pod = topo_pod("default", "p", "web");
+    ck_assert_str_eq(topo_score_text(mh, pl, self, pod, &c, "d0,d1,d2"),
+                     "d0:55,d1:100,d2:55");
+}
+END_TEST
+
 START_TEST(test_list_defaults)
 {
     topo_cluster_t c;
@@ -1208,6 +1233,7 @@ static Suite *pts_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_system_default_with_service);
     tcase_add_test(tc, test_system_default_node_without_zone);
+    tcase_add_test(tc, test_system_default_node_without_hostname);
     tcase_add_test(tc, test_list_defaults);
     suite_add_tcase(s, tc);
 
