@@ -356,6 +356,17 @@ static inline int64_t pts_memo_count(const pts_prescore_state_t *s,
     return memo_count[slot];
 }
 
+/* The zone constraint's term of a node whose zone value is zv (not
+ * NULL): its count times the weight, plus maxSkew - 1 (zb). */
+static inline double pts_zone_term(const pts_prescore_state_t *s,
+                                   const char *zkey, const char *zv,
+                                   const char **memo_value,
+                                   int64_t *memo_count, double zw, double zb)
+{
+    return (double)pts_memo_count(s, zkey, zv, memo_value, memo_count) * zw +
+           zb;
+}
+
 /* pts_score_nodes for the shape of the system defaults and of most
  * pods' own constraints: one or two constraints, at most one of them on
  * hostname, no ignored node. Both keys are found in one walk of the
@@ -427,10 +438,8 @@ static int pts_score_two(const pts_plugin_t *pl,
                 l = pts_memo_slot(zv);
                 if (empty_value[l] != zv) {
                     empty_value[l] = zv;
-                    tz = (double)pts_memo_count(s, zkey, zv, memo_value,
-                                                memo_count) *
-                             zw +
-                         zb;
+                    tz = pts_zone_term(s, zkey, zv, memo_value, memo_count,
+                                       zw, zb);
                     sum = th0 + tz;
                     empty_score[l] = pts_round_i64(sum);
                 }
@@ -462,10 +471,7 @@ static int pts_score_two(const pts_plugin_t *pl,
                      hw +
                  hb;
         if (zv != NULL)
-            tz = (double)pts_memo_count(s, zkey, zv, memo_value,
-                                        memo_count) *
-                     zw +
-                 zb;
+            tz = pts_zone_term(s, zkey, zv, memo_value, memo_count, zw, zb);
         /* two terms (an absent one 0): a double sum of two is the same
          * in either order */
         sum = th + tz;
