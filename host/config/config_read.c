@@ -616,12 +616,14 @@ static const char *qualified_name_error(const char *s)
 static int is_extended_resource_name(const char *s)
 {
     char buf[600];
+    size_t len = strlen(s);
     if (strchr(s, '/') == NULL || strstr(s, "kubernetes.io/") != NULL)
         return 0;
-    if (strncmp(s, "requests.", 9) == 0)
+    if (strncmp(s, "requests.", 9) == 0 || len >= 500)
         return 0;
-    snprintf(buf, sizeof buf, "requests.%s", s);
-    return strlen(s) < 500 && qualified_name_error(buf) == NULL;
+    memcpy(buf, "requests.", 9);
+    memcpy(buf + 9, s, len + 1);
+    return qualified_name_error(buf) == NULL;
 }
 
 static void read_tls(ks_cfg_ctx_t *c, yaml_node_t *map, const char *path,
