@@ -559,6 +559,37 @@ static inline const uint32_t *run_pos(const filter_job_t *j,
     return idx != NULL ? idx : j->iota + at;
 }
 
+/* Before filter_chunk's run at pos (of its positions up to e): 1 to
+ * stop, when `want` feasible nodes are found or a node's Filter erred.
+ * The flags of the positions left out say so, unless this call has every
+ * position (then the collect stops before them: the `want` feasible
+ * nodes, or an Error, come first); the chunks not yet claimed are left
+ * unclaimed (their flags were cleared before the job, filter_nodes).
+ *
+ * Deterministic, no claimed position is left out: only the claims stop
+ * (*cut says they did). Chunks are claimed in order, so the positions
+ * evaluated are then a prefix holding the first `want` feasible nodes,
+ * the serial run's, however the threads ran. Without it, as upstream, a
+ * thread held up before the rest of its chunk, while another ran later
+ * chunks, leaves a hole, and later nodes stand in for the ones in it. */
+static int filter_stop(filter_job_t *j, uint32_t pos, uint32_t e, int *cut)
+{
+    int erred = atomic_load(&j->error) != 0;
+    if (!erred && atomic_load(&j->found) < j->want)
+        return 0;
+    if (!erred && !j->direct && j->s->opts.deterministic) {
+        if (!*cut) {
+            ks_pool_cut(j->fw->pool);
+            *cut = 1;
+        }
+        return 0;
+    }
+    if (!j->direct)
+        memset(j->s->feasible_flag + pos, 0, e - pos);
+    ks_pool_cut(j->fw->pool);
+    return 1;
+}
+
 static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 {
     filter_job_t *j = ud;
@@ -566,6 +597,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     uint32_t pos, found = 0, r, n_run, n_eval;
     uint64_t reused = 0; /* batching's kept verdicts, added once */
     uint32_t lazy = 0;   /* flag 3 positions, added once */
+    int cut = 0;         /* deterministic: the claims stopped */
     const ks_node_info_t *ni[FILTER_RUN_MAX], *eval[FILTER_RUN];
     uint32_t idx[FILTER_RUN_MAX], eval_idx[FILTER_RUN];
     uint8_t pass[KS_FW_BULK_MAX], kept[FILTER_RUN], rej[KS_FW_BULK_MAX];
@@ -583,17 +615,8 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             atomic_fetch_add(&j->found, found);
             found = 0;
         }
-        if (atomic_load(&j->found) >= j->want || atomic_load(&j->error)) {
-            /* the flags of the positions left out say so, unless this
-             * call has every position (then the collect stops before
-             * them: the `want` feasible nodes, or an Error, come first) */
-            if (!j->direct)
-                memset(s->feasible_flag + pos, 0, e - pos);
-            /* and the chunks not yet claimed are left unclaimed: their
-             * flags were cleared before the job (filter_nodes) */
-            ks_pool_cut(j->fw->pool);
+        if (filter_stop(j, pos, e, &cut))
             break;
-        }
         if (fast) {
             /* The common case: every node of the run in bulk, the ones it
              * rejected node by node for their statuses. */

@@ -242,6 +242,11 @@ const ks_node_info_t *tl_world_node(tl_world_t *w, const char *name)
 
 ks_generation_t *tl_generation(const char *yaml)
 {
+    return tl_generation_par(yaml, 1);
+}
+
+ks_generation_t *tl_generation_par(const char *yaml, int parallelism)
+{
     char *fx = tl_fixture("plugins");
     const char *dirs[2];
     ks_generation_opts_t o;
@@ -257,7 +262,7 @@ ks_generation_t *tl_generation(const char *yaml)
     o.plugin_dirs = dirs;
     o.n_plugin_dirs = 2;
     o.no_default_path = 1;
-    o.parallelism = 1;
+    o.parallelism = parallelism;
     ck_assert_msg(ks_generation_build(&o, &g, &err) == 0, "%s", err.msg);
     free(fx);
     return g;

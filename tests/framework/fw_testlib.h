@@ -76,6 +76,9 @@ char *tl_pod_yaml(const char *name, int priority, const char *nominated);
  * YAML, or the default configuration when yaml is NULL, with the fixture
  * plugins and the real ones, parallelism 1. Must succeed. */
 ks_generation_t *tl_generation(const char *yaml);
+/* The same with `parallelism` Filter and Score threads (at most the CPUs:
+ * the host's own cap). */
+ks_generation_t *tl_generation_par(const char *yaml, int parallelism);
 
 /* A scheduler clock (ks_scheduler_set_clock) reading the int64_t that `ud`
  * points to, so a test moves time by assigning it. */
