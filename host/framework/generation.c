@@ -82,7 +82,8 @@ int ks_generation_build(const ks_generation_opts_t *o, ks_generation_t **out,
         const char *qs = g->fws[0]->points[KS_EP_QUEUE_SORT][0].inst->name;
         for (i = 1; i < g->n_fws; i++) {
             const char *o2 = g->fws[i]->points[KS_EP_QUEUE_SORT][0].inst->name;
-            if (strcmp(qs, o2) != 0)
+            /* (names are never NULL; said so for GCC's format check) */
+            if (qs != NULL && o2 != NULL && strcmp(qs, o2) != 0)
                 ks_error_append(err, KS_EQUEUESORT,
                                 "%s: profiles \"%s\" and \"%s\" use different "
                                 "QueueSort plugins (%s, %s); all profiles "

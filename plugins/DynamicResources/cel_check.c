@@ -135,12 +135,16 @@ void ks_cel_type_name(const ks_cel_type_t *t, char *buf, size_t n)
     case KT_DEVICE: snprintf(buf, n, "kubernetes.DRADevice"); break;
     case KT_LIST:
         ks_cel_type_name(t->v, a, sizeof a);
-        snprintf(buf, n, "list(%s)", a);
+        /* a name longer than buf is cut (the return value looked at:
+         * that is what GCC asks to be sure it is meant) */
+        if (snprintf(buf, n, "list(%s)", a) < 0 && n > 0)
+            buf[0] = '\0';
         break;
     case KT_MAP:
         ks_cel_type_name(t->k, a, sizeof a);
         ks_cel_type_name(t->v, b, sizeof b);
-        snprintf(buf, n, "map(%s, %s)", a, b);
+        if (snprintf(buf, n, "map(%s, %s)", a, b) < 0 && n > 0)
+            buf[0] = '\0';
         break;
     default: snprintf(buf, n, "*error*"); break;
     }

@@ -379,9 +379,14 @@ START_TEST(test_shared_budget)
     int docs = 0, rc = 0, i;
     size_t n = strlen(s), len;
     char *stream = malloc(12 * (n + 8));
+    if (stream == NULL)
+        ck_abort_msg("out of memory");
     len = 0;
-    for (i = 0; i < 12; i++)
-        len += (size_t)sprintf(stream + len, "---\n%s", s);
+    for (i = 0; i < 12; i++) {
+        memcpy(stream + len, "---\n", 4);
+        memcpy(stream + len + 4, s, n);
+        len += n + 4;
+    }
     ck_assert(yaml_parser_initialize(&parser));
     yaml_parser_set_input_string(&parser, (const unsigned char *)stream, len);
     ks_yaml_builder_init(&b, &budget);

@@ -530,14 +530,19 @@ START_TEST(test_plugin_sampling_fixed_seed)
     const uint64_t seeds[] = {1, 0x5eed, 0x9e3779b97f4a7c15ull};
     size_t k;
     for (k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
-        char *pods = malloc((size_t)N * 128), *p = pods;
+        size_t cap = (size_t)N * 128, len = 0;
+        char *pods = malloc(cap);
         ks_fw_env_t model;
         int i, expect = 0;
-        *p = 0;
-        for (i = 0; i < N; i++)
-            p += sprintf(p, "---\napiVersion: v1\nkind: Pod\nmetadata: "
-                            "{name: s%d, namespace: default}\nspec:\n  "
-                            "containers: [{name: c, image: x}]\n", i);
+        ck_assert_ptr_nonnull(pods);
+        pods[0] = '\0';
+        for (i = 0; i < N && len < cap; i++)
+            len += (size_t)snprintf(
+                pods + len, cap - len,
+                "---\napiVersion: v1\nkind: Pod\nmetadata: {name: s%d, "
+                "namespace: default}\nspec:\n  containers: [{name: c, "
+                "image: x}]\n",
+                i);
         if (S.s != NULL) { /* the previous seed's world */
             teardown();
             setup();
