@@ -120,6 +120,19 @@ ks_framework_t *tl_framework(const ks_config_t *cfg, const ks_registry_t *reg,
     "      enabled:\n"                                                         \
     "      - name: PrioritySort\n"
 
+/* A configuration's `profiles:` from its start: one profile,
+ * default-scheduler, every default plugin disabled and PrioritySort as
+ * the queue sort, in flow style; its extension points may follow. For a
+ * configuration with top-level fields before its profiles. */
+#define TL_PROFILES_SORT_ONLY                                                  \
+    "profiles:\n"                                                              \
+    "- schedulerName: default-scheduler\n"                                     \
+    "  plugins:\n"                                                             \
+    "    multiPoint:\n"                                                        \
+    "      disabled: [{name: '*'}]\n"                                          \
+    "    queueSort:\n"                                                         \
+    "      enabled: [{name: PrioritySort}]\n"
+
 /* A node manifest document with 4 cpu / 8Gi / 110 pods (string literal). */
 #define TL_NODE_DOC(name)                                                      \
     "---\napiVersion: v1\nkind: Node\nmetadata: {name: " name "}\n"         \
