@@ -75,6 +75,8 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/mono_clock.h"
@@ -142,6 +144,8 @@ typedef struct job_slot {
 struct ks_pool {
     pthread_t *threads;
     unsigned n_threads; /* extra threads */
+    int chaos;          /* KSCHED_POOL_CHAOS (pool.h); set once */
+    uint64_t chaos_rng; /* its choices of share or inline (caller) */
     /* written by the caller, read by the workers: own cache lines */
     _Alignas(64) _Atomic uint64_t word; /* epoch << 32 | next index */
     job_slot_t slots[2];             /* slots[epoch & 1] */
@@ -168,6 +172,33 @@ struct ks_pool {
     unsigned nudges; /* under mu: wake-ups without a job */
     atomic_uint_fast64_t wakeups; /* a worker left its sleep */
 };
+
+/* xorshift64*: the chaos mode's random numbers (state never 0). */
+static uint32_t chaos_next(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return (uint32_t)((x * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+/* The chaos mode's sleep before a claimed chunk: one time in three, up to
+ * 300 us. Each thread its own numbers, seeded from the clock. */
+static void chaos_delay(unsigned id)
+{
+    static _Thread_local uint64_t rng;
+    uint32_t r;
+    if (rng == 0)
+        rng = (ks_mono_ns() ^ ((uint64_t)(id + 1) * 0x9E3779B97F4A7C15ull)) |
+              1;
+    r = chaos_next(&rng);
+    if (r % 3 == 0) {
+        struct timespec d = {0, (long)(r >> 8) % 300000L};
+        nanosleep(&d, NULL);
+    }
+}
 
 static inline void cpu_relax(void)
 {
@@ -201,6 +232,8 @@ static void do_chunks(ks_pool_t *p, uint32_t epoch, unsigned id)
                                                    memory_order_relaxed))
             continue;
         /* The claim holds the job open: its slot is this job's. */
+        if (__builtin_expect(p->chaos, 0))
+            chaos_delay(id);
         atomic_load_explicit(&s->fn, memory_order_relaxed)(
             atomic_load_explicit(&s->ud, memory_order_relaxed), b, e, id);
         atomic_fetch_add_explicit(&p->done, e - b, memory_order_release);
@@ -285,6 +318,11 @@ ks_pool_t *ks_pool_new(int threads)
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         if (ncpu >= 1 && threads > ncpu)
             threads = (int)ncpu;
+    }
+    {
+        const char *c = getenv("KSCHED_POOL_CHAOS");
+        p->chaos = c != NULL && c[0] != '\0' && strcmp(c, "0") != 0;
+        p->chaos_rng = ks_mono_ns() | 1;
     }
     atomic_init(&p->spin_ns, SPIN_NS);
     ks_pool_gate_init(&p->gate);
@@ -549,6 +587,13 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
         chunk = 1;
     if (p == NULL || p->n_threads == 0 || n <= chunk) {
         run_inline(p, n, fn, ud, 0);
+        return;
+    }
+    if (p->chaos) { /* pool.h: shared or inline at random */
+        if (chaos_next(&p->chaos_rng) & 1)
+            run_inline(p, n, fn, ud, 0);
+        else
+            run_shared(p, n, chunk, fn, ud, &t1);
         return;
     }
     if (p->inline_left > 0) {

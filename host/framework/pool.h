@@ -33,7 +33,14 @@ typedef void (*ks_pool_fn)(void *ud, uint32_t begin, uint32_t end,
                            unsigned worker);
 
 /* A pool of `threads` threads, the caller included, but at most one per
- * online CPU. NULL when out of memory. */
+ * online CPU. NULL when out of memory.
+ *
+ * KSCHED_POOL_CHAOS set (and not "0") in the environment when the pool is
+ * made: a test mode in which results must not change. Every job of more
+ * than one chunk is shared or run inline at random, whatever the timing
+ * says, and a third of the chunks a thread claims start after a random
+ * sleep of up to 300 us (a thread the OS took off its CPU). The counts
+ * below then count nothing. Seeded from the clock: every run differs. */
 ks_pool_t *ks_pool_new(int threads);
 void ks_pool_free(ks_pool_t *p);
 unsigned ks_pool_size(const ks_pool_t *p);
