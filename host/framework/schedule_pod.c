@@ -567,21 +567,19 @@ static inline const uint32_t *run_pos(const filter_job_t *j,
  * unclaimed (their flags were cleared before the job, filter_nodes).
  *
  * Deterministic, no claimed position is left out: only the claims stop
- * (*cut says they did). Chunks are claimed in order, so the positions
- * evaluated are then a prefix holding the first `want` feasible nodes,
- * the serial run's, however the threads ran. Without it, as upstream, a
- * thread held up before the rest of its chunk, while another ran later
- * chunks, leaves a hole, and later nodes stand in for the ones in it. */
-static int filter_stop(filter_job_t *j, uint32_t pos, uint32_t e, int *cut)
+ * (once cut, ks_pool_cut returns at its first look). Chunks are claimed
+ * in order, so the positions evaluated are then a prefix holding the
+ * first `want` feasible nodes, the serial run's, however the threads
+ * ran. Without it, as upstream, a thread held up before the rest of its
+ * chunk, while another ran later chunks, leaves a hole, and later nodes
+ * stand in for the ones in it. */
+static int filter_stop(filter_job_t *j, uint32_t pos, uint32_t e)
 {
     int erred = atomic_load(&j->error) != 0;
     if (!erred && atomic_load(&j->found) < j->want)
         return 0;
     if (!erred && !j->direct && j->s->opts.deterministic) {
-        if (!*cut) {
-            ks_pool_cut(j->fw->pool);
-            *cut = 1;
-        }
+        ks_pool_cut(j->fw->pool);
         return 0;
     }
     if (!j->direct)
@@ -597,7 +595,6 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     uint32_t pos, found = 0, r, n_run, n_eval;
     uint64_t reused = 0; /* batching's kept verdicts, added once */
     uint32_t lazy = 0;   /* flag 3 positions, added once */
-    int cut = 0;         /* deterministic: the claims stopped */
     const ks_node_info_t *ni[FILTER_RUN_MAX], *eval[FILTER_RUN];
     uint32_t idx[FILTER_RUN_MAX], eval_idx[FILTER_RUN];
     uint8_t pass[KS_FW_BULK_MAX], kept[FILTER_RUN], rej[KS_FW_BULK_MAX];
@@ -615,7 +612,7 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             atomic_fetch_add(&j->found, found);
             found = 0;
         }
-        if (filter_stop(j, pos, e, &cut))
+        if (filter_stop(j, pos, e))
             break;
         if (fast) {
             /* The common case: every node of the run in bulk, the ones it
