@@ -248,6 +248,14 @@ static uint32_t candidate_nodes(ks_scheduler_t *s,
     return n_cand;
 }
 
+/* Threads (by worker id) whose unpublished count a filter job keeps in a
+ * line of its own; a thread past them adds its count to `found` at the
+ * end of each chunk. */
+#define FILTER_SLOTS 16
+typedef struct filter_slot {
+    _Alignas(64) uint32_t n;
+} filter_slot_t;
+
 typedef struct filter_job {
     ks_scheduler_t *s;
     ks_framework_t *fw;
@@ -260,8 +268,7 @@ typedef struct filter_job {
     int identity; /* cand[i] == i: every node a candidate */
     const ks_node_info_t *const *all; /* the snapshot's nodes by index */
     const uint32_t *iota; /* 0, 1, ...: positions of runs of `all` */
-    atomic_uint found;
-    atomic_int error;
+    unsigned threads;     /* the pool's, for filter_publish */
     /* Direct collection: a filter_chunk call with every position (the
      * serial case) sees them in evaluation order, so it puts the first
      * `want` feasible nodes straight into s->feasible (names, batching's
@@ -274,6 +281,15 @@ typedef struct filter_job {
     uint32_t processed;        /* positions up to the want-th one */
     uint32_t n_lazy;           /* flag 3 (all before the cut when no
                                 * node passed) */
+    /* Written by every thread: a cache line of their own, so that the
+     * fields above, which each run reads, stay in every core's cache. */
+    _Alignas(64) atomic_uint found; /* feasible nodes published */
+    atomic_int error;
+    char pad_[64 - sizeof(atomic_uint) - sizeof(atomic_int)];
+    /* Each thread's feasible nodes not yet in `found`, carried from one
+     * of its chunks to the next (filter_publish): written by its thread
+     * only, read after the job (filter_found). */
+    filter_slot_t kept[FILTER_SLOTS];
 } filter_job_t;
 
 /* How many nodes a worker filters between looks at the shared counter:
@@ -588,11 +604,43 @@ static int filter_stop(filter_job_t *j, uint32_t pos, uint32_t e)
     return 1;
 }
 
+/* This thread's feasible nodes not yet added to j->found: added when
+ * they could bring it to `want`, else kept (the return value, carried to
+ * the thread's next chunk in its slot). A fetch-and-add from every thread
+ * at every run moved j->found's cache line between the cores at every
+ * run, and doubled a shared Filter's time per node. With T threads, once
+ * all of them together hold want - found, one of them holds (want -
+ * found) / T and publishes at its next run, so the cut comes at most a
+ * run or two per thread later than with every run published (or, when
+ * the rest is held by a thread that has no chunk left, at the end of the
+ * chunk running); one thread alone publishes at `want` exactly. */
+static inline uint32_t filter_publish(filter_job_t *j, uint32_t found)
+{
+    uint32_t g;
+    if (found == 0)
+        return 0;
+    g = atomic_load_explicit(&j->found, memory_order_relaxed);
+    if (g < j->want && (uint64_t)found * j->threads < j->want - g)
+        return found;
+    atomic_fetch_add(&j->found, found);
+    return 0;
+}
+
+/* The feasible nodes a finished filter job found: published and kept. */
+static uint32_t filter_found(const filter_job_t *j)
+{
+    uint32_t n = atomic_load(&j->found), w;
+    for (w = 0; w < FILTER_SLOTS; w++)
+        n += j->kept[w].n;
+    return n;
+}
+
 static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 {
     filter_job_t *j = ud;
     ks_scheduler_t *s = j->s;
-    uint32_t pos, found = 0, r, n_run, n_eval;
+    filter_slot_t *slot = worker < FILTER_SLOTS ? &j->kept[worker] : NULL;
+    uint32_t pos, found = slot != NULL ? slot->n : 0, r, n_run, n_eval;
     uint64_t reused = 0; /* batching's kept verdicts, added once */
     uint32_t lazy = 0;   /* flag 3 positions, added once */
     const ks_node_info_t *ni[FILTER_RUN_MAX], *eval[FILTER_RUN];
@@ -604,14 +652,13 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     /* every node of a run in bulk (the common case) */
     const int fast =
         j->bulk && !s->bt.active && j->fw->env->bulk == KS_BULK_ON;
-    if (b == 0 && e == j->n_cand)
+    if (b == 0 && e == j->n_cand) {
         j->direct = 1; /* the only call: every position, in order */
+        j->threads = 1;
+    }
     for (pos = b; pos < e; pos += n_run) {
         n_run = run_length(j, e - pos, fast);
-        if (found) {
-            atomic_fetch_add(&j->found, found);
-            found = 0;
-        }
+        found = filter_publish(j, found);
         if (filter_stop(j, pos, e))
             break;
         if (fast) {
@@ -709,7 +756,10 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
             record_verdict(j, pos + r, idx[r], c, &st, &found);
         }
     }
-    if (found)
+    found = filter_publish(j, found);
+    if (slot != NULL)
+        slot->n = found;
+    else if (found)
         atomic_fetch_add(&j->found, found);
     if (j->direct)
         j->n_lazy += lazy;
@@ -949,6 +999,7 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
     if (job.all == NULL || n_all != ks_snapshot_num_nodes(s->snap))
         return cycle_error(o, NULL); /* its lists failed to build */
     job.iota = ks_snapshot_positions(s->snap);
+    job.threads = fw->pool != NULL ? ks_pool_size(fw->pool) : 1;
     names = ks_snapshot_node_names(s->snap);
     s->names_ok = names != NULL;
     s->idx_ok = 1; /* every way below fills feasible_idx */
@@ -988,7 +1039,7 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
             ks_fw_bulk_learn(fw, &job.counts);
         ks_sched_ep_done(s, fw, KS_EP_FILTER,
                          atomic_load(&job.error)    ? KS_ERROR
-                         : atomic_load(&job.found) ? KS_SUCCESS
+                         : filter_found(&job)       ? KS_SUCCESS
                                                    : KS_UNSCHEDULABLE,
                          t0);
     }
@@ -1010,7 +1061,7 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
     processed = n_cand;
     if (fw->n_points[KS_EP_FILTER] > 0 &&
         collect_parallel(s, fw, job.all, names, n_cand, want,
-                         atomic_load(&job.found), n_feasible, &n_lazy))
+                         filter_found(&job), n_feasible, &n_lazy))
         i = n_cand; /* collected: nothing cut, no status to collect */
     else
         i = 0;
