@@ -846,15 +846,21 @@ static int resolve_lazy(ks_scheduler_t *s, ks_framework_t *fw,
 #define COLLECT_MIN_SEG 512
 #define COLLECT_SEGS 64
 
+/* One segment's counts (pass 1) and where its feasible nodes go (pass
+ * 2), in a cache line of its own: threads write neighbouring segments. */
+typedef struct collect_seg {
+    _Alignas(64) uint32_t ones; /* feasible positions */
+    uint32_t others;            /* rejected with a status (flag 2) */
+    uint32_t lazy;              /* rejected, status later (flag 3) */
+    uint32_t at;
+} collect_seg_t;
+
 typedef struct collect_job {
     ks_scheduler_t *s;
     const ks_node_info_t *const *all;
     const char *const *names;
     uint32_t n_cand, seg_len;
-    uint32_t ones[COLLECT_SEGS]; /* pass 1: feasible positions */
-    uint32_t others[COLLECT_SEGS]; /* pass 1: rejected with a status (2) */
-    uint32_t lazy[COLLECT_SEGS];   /* pass 1: rejected, status later (3) */
-    uint32_t at[COLLECT_SEGS];     /* pass 2: where each one's go */
+    collect_seg_t seg[COLLECT_SEGS];
 } collect_job_t;
 
 static void collect_count(void *ud, uint32_t b, uint32_t e, unsigned worker)
@@ -864,42 +870,51 @@ static void collect_count(void *ud, uint32_t b, uint32_t e, unsigned worker)
     uint32_t g;
     (void)worker;
     for (g = b; g < e; g++) {
-        uint32_t lo = g * j->seg_len, hi = lo + j->seg_len, i;
-        uint32_t c[4] = {0, 0, 0, 0};
+        uint32_t lo = g * j->seg_len, hi = lo + j->seg_len;
+        uint32_t c[4];
         if (hi > j->n_cand)
             hi = j->n_cand;
-        for (i = lo; i < hi; i++)
-            c[f[i] & 3]++;
-        j->ones[g] = c[1];
-        j->others[g] = c[2];
-        j->lazy[g] = c[3];
+        ks_flags_count(f + lo, hi - lo, c);
+        j->seg[g].ones = c[1];
+        j->seg[g].others = c[2];
+        j->seg[g].lazy = c[3];
     }
 }
 
 static void collect_write(void *ud, uint32_t b, uint32_t e, unsigned worker)
 {
-    collect_job_t *j = ud;
-    ks_scheduler_t *s = j->s;
+    const collect_job_t *j = ud;
+    const ks_scheduler_t *s = j->s;
+    /* in locals: the stores below cannot alias them, so the loop does
+     * not load them again after each store */
+    const uint8_t *flag = s->feasible_flag;
+    const uint32_t *cand = s->cand;
+    uint32_t *out_idx = s->feasible_idx;
+    const char **out_names = j->names != NULL ? s->feasible_names : NULL;
+    const ks_node_info_t **out = s->feasible;
+    const char *const *names = j->names;
+    const ks_node_info_t *const *all = j->all;
+    const uint32_t n_cand = j->n_cand;
     uint32_t g;
     (void)worker;
     for (g = b; g < e; g++) {
-        uint32_t lo = g * j->seg_len, hi = lo + j->seg_len, i, k = j->at[g];
+        uint32_t lo = g * j->seg_len, hi = lo + j->seg_len, i, k = j->seg[g].at;
         uint32_t at = s->next_start + lo;
-        if (hi > j->n_cand)
-            hi = j->n_cand;
-        if (at >= j->n_cand)
-            at -= j->n_cand;
+        if (hi > n_cand)
+            hi = n_cand;
+        if (at >= n_cand)
+            at -= n_cand;
         for (i = lo; i < hi; i++, at++) {
             uint32_t idx;
-            if (at == j->n_cand)
+            if (at == n_cand)
                 at = 0;
-            if (s->feasible_flag[i] != 1)
+            if (flag[i] != 1)
                 continue;
-            idx = s->cand[at];
-            s->feasible_idx[k] = idx;
-            if (j->names != NULL)
-                s->feasible_names[k] = j->names[idx];
-            s->feasible[k++] = j->all[idx];
+            idx = cand[at];
+            out_idx[k] = idx;
+            if (out_names != NULL)
+                out_names[k] = names[idx];
+            out[k++] = all[idx];
         }
     }
 }
@@ -933,10 +948,10 @@ static int collect_parallel(ks_scheduler_t *s, ks_framework_t *fw,
     n_seg = (n_cand + j.seg_len - 1) / j.seg_len;
     ks_pool_run(fw->pool, n_seg, 1, collect_count, &j);
     for (g = 0; g < n_seg; g++) {
-        j.at[g] = ones;
-        ones += j.ones[g];
-        others += j.others[g];
-        lazy += j.lazy[g];
+        j.seg[g].at = ones;
+        ones += j.seg[g].ones;
+        others += j.seg[g].others;
+        lazy += j.seg[g].lazy;
     }
     /* a cut at `want` (workers overshot), or statuses to collect in
      * order: the caller's loop */
