@@ -15,10 +15,15 @@
 #   "off=SchedulingBasic/5000Nodes:100:3000:--batching off"
 # Default rows: the table in the README's Performance section.
 #
+# Before the first row and after the last, NEW_BUILD's cpu-ceiling (when
+# built) prints what a second thread gains on this machine at that time
+# on work with no coordination at all: read the parallelism-2 columns
+# against it.
+#
 # Exit status: 0, or 1 when a run failed (its column reads FAILED).
 set -u
 if [ $# -lt 2 ]; then
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 base=$1
@@ -79,6 +84,11 @@ if [ $# -eq 0 ]; then
         "SchedulingBasic/130000Nodes adaptive, 3,000 pods=SchedulingBasic/130000Nodes:0:3000" \
         "SchedulingDeployment/130000Nodes adaptive, 1,000 pods=SchedulingDeployment/130000Nodes:0:1000"
 fi
+ceiling() {
+    [ -x "$new/tests/bench/cpu-ceiling" ] || return 0
+    "$new/tests/bench/cpu-ceiling" --pairs 5 --ms 50 | sed "s/^/cpu-ceiling $1: /"
+}
+ceiling before
 echo "row|base par 1 pods/s (CPU us/pod)|base par 2|new par 1|new par 2|raw pods/s"
 for spec in "$@"; do
     L=${spec%%=*}
@@ -90,4 +100,5 @@ for spec in "$@"; do
     [ -n "$P" ] || P=0
     row
 done
+ceiling after
 exit $status
