@@ -50,11 +50,12 @@ if command -v valgrind >/dev/null 2>&1; then
     meson test -C build --print-errorlogs --num-processes 2 \
         --setup valgrind --suite unit --suite profiles --suite plugins
     # The framework suite's C tests (cli-e2e is a shell script: valgrind
-    # would check the shell) and the serve suite's C tests; the serve
-    # Python tests are left out (README: Testing).
+    # would check the shell; the pool's test checks timings, which under
+    # valgrind are its scheduler's: suite timing) and the serve suite's C
+    # tests; the serve Python tests are left out (README: Testing).
     step "framework and serve C tests under valgrind"
     meson test -C build --print-errorlogs --num-processes 2 \
-        --setup valgrind --suite framework --no-suite cli
+        --setup valgrind --suite framework --no-suite cli --no-suite timing
     meson test -C build --print-errorlogs --num-processes 2 \
         --setup valgrind serve_units http_limits metrics_units
 fi

@@ -677,7 +677,7 @@ ks_code_t ks_sched_batch_score(ks_scheduler_t *s, ks_framework_t *fw,
      * those with it filled, on the workers; NormalizeScore here; the
      * normalized rows weighed on the workers again. */
     chunk = n / (4 * ks_pool_size(fw->pool)) + 1;
-    ks_pool_run(fw->pool, n, chunk, bscore_chunk, &j);
+    ks_pool_run_affine(fw->pool, n, chunk, bscore_chunk, &j);
     if (atomic_load(&j.failed))
         return KS_ERROR;
     if (n_norm == 0)
@@ -699,7 +699,7 @@ ks_code_t ks_sched_batch_score(ks_scheduler_t *s, ks_framework_t *fw,
     }
     if (c != KS_SUCCESS)
         return c;
-    ks_pool_run(fw->pool, n, chunk, bnorm_chunk, &j);
+    ks_pool_run_affine(fw->pool, n, chunk, bnorm_chunk, &j);
     /* out of range: the caller re-runs Score for the message */
     return atomic_load(&j.failed) ? KS_ERROR : KS_SUCCESS;
 }

@@ -90,6 +90,16 @@ void ks_pool_cut(ks_pool_t *p);
 /* p may be NULL: runs inline. */
 void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
                  void *ud);
+/* ks_pool_run for a job whose chunks may run in any order: shared, the
+ * calling thread claims chunks of [0, n / threads) first and the workers
+ * those of the rest, each taking the other's next chunks once its own
+ * are claimed. A thread then meets the same items from one job to the
+ * next (the Score rows of the same nodes, say), and what it wrote in one
+ * job is still in its cache for the next. (ks_pool_run's chunks are
+ * claimed in order by all threads: a job that cuts at a count, as
+ * Filter does, needs that.) */
+void ks_pool_run_affine(ks_pool_t *p, uint32_t n, uint32_t chunk,
+                        ks_pool_fn fn, void *ud);
 
 /* Set on a thread while it runs chunks of a job; read it through
  * ks_pool_in_job(). Thread-local: costs one load, no synchronisation. */

@@ -864,8 +864,8 @@ ks_code_t ks_fw_run_score(ks_framework_t *fw, ks_cycle_state_t *cs,
     pthread_mutex_init(&j.mu, NULL);
     for (p = 0; p < np; p++)
         skipped[p] = (j.skip >> p) & 1;
-    ks_pool_run(fw->pool, n, n / (4 * ks_pool_size(fw->pool)) + 1, score_chunk,
-                &j);
+    ks_pool_run_affine(fw->pool, n, n / (4 * ks_pool_size(fw->pool)) + 1,
+                       score_chunk, &j);
     pthread_mutex_destroy(&j.mu);
     if (j.failed) {
         ks_status_reset(st);

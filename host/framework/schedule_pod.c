@@ -946,7 +946,7 @@ static int collect_parallel(ks_scheduler_t *s, ks_framework_t *fw,
         n_seg = COLLECT_SEGS;
     j.seg_len = (n_cand + n_seg - 1) / n_seg;
     n_seg = (n_cand + j.seg_len - 1) / j.seg_len;
-    ks_pool_run(fw->pool, n_seg, 1, collect_count, &j);
+    ks_pool_run_affine(fw->pool, n_seg, 1, collect_count, &j);
     for (g = 0; g < n_seg; g++) {
         j.seg[g].at = ones;
         ones += j.seg[g].ones;
@@ -958,7 +958,7 @@ static int collect_parallel(ks_scheduler_t *s, ks_framework_t *fw,
     if (ones > want || (ones == want && want < n_cand) || others > 0)
         return 0;
     if (ones > 0)
-        ks_pool_run(fw->pool, n_seg, 1, collect_write, &j);
+        ks_pool_run_affine(fw->pool, n_seg, 1, collect_write, &j);
     *n_feasible = ones;
     *n_lazy = lazy;
     return 1;

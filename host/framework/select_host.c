@@ -136,7 +136,7 @@ uint32_t ks_sched_select_host(ks_scheduler_t *s, struct ks_pool *pool,
             n_seg = SEL_SEGS;
         j.seg_len = (n_feasible + n_seg - 1) / n_seg;
         n_seg = (n_feasible + j.seg_len - 1) / j.seg_len;
-        ks_pool_run(pool, n_seg, 1, sel_chunk, &j);
+        ks_pool_run_affine(pool, n_seg, 1, sel_chunk, &j);
         max = j.max[0];
         for (g = 1; g < n_seg; g++)
             if (j.max[g] > max)

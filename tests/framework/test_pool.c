@@ -22,6 +22,7 @@
 typedef struct job {
     atomic_uchar *hits; /* per index */
     uint32_t n, chunk;
+    uint32_t split; /* an affine job's second range starts here (else n) */
     unsigned tag;         /* which job: a late chunk shows as a wrong tag */
     atomic_uint *owner;   /* per index: the tag of the job that ran it */
     atomic_uint bad_chunk;
@@ -33,11 +34,14 @@ static void run_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     job_t *j = ud;
     uint32_t i;
     (void)worker;
-    /* a chunk of the size asked (the last one shorter), or the whole job
-     * at once when it runs inline */
+    /* a chunk of the size asked (the last one of a range shorter), or the
+     * whole job at once when it runs inline; none across an affine
+     * job's split */
     if (e <= b || e > j->n ||
         (!(b == 0 && e == j->n) &&
-         (e - b > j->chunk || (e - b < j->chunk && e != j->n))))
+         (e - b > j->chunk ||
+          (e - b < j->chunk && e != j->n && e != j->split) ||
+          (b < j->split && e > j->split))))
         atomic_fetch_add(&j->bad_chunk, 1);
     if (!ks_pool_in_job())
         atomic_fetch_add(&j->in_job_off, 1);
@@ -47,19 +51,24 @@ static void run_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     }
 }
 
-static void check_job(ks_pool_t *p, uint32_t n, uint32_t chunk, unsigned tag)
+static void check_job_as(ks_pool_t *p, uint32_t n, uint32_t chunk,
+                         unsigned tag, int affine)
 {
     job_t j;
     uint32_t i;
     memset(&j, 0, sizeof j);
     j.n = n;
     j.chunk = chunk ? chunk : 1;
+    j.split = affine ? n / ks_pool_size(p) : n;
     j.tag = tag;
     j.hits = calloc(n + 1, sizeof *j.hits);
     j.owner = calloc(n + 1, sizeof *j.owner);
     ck_assert_ptr_nonnull(j.hits);
     ck_assert_ptr_nonnull(j.owner);
-    ks_pool_run(p, n, chunk, run_chunk, &j);
+    if (affine)
+        ks_pool_run_affine(p, n, chunk, run_chunk, &j);
+    else
+        ks_pool_run(p, n, chunk, run_chunk, &j);
     /* one assertion per job: Check reports every passing one */
     for (i = 0; i < n && j.hits[i] == 1 && j.owner[i] == tag; i++)
         ;
@@ -73,6 +82,11 @@ static void check_job(ks_pool_t *p, uint32_t n, uint32_t chunk, unsigned tag)
                   atomic_load(&j.bad_chunk), atomic_load(&j.in_job_off));
     free(j.hits);
     free(j.owner);
+}
+
+static void check_job(ks_pool_t *p, uint32_t n, uint32_t chunk, unsigned tag)
+{
+    check_job_as(p, n, chunk, tag, 0);
 }
 
 /* A pool with one worker besides the caller, or NULL on a machine with
@@ -99,6 +113,127 @@ START_TEST(every_index_once)
         uint32_t n = sizes[k % (sizeof sizes / sizeof *sizes)];
         uint32_t chunk = (k % 5) == 0 ? 0 : (uint32_t)(k % 97) + 1;
         check_job(p, n, chunk, tag++);
+    }
+    ks_pool_free(p);
+}
+END_TEST
+
+/* The same with affine jobs, and the two kinds in turn (an affine job's
+ * second range must not leak into the next job, nor the next job's claims
+ * into it). */
+START_TEST(every_index_once_affine)
+{
+    ks_pool_t *p = ks_pool_new(4);
+    unsigned tag = 1, k;
+    static const uint32_t sizes[] = {0, 1, 2, 7, 31, 32, 33, 100, 313,
+                                     1000, 5000, 4097};
+    ck_assert_ptr_nonnull(p);
+    for (k = 0; k < 3000; k++) {
+        uint32_t n = sizes[k % (sizeof sizes / sizeof *sizes)];
+        uint32_t chunk = (k % 5) == 0 ? 0 : (uint32_t)(k % 97) + 1;
+        check_job_as(p, n, chunk, tag++, (k / 3) % 2 == 0);
+    }
+    check_job_as(NULL, 50, 8, tag++, 1);
+    ks_pool_free(p);
+}
+END_TEST
+
+/* Who ran which chunk first, in an affine job of slow items. */
+typedef struct first_job {
+    uint32_t first[2]; /* UINT32_MAX: none yet */
+    atomic_uint ran;
+} first_job_t;
+
+static void first_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    first_job_t *j = ud;
+    struct timespec nap = {0, 5000000}; /* 5 ms an item */
+    uint32_t i;
+    if (worker < 2 && j->first[worker] == UINT32_MAX)
+        j->first[worker] = b;
+    for (i = b; i < e; i++) {
+        nanosleep(&nap, NULL);
+        atomic_fetch_add(&j->ran, 1);
+    }
+}
+
+/* In an affine job the caller starts at item 0 and a worker at the
+ * split (n / threads); in a plain one both start at the next chunk in
+ * order, so the worker starts right after the caller's first chunk. */
+START_TEST(affine_ranges_start_apart)
+{
+    ks_pool_t *p = pool_of_two();
+    unsigned k, worker_ran = 0;
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
+    for (k = 0; k < 6; k++) {
+        first_job_t j;
+        memset(&j, 0, sizeof j);
+        j.first[0] = j.first[1] = UINT32_MAX;
+        ks_pool_run_affine(p, 8, 1, first_chunk, &j);
+        ck_assert_uint_eq(atomic_load(&j.ran), 8);
+        ck_assert_msg(j.first[0] == 0, "affine job %u: the caller began at "
+                                       "item %u", k, j.first[0]);
+        if (j.first[1] != UINT32_MAX) {
+            worker_ran++;
+            ck_assert_msg(j.first[1] == 4,
+                          "affine job %u: the worker began at item %u, not "
+                          "at the split (4)",
+                          k, j.first[1]);
+        }
+    }
+    /* 40 ms jobs of 5 ms items: shared (the site's first jobs are, and
+     * sharing halves them) */
+    ck_assert_msg(worker_ran >= 3, "the worker ran in %u of 6 affine jobs",
+                  worker_ran);
+    ks_pool_free(p);
+}
+END_TEST
+
+/* Who cuts: a chunk of an affine job calls ks_pool_cut; neither range is
+ * claimed further, and ks_pool_run_affine returns once the chunks
+ * running are done. */
+typedef struct cut_job {
+    ks_pool_t *p;
+    atomic_uint ran;
+    atomic_uint whole; /* run inline: one call over every item */
+} cut_job_t;
+
+static void cut_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    cut_job_t *j = ud;
+    struct timespec nap = {0, 2000000};
+    (void)worker;
+    if (b == 0 && e == 40)
+        atomic_store(&j->whole, 1);
+    if (b == 0)
+        ks_pool_cut(j->p);
+    nanosleep(&nap, NULL);
+    atomic_fetch_add(&j->ran, e - b);
+}
+
+START_TEST(affine_cut_stops_both_ranges)
+{
+    ks_pool_t *p = pool_of_two();
+    unsigned k;
+    if (p == NULL)
+        return;
+    for (k = 0; k < 10; k++) {
+        cut_job_t j;
+        unsigned ran;
+        memset(&j, 0, sizeof j);
+        j.p = p;
+        ks_pool_run_affine(p, 40, 1, cut_chunk, &j);
+        ran = atomic_load(&j.ran);
+        /* shared: the caller's item 0 and the worker's chunks claimed
+         * before the cut (one, or two if the caller was slow to cut);
+         * inline: one call over all 40, which a cut does not stop */
+        if (atomic_load(&j.whole))
+            ck_assert_uint_eq(ran, 40);
+        else
+            ck_assert_msg(ran <= 3, "affine job %u: %u items ran after a "
+                                    "cut in the first", k, ran);
+        check_job_as(p, 100, 3, 1000 + k, 1); /* the pool still works */
     }
     ks_pool_free(p);
 }
@@ -444,13 +579,14 @@ START_TEST(far_apart_jobs_no_spin)
 }
 END_TEST
 
-/* Cycles of one job of two items of item_ns, each followed by read_back_ns of
- * serial work when a worker ran a chunk of it, until the gate timed
- * `cycles` of them (on a loaded machine or under valgrind a stall's
- * inline stretch runs cycles the gate does not time; at most 16 times as
- * many in all): how many cycles had a worker's chunk. */
+/* Cycles of one job of `items` items of item_ns, each followed by
+ * read_back_ns of serial work when a worker ran a chunk of it, until the
+ * gate timed `cycles` of them (on a loaded machine or under valgrind a
+ * stall's inline stretch runs cycles the gate does not time; at most 16
+ * times as many in all): how many cycles had a worker's chunk. */
 static unsigned run_gated_cycles(ks_pool_t *p, unsigned cycles,
-                                 long item_ns, long read_back_ns)
+                                 uint32_t items, long item_ns,
+                                 long read_back_ns)
 {
     struct timespec read_back = {0, read_back_ns};
     unsigned i, in, on_worker, shared = 0;
@@ -459,7 +595,7 @@ static unsigned run_gated_cycles(ks_pool_t *p, unsigned cycles,
                 ks_pool_counts(p).gate_cycles - timed0 < cycles;
          i++) {
         ks_pool_cycle_begin(p);
-        run_who(p, 1, 2, item_ns, &in, &on_worker);
+        run_who(p, 1, items, item_ns, &in, &on_worker);
         if (on_worker && read_back_ns > 0)
             nanosleep(&read_back, NULL);
         shared += on_worker;
@@ -482,7 +618,7 @@ START_TEST(gate_sees_read_back)
     ks_pool_counts_t c;
     if (p == NULL)
         return; /* one CPU: no worker to share with */
-    shared = run_gated_cycles(p, 20 * 16, 2000000, 6000000);
+    shared = run_gated_cycles(p, 20 * 16, 2, 2000000, 6000000);
     c = ks_pool_counts(p);
     /* (stalls' stretches may leave fewer timed: 12 windows at least) */
     ck_assert_uint_ge(c.gate_cycles, 12 * 16);
@@ -501,12 +637,15 @@ START_TEST(gate_sees_read_back)
 }
 END_TEST
 
-/* Cycles without the read-back, of two 10 ms items: sharing makes the
- * whole cycle faster (10 ms against 20), so the gate lets the jobs be
+/* Cycles without the read-back, of four 10 ms items: sharing makes the
+ * whole cycle faster (20 ms against 40), so the gate lets the jobs be
  * shared (items long enough that a worker slow to get a CPU, under
- * valgrind say, is not a stall that turns sharing off): of 20
- * windows only its three learning windows of inline and two probes run
- * inline, and the worker runs a chunk of most jobs. */
+ * valgrind say, is not a stall that turns sharing off, and four of them,
+ * so that such a worker has 30 ms to claim one before the caller has
+ * claimed them all: with two of 10 ms, valgrind's late wake-ups left the
+ * worker without a chunk in most cycles now and then): of 20 windows
+ * only its three learning windows of inline and two probes run inline,
+ * and the worker runs a chunk of most jobs. */
 START_TEST(gate_keeps_sharing_that_pays)
 {
     ks_pool_t *p = pool_of_two();
@@ -514,7 +653,7 @@ START_TEST(gate_keeps_sharing_that_pays)
     ks_pool_counts_t c;
     if (p == NULL)
         return; /* one CPU: no worker to share with */
-    shared = run_gated_cycles(p, 20 * 16, 10000000, 0);
+    shared = run_gated_cycles(p, 20 * 16, 4, 10000000, 0);
     c = ks_pool_counts(p);
     ck_assert_uint_ge(c.gate_cycles, 12 * 16);
     /* the share windows' jobs mostly had a worker's chunk (the per-job
@@ -570,6 +709,9 @@ int main(void)
     int failed;
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, every_index_once);
+    tcase_add_test(tc, every_index_once_affine);
+    tcase_add_test(tc, affine_ranges_start_apart);
+    tcase_add_test(tc, affine_cut_stops_both_ranges);
     tcase_add_test(tc, no_pool_and_small_jobs_inline);
     tcase_add_test(tc, idle_workers_sleep);
     tcase_add_test(tc, stalled_worker_then_inline);
