@@ -102,7 +102,10 @@ static ks_pool_t *pool_of_two(void)
     return p;
 }
 
-START_TEST(every_index_once)
+/* 3,000 jobs back to back of every size and chunk; affine: every other
+ * three of them affine (an affine job's second range must not leak into
+ * the next job, nor the next job's claims into it). */
+static void jobs_back_to_back(int affine)
 {
     ks_pool_t *p = ks_pool_new(4);
     unsigned tag = 1, k;
@@ -112,29 +115,21 @@ START_TEST(every_index_once)
     for (k = 0; k < 3000; k++) {
         uint32_t n = sizes[k % (sizeof sizes / sizeof *sizes)];
         uint32_t chunk = (k % 5) == 0 ? 0 : (uint32_t)(k % 97) + 1;
-        check_job(p, n, chunk, tag++);
+        check_job_as(p, n, chunk, tag++, affine && (k / 3) % 2 == 0);
     }
+    check_job_as(NULL, 50, 8, tag++, affine);
     ks_pool_free(p);
+}
+
+START_TEST(every_index_once)
+{
+    jobs_back_to_back(0);
 }
 END_TEST
 
-/* The same with affine jobs, and the two kinds in turn (an affine job's
- * second range must not leak into the next job, nor the next job's claims
- * into it). */
 START_TEST(every_index_once_affine)
 {
-    ks_pool_t *p = ks_pool_new(4);
-    unsigned tag = 1, k;
-    static const uint32_t sizes[] = {0, 1, 2, 7, 31, 32, 33, 100, 313,
-                                     1000, 5000, 4097};
-    ck_assert_ptr_nonnull(p);
-    for (k = 0; k < 3000; k++) {
-        uint32_t n = sizes[k % (sizeof sizes / sizeof *sizes)];
-        uint32_t chunk = (k % 5) == 0 ? 0 : (uint32_t)(k % 97) + 1;
-        check_job_as(p, n, chunk, tag++, (k / 3) % 2 == 0);
-    }
-    check_job_as(NULL, 50, 8, tag++, 1);
-    ks_pool_free(p);
+    jobs_back_to_back(1);
 }
 END_TEST
 
