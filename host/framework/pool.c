@@ -162,7 +162,9 @@ struct ks_pool {
     uint64_t chaos_rng; /* its choices of share or inline (caller) */
     /* written by the caller, read by the workers: own cache lines */
     _Alignas(64) _Atomic uint64_t word; /* epoch << 32 | next index */
-    job_slot_t slots[2];             /* slots[epoch & 1] */
+    /* slots[epoch & 1]: read once per job by each thread, on a line of
+     * their own (word changes at every claim) */
+    _Alignas(64) job_slot_t slots[2];
     /* An affine job's second range, from split on: epoch << 32 | next
      * index, written before word (a worker that sees the job in word sees
      * it here too) */
@@ -230,18 +232,26 @@ typedef struct worker_arg {
     unsigned id;
 } worker_arg_t;
 
+/* One job's description as a thread reads it once, from its slot. */
+typedef struct job_view {
+    ks_pool_fn fn;
+    void *ud;
+    uint32_t n, chunk, split;
+} job_view_t;
+
 /* Claim and run the chunks of job `epoch` that word holds (items up to
- * `end`, the range's), until none is left (or a newer job replaced it). */
-static void do_range(ks_pool_t *p, _Atomic uint64_t *word, uint32_t epoch,
-                     const job_slot_t *s, uint32_t end, unsigned id)
+ * `end`, the range's), until none is left (or a newer job replaced it):
+ * the number of items run. */
+static uint32_t do_range(ks_pool_t *p, _Atomic uint64_t *word, uint32_t epoch,
+                         const job_view_t *v, uint32_t end, unsigned id)
 {
+    uint32_t ran = 0;
     for (;;) {
         uint64_t w = atomic_load_explicit(word, memory_order_acquire);
-        uint32_t chunk = atomic_load_explicit(&s->chunk, memory_order_relaxed);
         uint32_t b = WORD_NEXT(w), e;
         if (WORD_EPOCH(w) != epoch || b >= end)
             break;
-        e = end - b > chunk ? b + chunk : end;
+        e = end - b > v->chunk ? b + v->chunk : end;
         if (!atomic_compare_exchange_weak_explicit(word, &w, WORD(epoch, e),
                                                    memory_order_acq_rel,
                                                    memory_order_relaxed))
@@ -249,31 +259,43 @@ static void do_range(ks_pool_t *p, _Atomic uint64_t *word, uint32_t epoch,
         /* The claim holds the job open: its slot is this job's. */
         if (__builtin_expect(p->chaos, 0))
             chaos_delay(id);
-        atomic_load_explicit(&s->fn, memory_order_relaxed)(
-            atomic_load_explicit(&s->ud, memory_order_relaxed), b, e, id);
-        atomic_fetch_add_explicit(&p->done, e - b, memory_order_release);
+        v->fn(v->ud, b, e, id);
+        ran += e - b;
     }
+    return ran;
 }
 
 /* Claim and run chunks of job `epoch` until none is left: the caller (id
  * 0) from the first range on, the workers from the second (an affine
- * job's; there is none otherwise), each then from the other. */
+ * job's; there is none otherwise), each then from the other. The items a
+ * thread ran go into done once, when it has no chunk left to claim: done
+ * reaches n only when every chunk has run all the same, and the threads
+ * do not pass its cache line to and fro at every chunk. */
 static void do_chunks(ks_pool_t *p, uint32_t epoch, unsigned id)
 {
     const job_slot_t *s = &p->slots[epoch & 1];
-    uint32_t n = atomic_load_explicit(&s->n, memory_order_relaxed);
-    uint32_t split = atomic_load_explicit(&s->split, memory_order_relaxed);
+    job_view_t v;
+    uint32_t ran;
+    v.fn = atomic_load_explicit(&s->fn, memory_order_relaxed);
+    v.ud = atomic_load_explicit(&s->ud, memory_order_relaxed);
+    v.n = atomic_load_explicit(&s->n, memory_order_relaxed);
+    v.chunk = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+    v.split = atomic_load_explicit(&s->split, memory_order_relaxed);
+    /* A worker that read the slot of a job already over (it woke late)
+     * finds the epoch moved on at its first claim and runs nothing. */
     ks_pool_job_depth++;
-    if (split >= n) {
-        do_range(p, &p->word, epoch, s, n, id);
+    if (v.split >= v.n) {
+        ran = do_range(p, &p->word, epoch, &v, v.n, id);
     } else if (id == 0) {
-        do_range(p, &p->word, epoch, s, split, id);
-        do_range(p, &p->word2, epoch, s, n, id);
+        ran = do_range(p, &p->word, epoch, &v, v.split, id);
+        ran += do_range(p, &p->word2, epoch, &v, v.n, id);
     } else {
-        do_range(p, &p->word2, epoch, s, n, id);
-        do_range(p, &p->word, epoch, s, split, id);
+        ran = do_range(p, &p->word2, epoch, &v, v.n, id);
+        ran += do_range(p, &p->word, epoch, &v, v.split, id);
     }
     ks_pool_job_depth--;
+    if (ran > 0)
+        atomic_fetch_add_explicit(&p->done, ran, memory_order_release);
 }
 
 /* A job newer than `seen` to take part in, or stop: its epoch, or 0 when
