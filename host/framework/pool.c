@@ -50,12 +50,17 @@
  * - A worker the system took off its CPU while it held a chunk (more
  *   runnable threads than CPUs: a loaded machine) makes the caller wait
  *   for that chunk for as long as the worker is off. When the caller
- *   waits more than twice its own share of a job (and STALL_NS), the next
- *   INLINE_JOBS jobs run inline on the caller, then sharing is tried
- *   again: on a loaded machine a second thread then costs about what one
- *   does instead of stalling every cycle. A stall within CALM_JOBS shared
- *   jobs of the last one (the machine is still loaded) doubles that
- *   stretch, up to INLINE_MAX jobs; a calm stretch of sharing resets it.
+ *   waits more than twice its own share of a job (and STALL_NS), jobs run
+ *   inline on the caller for STALL_STRETCH times that wait (at most
+ *   STALL_STRETCH_MAX_NS), then sharing is tried again. However often the
+ *   stalls come, they then take at most 1/(STALL_STRETCH + 1) of the
+ *   time: on a loaded machine (waits of a time slice, milliseconds) a
+ *   second thread costs about what one does instead of stalling every
+ *   cycle, and on a machine whose CPUs are taken away now and then for
+ *   tens of microseconds (a virtual machine's) sharing resumes a few
+ *   cycles later. (A stretch counted in jobs and doubled at every stall
+ *   within 4,096 shared jobs of the last ran three quarters of the jobs
+ *   inline after six such waits of 40 us in a second.)
  *   Inline or shared, a job's chunks and results are the same.
  * - Above the per-job choice, within a scheduling cycle
  *   (ks_pool_cycle_begin/_end), the cycle gate (pool_gate.h) times whole
@@ -116,14 +121,11 @@
  * code that follows, a cost the job's own time does not show. */
 #define SHARE_MIN_NS 25000
 /* A wait for the other threads' chunks longer than this and than twice
- * the caller's own share is a stall; then INLINE_JOBS jobs run inline. */
+ * the caller's own share is a stall; then jobs run inline for
+ * STALL_STRETCH times the wait, at most STALL_STRETCH_MAX_NS. */
 #define STALL_NS 20000
-#define INLINE_JOBS 256
-/* A stall soon after sharing resumed (fewer than CALM_JOBS shared jobs
- * since the last one: the machine is still loaded) doubles the inline
- * stretch, up to INLINE_MAX jobs; a calm stretch resets it. */
-#define CALM_JOBS 4096
-#define INLINE_MAX 65536
+#define STALL_STRETCH 8
+#define STALL_STRETCH_MAX_NS 2000000000ull
 /* Epoch and next index in one word: the index is the low 32 bits. */
 #define WORD(epoch, next) (((uint64_t)(epoch) << 32) | (uint32_t)(next))
 #define WORD_EPOCH(w) ((uint32_t)((w) >> 32))
@@ -172,10 +174,8 @@ struct ks_pool {
     _Alignas(64) atomic_uint done;   /* items finished in this job */
     _Alignas(64) atomic_uint sleepers;
     atomic_int stop;
-    unsigned inline_left; /* jobs still to run inline after a stall
-                           * (caller only) */
-    unsigned inline_len;  /* the stretch the next stall starts */
-    unsigned calm;        /* shared jobs since the last stall */
+    uint64_t inline_until; /* after a stall, jobs run inline until then
+                            * (ks_mono_ns; 0: no stretch); caller only */
     site_t sites[SITES];  /* caller only */
     /* The cycle gate (pool_gate.h) and the cycle it times (caller). */
     ks_pool_gate_t gate;
@@ -559,19 +559,17 @@ static void note_gap(ks_pool_t *p, uint64_t t0)
 
 /* After a shared job: a wait for the other threads' chunks (t1 to t2)
  * longer than STALL_NS and twice the caller's own share (t0 to t1) makes
- * the next jobs run inline (pool.c's header). */
+ * the jobs of the next STALL_STRETCH waits as long run inline (pool.c's
+ * header). */
 static void note_stall(ks_pool_t *p, uint64_t t0, uint64_t t1, uint64_t t2)
 {
-    if (t2 - t1 > STALL_NS && t2 - t1 > 2 * (t1 - t0)) {
-        if (p->inline_len == 0 || p->calm >= CALM_JOBS)
-            p->inline_len = INLINE_JOBS;
-        else if (p->inline_len < INLINE_MAX)
-            p->inline_len *= 2;
-        p->inline_left = p->inline_len;
-        p->calm = 0;
-    } else if (p->calm < CALM_JOBS) {
-        p->calm++;
-    }
+    uint64_t wait = t2 - t1, stretch;
+    if (wait <= STALL_NS || wait <= 2 * (t1 - t0))
+        return;
+    stretch = STALL_STRETCH * wait;
+    if (stretch > STALL_STRETCH_MAX_NS)
+        stretch = STALL_STRETCH_MAX_NS;
+    p->inline_until = t2 + stretch;
 }
 
 /* Publish a job and take part in it; returns when every item is done.
@@ -661,11 +659,13 @@ static void pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
             run_shared(p, n, chunk, split, fn, ud, &t1);
         return;
     }
-    if (p->inline_left > 0) {
-        p->inline_left--; /* after a stall */
-        p->cycle_skip = 1;
-        run_inline(p, n, fn, ud, 1);
-        return;
+    if (p->inline_until != 0) { /* after a stall */
+        if (ks_mono_ns() < p->inline_until) {
+            p->cycle_skip = 1;
+            run_inline(p, n, fn, ud, 1);
+            return;
+        }
+        p->inline_until = 0;
     }
     if (p->cycle_open) {
         p->cycle_job = 1;

@@ -4,7 +4,8 @@
  * size (the path a late worker could get wrong: a chunk of the next job
  * run with the last job's function); jobs too small to share run inline on
  * the caller; idle workers end up asleep, not spinning; after a worker
- * stalled the caller, the next jobs run inline; a call site whose items
+ * stalled the caller, jobs run inline for eight times the wait; a call
+ * site whose items
  * are too cheap to hand over runs inline and one whose items are costly
  * is shared; jobs far apart leave the workers no spin; the cycle gate
  * runs inline the cycles that sharing makes slower as a whole, and keeps
@@ -285,12 +286,14 @@ typedef struct stall_job {
     atomic_int worker_started;
     atomic_uint calls, whole_on_caller;
     uint32_t n;
+    long worker_ms; /* the worker's sleep in its chunk; 0: 200 ms */
 } stall_job_t;
 
 static void stall_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
 {
     stall_job_t *j = ud;
-    struct timespec ms = {0, 1000000}, slow = {0, 200000000};
+    struct timespec ms = {0, 1000000},
+                    slow = {0, (j->worker_ms ? j->worker_ms : 200) * 1000000L};
     unsigned i;
     atomic_fetch_add(&j->calls, 1);
     if (b == 0 && e == j->n && worker == 0)
@@ -370,35 +373,52 @@ static void stall_chunk_b(void *ud, uint32_t b, uint32_t e, unsigned worker)
     stall_chunk(ud, b, e, worker);
 }
 
-static void stall_once(ks_pool_t *p, ks_pool_fn fn)
+static void stall_once(ks_pool_t *p, ks_pool_fn fn, long worker_ms)
 {
     stall_job_t j;
     memset(&j, 0, sizeof j);
     j.n = 64;
+    j.worker_ms = worker_ms;
     ks_pool_run(p, j.n, 1, fn, &j);
     ck_assert_int_eq(atomic_load(&j.worker_started), 1);
 }
 
-/* A second stall soon after sharing resumed (the machine is still
- * loaded) doubles the inline stretch: 256 jobs, then 512. */
-START_TEST(repeated_stalls_lengthen_inline)
+/* One job of whole_chunk's site on a pool: 1 when it ran inline. */
+static unsigned whole_once(ks_pool_t *p)
 {
-    ks_pool_t *p = pool_of_two();
     whole_job_t w;
-    unsigned i;
-    if (p == NULL)
-        return; /* one CPU: no worker to share with */
-    stall_once(p, stall_chunk);
     memset(&w, 0, sizeof w);
     w.n = 64;
-    for (i = 0; i < 256; i++) /* the first stretch */
-        ks_pool_run(p, w.n, 1, whole_chunk, &w);
-    ck_assert_uint_eq(atomic_load(&w.whole), 256);
-    stall_once(p, stall_chunk_b); /* shared again, and stalls at once */
-    atomic_store(&w.whole, 0);
-    for (i = 0; i < 400; i++)
-        ks_pool_run(p, w.n, 1, whole_chunk, &w);
-    ck_assert_uint_eq(atomic_load(&w.whole), 400);
+    ks_pool_run(p, w.n, 1, whole_chunk, &w);
+    return atomic_load(&w.whole);
+}
+
+/* The inline stretch after a stall lasts STALL_STRETCH (8) times the
+ * wait: after a wait of 30 ms, jobs run inline at once and for a while,
+ * and 600 ms later sharing is tried again (whole_chunk's site has not
+ * been measured: its first job is shared). After a wait of 200 ms, the
+ * jobs 600 ms later still run inline. */
+START_TEST(stall_stretch_follows_the_wait)
+{
+    struct timespec later = {0, 600000000};
+    ks_pool_t *p = pool_of_two();
+    unsigned i, whole = 0;
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
+    stall_once(p, stall_chunk, 30);
+    for (i = 0; i < 64; i++)
+        whole += whole_once(p);
+    ck_assert_uint_eq(whole, 64);
+    nanosleep(&later, NULL);
+    ck_assert_uint_eq(whole_once(p), 0); /* shared again */
+    check_job(p, 1000, 10, 3);
+    ks_pool_free(p);
+
+    p = pool_of_two();
+    ck_assert_ptr_nonnull(p);
+    stall_once(p, stall_chunk_b, 200);
+    nanosleep(&later, NULL);
+    ck_assert_uint_eq(whole_once(p), 1); /* 1.6 s: still inline */
     check_job(p, 1000, 10, 3);
     ks_pool_free(p);
 }
@@ -710,7 +730,7 @@ int main(void)
     tcase_add_test(tc, no_pool_and_small_jobs_inline);
     tcase_add_test(tc, idle_workers_sleep);
     tcase_add_test(tc, stalled_worker_then_inline);
-    tcase_add_test(tc, repeated_stalls_lengthen_inline);
+    tcase_add_test(tc, stall_stretch_follows_the_wait);
     tcase_add_test(tc, cheap_jobs_run_inline);
     tcase_add_test(tc, costly_jobs_are_shared);
     tcase_add_test(tc, marginal_gain_runs_inline);
