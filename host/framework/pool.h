@@ -15,8 +15,10 @@
  * worker. Within a scheduling cycle (ks_pool_cycle_begin), a gate above
  * that choice times whole cycles with and without sharing and runs every
  * job inline when sharing does not make the cycle faster. Either way fn
- * sees
- * [0, n) once: one call over all of it, or chunks of `chunk` items.
+ * sees [0, n) once: one call over all of it, or chunks of `chunk` items.
+ * A chunk of ks_pool_run starts at a multiple of `chunk` (the last may be
+ * shorter); ks_pool_run_affine's chunks start at multiples of `chunk` from
+ * 0 or from the split.
  *
  * While a thread runs a job's chunks (a worker, the calling thread's own
  * share, or the whole job inline when there is no pool), ks_pool_in_job()

@@ -238,6 +238,10 @@ struct ks_scheduler {
                               * by the bulk Filter, status not asked yet
                               * (lazy_rej says where to start) */
     uint8_t *lazy_rej;       /* by snapshot index, for flag 3 */
+    /* A shared Filter job's chunks, each its tally (schedule_pod.c's
+     * staged collection); cap_tally entries */
+    struct ks_filter_tally *tally;
+    uint32_t cap_tally;
     int filter_lazy;         /* this cycle may leave rejections at 3 */
     const ks_node_info_t **feasible;
     const char **feasible_names; /* their names, when names_ok */

@@ -1,7 +1,6 @@
 /*
- * framework/pass_bits.h: ks_pass_mask, ks_pass_all and ks_flags_count
- * against byte-by-byte loops, on every length up to 64 (the mask) or 300
- * (the counts, at every offset of a word) and on random bytes.
+ * framework/pass_bits.h: ks_pass_mask and ks_pass_all against
+ * byte-by-byte loops, on every length up to 64 and on random bytes.
  */
 #include <check.h>
 #include <stdint.h>
@@ -42,36 +41,11 @@ START_TEST(test_pass_mask_matches_bytes)
 }
 END_TEST
 
-START_TEST(test_flags_count_matches_bytes)
-{
-    uint8_t f[320];
-    uint32_t off, n, i, v, round;
-    for (round = 0; round < 4; round++)
-        for (off = 0; off < 8; off++)
-            for (n = 0; n <= 300; n++) {
-                uint32_t want[4] = {0, 0, 0, 0}, got[4];
-                for (i = 0; i < sizeof f; i++)
-                    /* mostly one value, as a Filter's flags are */
-                    f[i] = (uint8_t)(next_rand() % 8 < 5 ? round % 4
-                                                        : next_rand() % 4);
-                for (i = 0; i < n; i++)
-                    want[f[off + i]]++;
-                ks_flags_count(f + off, n, got);
-                for (v = 0; v < 4; v++)
-                    ck_assert_msg(got[v] == want[v],
-                                  "offset %u, %u bytes: %u of value %u, "
-                                  "bytes say %u",
-                                  off, n, got[v], v, want[v]);
-            }
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("pass-bits");
     TCase *tc = tcase_create("pass-bits");
     tcase_add_test(tc, test_pass_mask_matches_bytes);
-    tcase_add_test(tc, test_flags_count_matches_bytes);
     suite_add_tcase(s, tc);
     return tl_run_suite(s);
 }
