@@ -377,79 +377,14 @@ static inline uint32_t cand_at(const ks_scheduler_t *s, uint32_t start,
     return s->cand[at >= n_cand ? at - n_cand : at];
 }
 
-/* Direct collection: nodes ni[0..n) at positions pos.. passed (idx: their
- * snapshot indices, or NULL for pos's candidates at..at+n of the
- * identity); those before the cut are collected. */
-static void direct_pass(filter_job_t *j, uint32_t pos,
-                        const ks_node_info_t *const *ni, const uint32_t *idx,
-                        uint32_t at, uint32_t n)
+/* Nodes ni[0..n) that passed, with their snapshot indices idx[] (NULL:
+ * at + r), into s->feasible (names, indices) from position k on. */
+static void put_run(filter_job_t *j, uint32_t k,
+                    const ks_node_info_t *const *ni, const uint32_t *idx,
+                    uint32_t at, uint32_t n)
 {
     ks_scheduler_t *s = j->s;
-    uint32_t r, nf = j->nf;
-    if (n > j->want - nf)
-        n = j->want - nf;
-    if (n == 0)
-        return;
-    memcpy(s->feasible + nf, ni, n * sizeof *ni);
-    if (idx == NULL) {
-        if (j->names != NULL)
-            memcpy(s->feasible_names + nf, j->names + at,
-                   n * sizeof *j->names);
-        {
-            uint32_t *fidx = s->feasible_idx + nf; /* a local: stores
-                                                      cannot change it */
-            for (r = 0; r < n; r++)
-                fidx[r] = at + r;
-        }
-    } else {
-        if (j->names != NULL)
-            for (r = 0; r < n; r++)
-                s->feasible_names[nf + r] = j->names[idx[r]];
-        memcpy(s->feasible_idx + nf, idx, n * sizeof *idx);
-    }
-    j->nf = nf + n;
-    if (j->nf == j->want)
-        j->processed = pos + n;
-}
-
-/* direct_pass for one node, inline: the mixed runs' common case. */
-static inline void direct_one(filter_job_t *j, uint32_t pos, uint32_t idx,
-                              const ks_node_info_t *ni)
-{
-    ks_scheduler_t *s = j->s;
-    uint32_t nf = j->nf;
-    if (nf == j->want)
-        return;
-    if (j->names != NULL)
-        s->feasible_names[nf] = j->names[idx];
-    s->feasible_idx[nf] = idx;
-    s->feasible[nf++] = ni;
-    j->nf = nf;
-    if (nf == j->want)
-        j->processed = pos + 1;
-}
-
-/* Staged collection (filter_tally_t): node ni, snapshot index idx, passed;
- * written at *out, the chunk's next staged position. */
-static inline void stage_one(filter_job_t *j, uint32_t *out, uint32_t idx,
-                             const ks_node_info_t *ni)
-{
-    ks_scheduler_t *s = j->s;
-    uint32_t k = (*out)++;
-    if (j->names != NULL)
-        s->feasible_names[k] = j->names[idx];
-    s->feasible_idx[k] = idx;
-    s->feasible[k] = ni;
-}
-
-/* Staged collection of a run of n nodes ni[] that all passed, their
- * snapshot indices idx[] (NULL: at + r), from *out on. */
-static void stage_run(filter_job_t *j, uint32_t *out,
-                      const ks_node_info_t *const *ni, const uint32_t *idx,
-                      uint32_t at, uint32_t n)
-{
-    ks_scheduler_t *s = j->s;
-    uint32_t r, k = *out;
+    uint32_t r;
     uint32_t *fidx = s->feasible_idx + k; /* a local: stores cannot
                                              change it */
     memcpy(s->feasible + k, ni, n * sizeof *ni);
@@ -465,7 +400,66 @@ static void stage_run(filter_job_t *j, uint32_t *out,
                 s->feasible_names[k + r] = j->names[idx[r]];
         memcpy(fidx, idx, n * sizeof *idx);
     }
-    *out = k + n;
+}
+
+/* put_run for one node, inline. */
+static inline void put_one(filter_job_t *j, uint32_t k, uint32_t idx,
+                           const ks_node_info_t *ni)
+{
+    ks_scheduler_t *s = j->s;
+    if (j->names != NULL)
+        s->feasible_names[k] = j->names[idx];
+    s->feasible_idx[k] = idx;
+    s->feasible[k] = ni;
+}
+
+/* Direct collection: nodes ni[0..n) at positions pos.. passed (idx: their
+ * snapshot indices, or NULL for pos's candidates at..at+n of the
+ * identity); those before the cut are collected. */
+static void direct_pass(filter_job_t *j, uint32_t pos,
+                        const ks_node_info_t *const *ni, const uint32_t *idx,
+                        uint32_t at, uint32_t n)
+{
+    uint32_t nf = j->nf;
+    if (n > j->want - nf)
+        n = j->want - nf;
+    if (n == 0)
+        return;
+    put_run(j, nf, ni, idx, at, n);
+    j->nf = nf + n;
+    if (j->nf == j->want)
+        j->processed = pos + n;
+}
+
+/* direct_pass for one node, inline: the mixed runs' common case. */
+static inline void direct_one(filter_job_t *j, uint32_t pos, uint32_t idx,
+                              const ks_node_info_t *ni)
+{
+    uint32_t nf = j->nf;
+    if (nf == j->want)
+        return;
+    put_one(j, nf++, idx, ni);
+    j->nf = nf;
+    if (nf == j->want)
+        j->processed = pos + 1;
+}
+
+/* Staged collection (filter_tally_t): node ni, snapshot index idx, passed;
+ * written at *out, the chunk's next staged position. */
+static inline void stage_one(filter_job_t *j, uint32_t *out, uint32_t idx,
+                             const ks_node_info_t *ni)
+{
+    put_one(j, (*out)++, idx, ni);
+}
+
+/* Staged collection of a run of n nodes ni[] that all passed, their
+ * snapshot indices idx[] (NULL: at + r), from *out on. */
+static void stage_run(filter_job_t *j, uint32_t *out,
+                      const ks_node_info_t *const *ni, const uint32_t *idx,
+                      uint32_t at, uint32_t n)
+{
+    put_run(j, *out, ni, idx, at, n);
+    *out += n;
 }
 
 /* Direct collection of a bulk run some nodes of which were rejected, when
