@@ -916,36 +916,54 @@ static int resolve_lazy(ks_scheduler_t *s, ks_framework_t *fw,
     return 0;
 }
 
+/* Where the k-th (from 1) flag 1 of flag[0..n) is: its index. The
+ * chunk's tally says there are at least k. */
+static uint32_t nth_passed(const uint8_t *flag, uint32_t n, uint32_t k)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++)
+        if (flag[i] == 1 && --k == 0)
+            return i;
+    return n; /* not reached: the tally counted them */
+}
+
 /* Staged collection (filter_tally_t) after a shared Filter job, when no
- * cut at `want` and no rejection's status needs collecting: the chunks'
- * blocks moved down into one list in evaluation order. 1 done
- * (*n_feasible, *n_lazy set), 0 when the caller must collect from the
- * flags (its loop rewrites the list from the start). */
+ * rejection before the cut needs its status marked (flag 2): the chunks'
+ * blocks moved down into one list in evaluation order, up to the
+ * want-th feasible node, as the caller's loop over the flags would
+ * collect them. A chunk cut short (its flags past the stop cleared) or
+ * never claimed is a hole there as in that loop. 1 done (*n_feasible,
+ * *n_lazy and *processed, the positions up to the want-th node or every
+ * one, set), 0 when the caller must collect from the flags (its loop
+ * rewrites the list from the start). */
 static int collect_staged(ks_scheduler_t *s, const filter_job_t *j,
-                          uint32_t want, uint32_t found,
-                          uint32_t *n_feasible, uint32_t *n_lazy)
+                          uint32_t want, uint32_t *n_feasible,
+                          uint32_t *n_lazy, uint32_t *processed)
 {
     const filter_tally_t *t = j->tally;
-    uint32_t n_cand = j->n_cand, n_chunks, c, b, at = 0;
-    uint32_t evaluated = 0, ones = 0, lazy = 0;
-    /* found >= want short of every candidate: a cut (adaptive
-     * percentage), the caller's loop */
-    if (t == NULL || j->direct || (want < n_cand && found >= want))
+    uint32_t n_cand = j->n_cand, n_chunks, c, b, at = 0, lazy = 0;
+    if (t == NULL || j->direct || want == 0)
         return 0;
+    *processed = n_cand;
     n_chunks = (n_cand + j->chunk - 1) / j->chunk;
-    for (c = 0; c < n_chunks; c++) {
-        evaluated += t[c].evaluated;
-        ones += t[c].ones;
-        lazy += t[c].lazy;
-    }
-    /* a chunk cut short or never claimed, a rejection with a status to
-     * mark in order (flag 2), or a cut at `want` (workers overshot): the
-     * caller's loop */
-    if (evaluated != n_cand || ones + lazy != n_cand || ones > want ||
-        (ones == want && want < n_cand))
-        return 0;
-    for (c = 0, b = 0; c < n_chunks; c++, b += j->chunk) {
-        uint32_t k = t[c].ones;
+    for (c = 0, b = 0; c < n_chunks && at < want; c++, b += j->chunk) {
+        uint32_t k = t[c].ones, l = t[c].lazy;
+        if (k + l != t[c].evaluated)
+            return 0; /* a status to mark in order: the caller's loop */
+        if (k > want - at) {
+            /* the want-th node is in this chunk: the positions after it
+             * are not collected, nor their flag 3 counted */
+            const uint8_t *f = s->feasible_flag + b;
+            uint32_t cut, i;
+            k = want - at;
+            cut = nth_passed(f, t[c].evaluated, k) + 1;
+            for (i = 0, l = 0; i < cut; i++)
+                l += f[i] == 3;
+            *processed = b + cut;
+        } else if (k == want - at && want < n_cand) {
+            *processed = b + nth_passed(s->feasible_flag + b,
+                                        t[c].evaluated, k) + 1;
+        }
         if (k > 0 && at != b) {
             memmove(s->feasible + at, s->feasible + b,
                     k * sizeof *s->feasible);
@@ -956,8 +974,9 @@ static int collect_staged(ks_scheduler_t *s, const filter_job_t *j,
                         k * sizeof *s->feasible_names);
         }
         at += k;
+        lazy += l;
     }
-    *n_feasible = ones;
+    *n_feasible = at;
     *n_lazy = lazy;
     return 1;
 }
@@ -1090,9 +1109,8 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
     *n_feasible = 0;
     processed = n_cand;
     if (fw->n_points[KS_EP_FILTER] > 0 &&
-        collect_staged(s, &job, want, filter_found(&job), n_feasible,
-                       &n_lazy))
-        i = n_cand; /* collected: nothing cut, no status to collect */
+        collect_staged(s, &job, want, n_feasible, &n_lazy, &processed))
+        i = n_cand; /* collected: no status to collect */
     else
         i = 0;
     {
