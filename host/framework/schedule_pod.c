@@ -1009,6 +1009,26 @@ static int filter_done(ks_scheduler_t *s, ks_framework_t *fw,
                          j->n_lazy, j->all, j->nf);
 }
 
+/* Staged collection on a pool of threads: a tally per chunk of
+ * j->n_cand, cleared (a chunk cut off is never claimed). Without the
+ * memory for it the job keeps to the flags (j->tally stays NULL). */
+static void tally_prepare(ks_scheduler_t *s, filter_job_t *j, uint32_t chunk)
+{
+    uint32_t n_chunks = (j->n_cand + chunk - 1) / chunk;
+    if (n_chunks > s->cap_tally) {
+        filter_tally_t *t = realloc(s->tally, n_chunks * sizeof *t);
+        if (t != NULL) {
+            s->tally = t;
+            s->cap_tally = n_chunks;
+        }
+    }
+    if (n_chunks <= s->cap_tally) {
+        j->tally = s->tally;
+        j->chunk = chunk;
+        memset(j->tally, 0, n_chunks * sizeof *j->tally);
+    }
+}
+
 /* upstream findNodesThatPassFilters: Filter on the candidates from the
  * round-robin start until `want` pass, on the workers. The feasible nodes
  * go to s->feasible in evaluation order; *n_feasible says how many. 0, or
@@ -1056,23 +1076,8 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
                                   : n_cand;
         if (chunk > 256)
             chunk = 256;
-        if (fw->pool != NULL && ks_pool_size(fw->pool) > 1) {
-            /* staged collection: a tally per chunk, cleared (a chunk cut
-             * off is never claimed) */
-            uint32_t n_chunks = (n_cand + chunk - 1) / chunk;
-            if (n_chunks > s->cap_tally) {
-                filter_tally_t *t = realloc(s->tally, n_chunks * sizeof *t);
-                if (t != NULL) {
-                    s->tally = t;
-                    s->cap_tally = n_chunks;
-                }
-            }
-            if (n_chunks <= s->cap_tally) { /* else the flags only */
-                job.tally = s->tally;
-                job.chunk = chunk;
-                memset(job.tally, 0, n_chunks * sizeof *job.tally);
-            }
-        }
+        if (fw->pool != NULL && ks_pool_size(fw->pool) > 1)
+            tally_prepare(s, &job, chunk);
         if (job.bulk) {
             /* A lead's rejections are asked for their statuses from the
              * first plugin on: where they are asked only when needed (or
