@@ -70,7 +70,12 @@
  *   Cycles run partly in a stall's inline stretch are not timed.
  * - A cycle in a sharing window nudges sleeping workers as it starts
  *   (they spin again until its first job): a job that found them asleep
- *   would run inline, and so would every one after it.
+ *   would run inline, and so would every one after it. Only when the
+ *   last cycle with jobs had one an awake worker would take (its site's
+ *   estimates, unknown ones included, share it then), and at every
+ *   NUDGE_EVERY-th start anyway so that those estimates stay current: a
+ *   cycle of jobs too cheap to hand over woke the worker for nothing,
+ *   a futex call on the caller and a spin on the worker.
  * - ks_pool_cut lets a job's fn leave the chunks nobody claimed yet
  *   unclaimed; they count as done.
  * - An affine job (ks_pool_run_affine) has two ranges, each claimed
@@ -120,6 +125,9 @@
  * worker wrote is read back from the other core's cache by the serial
  * code that follows, a cost the job's own time does not show. */
 #define SHARE_MIN_NS 25000
+/* A cycle start wakes sleeping workers only when the last cycle had a
+ * job they could take, and at every NUDGE_EVERY-th cycle start anyway. */
+#define NUDGE_EVERY 64
 /* A wait for the other threads' chunks longer than this and than twice
  * the caller's own share is a stall; then jobs run inline for
  * STALL_STRETCH times the wait, at most STALL_STRETCH_MAX_NS. */
@@ -183,6 +191,15 @@ struct ks_pool {
     uint8_t cycle_open; /* between ks_pool_cycle_begin and _end */
     uint8_t cycle_job;  /* the cycle gave a job the pool could share */
     uint8_t cycle_skip; /* a stall's inline stretch ran part of it */
+    /* A job of the cycle that an awake worker could take: one whose
+     * site's estimates (unknown ones included) share it when the workers
+     * are awake. nudge: the last cycle with jobs had one, so the next
+     * cycle's start wakes sleeping workers; nudge_skips: cycles since a
+     * nudge was skipped for want of one (every NUDGE_EVERY-th nudges all
+     * the same, so that the estimates with awake workers stay current). */
+    uint8_t cycle_could;
+    uint8_t nudge;
+    uint32_t nudge_skips;
     ks_pool_counts_t counts; /* caller only */
     uint64_t last_end;    /* when the last shared job ended (caller) */
     uint64_t short_gap;   /* decaying longest gap < SPIN_NS (caller) */
@@ -382,6 +399,7 @@ ks_pool_t *ks_pool_new(int threads)
         p->chaos_rng = ks_mono_ns() | 1;
     }
     atomic_init(&p->spin_ns, SPIN_NS);
+    p->nudge = 1; /* nothing measured yet */
     ks_pool_gate_init(&p->gate);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work_cv, NULL);
@@ -506,6 +524,19 @@ static int site_share(site_t *s, int awake, uint32_t n)
     s->probe = (uint8_t)(1 + awake);
     s->probe_share = (uint8_t)share;
     return !share;
+}
+
+/* Would site s share a job of n items with a worker awake (site_share's
+ * choice outside probes)? NULL, or a way not measured yet: yes. */
+static int site_could_share(const site_t *s, uint32_t n)
+{
+    if (s == NULL)
+        return 1;
+    if (s->inline_ns != 0 && s->inline_ns * (float)n < SHARE_MIN_NS)
+        return 0;
+    if (s->shared_ns[1] == 0 || s->inline_ns == 0)
+        return 1;
+    return share_pays(s, 1);
 }
 
 /* A job of n items took ns, inline (way 2) or shared with a worker awake
@@ -667,14 +698,16 @@ static void pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
         }
         p->inline_until = 0;
     }
+    site = site_of(p, fn);
     if (p->cycle_open) {
         p->cycle_job = 1;
+        if (!p->cycle_could && site_could_share(site, n))
+            p->cycle_could = 1;
         if (ks_pool_gate_way(&p->gate) == KS_POOL_WAY_INLINE) {
             run_inline(p, n, fn, ud, 1); /* the gate's choice */
             return;
         }
     }
-    site = site_of(p, fn);
     awake = atomic_load_explicit(&p->sleepers, memory_order_relaxed) <
             p->n_threads;
     t0 = ks_mono_ns();
@@ -712,9 +745,11 @@ void ks_pool_cycle_begin(ks_pool_t *p)
     p->cycle_open = 1;
     p->cycle_job = 0;
     p->cycle_skip = 0;
+    p->cycle_could = 0;
     p->cycle_t0 = ks_mono_ns();
     if (ks_pool_gate_way(&p->gate) == KS_POOL_WAY_SHARE &&
-        atomic_load(&p->sleepers) > 0) {
+        atomic_load(&p->sleepers) > 0 &&
+        (p->nudge || ++p->nudge_skips % NUDGE_EVERY == 0)) {
         /* Wake the workers now, while the cycle does its serial first
          * part, with a spin that lasts until its first job: asleep, the
          * site's first job would find sharing too dear (a wake-up) and
@@ -733,6 +768,8 @@ void ks_pool_cycle_end(ks_pool_t *p, int counts)
     if (p == NULL || !p->cycle_open)
         return;
     p->cycle_open = 0;
+    if (p->cycle_job)
+        p->nudge = p->cycle_could;
     if (!counts)
         return;
     if (p->cycle_skip)

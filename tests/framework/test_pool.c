@@ -716,6 +716,51 @@ START_TEST(cycle_wakes_sleeping_workers)
 }
 END_TEST
 
+/* Wait (up to 2 s) until the pool's worker sleeps: 1 when it does. */
+static int worker_asleep(ks_pool_t *p)
+{
+    struct timespec nap = {0, 1000000};
+    unsigned i;
+    for (i = 0; i < 2000 && ks_pool_sleeping(p) == 0; i++)
+        nanosleep(&nap, NULL);
+    return ks_pool_sleeping(p) == 1;
+}
+
+/* A cycle whose jobs no awake worker would take (items too cheap to hand
+ * over, as measured) leaves the next cycle's start without a nudge: ten
+ * such cycles, each started with the worker asleep, wake it at most once
+ * (every 64th start nudges anyway). Each woke it before. */
+START_TEST(cheap_cycles_leave_workers_asleep)
+{
+    ks_pool_t *p = pool_of_two();
+    unsigned i, in, on_worker;
+    uint64_t wakeups;
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
+    /* the gate's first window shares; cycles ended uncounted keep it
+     * there. The site's first jobs measure it: then it runs inline. */
+    for (i = 0; i < 4; i++) {
+        ks_pool_cycle_begin(p);
+        run_who(p, 1, 64, 0, &in, &on_worker);
+        ks_pool_cycle_end(p, 0);
+    }
+    ck_assert_int_eq(worker_asleep(p), 1);
+    wakeups = ks_pool_counts(p).wakeups;
+    for (i = 0; i < 10; i++) {
+        struct timespec wake = {0, 5000000};
+        ks_pool_cycle_begin(p);
+        run_who(p, 1, 64, 0, &in, &on_worker);
+        ck_assert_uint_eq(in, 1);
+        ks_pool_cycle_end(p, 0);
+        /* time for a nudged worker to leave its sleep, and go back */
+        nanosleep(&wake, NULL);
+        ck_assert_int_eq(worker_asleep(p), 1);
+    }
+    ck_assert_uint_le(ks_pool_counts(p).wakeups, wakeups + 1);
+    ks_pool_free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pool");
@@ -739,6 +784,7 @@ int main(void)
     tcase_add_test(tc, gate_sees_read_back);
     tcase_add_test(tc, gate_keeps_sharing_that_pays);
     tcase_add_test(tc, cycle_wakes_sleeping_workers);
+    tcase_add_test(tc, cheap_cycles_leave_workers_asleep);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
