@@ -108,7 +108,6 @@ static void record_scores(run_ctx_t *c, ks_conf_result_t *g,
     }
     for (p = 0; p < n_plugins; p++) {
         ks_conf_plugin_scores_t *ps = &g->plugin_scores[p];
-        const int64_t *row = r->scores + p * n;
         g->n_plugin_scores = p + 1;
         ps->plugin =
             dup_or_null(c, r->fw->points[KS_EP_SCORE][p].inst->name);
@@ -120,7 +119,9 @@ static void record_scores(run_ctx_t *c, ks_conf_result_t *g,
             ps->scores[k].node = dup_or_null(c, r->feasible[k]->node->name);
             /* a row of a plugin that skipped Score is not written */
             ps->scores[k].score =
-                r->score_skipped && r->score_skipped[p] ? 0 : row[k];
+                r->score_skipped && r->score_skipped[p]
+                    ? 0
+                    : ks_cycle_result_score(r, p, k);
             ps->n_scores = k + 1;
         }
     }

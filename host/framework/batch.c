@@ -411,6 +411,12 @@ typedef struct bscore_act {
     uint8_t normalized[64];
     int64_t mul[64];
     int64_t *row[64];
+    /* the rows a reuse writes: those of the plugins with NormalizeScore
+     * (their lists are filled from them); rn of them, ra[r] their place
+     * among the n. The others' kept scores stay where they are
+     * (ks_cycle_result_score reads them there). */
+    size_t rn;
+    uint8_t ra[64];
 } bscore_act_t;
 
 /* Node k (snapshot index idx) scored afresh, its raw scores kept, its
@@ -487,39 +493,45 @@ static int bscore_fresh(bscore_job_t *j, void *const *state,
 }
 
 /* Reuses from position k on, while the nodes' scores are kept: each
- * one's kept weighed scores into the rows and its kept total into the
- * totals, N (act->n, a constant where inlined) scores a node. Returns
- * the first position not reused (hi when none is left). The arrays in
- * locals: the stores into the rows cannot change them. */
+ * one's kept total into the totals, and its kept weighed scores of the
+ * plugins with NormalizeScore into their rows, R (act->rn, a constant
+ * where inlined) of them. Returns the first position not reused (hi when
+ * none is left). The arrays in locals: the stores into the rows cannot
+ * change them. */
 static inline __attribute__((always_inline)) uint32_t
-reuse_run(const ks_batch_t *b, const bscore_act_t *act, const size_t N,
+reuse_run(const ks_batch_t *b, const bscore_act_t *act, const size_t R,
           size_t np, int64_t *restrict totals, uint32_t k, uint32_t hi)
 {
     const uint32_t *fidx = b->fidx, *s_ep = b->s_ep, epoch = b->s_epoch;
     const int64_t *s_wt = b->s_wt, *s_tot = b->s_tot;
     int64_t *rows[64];
-    size_t a;
-    for (a = 0; a < N; a++)
-        rows[a] = act->row[a];
+    uint8_t ra[64];
+    size_t r;
+    for (r = 0; r < R; r++) {
+        ra[r] = act->ra[r];
+        rows[r] = act->row[ra[r]];
+    }
     for (; k < hi; k++) {
         uint32_t idx = fidx[k];
         const int64_t *wt = s_wt + (size_t)idx * np;
         if (s_ep[idx] != epoch)
             break;
-        for (a = 0; a < N; a++)
-            rows[a][k] = wt[a];
+        for (r = 0; r < R; r++)
+            rows[r][k] = wt[ra[r]];
         totals[k] = s_tot[idx];
     }
     return k;
 }
 
-/* reuse_run with its count of scores a constant for the usual counts
+/* reuse_run with its count of rows a constant for the usual counts
  * (any other count: the same loop, not unrolled). */
 static uint32_t reuse_scores(const ks_batch_t *b, const bscore_act_t *act,
                              size_t np, int64_t *totals, uint32_t k,
                              uint32_t hi)
 {
-    switch (act->n) {
+    switch (act->rn) {
+    case 0:
+        return reuse_run(b, act, 0, np, totals, k, hi);
     case 1:
         return reuse_run(b, act, 1, np, totals, k, hi);
     case 2:
@@ -528,12 +540,8 @@ static uint32_t reuse_scores(const ks_batch_t *b, const bscore_act_t *act,
         return reuse_run(b, act, 3, np, totals, k, hi);
     case 4:
         return reuse_run(b, act, 4, np, totals, k, hi);
-    case 5:
-        return reuse_run(b, act, 5, np, totals, k, hi);
-    case 6:
-        return reuse_run(b, act, 6, np, totals, k, hi);
     default:
-        return reuse_run(b, act, act->n, np, totals, k, hi);
+        return reuse_run(b, act, act->rn, np, totals, k, hi);
     }
 }
 
@@ -552,6 +560,7 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
     bscore_act_t act;
     (void)worker;
     act.n = 0;
+    act.rn = 0;
     for (p = 0; p < np && p < 64; p++) {
         state[p] = pl[p].inst->d->score_with_state
                        ? ks_cycle_state_slot_get(j->cs, &pl[p].inst->handle,
@@ -559,6 +568,8 @@ static void bscore_chunk(void *ud, uint32_t lo, uint32_t hi, unsigned worker)
                        : NULL;
         if (!((j->skip >> p) & 1)) {
             int norm = pl[p].inst->d->normalize_score != NULL;
+            if (norm)
+                act.ra[act.rn++] = (uint8_t)act.n;
             act.p[act.n] = (uint8_t)p;
             act.normalized[act.n] = (uint8_t)norm;
             act.mul[act.n] = norm ? 1 : pl[p].weight;
@@ -639,7 +650,7 @@ ks_code_t ks_sched_batch_score(ks_scheduler_t *s, ks_framework_t *fw,
     size_t np = fw->n_points[KS_EP_SCORE], p;
     uint64_t skip = *ks_cycle_state_skip_score(cs);
     bscore_job_t j;
-    size_t n_norm = 0;
+    size_t n_norm = 0, n_act = 0;
     uint32_t chunk;
     ks_code_t c = KS_SUCCESS;
 
@@ -654,16 +665,26 @@ ks_code_t ks_sched_batch_score(ks_scheduler_t *s, ks_framework_t *fw,
     j.pod = pod;
     j.n = n;
     j.skip = skip;
-    /* skipped rows are left as they are, as ks_fw_run_score leaves them
-     * (skipped[] says which) */
-    for (p = 0; p < np; p++) {
-        s->skipped[p] = (skip >> p) & 1;
-        if (p < 64 && !s->skipped[p] &&
-            fw->points[KS_EP_SCORE][p].inst->d->normalize_score)
-            j.norm_at[p] = (uint8_t)n_norm++;
-    }
     if (np > 64)
         return KS_ERROR; /* the unbatched Score handles any number */
+    /* skipped rows are left as they are, as ks_fw_run_score leaves them
+     * (skipped[] says which); the reused scores of the plugins without
+     * NormalizeScore stay in s_wt (the view says where) */
+    s->kept_view.wt = b->s_wt;
+    s->kept_view.fidx = b->fidx;
+    s->kept_view.np = np;
+    for (p = 0; p < np; p++) {
+        int norm = fw->points[KS_EP_SCORE][p].inst->d->normalize_score != NULL;
+        s->skipped[p] = (skip >> p) & 1;
+        s->kept_view.at[p] = KS_SCORE_IN_ROW;
+        if (s->skipped[p])
+            continue;
+        if (norm)
+            j.norm_at[p] = (uint8_t)n_norm++;
+        else
+            s->kept_view.at[p] = (uint8_t)n_act;
+        n_act++; /* s_wt's order: the plugins not skipped */
+    }
     if (n_norm * n > b->cap_norm) {
         size_t cap = n_norm * n + n_norm * n / 4 + 64;
         ks_node_score_t *nn = realloc(b->norm, cap * sizeof *nn);

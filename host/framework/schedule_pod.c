@@ -1253,12 +1253,15 @@ static int prioritize_nodes(ks_scheduler_t *s, ks_framework_t *fw,
     t0 = KS_SCHED_EP_T0(s);
     c = ks_fw_run_pre_score(fw, cs, pod, s->feasible, n_feasible, &st);
     ks_sched_ep_done(s, fw, KS_EP_PRE_SCORE, c, t0);
+    o->r.kept = NULL;
     if (c == KS_SUCCESS) {
         t0 = KS_SCHED_EP_T0(s);
         /* Batched: the kept raw scores; plugin timing samples and any
-         * failure go the unbatched way. */
-        if (!s->bt.active || s->env.sample_plugins ||
-            ks_sched_batch_score(s, fw, cs, pod, n_feasible) != KS_SUCCESS)
+         * failure go the unbatched way, which writes every row. */
+        if (s->bt.active && !s->env.sample_plugins &&
+            ks_sched_batch_score(s, fw, cs, pod, n_feasible) == KS_SUCCESS)
+            o->r.kept = &s->kept_view;
+        else
             c = ks_fw_run_score(fw, cs, pod, s->feasible,
                                 s->idx_ok ? s->feasible_idx : NULL,
                                 s->names_ok ? s->feasible_names : NULL,
@@ -1273,6 +1276,15 @@ static int prioritize_nodes(ks_scheduler_t *s, ks_framework_t *fw,
     o->r.score_skipped = s->skipped;
     o->r.totals = s->totals;
     return 0;
+}
+
+int64_t ks_cycle_result_score(const ks_cycle_result_t *r, size_t p,
+                              uint32_t k)
+{
+    const ks_score_kept_view_t *v = r->kept;
+    if (v != NULL && p < 64 && v->at[p] != KS_SCORE_IN_ROW)
+        return v->wt[(size_t)v->fidx[k] * v->np + v->at[p]];
+    return r->scores[p * r->n_feasible + k];
 }
 
 /* --- schedulePod ------------------------------------------------------------------ */

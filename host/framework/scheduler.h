@@ -38,6 +38,17 @@
 
 typedef struct ks_scheduler ks_scheduler_t;
 
+/* Where a batched cycle left the weighed scores of the Score plugins
+ * without NormalizeScore: kept per node (by snapshot index), not copied
+ * into the rows of ks_cycle_result_t.scores. */
+#define KS_SCORE_IN_ROW 0xff
+typedef struct ks_score_kept_view {
+    const int64_t *wt;    /* np scores per snapshot index */
+    const uint32_t *fidx; /* feasible position -> snapshot index */
+    size_t np;
+    uint8_t at[64];       /* plugin p's place in wt, or KS_SCORE_IN_ROW */
+} ks_score_kept_view_t;
+
 /* Everything one scheduling cycle found; valid during the observer call. */
 typedef struct ks_cycle_result {
     const ks_pod_t *pod;
@@ -47,9 +58,13 @@ typedef struct ks_cycle_result {
     const ks_node_info_t *const *feasible;
     uint32_t n_feasible;
     const struct ks_node_status_map *statuses; /* failures by node index */
-    /* Score (scored != 0): row p of scores is Score plugin p */
+    /* Score (scored != 0): Score plugin p's weighed score of feasible
+     * node k is ks_cycle_result_score(r, p, k). Rows of scores are
+     * complete only when kept is NULL: a batched cycle leaves the reused
+     * scores of plugins without NormalizeScore where they were kept. */
     int scored;
     const int64_t *scores;
+    const ks_score_kept_view_t *kept;
     const uint8_t *score_skipped;
     const int64_t *totals;
     /* Scheduler extenders' answers per node, for the pod whose cycles
@@ -63,6 +78,12 @@ typedef struct ks_cycle_result {
     int error;              /* 1: an Error status (not a FitError) */
     double seconds;         /* wall time of the attempt so far */
 } ks_cycle_result_t;
+
+/* Score plugin p's weighed (normalized where it has NormalizeScore) score
+ * of feasible node k (k < n_feasible) in a cycle that scored (r->scored),
+ * for a plugin not skipped (score_skipped). Any thread that holds r. */
+int64_t ks_cycle_result_score(const ks_cycle_result_t *r, size_t p,
+                              uint32_t k);
 
 typedef struct ks_sched_observer {
     void (*cycle)(void *ud, const ks_cycle_result_t *r);

@@ -251,6 +251,8 @@ struct ks_scheduler {
     uint32_t *feasible_idx;
     int idx_ok;
     int64_t *scores, *totals;
+    /* a batched Score's reused scores, for ks_cycle_result_score */
+    ks_score_kept_view_t kept_view;
     uint32_t *tie_at; /* select_host.c: where the highest totals are */
     uint8_t *skipped;
     size_t cap_scores;

@@ -101,7 +101,7 @@ static json_t *node_row(const ks_cycle_result_t *r, uint32_t i)
             else
                 json_array_append_new(
                     scores,
-                    json_integer((json_int_t)r->scores[p * r->n_feasible + k]));
+                    json_integer((json_int_t)ks_cycle_result_score(r, p, k)));
         }
         row = json_pack("{s:s, s:b, s:o}", "name", ni->node->name,
                         "feasible", 1, "scores", scores);

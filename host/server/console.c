@@ -121,7 +121,7 @@ static void keep_scores(ks_attempt_t *t, const ks_cycle_result_t *r)
             t->scores[p] = INT32_MIN;
             continue;
         }
-        int64_t v = r->scores[p * n + at];
+        int64_t v = ks_cycle_result_score(r, p, at);
         t->scores[p] = v > INT32_MAX ? INT32_MAX : v < -INT32_MAX ? -INT32_MAX
                                                                    : (int32_t)v;
     }

@@ -154,8 +154,8 @@ static void scored(ks_shadow_decision_t *d, const ks_cycle_result_t *r,
         int64_t g;
         if (r->score_skipped && r->score_skipped[p])
             continue;
-        g = r->scores[p * r->n_feasible + ks] -
-            r->scores[p * r->n_feasible + kr];
+        g = ks_cycle_result_score(r, p, ks) -
+            ks_cycle_result_score(r, p, kr);
         if (g > 0)
             add_deciding(d, r->fw->points[KS_EP_SCORE][p].inst->name, g,
                          oom);

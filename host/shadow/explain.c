@@ -132,7 +132,7 @@ static void explain_feasible(ks_buf_t *b, const ks_cycle_result_t *r,
             }
             ks_buf_printf(b, "%s %s %lld", plus,
                           r->fw->points[KS_EP_SCORE][p].inst->name,
-                          (long long)r->scores[p * r->n_feasible + k]);
+                          (long long)ks_cycle_result_score(r, p, k));
         }
         for (k2 = 0; ext_scored && k2 < t->n_ext; k2++)
             if (t->ext[k2].prio[i] == 2) {

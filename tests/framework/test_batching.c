@@ -77,9 +77,10 @@ static void on_cycle(void *ud, const ks_cycle_result_t *cr)
         const char *name = cr->feasible[k]->node->name;
         h = fnv(h, name, strlen(name));
         for (p = 0; p < np; p++)
-            if (!cr->score_skipped[p])
-                h = fnv(h, &cr->scores[p * cr->n_feasible + k],
-                        sizeof cr->scores[0]);
+            if (!cr->score_skipped[p]) {
+                int64_t v = ks_cycle_result_score(cr, p, k);
+                h = fnv(h, &v, sizeof v);
+            }
         h = fnv(h, &cr->totals[k], sizeof cr->totals[0]);
     }
     snprintf(r->rows + l, sizeof r->rows - l, "%016llx;",
