@@ -954,6 +954,67 @@ START_TEST(test_churn)
 }
 END_TEST
 
+/* Entries come from blocks, a first large update from a mapped one, and a
+ * dropped node's entry serves a node added later: it must carry nothing of
+ * its last node (pods, requests, lists), and every node reads as its own. */
+START_TEST(test_snapshot_entries_reused)
+{
+    enum { NODES = 6000 }; /* 6,000 entries: over the mapped block's size */
+    ks_error_t err = {0};
+    char name[32], node[32];
+    ks_snapshot_t *s = ks_snapshot_new();
+    const ks_node_info_t *const *all;
+    uint32_t n, i;
+    int k;
+    for (k = 0; k < NODES; k++) {
+        snprintf(node, sizeof(node), "n%05d", k);
+        add_node(node, NULL);
+        if (k % 2 == 1) { /* the nodes that go have pods, with anti-affinity */
+            snprintf(name, sizeof(name), "p%d", k);
+            add_pod(mkpod(name, node, "1", "1Gi", anti_spec));
+        }
+    }
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    ck_assert_uint_eq(ks_snapshot_num_nodes(s), NODES);
+    ks_snapshot_nodes_with_required_anti_affinity(s, &n);
+    ck_assert_uint_eq(n, NODES / 2);
+    check_positions(s);
+    for (k = 1; k < NODES; k += 2) {
+        snprintf(name, sizeof(name), "default/p%d", k);
+        ck_assert_int_eq(ks_cache_remove_pod(cache, name, &err), 0);
+        snprintf(node, sizeof(node), "n%05d", k);
+        ck_assert_int_eq(ks_cache_remove_node(cache, node, &err), 0);
+    }
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    ck_assert_uint_eq(ks_snapshot_num_nodes(s), NODES / 2);
+    /* new nodes, in two updates: the first takes dropped entries only */
+    for (k = 0; k < NODES / 2 + 100; k++) {
+        snprintf(node, sizeof(node), "m%05d", k);
+        add_node(node, NULL);
+        if (k == NODES / 4)
+            ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    }
+    ck_assert_int_eq(ks_cache_update_snapshot(cache, s, &err), 0);
+    ck_assert_uint_eq(ks_snapshot_num_nodes(s), NODES + 100);
+    check_positions(s);
+    all = ks_snapshot_nodes(s, &n);
+    for (i = 0; i < n; i++) {
+        const ks_node_info_t *ni = all[i];
+        ck_assert_ptr_eq(ni->node, ks_cache_node_info(cache, ni->node->name)->node);
+        ck_assert_ptr_eq(ks_snapshot_get(s, ni->node->name), ni);
+        ck_assert_uint_eq(ni->n_pods, 0);
+        ck_assert_uint_eq(ni->n_pods_with_affinity, 0);
+        ck_assert_uint_eq(ni->n_pods_with_required_anti_affinity, 0);
+        ck_assert_int_eq(ni->requested.milli_cpu, 0);
+        ck_assert_int_eq(ni->requested.memory, 0);
+        ck_assert_int_eq(ni->node->allocatable.milli_cpu, 4000);
+    }
+    ks_snapshot_nodes_with_required_anti_affinity(s, &n);
+    ck_assert_uint_eq(n, 0);
+    ks_snapshot_free(s);
+}
+END_TEST
+
 /* The aff and anti lists of `s` are exactly its nodes with such pods, in
  * snapshot order. */
 static void check_lists(const ks_snapshot_t *s)
@@ -1074,6 +1135,7 @@ int main(void)
     tcase_add_test(ts, test_snapshot_positions);
     tcase_add_test(ts, test_snapshot_columns);
     tcase_add_test(ts, test_snapshot_affinity_lists);
+    tcase_add_test(ts, test_snapshot_entries_reused);
     tcase_add_test(ts, test_two_snapshots);
     tcase_add_test(ts, test_snapshot_changes_since_older_versions);
     suite_add_tcase(s, tc);
