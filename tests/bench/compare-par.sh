@@ -81,8 +81,8 @@ if [ $# -eq 0 ]; then
         "SchedulingPodAntiAffinity/5000Nodes adaptive=SchedulingPodAntiAffinity/5000Nodes:0" \
         "PreemptionBasic/500Nodes adaptive=PreemptionBasic/500Nodes:0" \
         "SchedulingWithMixedChurn/1000Nodes adaptive=SchedulingWithMixedChurn/1000Nodes:0" \
-        "SchedulingBasic/130000Nodes adaptive, 3,000 pods=SchedulingBasic/130000Nodes:0:3000" \
-        "SchedulingDeployment/130000Nodes adaptive, 1,000 pods=SchedulingDeployment/130000Nodes:0:1000"
+        "SchedulingBasic/130000Nodes adaptive, 10,000 pods=SchedulingBasic/130000Nodes:0" \
+        "SchedulingDeployment/130000Nodes adaptive, 10,000 pods=SchedulingDeployment/130000Nodes:0"
 fi
 ceiling() {
     [ -x "$new/tests/bench/cpu-ceiling" ] || return 0
