@@ -160,6 +160,10 @@ const ks_node_info_t *const *ks_snapshot_nodes_with_required_anti_affinity(
  * take a new generation. A clone is used by one thread at a time; cloning
  * and freeing are thread-safe. add aborts on ENOMEM. */
 ks_node_info_t *ks_node_info_clone(const ks_node_info_t *ni);
+/* Make the clone `dst` a copy of `src` again, reusing dst's arrays (no
+ * allocation once they are large enough). 0, or -1 on ENOMEM (dst then
+ * keeps its last contents). */
+int ks_node_info_refill(ks_node_info_t *dst, const ks_node_info_t *src);
 void ks_node_info_free(ks_node_info_t *ni);
 void ks_node_info_add_pod(ks_node_info_t *ni, const ks_pod_t *pod);
 /* Removes by uid; returns -1 when the pod is not on the node. */

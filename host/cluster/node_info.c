@@ -294,6 +294,11 @@ ks_node_info_t *ks_node_info_clone(const ks_node_info_t *src)
     return &ni->pub;
 }
 
+int ks_node_info_refill(ks_node_info_t *dst, const ks_node_info_t *src)
+{
+    return ks_ni_copy((ks_ni_t *)(void *)dst, src);
+}
+
 void ks_node_info_free(ks_node_info_t *pub)
 {
     ks_ni_t *ni = (ks_ni_t *)(void *)pub;

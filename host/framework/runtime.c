@@ -429,6 +429,72 @@ ks_code_t ks_fw_run_prefilter_remove_pod(ks_framework_t *fw,
     return run_prefilter_ext(fw, cs, pod, to_remove, ni, 0, st);
 }
 
+/* Each thread's NodeInfo for the nominated pods' pass: refilled from the
+ * node's at each use, so a pass allocates nothing once its arrays are
+ * large enough. With pods nominated to many nodes (preemption: a pod per
+ * node) a clone and a free per node were a sixth of the cycle, and more
+ * with a second thread in the process, where every allocation takes the
+ * allocator's lock. Freed at thread exit; `busy` sends a nested pass (a
+ * plugin calling back into the host from its Filter) to a clone of its
+ * own. */
+typedef struct nominated_scratch {
+    ks_node_info_t *ni;
+    int busy;
+} nominated_scratch_t;
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_ok;
+
+static void scratch_destroy(void *p)
+{
+    nominated_scratch_t *sc = p;
+    ks_node_info_free(sc->ni);
+    free(sc);
+}
+
+static void scratch_key_make(void)
+{
+    scratch_ok = pthread_key_create(&scratch_key, scratch_destroy) == 0;
+}
+
+/* A NodeInfo copy of ni for this thread's pass: the thread's scratch when
+ * it is free (*sc set, to give back with scratch_put), else a clone (*sc
+ * NULL). NULL on ENOMEM. */
+static ks_node_info_t *scratch_get(const ks_node_info_t *ni,
+                                   nominated_scratch_t **sc)
+{
+    nominated_scratch_t *t = NULL;
+    *sc = NULL;
+    (void)pthread_once(&scratch_once, scratch_key_make);
+    if (scratch_ok && (t = pthread_getspecific(scratch_key)) == NULL &&
+        (t = calloc(1, sizeof *t)) != NULL) {
+        if ((t->ni = ks_node_info_clone(ni)) == NULL ||
+            pthread_setspecific(scratch_key, t) != 0) {
+            ks_node_info_free(t->ni);
+            free(t);
+            t = NULL;
+        } else {
+            t->busy = 1;
+            *sc = t;
+            return t->ni; /* a fresh clone of ni already */
+        }
+    }
+    if (t == NULL || t->busy || ks_node_info_refill(t->ni, ni) != 0)
+        return ks_node_info_clone(ni);
+    t->busy = 1;
+    *sc = t;
+    return t->ni;
+}
+
+static void scratch_put(ks_node_info_t *ni, nominated_scratch_t *sc)
+{
+    if (sc != NULL)
+        sc->busy = 0;
+    else
+        ks_node_info_free(ni);
+}
+
 /* The two Filter passes of RunFilterPluginsWithNominatedPods, given the
  * pods nominated to ni's node. */
 static ks_code_t filter_nominated(ks_framework_t *fw, ks_cycle_state_t *cs,
@@ -439,6 +505,7 @@ static ks_code_t filter_nominated(ks_framework_t *fw, ks_cycle_state_t *cs,
 {
     uint32_t i;
     ks_node_info_t *ni2 = NULL;
+    nominated_scratch_t *sc = NULL;
     ks_cycle_state_t *cs2 = NULL;
     int added = 0;
     ks_code_t c;
@@ -447,10 +514,11 @@ static ks_code_t filter_nominated(ks_framework_t *fw, ks_cycle_state_t *cs,
         if (nom[i]->priority < pod->priority || nom[i]->uid == pod->uid)
             continue;
         if (ni2 == NULL) {
-            ni2 = ks_node_info_clone(ni);
+            ni2 = scratch_get(ni, &sc);
             cs2 = ks_cycle_state_clone(cs);
             if (ni2 == NULL || cs2 == NULL) {
-                ks_node_info_free(ni2);
+                if (ni2 != NULL)
+                    scratch_put(ni2, sc);
                 ks_cycle_state_free(cs2);
                 ks_status_reset(st);
                 return out_of_memory(st, NULL);
@@ -459,22 +527,17 @@ static ks_code_t filter_nominated(ks_framework_t *fw, ks_cycle_state_t *cs,
         ks_node_info_add_pod(ni2, nom[i]);
         if (ks_fw_run_prefilter_add_pod(fw, cs2, pod, nom[i], ni2, st) !=
             KS_SUCCESS) {
-            ks_node_info_free(ni2);
+            scratch_put(ni2, sc);
             ks_cycle_state_free(cs2);
             return st->code;
         }
         added = 1;
     }
-    if (!added) {
-        if (ni2) {
-            ks_node_info_free(ni2);
-            ks_cycle_state_free(cs2);
-        }
+    if (!added) /* ni2 and cs2 are made with the first pod added */
         return ks_fw_run_filter(fw, cs, pod, ni, run_all, st);
-    }
     /* Pass 1: with the nominated pods of equal or higher priority. */
     c = ks_fw_run_filter(fw, cs2, pod, ni2, run_all, st);
-    ks_node_info_free(ni2);
+    scratch_put(ni2, sc);
     ks_cycle_state_free(cs2);
     if (c != KS_SUCCESS)
         return c;
