@@ -305,7 +305,8 @@ static int clone_slots(ks_cycle_state_t *c, const ks_cycle_state_t *cs)
     powner_t *owners;
     if (cs->n_owners == 0)
         return 0;
-    owners = ks_fw_grow(NULL, &c->cap_owners, cs->n_owners, sizeof *owners, 8);
+    owners = ks_fw_grow(c->owners, &c->cap_owners, cs->n_owners, sizeof *owners,
+                        8);
     if (owners == NULL)
         return -1;
     c->owners = owners;
@@ -338,7 +339,7 @@ static int clone_entries(ks_cycle_state_t *c, const ks_cycle_state_t *cs)
     entry_t *items;
     if (cs->n == 0)
         return 0;
-    items = ks_fw_grow(NULL, &c->cap, cs->n, sizeof *items, 8);
+    items = ks_fw_grow(c->items, &c->cap, cs->n, sizeof *items, 8);
     if (items == NULL)
         return -1;
     c->items = items;
@@ -362,17 +363,25 @@ static int clone_entries(ks_cycle_state_t *c, const ks_cycle_state_t *cs)
     return 0;
 }
 
-ks_cycle_state_t *ks_cycle_state_clone(const ks_cycle_state_t *cs)
+int ks_cycle_state_refill(ks_cycle_state_t *c, const ks_cycle_state_t *cs)
 {
-    ks_cycle_state_t *c = ks_cycle_state_new();
-    if (c == NULL)
-        return NULL;
+    ks_cycle_state_clear(c);
     if (clone_slots(c, cs) != 0 || clone_entries(c, cs) != 0) {
-        ks_cycle_state_free(c);
-        return NULL;
+        ks_cycle_state_clear(c);
+        return -1;
     }
     c->skip_filter = cs->skip_filter;
     c->skip_score = cs->skip_score;
     reindex(c);
+    return 0;
+}
+
+ks_cycle_state_t *ks_cycle_state_clone(const ks_cycle_state_t *cs)
+{
+    ks_cycle_state_t *c = ks_cycle_state_new();
+    if (c != NULL && ks_cycle_state_refill(c, cs) != 0) {
+        ks_cycle_state_free(c);
+        return NULL;
+    }
     return c;
 }

@@ -47,6 +47,10 @@ unsigned ks_cycle_state_count(const ks_cycle_state_t *cs);
 /* Deep copy using each entry's clone fn (NULL clone: the pointer is shared
  * and the copy will not free it). NULL on ENOMEM. */
 ks_cycle_state_t *ks_cycle_state_clone(const ks_cycle_state_t *cs);
+/* Make `dst` such a copy of `cs` again: dst's entries and slots are
+ * released (their free fns run), then cs's cloned in, reusing dst's
+ * arrays. 0, or -1 on ENOMEM (dst is then empty). */
+int ks_cycle_state_refill(ks_cycle_state_t *dst, const ks_cycle_state_t *cs);
 /* Skip sets recorded by PreFilter / PreScore (bit = index of the plugin in
  * the framework's Filter / Score list; ks_framework_build refuses more than
  * 64 plugins per point). */

@@ -429,16 +429,17 @@ ks_code_t ks_fw_run_prefilter_remove_pod(ks_framework_t *fw,
     return run_prefilter_ext(fw, cs, pod, to_remove, ni, 0, st);
 }
 
-/* Each thread's NodeInfo for the nominated pods' pass: refilled from the
- * node's at each use, so a pass allocates nothing once its arrays are
- * large enough. With pods nominated to many nodes (preemption: a pod per
- * node) a clone and a free per node were a sixth of the cycle, and more
- * with a second thread in the process, where every allocation takes the
- * allocator's lock. Freed at thread exit; `busy` sends a nested pass (a
- * plugin calling back into the host from its Filter) to a clone of its
- * own. */
+/* Each thread's NodeInfo and cycle state for the nominated pods' pass:
+ * refilled from the node's and the cycle's at each use, so a pass
+ * allocates only what the plugins' state clones do. With pods nominated
+ * to many nodes (preemption: a pod per node) a clone and a free of both
+ * per node were a sixth of the cycle, and more with a second thread in
+ * the process, where every allocation takes the allocator's lock. Freed
+ * at thread exit; `busy` sends a nested pass (a plugin calling back into
+ * the host from its Filter) to clones of its own. */
 typedef struct nominated_scratch {
     ks_node_info_t *ni;
+    ks_cycle_state_t *cs;
     int busy;
 } nominated_scratch_t;
 
@@ -450,6 +451,7 @@ static void scratch_destroy(void *p)
 {
     nominated_scratch_t *sc = p;
     ks_node_info_free(sc->ni);
+    ks_cycle_state_free(sc->cs);
     free(sc);
 }
 
@@ -458,41 +460,66 @@ static void scratch_key_make(void)
     scratch_ok = pthread_key_create(&scratch_key, scratch_destroy) == 0;
 }
 
-/* A NodeInfo copy of ni for this thread's pass: the thread's scratch when
- * it is free (*sc set, to give back with scratch_put), else a clone (*sc
- * NULL). NULL on ENOMEM. */
-static ks_node_info_t *scratch_get(const ks_node_info_t *ni,
-                                   nominated_scratch_t **sc)
+/* This thread's scratch, made on first use; NULL when there is none. */
+static nominated_scratch_t *scratch_mine(const ks_node_info_t *ni)
 {
-    nominated_scratch_t *t = NULL;
-    *sc = NULL;
+    nominated_scratch_t *t;
     (void)pthread_once(&scratch_once, scratch_key_make);
-    if (scratch_ok && (t = pthread_getspecific(scratch_key)) == NULL &&
-        (t = calloc(1, sizeof *t)) != NULL) {
-        if ((t->ni = ks_node_info_clone(ni)) == NULL ||
-            pthread_setspecific(scratch_key, t) != 0) {
-            ks_node_info_free(t->ni);
-            free(t);
-            t = NULL;
-        } else {
-            t->busy = 1;
-            *sc = t;
-            return t->ni; /* a fresh clone of ni already */
-        }
+    if (!scratch_ok)
+        return NULL;
+    if ((t = pthread_getspecific(scratch_key)) != NULL)
+        return t;
+    if ((t = calloc(1, sizeof *t)) == NULL)
+        return NULL;
+    if ((t->ni = ks_node_info_clone(ni)) == NULL ||
+        (t->cs = ks_cycle_state_new()) == NULL ||
+        pthread_setspecific(scratch_key, t) != 0) {
+        scratch_destroy(t);
+        return NULL;
     }
-    if (t == NULL || t->busy || ks_node_info_refill(t->ni, ni) != 0)
-        return ks_node_info_clone(ni);
-    t->busy = 1;
-    *sc = t;
-    return t->ni;
+    return t;
 }
 
-static void scratch_put(ks_node_info_t *ni, nominated_scratch_t *sc)
+/* Copies of ni and cs for this thread's pass into *ni2 and *cs2: the
+ * thread's scratch when it is free (*sc set, to give back with
+ * scratch_put), else clones (*sc NULL). -1 on ENOMEM (nothing to give
+ * back). */
+static int scratch_get(const ks_node_info_t *ni, const ks_cycle_state_t *cs,
+                       nominated_scratch_t **sc, ks_node_info_t **ni2,
+                       ks_cycle_state_t **cs2)
 {
-    if (sc != NULL)
+    nominated_scratch_t *t = scratch_mine(ni);
+    *sc = NULL;
+    if (t != NULL && !t->busy && ks_node_info_refill(t->ni, ni) == 0 &&
+        ks_cycle_state_refill(t->cs, cs) == 0) {
+        t->busy = 1;
+        *sc = t;
+        *ni2 = t->ni;
+        *cs2 = t->cs;
+        return 0;
+    }
+    *ni2 = ks_node_info_clone(ni);
+    *cs2 = ks_cycle_state_clone(cs);
+    if (*ni2 == NULL || *cs2 == NULL) {
+        ks_node_info_free(*ni2);
+        ks_cycle_state_free(*cs2);
+        return -1;
+    }
+    return 0;
+}
+
+/* Give back what scratch_get gave: the scratch's state data are released
+ * at once (they may hold what a plugin wants freed soon). */
+static void scratch_put(ks_node_info_t *ni2, ks_cycle_state_t *cs2,
+                        nominated_scratch_t *sc)
+{
+    if (sc != NULL) {
+        ks_cycle_state_clear(cs2);
         sc->busy = 0;
-    else
-        ks_node_info_free(ni);
+        return;
+    }
+    ks_node_info_free(ni2);
+    ks_cycle_state_free(cs2);
 }
 
 /* The two Filter passes of RunFilterPluginsWithNominatedPods, given the
@@ -505,40 +532,29 @@ static ks_code_t filter_nominated(ks_framework_t *fw, ks_cycle_state_t *cs,
 {
     uint32_t i;
     ks_node_info_t *ni2 = NULL;
-    nominated_scratch_t *sc = NULL;
     ks_cycle_state_t *cs2 = NULL;
-    int added = 0;
+    nominated_scratch_t *sc = NULL;
     ks_code_t c;
 
     for (i = 0; i < n_nom; i++) {
         if (nom[i]->priority < pod->priority || nom[i]->uid == pod->uid)
             continue;
-        if (ni2 == NULL) {
-            ni2 = scratch_get(ni, &sc);
-            cs2 = ks_cycle_state_clone(cs);
-            if (ni2 == NULL || cs2 == NULL) {
-                if (ni2 != NULL)
-                    scratch_put(ni2, sc);
-                ks_cycle_state_free(cs2);
-                ks_status_reset(st);
-                return out_of_memory(st, NULL);
-            }
+        if (ni2 == NULL && scratch_get(ni, cs, &sc, &ni2, &cs2) != 0) {
+            ks_status_reset(st);
+            return out_of_memory(st, NULL);
         }
         ks_node_info_add_pod(ni2, nom[i]);
         if (ks_fw_run_prefilter_add_pod(fw, cs2, pod, nom[i], ni2, st) !=
             KS_SUCCESS) {
-            scratch_put(ni2, sc);
-            ks_cycle_state_free(cs2);
+            scratch_put(ni2, cs2, sc);
             return st->code;
         }
-        added = 1;
     }
-    if (!added) /* ni2 and cs2 are made with the first pod added */
+    if (ni2 == NULL) /* no pod to add: made with the first one */
         return ks_fw_run_filter(fw, cs, pod, ni, run_all, st);
     /* Pass 1: with the nominated pods of equal or higher priority. */
     c = ks_fw_run_filter(fw, cs2, pod, ni2, run_all, st);
-    scratch_put(ni2, sc);
-    ks_cycle_state_free(cs2);
+    scratch_put(ni2, cs2, sc);
     if (c != KS_SUCCESS)
         return c;
     /* Pass 2: without them (they might not land after all). */

@@ -360,6 +360,72 @@ START_TEST(test_cycle_state_clone_many_owners)
 }
 END_TEST
 
+/* A refill releases what the state held (its free fns run), clones the
+ * source in over the same arrays, with a key index that finds the new
+ * entries and the skip bits of the source; a second refill from a smaller
+ * source leaves nothing of the first. */
+START_TEST(test_cycle_state_refill)
+{
+    ks_cycle_state_t *cs = ks_cycle_state_new(), *small = ks_cycle_state_new();
+    ks_cycle_state_t *dst = ks_cycle_state_new();
+    char owner_a, owner_b;
+    char keys[20][8];
+    int i;
+
+    n_freed = 0;
+    ck_assert_ptr_nonnull(cs);
+    ck_assert_ptr_nonnull(small);
+    ck_assert_ptr_nonnull(dst);
+    for (i = 0; i < 20; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%d", i);
+        ck_assert_int_eq(ks_cycle_state_write(cs, keys[i], int_new(i), dup_int,
+                                              count_free),
+                         0);
+    }
+    ck_assert_int_eq(ks_cycle_state_slot_set(cs, &owner_a, 0, int_new(7),
+                                             dup_int, count_free),
+                     0);
+    *ks_cycle_state_skip_filter(cs) = 5;
+    *ks_cycle_state_skip_score(cs) = 9;
+    /* dst held data of its own: released by the refill */
+    ck_assert_int_eq(ks_cycle_state_write(dst, "old", int_new(-1), dup_int,
+                                          count_free),
+                     0);
+    ck_assert_int_eq(ks_cycle_state_slot_set(dst, &owner_b, 1, int_new(-2),
+                                             dup_int, count_free),
+                     0);
+    ck_assert_int_eq(ks_cycle_state_refill(dst, cs), 0);
+    ck_assert_int_eq(n_freed, 2);
+    ck_assert_uint_eq(ks_cycle_state_count(dst), 20);
+    ck_assert_ptr_null(ks_cycle_state_read(dst, "old"));
+    ck_assert_ptr_null(ks_cycle_state_slot_get(dst, &owner_b, 1));
+    for (i = 0; i < 20; i++) {
+        int *d = ks_cycle_state_read(dst, keys[i]);
+        ck_assert_ptr_nonnull(d);
+        ck_assert_ptr_ne(d, ks_cycle_state_read(cs, keys[i]));
+        ck_assert_int_eq(*d, i);
+    }
+    ck_assert_int_eq(*(int *)ks_cycle_state_slot_get(dst, &owner_a, 0), 7);
+    ck_assert_uint_eq(*ks_cycle_state_skip_filter(dst), 5);
+    ck_assert_uint_eq(*ks_cycle_state_skip_score(dst), 9);
+    /* refilled again from a smaller state: the 21 copies go */
+    ck_assert_int_eq(ks_cycle_state_write(small, "only", int_new(3), dup_int,
+                                          count_free),
+                     0);
+    ck_assert_int_eq(ks_cycle_state_refill(dst, small), 0);
+    ck_assert_int_eq(n_freed, 2 + 21);
+    ck_assert_uint_eq(ks_cycle_state_count(dst), 1);
+    ck_assert_uint_eq(ks_cycle_state_slot_count(dst), 0);
+    ck_assert_ptr_null(ks_cycle_state_read(dst, keys[0]));
+    ck_assert_int_eq(*(int *)ks_cycle_state_read(dst, "only"), 3);
+    ck_assert_uint_eq(*ks_cycle_state_skip_filter(dst), 0);
+    ks_cycle_state_free(dst);
+    ks_cycle_state_free(small);
+    ks_cycle_state_free(cs);
+    ck_assert_int_eq(n_freed, 2 + 21 + 1 + 1 + 21);
+}
+END_TEST
+
 /* --- the error record ------------------------------------------------------------ */
 
 START_TEST(test_error_init_on_dirty_record)
@@ -399,6 +465,7 @@ int main(void)
     tcase_add_test(tc, test_filter_and_score_plugins_limit);
     tcase_add_test(tc, test_cycle_state_keys_of_any_length);
     tcase_add_test(tc, test_cycle_state_clone_many_owners);
+    tcase_add_test(tc, test_cycle_state_refill);
     tcase_add_test(tc, test_error_init_on_dirty_record);
     tcase_add_test(tc, test_errno_values);
     suite_add_tcase(s, tc);
