@@ -24,11 +24,12 @@ typedef struct snap_entry {
 } snap_entry_t;
 
 /* Entries are carved from blocks, many to an allocation: the first update
- * of a 130,000-node cluster made as many callocs, each of them scanning a
- * heap the manifests' parse had left in pieces, which was two thirds of
- * that update's time. A dropped entry's arrays are freed and the entry
- * itself goes on a free list for the next node added; the blocks go with
- * the snapshot. */
+ * of a 130,000-node cluster made as many callocs, and touching their
+ * fresh memory a 4 KB page at a time (a page fault every five entries)
+ * was two thirds of that update's time; a large block can take huge pages
+ * (block_alloc). A dropped entry's arrays are freed and the entry itself
+ * goes on a free list for the next node added; the blocks go with the
+ * snapshot. */
 typedef struct snap_block {
     struct snap_block *next;
     uint32_t n, used;
@@ -554,8 +555,9 @@ int ks_cache_update_snapshot(ks_cache_t *c, ks_snapshot_t *s, ks_error_t *err)
     int chg_all = 0;
     uint64_t changes_before = s->changes;
 
-    /* room for every node at once (a map that failed to grow here still
-     * grows, or fails, one put at a time below) */
+    /* room for every node at once when more than a small block's worth
+     * are new (a map that failed to grow here still grows, or fails, one
+     * put at a time below) */
     if (c->n_real_nodes > s->by_name.count + SNAP_BLOCK_MIN)
         (void)ks_strmap_reserve(&s->by_name, c->n_real_nodes);
     for (cn = c->head; cn != NULL; cn = cn->next) {
