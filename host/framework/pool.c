@@ -726,16 +726,53 @@ static void pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
     note_stall(p, t0, t1, t2);
 }
 
+/* ks_pool_clock_jobs: the calling thread's switch and counts. */
+static _Thread_local int clock_on;
+static _Thread_local uint64_t clocked_ns, clocked_jobs;
+
+void ks_pool_clock_jobs(int on)
+{
+    clock_on = on != 0;
+    if (clock_on)
+        clocked_ns = clocked_jobs = 0;
+}
+
+uint64_t ks_pool_clocked_ns(void)
+{
+    return clocked_ns;
+}
+
+uint64_t ks_pool_clocked_jobs(void)
+{
+    return clocked_jobs;
+}
+
+/* pool_run, timed into the thread's counts when the job is one a second
+ * thread could split (ks_pool_clock_jobs) */
+static void run_job(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
+                    void *ud, int affine)
+{
+    uint64_t t0;
+    if (!clock_on || ks_pool_job_depth != 0 || n <= (chunk ? chunk : 1)) {
+        pool_run(p, n, chunk, fn, ud, affine);
+        return;
+    }
+    t0 = ks_mono_ns();
+    pool_run(p, n, chunk, fn, ud, affine);
+    clocked_ns += ks_mono_ns() - t0;
+    clocked_jobs++;
+}
+
 void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
                  void *ud)
 {
-    pool_run(p, n, chunk, fn, ud, 0);
+    run_job(p, n, chunk, fn, ud, 0);
 }
 
 void ks_pool_run_affine(ks_pool_t *p, uint32_t n, uint32_t chunk,
                         ks_pool_fn fn, void *ud)
 {
-    pool_run(p, n, chunk, fn, ud, 1);
+    run_job(p, n, chunk, fn, ud, 1);
 }
 
 void ks_pool_cycle_begin(ks_pool_t *p)

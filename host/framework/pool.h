@@ -103,6 +103,20 @@ void ks_pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
 void ks_pool_run_affine(ks_pool_t *p, uint32_t n, uint32_t chunk,
                         ks_pool_fn fn, void *ud);
 
+/* Clocking the jobs a second thread could split, to bound what more
+ * threads can gain (Amdahl's law; ksched-bench --splittable): while on,
+ * the calling thread's ks_pool_run and ks_pool_run_affine calls of more
+ * than one chunk that are not nested in another job are timed, whatever
+ * runs them (inline, shared, or no pool at all: p NULL, parallelism 1).
+ * ks_pool_clock_jobs(1) starts the count from zero, (0) stops it;
+ * ks_pool_clocked_ns() is the time so far, ks_pool_clocked_jobs() the
+ * jobs. Off, a job costs one thread-local load more. The counts are the
+ * calling thread's own. */
+#define KS_POOL_CLOCK_JOBS 1
+void ks_pool_clock_jobs(int on);
+uint64_t ks_pool_clocked_ns(void);
+uint64_t ks_pool_clocked_jobs(void);
+
 /* Set on a thread while it runs chunks of a job; read it through
  * ks_pool_in_job(). Thread-local: costs one load, no synchronisation. */
 extern _Thread_local int ks_pool_job_depth;

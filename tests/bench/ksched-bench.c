@@ -50,6 +50,11 @@
 #include "base/log.h"
 #include "framework/queue.h"
 #include "framework/scheduler.h"
+#if defined(__has_include)
+#if __has_include("framework/pool.h")
+#include "framework/pool.h"
+#endif
+#endif
 /* The stores of declared resources (PersistentVolumes, claims, classes)
  * exist from the SDK's ABI 1.3 on; compare.sh builds this same file in an
  * older tree too, where the Volumes workload's objects are skipped. */
@@ -766,6 +771,9 @@ typedef struct bench_result {
     uint64_t api_requests; /* plugins' API requests answered (Volumes:
                             * VolumeBinding's PreBind writes) */
     uint64_t digest;       /* of the bindings in order (--seed) */
+    /* --splittable: the share of the run's time in jobs a second thread
+     * could split, and their microseconds per pod bound */
+    double split_share, split_us_per_pod;
 } bench_result_t;
 
 typedef struct bench_run {
@@ -980,6 +988,7 @@ static double tv_us(const struct timeval *tv)
 
 static int bench_batching; /* KS_BATCHING_* (--batching) */
 static int bench_seeded;   /* --seed given */
+static int bench_splittable; /* --splittable given */
 static uint64_t bench_seed;
 static int bench_bulk;     /* KS_BULK_* (--bulk) */
 
@@ -1119,6 +1128,10 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     }
 
     CALLGRIND_START_INSTRUMENTATION;
+#ifdef KS_POOL_CLOCK_JOBS
+    if (bench_splittable)
+        ks_pool_clock_jobs(1);
+#endif
     getrusage(RUSAGE_SELF, &ru0);
     clock_gettime(CLOCK_MONOTONIC, &t_start);
     b.last_bound = t_start;
@@ -1218,6 +1231,14 @@ static void run_workload(const bench_workload_t *w, int pct, int par,
     r->digest = b.digest;
     r->seconds = ts_diff(&t_start, &b.last_bound);
     r->pods_per_s = r->seconds > 0 ? (double)b.bound / r->seconds : 0;
+#ifdef KS_POOL_CLOCK_JOBS
+    if (bench_splittable) {
+        double split_s = (double)ks_pool_clocked_ns() / 1e9;
+        ks_pool_clock_jobs(0);
+        r->split_share = r->seconds > 0 ? split_s / r->seconds : 0;
+        r->split_us_per_pod = b.bound ? split_s * 1e6 / (double)b.bound : 0;
+    }
+#endif
     qsort(lat, n_lat, sizeof *lat, cmp_u64);
     r->p50_us = (double)percentile(lat, n_lat, 50) / 1000.0;
     r->p99_us = (double)percentile(lat, n_lat, 99) / 1000.0;
@@ -1374,6 +1395,14 @@ static const char usage[] =
     "                           between equal scores) and print a digest\n"
     "                           of the bindings in order: equal digests,\n"
     "                           equal decisions\n"
+    "  -S, --splittable         also time the jobs a second thread could\n"
+    "                           split (Filter, Score, weighing, host\n"
+    "                           selection: jobs of more than one chunk)\n"
+    "                           and print their share of the run and the\n"
+    "                           most two threads could gain from it\n"
+    "                           (Amdahl's law). At parallelism 1 host\n"
+    "                           selection is one scan, not a job: read\n"
+    "                           the share at parallelism 2\n"
     "  -l, --list               list the workloads and exit\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -1421,6 +1450,7 @@ int main(int argc, char **argv)
         {"bulk", required_argument, NULL, 'B'},
         {"nodes", required_argument, NULL, 1001},
         {"seed", required_argument, NULL, 's'},
+        {"splittable", no_argument, NULL, 'S'},
         {"list", no_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -1433,7 +1463,7 @@ int main(int argc, char **argv)
     int pods_override = 0, nodes_override = 0;
     const char *plugin_dir = NULL, *manifest_dir = NULL;
 
-    while ((c = getopt_long(argc, argv, "w:P:j:r:p:qN:m:nb:B:s:lh", opts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "w:P:j:r:p:qN:m:nb:B:s:Slh", opts, NULL)) !=
            -1) {
         switch (c) {
         case 'w':
@@ -1497,6 +1527,7 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'S': bench_splittable = 1; break;
         case 'l':
             for (i = 0; i < N_WORKLOADS; i++)
                 printf("%-36s %6u nodes %6u pods, %u expected bound\n",
@@ -1654,6 +1685,22 @@ int main(int argc, char **argv)
                             (unsigned long long)r0->pool_gate_inline,
                             (unsigned long long)r0->pool_gate_cycles,
                             r0->pool_gate_ratio);
+                if (bench_splittable) {
+                    double f = median_of(rs, runs,
+                                         offsetof(bench_result_t,
+                                                  split_share)),
+                           us = median_of(rs, runs,
+                                          offsetof(bench_result_t,
+                                                   split_us_per_pod));
+                    fprintf(stderr, "ksched-bench: %s pct %d par %d: "
+                                    "jobs a second thread could split "
+                                    "took %.1f%% of the run (%.1f us a "
+                                    "pod): two threads, each as fast as "
+                                    "one alone, could make it at most "
+                                    "%.2fx as fast\n",
+                            sel[i]->name, pcts[a], pars[b2], f * 100, us,
+                            f < 1 ? 1 / (1 - f / 2) : 2.0);
+                }
                 if (bench_seeded)
                     fprintf(stderr, "ksched-bench: %s pct %d par %d: "
                                     "bindings digest %016llx\n",

@@ -3,6 +3,9 @@
 percentageOfNodesToScore 100 with parallelism 1 and 2 binds every pod to
 the same node (equal digests of the bindings in order), batching on and
 off.
+Every run also clocks the jobs the pool could split (--splittable): their
+share of the run must be a fraction, the bound printed beside it must be
+Amdahl's for that share, and the clocking must not change a decision.
 
 3,000 nodes and 300 pods: past the length from which the feasible nodes
 are collected, NormalizeScore's lists filled and weighed, and the host
@@ -20,6 +23,10 @@ import sys
 WORKERS = re.compile(r"^ksched-bench: (\S+) pct (\d+) par (\d+): workers "
                      r"shared (\d+) of (\d+) jobs \((\d+) of (\d+) items\)$",
                      re.M)
+SPLIT = re.compile(r"^ksched-bench: (\S+) pct (\d+) par (\d+): jobs a second "
+                   r"thread could split took ([0-9.]+)% of the run \(([0-9.]+) "
+                   r"us a pod\): two threads, each as fast as one alone, "
+                   r"could make it at most ([0-9.]+)x as fast$", re.M)
 DIGEST = re.compile(r"^ksched-bench: (\S+) pct (\d+) par (\d+): bindings "
                     r"digest ([0-9a-f]{16})$", re.M)
 
@@ -41,7 +48,7 @@ def main():
                                     "--workload", name, "--nodes", "3000",
                                     "--pods", "300", "--percentage", "100",
                                     "--parallelism", str(par), "--seed", "7",
-                                    "--batching", batching],
+                                    "--batching", batching, "--splittable"],
                                    capture_output=True, text=True,
                                    timeout=600)
                 sys.stdout.write(p.stdout)
@@ -53,6 +60,19 @@ def main():
                     failures.append("%s: no digest line" % what)
                     continue
                 digests[par] = m.group(4)
+                s = SPLIT.search(p.stderr)
+                if s is None:
+                    failures.append("%s: no splittable line" % what)
+                else:
+                    share, bound = float(s.group(4)), float(s.group(6))
+                    print("%s: splittable %.1f%%, at most %.2fx"
+                          % (what, share, bound))
+                    # Filter and Score over 3,000 nodes are jobs of many
+                    # chunks: some of the run, never all of it
+                    if not 0 < share < 100 or float(s.group(5)) <= 0 or \
+                            abs(bound - 1 / (1 - share / 200)) > 0.011:
+                        failures.append("%s: splittable figures make no "
+                                        "sense: %s" % (what, s.group(0)))
                 print("%s: digest %s" % (what, m.group(4)))
                 # the workers' counts: at parallelism 2, Filter and Score
                 # jobs over 3,000 nodes (every cycle has some), no more

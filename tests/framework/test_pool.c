@@ -730,6 +730,65 @@ static int worker_asleep(ks_pool_t *p)
  * over, as measured) leaves the next cycle's start without a nudge: ten
  * such cycles, each started with the worker asleep, wake it at most once
  * (every 64th start nudges anyway). Each woke it before. */
+/* A job whose chunks sleep: 2 ms in all, whichever thread runs them;
+ * one nested job of 4 chunks inside the first chunk when nest is set. */
+typedef struct slow_job {
+    uint32_t n;
+    int nest;
+    ks_pool_t *p;
+} slow_job_t;
+
+static void slow_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    slow_job_t *j = ud;
+    struct timespec d = {0, (long)(e - b) * (2000000L / (long)j->n)};
+    (void)worker;
+    if (j->nest && b == 0) {
+        slow_job_t inner = {4, 0, NULL};
+        ks_pool_run(NULL, 4, 1, slow_chunk, &inner);
+    }
+    nanosleep(&d, NULL);
+}
+
+START_TEST(clocked_jobs_are_the_splittable_ones)
+{
+    ks_pool_t *p = ks_pool_new(2);
+    slow_job_t j = {8, 0, NULL};
+    uint64_t ns;
+    ck_assert_ptr_nonnull(p);
+    /* off: nothing counted */
+    ks_pool_clock_jobs(0);
+    ks_pool_run(NULL, 8, 1, slow_chunk, &j);
+    ck_assert_uint_eq(ks_pool_clocked_jobs(), 0);
+    ks_pool_clock_jobs(1);
+    /* no pool (parallelism 1), a pool, and an affine job: each counted
+     * with its time; a job of one chunk is not (nothing to split) */
+    ks_pool_run(NULL, 8, 1, slow_chunk, &j);
+    ks_pool_run(p, 8, 1, slow_chunk, &j);
+    ks_pool_run_affine(p, 8, 2, slow_chunk, &j);
+    ks_pool_run(p, 8, 8, slow_chunk, &j);
+    ks_pool_run(NULL, 8, 0, slow_chunk, &j); /* chunk 0 is 1: split */
+    ck_assert_uint_eq(ks_pool_clocked_jobs(), 4);
+    ns = ks_pool_clocked_ns();
+    /* four jobs of 2 ms (at least 1 ms each when shared by two) */
+    ck_assert_msg(ns >= 4000000, "clocked %llu ns", (unsigned long long)ns);
+    /* a job nested in a job's chunk is part of the outer job's time */
+    j.nest = 1;
+    ks_pool_run(NULL, 8, 1, slow_chunk, &j);
+    ck_assert_uint_eq(ks_pool_clocked_jobs(), 5);
+    ck_assert_uint_ge(ks_pool_clocked_ns(), ns + 2000000);
+    /* off keeps the counts; on again starts from zero */
+    ks_pool_clock_jobs(0);
+    ks_pool_run(NULL, 8, 1, slow_chunk, &j);
+    ck_assert_uint_eq(ks_pool_clocked_jobs(), 5);
+    ks_pool_clock_jobs(1);
+    ck_assert_uint_eq(ks_pool_clocked_jobs(), 0);
+    ck_assert_uint_eq(ks_pool_clocked_ns(), 0);
+    ks_pool_clock_jobs(0);
+    ks_pool_free(p);
+}
+END_TEST
+
 START_TEST(cheap_cycles_leave_workers_asleep)
 {
     ks_pool_t *p = pool_of_two();
@@ -785,6 +844,7 @@ int main(void)
     tcase_add_test(tc, gate_keeps_sharing_that_pays);
     tcase_add_test(tc, cycle_wakes_sleeping_workers);
     tcase_add_test(tc, cheap_cycles_leave_workers_asleep);
+    tcase_add_test(tc, clocked_jobs_are_the_splittable_ones);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
