@@ -707,6 +707,43 @@ static const ks_node_columns_t *api_bulk_columns(
     return ks_fw_bulk_ctx.cols;
 }
 
+/* upstream's Parallelizer().Until on the profile's pool; one call inside
+ * a job (a Filter's, a Score's, another parallelize's fn), as the worker
+ * running it, or without a pool. The pool times the call site (fn) as it
+ * does the host's own. */
+static void api_parallelize(ks_handle_t *h, uint32_t n, uint32_t chunk,
+                            void (*fn)(void *ud, uint32_t begin,
+                                       uint32_t end, unsigned worker),
+                            void *ud)
+{
+    ks_pool_t *pool = h != NULL && H(h)->fw != NULL ? H(h)->fw->pool : NULL;
+    if (fn == NULL || n == 0)
+        return;
+    if (ks_pool_in_job()) {
+        /* inside a chunk already: the range here, as this worker */
+        fn(ud, 0, n, ks_pool_worker_id);
+        return;
+    }
+    if (chunk == 0) {
+        /* upstream's chunkSizeFor: the square root of n, at most
+         * n / workers + 1 (work that sits in a few nodes, the pods of a
+         * small cluster in a big one, still spreads) */
+        uint32_t r = n / ks_pool_size(pool) + 1;
+        chunk = 1;
+        while ((chunk + 1) * (chunk + 1) <= n)
+            chunk++;
+        if (chunk > r)
+            chunk = r;
+    }
+    ks_pool_run(pool, n, chunk, fn, ud);
+}
+
+static unsigned api_parallelize_workers(ks_handle_t *h)
+{
+    return ks_pool_size(h != NULL && H(h)->fw != NULL ? H(h)->fw->pool
+                                                      : NULL);
+}
+
 static const ks_host_api_t api = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -786,6 +823,8 @@ static const ks_host_api_t api = {
     .pre_bind_resume = api_pre_bind_resume,
     .store_version = api_store_version,
     .bulk_columns = api_bulk_columns,
+    .parallelize = api_parallelize,
+    .parallelize_workers = api_parallelize_workers,
 };
 
 const ks_host_api_t *ks_host_api(void)

@@ -140,6 +140,7 @@
 #define WORD_NEXT(w) ((uint32_t)(w))
 
 _Thread_local int ks_pool_job_depth;
+_Thread_local unsigned ks_pool_worker_id;
 
 /* One call site's measured cost: mean nanoseconds per item (an
  * exponential average, 1/4 weight for the newest), 0 while unknown;
@@ -370,6 +371,7 @@ static void *worker_main(void *arg)
     unsigned id = wa->id;
     uint32_t seen = 0, e;
     free(wa);
+    ks_pool_worker_id = id;
     while ((e = wait_for_job(p, seen)) != 0) {
         seen = e;
         do_chunks(p, e, id);

@@ -121,6 +121,10 @@ uint64_t ks_pool_clocked_jobs(void);
  * ks_pool_in_job(). Thread-local: costs one load, no synchronisation. */
 extern _Thread_local int ks_pool_job_depth;
 
+/* The `worker` index of the calling thread in its pool: a pool's extra
+ * threads are 1 to N-1, every other thread 0. */
+extern _Thread_local unsigned ks_pool_worker_id;
+
 /* Non-zero when the calling thread is running a ks_pool_run job's chunk. */
 static inline int ks_pool_in_job(void)
 {

@@ -184,6 +184,122 @@ static int ipa_prefilter_count_pod(const ipa_plugin_t *pl,
     return 0;
 }
 
+/* PreFilter's walk over the nodes, on the host's workers (upstream's
+ * Parallelizer().Until over processNode): each worker counts into maps of
+ * its own, worker 0 into the state's, and the others' counts are added to
+ * the state's after the walk, as upstream appends each node's results.
+ * The counts are sums, so they are the same whatever the split. */
+typedef struct ipa_walk_job {
+    const ipa_plugin_t *pl;
+    const ks_pod_t *pod;
+    const ipa_own_terms_t *own;
+    const ks_node_info_t *const *nodes;
+    int has_own_terms;
+    /* per worker: [0] the state, the others made by their worker on its
+     * first chunk (NULL until then; each index is one thread's) */
+    ipa_prefilter_state_t **part;
+    atomic_int oom;
+} ipa_walk_job_t;
+
+/* What the nodes [b, e) contribute, into worker's maps. */
+static void ipa_walk_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    ipa_walk_job_t *w = ud;
+    const ipa_plugin_t *pl = w->pl;
+    const ks_pod_t *pod = w->pod;
+    ipa_prefilter_state_t *s = w->part[worker];
+    uint32_t i, j;
+    if (s == NULL) {
+        if ((s = ipa_prefilter_state_new()) == NULL) {
+            atomic_store(&w->oom, 1);
+            return;
+        }
+        s->ns_labels = w->part[0]->ns_labels;
+        w->part[worker] = s;
+    }
+    for (i = b; i < e; i++) {
+        const ks_node_info_t *ni = w->nodes[i];
+        const ks_node_t *node = ni ? ni->node : NULL;
+        if (node == NULL)
+            continue;
+        /* existing pods' required anti-affinity against the incoming pod */
+        for (j = 0; j < ni->n_pods_with_required_anti_affinity; j++) {
+            const ks_pod_t *ep = ni->pods_with_required_anti_affinity[j];
+            const ks_pod_affinity_term_t *terms;
+            uint32_t n, k;
+            terms = ipa_required_anti_affinity(ep, &n);
+            for (k = 0; k < n; k++)
+                if (ipa_term_matches(pl, &terms[k], ep->ns, pod,
+                                     &s->ns_labels) &&
+                    ipa_count_update(&s->existing_anti, node,
+                                     terms[k].topology_key, 1) != 0)
+                    goto oom;
+        }
+        /* existing pods against the incoming pod's required terms */
+        if (!w->has_own_terms)
+            continue;
+        for (j = 0; j < ni->n_pods; j++)
+            if (ipa_prefilter_count_pod(pl, s, pod, w->own, ni->pods[j], node,
+                                        1, 0) != 0)
+                goto oom;
+    }
+    return;
+oom:
+    atomic_store(&w->oom, 1);
+}
+
+/* src's counts added to dst's; 0 or -1 when out of memory. */
+static int ipa_tpmap_merge(ks_tpmap_t *dst, const ks_tpmap_t *src)
+{
+    uint32_t i;
+    for (i = 0; i < src->cap; i++) {
+        const ks_tpmap_slot_t *e = &src->slots[i];
+        if (e->key != NULL && e->count != 0 &&
+            ks_tpmap_add(dst, e->key, e->value, e->count, NULL) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The walk over nodes[0, n) into s; 0 or -1 when out of memory. */
+static int ipa_walk(const ipa_plugin_t *pl, ipa_prefilter_state_t *s,
+                    const ks_pod_t *pod, const ipa_own_terms_t *own,
+                    const ks_node_info_t *const *nodes, uint32_t n,
+                    int has_own_terms)
+{
+    unsigned workers = ks_parallelize_workers(pl->api, pl->h), i;
+    ipa_walk_job_t w;
+    int rc = 0;
+    if (n == 0)
+        return 0;
+    w.pl = pl;
+    w.pod = pod;
+    w.own = own;
+    w.nodes = nodes;
+    w.has_own_terms = has_own_terms;
+    atomic_init(&w.oom, 0);
+    w.part = calloc(workers, sizeof *w.part);
+    if (w.part == NULL)
+        return -1;
+    w.part[0] = s;
+    ks_parallelize(pl->api, pl->h, n, 0, ipa_walk_chunk, &w);
+    if (atomic_load(&w.oom))
+        rc = -1;
+    for (i = 1; i < workers; i++) {
+        if (w.part[i] == NULL)
+            continue;
+        if (rc == 0 &&
+            (ipa_tpmap_merge(&s->existing_anti, &w.part[i]->existing_anti) !=
+                 0 ||
+             ipa_tpmap_merge(&s->affinity, &w.part[i]->affinity) != 0 ||
+             ipa_tpmap_merge(&s->anti, &w.part[i]->anti) != 0))
+            rc = -1;
+        ipa_prefilter_state_free(w.part[i]);
+    }
+    free(w.part);
+    return rc;
+}
+
 ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                          ks_prefilter_result_t *result, ks_status_t *st)
 {
@@ -192,7 +308,7 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
     ipa_prefilter_state_t *s;
     ipa_own_terms_t own;
     ks_tpmap_t *maps[3]; /* in prefilter_pairs' order */
-    uint32_t n_nodes, i, j;
+    uint32_t n_nodes, i;
     const ks_node_info_t *const *nodes;
     ipa_prefilter_ref_t *ref;
     int has_own_terms;
@@ -223,32 +339,8 @@ ks_code_t ipa_pre_filter(void *self, ks_cycle_state_t *cs, const ks_pod_t *pod,
                 ? api->snapshot_nodes(pl->h, &n_nodes)
                 : api->snapshot_nodes_with_required_anti_affinity(pl->h,
                                                                   &n_nodes);
-    for (i = 0; i < n_nodes; i++) {
-        const ks_node_info_t *ni = nodes[i];
-        const ks_node_t *node = ni ? ni->node : NULL;
-        if (node == NULL)
-            continue;
-        /* existing pods' required anti-affinity against the incoming pod */
-        for (j = 0; j < ni->n_pods_with_required_anti_affinity; j++) {
-            const ks_pod_t *e = ni->pods_with_required_anti_affinity[j];
-            const ks_pod_affinity_term_t *terms;
-            uint32_t n, k;
-            terms = ipa_required_anti_affinity(e, &n);
-            for (k = 0; k < n; k++)
-                if (ipa_term_matches(pl, &terms[k], e->ns, pod,
-                                     &s->ns_labels) &&
-                    ipa_count_update(&s->existing_anti, node,
-                                     terms[k].topology_key, 1) != 0)
-                    goto oom;
-        }
-        /* existing pods against the incoming pod's required terms */
-        if (!has_own_terms)
-            continue;
-        for (j = 0; j < ni->n_pods; j++)
-            if (ipa_prefilter_count_pod(pl, s, pod, &own, ni->pods[j], node,
-                                        1, 0) != 0)
-                goto oom;
-    }
+    if (ipa_walk(pl, s, pod, &own, nodes, n_nodes, has_own_terms) != 0)
+        goto oom;
     s->self_match = ipa_matches_all_terms(pl, own.aff, own.n_aff, pod->ns,
                                           pod, &s->ns_labels);
     for (i = 0; i < 3; i++)

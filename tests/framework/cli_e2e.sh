@@ -89,7 +89,7 @@ fi
 # Every broken plugin file in the path is reported, each by name.
 if run 1 validate --plugin-dir "$FIX/bad" --no-default-plugin-path; then
     has "$ERR" "abimajor.so: plugin was built for ABI 2.0"
-    has "$ERR" "abiminor.so: plugin needs ABI 1.8"
+    has "$ERR" "abiminor.so: plugin needs ABI 1.9"
     has "$ERR" "notelf.so: cannot load shared object"
     has "$ERR" "short.so: plugin descriptor is"
     has "$ERR" "nodesc.so: not a ksched plugin"

@@ -19,6 +19,7 @@
 #include "cluster/objects.h"
 #include "cluster/pod_requests.h"
 #include "framework/cycle_state.h"
+#include "framework/pool.h"
 #include "framework/status.h"
 #include "config/config.h"
 
@@ -1111,6 +1112,15 @@ mock_host_t *mock_host_new(void)
     live_hosts = mh;
     mock_host_sync(mh);
     return mh;
+}
+
+void mock_host_set_parallelism(mock_host_t *mh, int threads)
+{
+    ks_pool_free(mh->fw->pool);
+    mh->fw->pool = NULL;
+    mh->fw->parallelism = threads > 1 ? threads : 1;
+    if (threads > 1 && (mh->fw->pool = ks_pool_new(threads)) == NULL)
+        oom();
 }
 
 void mock_host_free(mock_host_t *mh)

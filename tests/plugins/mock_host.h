@@ -189,6 +189,12 @@ struct mock_host {
 
 mock_host_t *mock_host_new(void);
 void mock_host_free(mock_host_t *mh);
+/* The framework's workers: a pool of `threads` (the caller included) for
+ * the host API's parallelize, as a profile's parallelism makes one; 1:
+ * none (the default). With KSCHED_POOL_CHAOS set (pool.h) before the
+ * call, every parallelize shares its chunks or runs inline at random and
+ * some chunks start late. */
+void mock_host_set_parallelism(mock_host_t *mh, int threads);
 /* The snapshot mirrors these `n` NodeInfos (the array is copied, the
  * NodeInfos are not: keep them alive). */
 void mock_host_set_nodes(mock_host_t *mh, ks_node_info_t *const *nodes,

@@ -1,10 +1,12 @@
 /* Tests of the plugin tests' host fixture itself, so plugin tests can
  * trust it. */
 #include <check.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mock_host.h"
+#include <ksched/helpers.h>
 
 static int n_freed;
 static void count_free(void *p)
@@ -238,6 +240,102 @@ START_TEST(framework_filters_and_operations)
 }
 END_TEST
 
+/* The host API's parallelize (ABI 1.8): what a walk saw. */
+typedef struct walk {
+    const ks_host_api_t *api;
+    ks_handle_t *h;
+    unsigned char *hits;   /* per index */
+    unsigned calls, bad_worker, max_len, workers, nested_bad;
+    int nest;
+    pthread_mutex_t mu;
+} walk_t;
+
+static void inner_walk(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    walk_t *w = ud;
+    pthread_mutex_lock(&w->mu);
+    /* nested: the whole range at once, as the worker it runs on */
+    if (b != 0 || e != 5 || worker >= w->workers)
+        w->nested_bad++;
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void outer_walk(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    walk_t *w = ud;
+    uint32_t i;
+    pthread_mutex_lock(&w->mu);
+    w->calls++;
+    if (worker >= w->workers)
+        w->bad_worker++;
+    if (e - b > w->max_len)
+        w->max_len = e - b;
+    for (i = b; i < e; i++)
+        w->hits[i]++;
+    pthread_mutex_unlock(&w->mu);
+    if (w->nest && b == 0)
+        w->api->parallelize(w->h, 5, 0, inner_walk, w);
+}
+
+static void run_walk(mock_host_t *mh, walk_t *w, uint32_t n, uint32_t chunk)
+{
+    uint32_t i;
+    w->hits = calloc(n, 1);
+    ck_assert_ptr_nonnull(w->hits);
+    w->calls = w->bad_worker = w->max_len = w->nested_bad = 0;
+    w->api->parallelize(w->h, n, chunk, outer_walk, w);
+    for (i = 0; i < n && w->hits[i] == 1; i++)
+        ;
+    ck_assert_msg(i == n, "index %u of %u run %u times", i, n,
+                  i < n ? w->hits[i] : 0);
+    ck_assert_uint_eq(w->bad_worker, 0);
+    ck_assert_uint_eq(w->nested_bad, 0);
+    free(w->hits);
+    (void)mh;
+}
+
+START_TEST(parallelize_runs_each_index_once)
+{
+    mock_host_t *mh = mock_host_new();
+    walk_t w;
+    int k;
+    memset(&w, 0, sizeof w);
+    pthread_mutex_init(&w.mu, NULL);
+    w.api = &mh->api;
+    w.h = mh->handle;
+    /* no workers: one call over the whole range, as worker 0 */
+    w.workers = w.api->parallelize_workers(w.h);
+    ck_assert_uint_eq(w.workers, 1);
+    run_walk(mh, &w, 1000, 0);
+    ck_assert_uint_eq(w.calls, 1);
+    ck_assert_uint_eq(w.max_len, 1000);
+    w.api->parallelize(w.h, 0, 0, outer_walk, &w); /* nothing to run */
+    /* two workers, every walk shared or inline at random, late chunks:
+     * each index once, chunks of at most upstream's size (the square
+     * root, 100 of 10,000) or the whole range inline, workers 0 and 1,
+     * and a walk nested in a chunk runs there in one call */
+    setenv("KSCHED_POOL_CHAOS", "1", 1);
+    mock_host_set_parallelism(mh, 2);
+    unsetenv("KSCHED_POOL_CHAOS");
+    w.workers = w.api->parallelize_workers(w.h);
+    ck_assert_uint_eq(w.workers, 2);
+    w.nest = 1;
+    for (k = 0; k < 10; k++) {
+        run_walk(mh, &w, 10000, 0);
+        ck_assert_msg(w.max_len == 100 || (w.max_len == 10000 && w.calls == 1),
+                      "chunks of up to %u in %u calls", w.max_len, w.calls);
+        run_walk(mh, &w, 37, 4);
+        ck_assert_msg(w.max_len <= 4 || (w.max_len == 37 && w.calls == 1),
+                      "chunks of up to %u in %u calls", w.max_len, w.calls);
+    }
+    /* the SDK's helper says the same */
+    ck_assert_uint_eq(ks_parallelize_workers(w.api, w.h), 2);
+    pthread_mutex_destroy(&w.mu);
+    mock_host_free(mh);
+    mock_free_all();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mock_host");
@@ -251,6 +349,7 @@ int main(void)
     tcase_add_test(tc, status_and_snapshot);
     tcase_add_test(tc, snapshot_follows_nodeinfos);
     tcase_add_test(tc, framework_filters_and_operations);
+    tcase_add_test(tc, parallelize_runs_each_index_once);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plugins built against the ABI 1.0 to 1.5 headers (abi_1_0/ to abi_1_5/)
+"""Plugins built against the ABI 1.0 to 1.7 headers (abi_1_0/ to abi_1_7/)
 load in the current host and decide exactly as the same source built
 against the current headers: same bindings, same FitError messages,
 hand-checked.
@@ -89,7 +89,7 @@ def main():
         ok = False
     for name in ("AbiProbe11", "AbiProbe12", "AbiProbe13", "AbiProbe14",
                  "AbiProbe15", "AbiProbe16", "AbiProbe17",
-                 "AbiProbe17Min0"):
+                 "AbiProbe18", "AbiProbe18Min0"):
         new = run(name)
         if old != new:
             print("FAIL the 1.0 build and %s differ:\n%r\n%r"
@@ -113,7 +113,8 @@ def main():
                                 ("AbiProbe10", "AbiProbe11", "AbiProbe12",
                                  "AbiProbe13", "AbiProbe14",
                                  "AbiProbe15", "AbiProbe16",
-                                 "AbiProbe17", "AbiProbe17Min0")):
+                                 "AbiProbe17", "AbiProbe18",
+                                 "AbiProbe18Min0")):
         print("FAIL ksched plugins: %d %s %s" % (r.returncode, r.stdout,
                                                  r.stderr))
         ok = False

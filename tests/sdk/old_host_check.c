@@ -55,7 +55,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (old_host_accepts(argv[1], &name, &has_filter) != 0 || !has_filter ||
-        name == NULL || strcmp(name, "AbiProbe17Min0") != 0) {
+        name == NULL || strcmp(name, "AbiProbe18Min0") != 0) {
         printf("FAIL: a plugin declaring KS_PLUGIN_MIN_ABI_MINOR 0 must load "
                "on a 1.0 host with its 1.0 members\n");
         ok = 0;

@@ -693,6 +693,30 @@ ks_bulk_columns(const ks_host_api_t *api, ks_handle_t *h,
     return api->bulk_columns(h, nodes, pos);
 }
 
+/* The host API's parallelize (since ABI 1.8), or on an older host the
+ * same in one call on this thread: fn(ud, 0, n, 0). Workers: the host's
+ * parallelize_workers, or 1 there (ks_parallelize_workers). */
+static inline void ks_parallelize(const ks_host_api_t *api, ks_handle_t *h,
+                                  uint32_t n, uint32_t chunk,
+                                  void (*fn)(void *ud, uint32_t begin,
+                                             uint32_t end, unsigned worker),
+                                  void *ud)
+{
+    if (KS_API_HAS(api, parallelize))
+        api->parallelize(h, n, chunk, fn, ud);
+    else if (n > 0)
+        fn(ud, 0, n, 0);
+}
+
+static inline unsigned ks_parallelize_workers(const ks_host_api_t *api,
+                                              ks_handle_t *h)
+{
+    unsigned w = KS_API_HAS(api, parallelize_workers)
+                     ? api->parallelize_workers(h)
+                     : 1;
+    return w > 0 ? w : 1;
+}
+
 /* Opportunistic batching's volumes signer (upstream's): the pod's
  * namespace (claims are looked up there) and each volume's source, claim
  * and, on a host with ABI 1.4, its inline in-tree disk (kind, read-only,

@@ -52,7 +52,7 @@ extern "C" {
 /* The plugin ABI version: defined here only (sdk/meson.build reads these
  * two lines for ksched-plugin.pc's abi_major and abi_minor). */
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 7
+#define KS_ABI_MINOR 8
 #define KS_PLUGIN_MAGIC 0x4b53504cu /* "KSPL" */
 
 /* The one symbol a plugin exports. */
@@ -806,6 +806,33 @@ typedef struct ks_host_api {
     const ks_node_columns_t *(*bulk_columns)(
         ks_handle_t *h, const ks_node_info_t *const *nodes,
         const uint32_t **pos);
+
+    /* (since ABI 1.8) upstream's Handle.Parallelizer().Until, for a
+     * PreFilter or PreScore that walks every node: calls
+     * fn(ud, begin, end, worker) over [0, n) and returns once all of
+     * [0, n) has been run, each index exactly once. The profile's workers
+     * (its `parallelism`) may take a share, the calling thread takes part:
+     * chunks of `chunk` indices (0: the host picks), or, when the host
+     * finds that sharing this call site's work does not pay (it times it,
+     * as it does its own Filter and Score), one call fn(ud, 0, n, 0) on
+     * the calling thread. `worker` is in [0, parallelize_workers(h)):
+     * give each worker its own partial results and merge them after the
+     * call, as upstream's PreFilter merges its per-node counts. fn may run
+     * on several threads at once: it may read what its caller could read
+     * and write only its worker's data; the host API's loop-thread-only
+     * functions are refused inside it (as inside Filter). Call it from a
+     * call made on the loop thread (PreFilter, PreScore, PostFilter...);
+     * called from inside a Filter, a Score or another fn, it runs the
+     * whole range there in one call, with the `worker` of the thread
+     * running it (so per-worker data stays the worker's own). */
+    void (*parallelize)(ks_handle_t *h, uint32_t n, uint32_t chunk,
+                        void (*fn)(void *ud, uint32_t begin, uint32_t end,
+                                   unsigned worker),
+                        void *ud);
+    /* (since ABI 1.8) How many distinct `worker` values parallelize may
+     * pass, the calling thread included: 1 when the profile's parallelism
+     * is 1. Thread-safe. */
+    unsigned (*parallelize_workers)(ks_handle_t *h);
 } ks_host_api_t;
 
 /* --- pod signatures (since ABI 1.1) -------------------------------------- */
