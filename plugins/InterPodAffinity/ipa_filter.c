@@ -248,19 +248,6 @@ oom:
     atomic_store(&w->oom, 1);
 }
 
-/* src's counts added to dst's; 0 or -1 when out of memory. */
-static int ipa_tpmap_merge(ks_tpmap_t *dst, const ks_tpmap_t *src)
-{
-    uint32_t i;
-    for (i = 0; i < src->cap; i++) {
-        const ks_tpmap_slot_t *e = &src->slots[i];
-        if (e->key != NULL && e->count != 0 &&
-            ks_tpmap_add(dst, e->key, e->value, e->count, NULL) < 0)
-            return -1;
-    }
-    return 0;
-}
-
 /* The walk over nodes[0, n) into s; 0 or -1 when out of memory. */
 static int ipa_walk(const ipa_plugin_t *pl, ipa_prefilter_state_t *s,
                     const ks_pod_t *pod, const ipa_own_terms_t *own,
@@ -289,10 +276,10 @@ static int ipa_walk(const ipa_plugin_t *pl, ipa_prefilter_state_t *s,
         if (w.part[i] == NULL)
             continue;
         if (rc == 0 &&
-            (ipa_tpmap_merge(&s->existing_anti, &w.part[i]->existing_anti) !=
+            (ks_tpmap_merge(&s->existing_anti, &w.part[i]->existing_anti) !=
                  0 ||
-             ipa_tpmap_merge(&s->affinity, &w.part[i]->affinity) != 0 ||
-             ipa_tpmap_merge(&s->anti, &w.part[i]->anti) != 0))
+             ks_tpmap_merge(&s->affinity, &w.part[i]->affinity) != 0 ||
+             ks_tpmap_merge(&s->anti, &w.part[i]->anti) != 0))
             rc = -1;
         ipa_prefilter_state_free(w.part[i]);
     }

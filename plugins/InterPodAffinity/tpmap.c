@@ -138,3 +138,15 @@ int ks_tpmap_add(ks_tpmap_t *m, const char *key, const char *value,
         *out = s->count;
     return inserted;
 }
+
+int ks_tpmap_merge(ks_tpmap_t *dst, const ks_tpmap_t *src)
+{
+    uint32_t i;
+    for (i = 0; i < src->cap; i++) {
+        const ks_tpmap_slot_t *e = &src->slots[i];
+        if (e->key != NULL && e->count != 0 &&
+            ks_tpmap_add(dst, e->key, e->value, e->count, NULL) < 0)
+            return -1;
+    }
+    return 0;
+}

@@ -52,5 +52,8 @@ int64_t ks_tpmap_get(const ks_tpmap_t *m, const char *key, const char *value);
  * when the pair was inserted, 0 when it existed, -1 on ENOMEM. */
 int ks_tpmap_add(ks_tpmap_t *m, const char *key, const char *value,
                  int64_t delta, int64_t *out);
+/* Add every non-zero count of `src` to `dst` (per-worker partial counts
+ * into the whole). 0, or -1 on ENOMEM (dst then holds part of them). */
+int ks_tpmap_merge(ks_tpmap_t *dst, const ks_tpmap_t *src);
 
 #endif /* KS_PLUGIN_TPMAP_H */
