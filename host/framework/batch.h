@@ -89,6 +89,11 @@ typedef struct ks_batch {
     /* this cycle */
     int active;
     int verify;
+    /* the cycle reuses the kept results (all but the last pod's node):
+     * its Filter and Score jobs cost a few nanoseconds a node, a fresh
+     * cycle's a hundred times more. The two kinds run as two call sites
+     * of the pool (pool.h), each with its own estimate. */
+    int reusing;
     /* nodes whose kept results were reused (verify: compared), and
      * differences found in verify mode; counted by the workers, each
      * adding its chunk's count once (ks_sched_batch_add_reused), on a

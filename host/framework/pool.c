@@ -529,16 +529,22 @@ static int site_share(site_t *s, int awake, uint32_t n)
 }
 
 /* Would site s share a job of n items with a worker awake (site_share's
- * choice outside probes)? NULL, or a way not measured yet: yes. */
+ * choice outside probes)? NULL, or a site never timed shared or never
+ * inline: yes. A site timed shared only while the workers slept (its
+ * jobs come in cycles that follow ones without a job to share, so no
+ * nudge woke the workers for them) is judged by that estimate: when
+ * sharing with a sleeping worker pays, it pays with an awake one, and
+ * when it does not, an unknown estimate is no reason to wake the workers
+ * or to probe sharing (pool_gate.h) at every such job. */
 static int site_could_share(const site_t *s, uint32_t n)
 {
     if (s == NULL)
         return 1;
     if (s->inline_ns != 0 && s->inline_ns * (float)n < SHARE_MIN_NS)
         return 0;
-    if (s->shared_ns[1] == 0 || s->inline_ns == 0)
+    if (s->inline_ns == 0 || (s->shared_ns[0] == 0 && s->shared_ns[1] == 0))
         return 1;
-    return share_pays(s, 1);
+    return share_pays(s, s->shared_ns[1] != 0);
 }
 
 /* A job of n items took ns, inline (way 2) or shared with a worker awake
@@ -814,7 +820,8 @@ void ks_pool_cycle_end(ks_pool_t *p, int counts)
     if (p->cycle_skip)
         p->counts.stall_cycles++; /* a stall's stretch: not timed */
     else if (p->cycle_job)
-        ks_pool_gate_note(&p->gate, ks_mono_ns() - p->cycle_t0);
+        ks_pool_gate_note(&p->gate, ks_mono_ns() - p->cycle_t0,
+                          p->cycle_could);
 }
 
 /* Cut one range of the running job (epoch): word's unclaimed chunks, up

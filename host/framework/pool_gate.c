@@ -72,7 +72,11 @@ static void end_window(ks_pool_gate_t *g, double v)
         g->since_probe++;
         break;
     }
-    if (g->since_probe >= g->probe_every) {
+    if (g->since_probe >= g->probe_every &&
+        (g->best == KS_POOL_WAY_SHARE || g->could > 0 ||
+         g->since_probe >= KS_POOL_GATE_PROBE_MAX)) {
+        /* a probe of sharing only after a window with a job to share (or
+         * after the longest interval): pool_gate.h */
         g->phase = KS_POOL_GATE_PROBE;
         g->before_ns = v;
         g->way = (uint8_t)!g->best;
@@ -82,9 +86,10 @@ static void end_window(ks_pool_gate_t *g, double v)
     }
 }
 
-void ks_pool_gate_note(ks_pool_gate_t *g, uint64_t ns)
+void ks_pool_gate_note(ks_pool_gate_t *g, uint64_t ns, int could)
 {
     g->noted++;
+    g->could += could != 0;
     if (g->way == KS_POOL_WAY_INLINE)
         g->noted_inline++;
     g->sum_ns += ns;
@@ -106,4 +111,5 @@ void ks_pool_gate_note(ks_pool_gate_t *g, uint64_t ns)
     g->sum_ns = 0;
     g->top_ns[0] = g->top_ns[1] = 0;
     g->cycles = 0;
+    g->could = 0;
 }

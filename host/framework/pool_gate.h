@@ -35,7 +35,14 @@
  * window apart.
  *
  * Only cycles that gave the pool a job it could share are noted (a cycle
- * of small jobs runs the same either way). Pure arithmetic on the
+ * of small jobs runs the same either way). A probe of sharing waits for
+ * a window in which some cycle had a job that the per-job estimates
+ * would hand to an awake worker (or one they know nothing of): in a
+ * window without one, sharing would hand nothing over, and all the probe
+ * would measure is the cost of waking the workers for nothing (on a
+ * short run of cheap cycles, 3% to 5% of it at parallelism 2). It waits
+ * KS_POOL_GATE_PROBE_MAX windows at most, so that a change the per-job
+ * estimates do not show is still found. Pure arithmetic on the
  * caller's numbers, no clock and no threads: pool.c feeds it, the tests
  * feed it made-up times. The caller of ks_pool_run only.
  */
@@ -73,6 +80,7 @@ typedef struct ks_pool_gate {
     uint64_t sum_ns;    /* the current window so far */
     uint64_t top_ns[2]; /* its two longest cycles, the longest first */
     uint32_t cycles;    /* noted in the current window */
+    uint32_t could;     /* of them, cycles with a job to hand over */
     uint32_t windows;   /* ended since the start */
     uint32_t probe_every;
     uint32_t since_probe; /* base windows since the last probe's after */
@@ -91,7 +99,8 @@ static inline ks_pool_way_t ks_pool_gate_way(const ks_pool_gate_t *g)
     return (ks_pool_way_t)g->way;
 }
 /* A cycle of the current window's way took ns: into its window; at the
- * window's end, the next window's way chosen. */
-void ks_pool_gate_note(ks_pool_gate_t *g, uint64_t ns);
+ * window's end, the next window's way chosen. could: the cycle had a job
+ * the per-job estimates would share with an awake worker. */
+void ks_pool_gate_note(ks_pool_gate_t *g, uint64_t ns, int could);
 
 #endif

@@ -843,6 +843,15 @@ static void filter_chunk(void *ud, uint32_t b, uint32_t e, unsigned worker)
     ks_sched_batch_add_reused(s, reused);
 }
 
+/* filter_chunk when the cycle reuses batching's kept verdicts
+ * (ks_batch_t.reusing): a call site of its own for the pool's estimates,
+ * as ks_sched_batch_score's Score job has. */
+static void filter_chunk_reuse(void *ud, uint32_t b, uint32_t e,
+                               unsigned worker)
+{
+    filter_chunk(ud, b, e, worker);
+}
+
 typedef struct lazy_job {
     ks_scheduler_t *s;
     ks_framework_t *fw;
@@ -1088,7 +1097,10 @@ static int filter_nodes(ks_scheduler_t *s, ks_framework_t *fw,
             ks_fw_bulk_plan_init(fw, cs, may_lead, &job.plan);
         }
         t0 = KS_SCHED_EP_T0(s);
-        ks_pool_run(fw->pool, n_cand, chunk, filter_chunk, &job);
+        ks_pool_run(fw->pool, n_cand, chunk,
+                    s->bt.active && s->bt.reusing ? filter_chunk_reuse
+                                                  : filter_chunk,
+                    &job);
         if (job.bulk)
             ks_fw_bulk_learn(fw, &job.counts);
         ks_sched_ep_done(s, fw, KS_EP_FILTER,

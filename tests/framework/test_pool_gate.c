@@ -36,7 +36,7 @@ static unsigned run_load(ks_pool_gate_t *g, load_t *l, unsigned windows)
         for (c = 0; c < KS_POOL_GATE_WINDOW; c++) {
             /* the way holds for the whole window */
             ck_assert_int_eq(ks_pool_gate_way(g), way);
-            ks_pool_gate_note(g, (uint64_t)t);
+            ks_pool_gate_note(g, (uint64_t)t, 1);
         }
         ck_assert_uint_eq(g->windows, w0 + 1); /* one window ended */
     }
@@ -174,9 +174,9 @@ START_TEST(outlier_does_not_flip)
         run_windows(&g, 1, 700, 1000);
     ck_assert_int_eq(ks_pool_gate_way(&g), KS_POOL_WAY_INLINE);
     ratio = g.ratio;
-    ks_pool_gate_note(&g, 100000 * UNIT);
+    ks_pool_gate_note(&g, 100000 * UNIT, 1);
     for (c = 1; c < KS_POOL_GATE_WINDOW; c++)
-        ks_pool_gate_note(&g, 1000 * UNIT);
+        ks_pool_gate_note(&g, 1000 * UNIT, 1);
     run_windows(&g, 1, 700, 1000); /* the window after */
     ck_assert_int_eq(g.best, KS_POOL_WAY_SHARE);
     ck_assert_msg(g.ratio == ratio, "ratio %f, was %f", g.ratio, ratio);
@@ -192,15 +192,63 @@ START_TEST(short_cycles_longer_windows)
     unsigned c;
     ks_pool_gate_init(&g);
     for (c = 0; c < 99; c++)
-        ks_pool_gate_note(&g, 10000);
+        ks_pool_gate_note(&g, 10000, 1);
     ck_assert_uint_eq(g.windows, 0);
-    ks_pool_gate_note(&g, 10000);
+    ks_pool_gate_note(&g, 10000, 1);
     ck_assert_uint_eq(g.windows, 1);
     for (c = 0; c < KS_POOL_GATE_WINDOW_MAX - 1; c++)
-        ks_pool_gate_note(&g, 10);
+        ks_pool_gate_note(&g, 10, 1);
     ck_assert_uint_eq(g.windows, 1);
-    ks_pool_gate_note(&g, 10);
+    ks_pool_gate_note(&g, 10, 1);
     ck_assert_uint_eq(g.windows, 2);
+}
+END_TEST
+
+/* Windows of cycles that, by their way, took share_ns or inline_ns
+ * units, each noted with `could`: the ways the windows ran, one letter
+ * each (S, I) into out. */
+static void run_could(ks_pool_gate_t *g, unsigned windows, int could,
+                      char *out)
+{
+    unsigned w, c;
+    for (w = 0; w < windows; w++) {
+        ks_pool_way_t way = ks_pool_gate_way(g);
+        out[w] = way == KS_POOL_WAY_SHARE ? 'S' : 'I';
+        for (c = 0; c < KS_POOL_GATE_WINDOW; c++)
+            ks_pool_gate_note(g, 1000 * UNIT, could);
+    }
+    out[windows] = '\0';
+}
+
+/* A probe of sharing waits for a window with a job an awake worker would
+ * take: after the warm-up, windows without one run inline, learning
+ * included, until KS_POOL_GATE_PROBE_MAX windows have passed; the first
+ * window with one is followed by a probe. */
+START_TEST(probe_waits_for_a_job_to_share)
+{
+    ks_pool_gate_t g;
+    char ways[KS_POOL_GATE_PROBE_MAX + 8];
+    unsigned i;
+    ks_pool_gate_init(&g);
+    run_could(&g, 1, 1, ways); /* the warm-up */
+    ck_assert_str_eq(ways, "S");
+    run_could(&g, KS_POOL_GATE_PROBE_MAX - 1, 0, ways);
+    for (i = 0; ways[i]; i++)
+        ck_assert_msg(ways[i] == 'I', "window %u shared: %s", i + 2, ways);
+    ck_assert_uint_eq(g.samples, 0);
+    /* the longest interval reached: a probe all the same */
+    run_could(&g, 2, 0, ways);
+    ck_assert_str_eq(ways, "IS");
+    run_could(&g, 1, 0, ways); /* the window after the probe */
+    ck_assert_str_eq(ways, "I");
+    ck_assert_uint_eq(g.samples, 1);
+    /* a window with a job to share: the next learning probe follows it */
+    run_could(&g, 1, 0, ways);
+    ck_assert_str_eq(ways, "I");
+    run_could(&g, 1, 1, ways);
+    ck_assert_str_eq(ways, "I");
+    run_could(&g, 1, 1, ways);
+    ck_assert_str_eq(ways, "S");
 }
 END_TEST
 
@@ -218,6 +266,7 @@ int main(void)
     tcase_add_test(tc, drift_does_not_fool);
     tcase_add_test(tc, outlier_does_not_flip);
     tcase_add_test(tc, short_cycles_longer_windows);
+    tcase_add_test(tc, probe_waits_for_a_job_to_share);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
