@@ -72,7 +72,8 @@
  *   (they spin again until its first job): a job that found them asleep
  *   would run inline, and so would every one after it. Only when the
  *   last cycle with jobs had one an awake worker would take (its site's
- *   estimates, unknown ones included, share it then), and at every
+ *   estimates share it then, or are not known yet: site_could_share),
+ *   and at every
  *   NUDGE_EVERY-th start anyway so that those estimates stay current: a
  *   cycle of jobs too cheap to hand over woke the worker for nothing,
  *   a futex call on the caller and a spin on the worker.
@@ -193,8 +194,8 @@ struct ks_pool {
     uint8_t cycle_job;  /* the cycle gave a job the pool could share */
     uint8_t cycle_skip; /* a stall's inline stretch ran part of it */
     /* A job of the cycle that an awake worker could take: one whose
-     * site's estimates (unknown ones included) share it when the workers
-     * are awake. nudge: the last cycle with jobs had one, so the next
+     * site's estimates share it when the workers are awake, or are not
+     * known yet (site_could_share); the gate is told too (pool_gate.h). nudge: the last cycle with jobs had one, so the next
      * cycle's start wakes sleeping workers; nudge_skips: cycles since a
      * nudge was skipped for want of one (every NUDGE_EVERY-th nudges all
      * the same, so that the estimates with awake workers stay current). */
