@@ -115,6 +115,8 @@
 #define PROBE_EVERY 32
 /* Probes that keep losing come further apart, up to one in PROBE_MAX. */
 #define PROBE_MAX 1024
+/* A site's first inline jobs: their lowest time is its inline mean. */
+#define INLINE_FIRST 3
 /* A site's jobs are shared only when sharing takes at most 1/SHARE_GAIN
  * of the inline time per item: what the workers wrote is read back by the
  * serial code after the job, from the other core's cache, and a worker
@@ -156,6 +158,11 @@ typedef struct site {
     uint32_t probe_every;
     uint8_t probe, probe_share;
     uint8_t last_share; /* the way chosen last; a change resets probes */
+    /* inline jobs timed so far, up to INLINE_FIRST: until then the
+     * inline mean is the lowest of them (a site's first job runs on cold
+     * caches and pages: 100 times its later cost was seen), and jobs the
+     * gate runs inline are timed */
+    uint8_t inline_seen;
 } site_t;
 
 /* A job: fn(ud, ...) over [0, n) in chunks. Items [0, split) are
@@ -530,10 +537,13 @@ static int site_share(site_t *s, int awake, uint32_t n)
 }
 
 /* Would site s share a job of n items with a worker awake (site_share's
- * choice outside probes)? NULL, or a site never timed shared or never
- * inline: yes. A site timed shared only while the workers slept (its
- * jobs come in cycles that follow ones without a job to share, so no
- * nudge woke the workers for them) is judged by that estimate: when
+ * choice outside probes)? NULL, or a site never timed inline: yes. A
+ * site never timed shared: yes once its first INLINE_FIRST inline jobs
+ * were timed (one cold first job is no reason to probe sharing), and
+ * they put it above SHARE_MIN_NS. A site timed shared only while the
+ * workers slept (its jobs come in cycles that follow ones without a job
+ * to share, so no nudge woke the workers for them) is judged by that
+ * estimate: when
  * sharing with a sleeping worker pays, it pays with an awake one, and
  * when it does not, an unknown estimate is no reason to wake the workers
  * or to probe sharing (pool_gate.h) at every such job. */
@@ -543,8 +553,11 @@ static int site_could_share(const site_t *s, uint32_t n)
         return 1;
     if (s->inline_ns != 0 && s->inline_ns * (float)n < SHARE_MIN_NS)
         return 0;
-    if (s->inline_ns == 0 || (s->shared_ns[0] == 0 && s->shared_ns[1] == 0))
+    if (s->inline_ns == 0)
         return 1;
+    if (s->shared_ns[0] == 0 && s->shared_ns[1] == 0)
+        return s->inline_seen >= INLINE_FIRST; /* met inline: its first
+                                                * jobs are timed first */
     return share_pays(s, s->shared_ns[1] != 0);
 }
 
@@ -565,11 +578,19 @@ static void site_note(site_t *s, int way, uint32_t n, uint64_t ns)
         v = 1e-3f;
     if (*m == 0) {
         *m = v;
+        if (way == 2)
+            s->inline_seen = 1;
         return;
     }
-    if (v > 2 * *m)
-        v = 2 * *m;
-    *m += (v - *m) / 4;
+    if (way == 2 && s->inline_seen < INLINE_FIRST) {
+        s->inline_seen++;
+        if (v < *m)
+            *m = v; /* the first jobs: the lowest */
+    } else {
+        if (v > 2 * *m)
+            v = 2 * *m;
+        *m += (v - *m) / 4;
+    }
     if (s->probe) {
         /* a probe that lost again doubles the interval to the next one
          * (up to PROBE_MAX): a losing probe of sharing wakes a worker
@@ -710,12 +731,24 @@ static void pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
     site = site_of(p, fn);
     if (p->cycle_open) {
         p->cycle_job = 1;
-        if (!p->cycle_could && site_could_share(site, n))
-            p->cycle_could = 1;
         if (ks_pool_gate_way(&p->gate) == KS_POOL_WAY_INLINE) {
-            run_inline(p, n, fn, ud, 1); /* the gate's choice */
+            /* the gate's choice; a site whose inline cost is not known
+             * yet is timed (its first INLINE_FIRST jobs), or it would
+             * count as one to share (and draw the gate's probes) until a
+             * window of sharing timed it */
+            if (site != NULL && site->inline_seen < INLINE_FIRST) {
+                t0 = ks_mono_ns();
+                run_inline(p, n, fn, ud, 1);
+                site_note(site, 2, n, ks_mono_ns() - t0);
+            } else {
+                run_inline(p, n, fn, ud, 1);
+            }
+            if (!p->cycle_could && site_could_share(site, n))
+                p->cycle_could = 1;
             return;
         }
+        if (!p->cycle_could && site_could_share(site, n))
+            p->cycle_could = 1;
     }
     awake = atomic_load_explicit(&p->sleepers, memory_order_relaxed) <
             p->n_threads;

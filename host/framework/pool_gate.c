@@ -101,8 +101,12 @@ void ks_pool_gate_note(ks_pool_gate_t *g, uint64_t ns, int could)
             g->top_ns[1] = ns;
         }
     }
+    /* the warm-up window (windows == 0) is KS_POOL_GATE_WINDOW cycles
+     * whatever their length: its figure is forgotten, and on a short run
+     * of short cycles a millisecond of them shared was most of what a
+     * second worker cost */
     if (++g->cycles < KS_POOL_GATE_WINDOW ||
-        (g->sum_ns < KS_POOL_GATE_WINDOW_NS &&
+        (g->windows > 0 && g->sum_ns < KS_POOL_GATE_WINDOW_NS &&
          g->cycles < KS_POOL_GATE_WINDOW_MAX))
         return;
     /* the mean without the two longest cycles */

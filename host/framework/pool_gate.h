@@ -30,7 +30,8 @@
  * loses again doubles the interval (up to KS_POOL_GATE_PROBE_MAX
  * windows); one that changes the winner resets it.
  *
- * At the start: a window that warms the caches up and is forgotten, then
+ * At the start: a window of KS_POOL_GATE_WINDOW cycles, however short,
+ * that warms the caches up and is forgotten, then
  * KS_POOL_GATE_LEARN probes of sharing between inline windows, one
  * window apart.
  *

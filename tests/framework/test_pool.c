@@ -820,6 +820,99 @@ START_TEST(cheap_cycles_leave_workers_asleep)
 }
 END_TEST
 
+/* Two call sites of jobs that do next to nothing (distinct bodies, so
+ * that no linker folds them into one function). */
+static atomic_uint nop_a_items, nop_b_items;
+
+static void nop_chunk_a(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    (void)ud;
+    (void)worker;
+    atomic_fetch_add(&nop_a_items, e - b);
+}
+
+static void nop_chunk_b(void *ud, uint32_t b, uint32_t e, unsigned worker)
+{
+    (void)ud;
+    (void)worker;
+    atomic_fetch_sub(&nop_b_items, e - b);
+}
+
+/* Timed cycles (ks_pool_cycle_end counted) of one job of site fn, 2
+ * items, until the gate timed `cycles` more (at most 64 times as many
+ * in all, for a stall's untimed stretch): how many of them ran the way
+ * of sharing. */
+static uint64_t nop_cycles(ks_pool_t *p, ks_pool_fn fn, unsigned cycles)
+{
+    ks_pool_counts_t c0 = ks_pool_counts(p), c1 = c0;
+    unsigned i;
+    for (i = 0; i < 64 * cycles && c1.gate_cycles - c0.gate_cycles < cycles;
+         i++) {
+        ks_pool_cycle_begin(p);
+        ks_pool_run(p, 2, 1, fn, NULL);
+        ks_pool_cycle_end(p, 1);
+        c1 = ks_pool_counts(p);
+    }
+    ck_assert_uint_eq(c1.gate_cycles - c0.gate_cycles, cycles);
+    return (c1.gate_cycles - c1.gate_inline_cycles) -
+           (c0.gate_cycles - c0.gate_inline_cycles);
+}
+
+/* A call site first met while the gate runs cycles inline is timed
+ * there: its jobs, far too cheap to hand over, then give the gate no
+ * reason to probe sharing. (Untimed, its unknown inline cost counted as
+ * a job to share, and the gate's next learning window shared.) */
+START_TEST(site_met_inline_is_timed)
+{
+    ks_pool_t *p = pool_of_two();
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
+    /* the warm-up window: 16 cycles, sharing, of site a */
+    ck_assert_uint_eq(nop_cycles(p, nop_chunk_a, 16), 16);
+    /* site b from the first inline window on: 3,000 cycles (windows of a
+     * millisecond at least, up to 1,024 cycles: 3 windows or more),
+     * none of them shared */
+    ck_assert_uint_eq(nop_cycles(p, nop_chunk_b, 3000), 0);
+    ck_assert_uint_ge(atomic_load(&nop_a_items), 32);
+    ks_pool_free(p);
+}
+END_TEST
+
+/* A site whose first job is slow (5 ms: cold caches and pages, as a
+ * site's first job on a real cycle can be 100 times its later cost),
+ * then does next to nothing. */
+static atomic_uint slow_first_calls;
+
+static void slow_first_chunk(void *ud, uint32_t b, uint32_t e,
+                             unsigned worker)
+{
+    (void)ud;
+    (void)b;
+    (void)e;
+    (void)worker;
+    if (atomic_fetch_add(&slow_first_calls, 1) == 0) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The inline cost of a site is the lowest of its first jobs' (three),
+ * not their mean: a site met while the gate runs cycles inline whose
+ * first job was slow is known as cheap once the next ones ran, and the
+ * gate does not probe sharing for it. (With the first job averaged in,
+ * it stays a job worth sharing and the next window shares.) */
+START_TEST(first_slow_job_not_the_estimate)
+{
+    ks_pool_t *p = pool_of_two();
+    if (p == NULL)
+        return; /* one CPU: no worker to share with */
+    ck_assert_uint_eq(nop_cycles(p, nop_chunk_a, 16), 16); /* warm-up */
+    ck_assert_uint_eq(nop_cycles(p, slow_first_chunk, 3000), 0);
+    ck_assert_uint_ge(atomic_load(&slow_first_calls), 3000);
+    ks_pool_free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pool");
@@ -845,6 +938,8 @@ int main(void)
     tcase_add_test(tc, cycle_wakes_sleeping_workers);
     tcase_add_test(tc, cheap_cycles_leave_workers_asleep);
     tcase_add_test(tc, clocked_jobs_are_the_splittable_ones);
+    tcase_add_test(tc, site_met_inline_is_timed);
+    tcase_add_test(tc, first_slow_job_not_the_estimate);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
