@@ -73,10 +73,9 @@
  *   would run inline, and so would every one after it. Only when the
  *   last cycle with jobs had one an awake worker would take (its site's
  *   estimates share it then, or are not known yet: site_could_share),
- *   and at every
- *   NUDGE_EVERY-th start anyway so that those estimates stay current: a
- *   cycle of jobs too cheap to hand over woke the worker for nothing,
- *   a futex call on the caller and a spin on the worker.
+ *   and at every NUDGE_EVERY-th start anyway so that those estimates
+ *   stay current: a cycle of jobs too cheap to hand over woke the worker
+ *   for nothing, a futex call on the caller and a spin on the worker.
  * - ks_pool_cut lets a job's fn leave the chunks nobody claimed yet
  *   unclaimed; they count as done.
  * - An affine job (ks_pool_run_affine) has two ranges, each claimed
@@ -202,8 +201,9 @@ struct ks_pool {
     uint8_t cycle_skip; /* a stall's inline stretch ran part of it */
     /* A job of the cycle that an awake worker could take: one whose
      * site's estimates share it when the workers are awake, or are not
-     * known yet (site_could_share); the gate is told too (pool_gate.h). nudge: the last cycle with jobs had one, so the next
-     * cycle's start wakes sleeping workers; nudge_skips: cycles since a
+     * known yet (site_could_share); the gate is told too (pool_gate.h).
+     * nudge: the last cycle with jobs had one, so the next cycle's start
+     * wakes sleeping workers; nudge_skips: cycles since a
      * nudge was skipped for want of one (every NUDGE_EVERY-th nudges all
      * the same, so that the estimates with awake workers stay current). */
     uint8_t cycle_could;
@@ -543,10 +543,9 @@ static int site_share(site_t *s, int awake, uint32_t n)
  * they put it above SHARE_MIN_NS. A site timed shared only while the
  * workers slept (its jobs come in cycles that follow ones without a job
  * to share, so no nudge woke the workers for them) is judged by that
- * estimate: when
- * sharing with a sleeping worker pays, it pays with an awake one, and
- * when it does not, an unknown estimate is no reason to wake the workers
- * or to probe sharing (pool_gate.h) at every such job. */
+ * estimate: when sharing with a sleeping worker pays, it pays with an
+ * awake one, and when it does not, an unknown estimate is no reason to
+ * wake the workers or to probe sharing (pool_gate.h) at every such job. */
 static int site_could_share(const site_t *s, uint32_t n)
 {
     if (s == NULL)
