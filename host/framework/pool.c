@@ -729,8 +729,10 @@ static void pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
     }
     site = site_of(p, fn);
     if (p->cycle_open) {
+        int gate_inline =
+            ks_pool_gate_way(&p->gate) == KS_POOL_WAY_INLINE;
         p->cycle_job = 1;
-        if (ks_pool_gate_way(&p->gate) == KS_POOL_WAY_INLINE) {
+        if (gate_inline) {
             /* the gate's choice; a site whose inline cost is not known
              * yet is timed (its first INLINE_FIRST jobs), or it would
              * count as one to share (and draw the gate's probes) until a
@@ -742,12 +744,12 @@ static void pool_run(ks_pool_t *p, uint32_t n, uint32_t chunk, ks_pool_fn fn,
             } else {
                 run_inline(p, n, fn, ud, 1);
             }
-            if (!p->cycle_could && site_could_share(site, n))
-                p->cycle_could = 1;
-            return;
         }
+        /* judged after an inline run, which may have timed the site */
         if (!p->cycle_could && site_could_share(site, n))
             p->cycle_could = 1;
+        if (gate_inline)
+            return;
     }
     awake = atomic_load_explicit(&p->sleepers, memory_order_relaxed) <
             p->n_threads;
